@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.c - what every evkit program does the same way: common options,
+ * message format, exit codes, progress, terminal checks, signal cleanup and
+ * the final check of standard output.  These functions print to stderr (that
+ * is their job) but, like the rest of the library, never exit.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ev.h"
+
+void ev_cli_init(struct ev_cli *cli, const char *prog)
+{
+	const char *slash = strrchr(prog, '/');
+	memset(cli, 0, sizeof *cli);
+	cli->prog = slash ? slash + 1 : prog;
+	cli->output = "-";
+	cli->progress = isatty(STDERR_FILENO);
+}
+
+int ev_cli_common(struct ev_cli *cli, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'h':
+		return EV_CLI_WANT_HELP;
+	case 'V':
+		ev_cli_version(cli);
+		return EV_CLI_DONE;
+	case 'o':
+		cli->output = arg;
+		return EV_CLI_HANDLED;
+	case 'q':
+		cli->quiet = 1;
+		cli->progress = 0;
+		return EV_CLI_HANDLED;
+	case 'f':
+		cli->force = 1;
+		return EV_CLI_HANDLED;
+	default:
+		return EV_CLI_NOT_MINE;
+	}
+}
+
+void ev_cli_version(const struct ev_cli *cli)
+{
+	printf("%s (evkit) %s\nev format %d.%d\n", cli->prog, EV_VERSION_STRING, EV_FORMAT_MAJOR, EV_FORMAT_MINOR);
+}
+
+static void vmsg(const struct ev_cli *cli, const char *prefix, const char *fmt, va_list ap)
+{
+	/* Output already produced should land before the message. */
+	fflush(stdout);
+	if (cli->progress_last)
+		fputs("\r\033[K", stderr);
+	fprintf(stderr, "%s: %s", cli->prog, prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int ev_cli_error(const struct ev_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(cli, "", fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+void ev_cli_warn(const struct ev_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	if (cli->quiet)
+		return;
+	va_start(ap, fmt);
+	vmsg(cli, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int ev_cli_usage_error(const struct ev_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(cli, "", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help'.\n", cli->prog);
+	return 2;
+}
+
+int ev_cli_try_help(const struct ev_cli *cli)
+{
+	fprintf(stderr, "Try '%s --help'.\n", cli->prog);
+	return 2;
+}
+
+int ev_cli_reader_error(const struct ev_cli *cli, const ev_reader *r, int status)
+{
+	if (status == EV_ERR_PIPE)
+		return 1;
+	const char *d = ev_reader_errdetail(r);
+	ev_cli_error(cli, "%s: %s", ev_reader_name(r), d && *d ? d : ev_strerror(status));
+	return 1;
+}
+
+int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status)
+{
+	const char *name = !file || strcmp(file, "-") == 0 ? "standard output" : file;
+	if (status == EV_ERR_PIPE)
+		return 1;
+	if (status == EV_ERR_IO && errno)
+		ev_cli_error(cli, "%s: %s", name, strerror(errno));
+	else
+		ev_cli_error(cli, "%s: %s", name, ev_strerror(status));
+	return 1;
+}
+
+int ev_cli_check_binary_out(const struct ev_cli *cli)
+{
+	if (cli->force || strcmp(cli->output, "-") != 0 || !isatty(STDOUT_FILENO))
+		return 0;
+	ev_cli_error(cli, "refusing to write binary ev output to a terminal; use -o FILE or a pipe (-f to force)");
+	return 1;
+}
+
+void ev_cli_progress(struct ev_cli *cli, uint64_t records, uint64_t bytes)
+{
+	if (!cli->progress)
+		return;
+	uint64_t now = ev_now_ns();
+	if (cli->progress_last == 0) {
+		cli->progress_last = now; /* the first call only starts the clock */
+		return;
+	}
+	if (now - cli->progress_last < 1000000000u)
+		return;
+	cli->progress_last = now;
+	fprintf(stderr, "\r\033[K%s: %llu records, %.1f MiB", cli->prog, (unsigned long long)records,
+	        (double)bytes / (1024.0 * 1024.0));
+}
+
+void ev_cli_progress_done(struct ev_cli *cli)
+{
+	if (cli->progress && cli->progress_last)
+		fputs("\r\033[K", stderr);
+	cli->progress_last = 0;
+}
+
+static void (*signal_extra)(void);
+
+static void on_signal(int sig)
+{
+	ev_output_abort_all_signal();
+	if (signal_extra)
+		signal_extra();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void ev_cli_cleanup_on_signal(void (*extra)(void))
+{
+	struct sigaction sa;
+	signal_extra = extra;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int ev_cli_finish(const struct ev_cli *cli, int status)
+{
+	/* Delayed write errors on stdout show up only here. */
+	if (fflush(stdout) != 0 || ferror(stdout) || (fclose(stdout) != 0 && errno != EBADF)) {
+		if (errno == EPIPE)
+			return status ? status : 1;
+		ev_cli_error(cli, "write error: %s", strerror(errno));
+		return 1;
+	}
+	return status;
+}

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev_input.c - buffered byte input from a file or standard input, with
+ * gzip detected by its magic bytes and inflated on the fly (several gzip
+ * members in a row are read as one stream).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "ev.h"
+
+#define CHUNK (1u << 20)
+
+struct ev_input {
+	int fd, own, gzip;
+	char *name;
+	/* Decompressed (or plain) bytes: [start, end) are unread. */
+	unsigned char *buf;
+	size_t start, end, cap, scan;
+	int eof;          /* no more bytes will come into buf */
+	int err;          /* sticky error status */
+	/* Compressed bytes waiting for inflate. */
+	unsigned char *raw;
+	size_t raw_pos, raw_end;
+	int raw_eof, member_done;
+	z_stream z;
+	size_t line_limit;
+	uint64_t offset, lineno;
+};
+
+static long read_fd(int fd, unsigned char *dst, size_t n)
+{
+	for (;;) {
+		ssize_t got = read(fd, dst, n);
+		if (got >= 0)
+			return (long)got;
+		if (errno != EINTR)
+			return EV_ERR_IO;
+	}
+}
+
+static int start_gzip(ev_input *in)
+{
+	/* The bytes already read belong to the compressed stream. */
+	in->raw = malloc(CHUNK);
+	if (!in->raw)
+		return EV_ERR_NOMEM;
+	memcpy(in->raw, in->buf + in->start, in->end - in->start);
+	in->raw_pos = 0;
+	in->raw_end = in->end - in->start;
+	in->start = in->end = 0;
+	memset(&in->z, 0, sizeof in->z);
+	if (inflateInit2(&in->z, 16 + MAX_WBITS) != Z_OK)
+		return EV_ERR_NOMEM;
+	in->gzip = 1;
+	return EV_OK;
+}
+
+static int sniff(ev_input *in)
+{
+	/* Read until two bytes are known or the input ends. */
+	while (in->end < 2 && !in->eof) {
+		long got = read_fd(in->fd, in->buf + in->end, in->cap - in->end);
+		if (got < 0)
+			return got;
+		if (got == 0)
+			in->eof = 1;
+		in->end += (size_t)got;
+	}
+	if (in->end >= 2 && in->buf[0] == 0x1f && in->buf[1] == 0x8b) {
+		int rc = start_gzip(in);
+		if (rc)
+			return rc;
+		in->raw_eof = in->eof;
+		in->eof = 0;
+	}
+	return EV_OK;
+}
+
+int ev_input_fdopen(ev_input **out, int fd, int own, const char *name)
+{
+	ev_input *in = calloc(1, sizeof *in);
+	*out = NULL;
+	if (!in)
+		return EV_ERR_NOMEM;
+	in->fd = fd;
+	in->own = own;
+	in->cap = CHUNK;
+	in->line_limit = 64u << 20;
+	in->buf = malloc(in->cap);
+	in->name = strdup(name ? name : "input");
+	if (!in->buf || !in->name) {
+		ev_input_close(in);
+		return EV_ERR_NOMEM;
+	}
+	int rc = sniff(in);
+	if (rc) {
+		int e = errno;
+		ev_input_close(in);
+		errno = e;
+		return rc;
+	}
+	*out = in;
+	return EV_OK;
+}
+
+int ev_input_open(ev_input **out, const char *path)
+{
+	int fd;
+	*out = NULL;
+	if (strcmp(path, "-") == 0)
+		return ev_input_fdopen(out, STDIN_FILENO, 0, "standard input");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return EV_ERR_IO;
+	int rc = ev_input_fdopen(out, fd, 1, path);
+	if (rc) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return rc;
+}
+
+/* Inflate into buf[end..cap).  Returns bytes produced, 0 at the end. */
+static long inflate_some(ev_input *in)
+{
+	for (;;) {
+		if (in->raw_pos == in->raw_end && !in->raw_eof) {
+			long got = read_fd(in->fd, in->raw, CHUNK);
+			if (got < 0)
+				return got;
+			in->raw_pos = 0;
+			in->raw_end = (size_t)got;
+			if (got == 0)
+				in->raw_eof = 1;
+		}
+		if (in->member_done) {
+			if (in->raw_pos == in->raw_end) {
+				if (in->raw_eof)
+					return 0;
+				continue;
+			}
+			/* Another member must follow; anything else is damage. */
+			if (in->raw[in->raw_pos] != 0x1f)
+				return EV_ERR_GZIP;
+			if (inflateReset(&in->z) != Z_OK)
+				return EV_ERR_GZIP;
+			in->member_done = 0;
+		}
+		if (in->raw_pos == in->raw_end && in->raw_eof)
+			return EV_ERR_TRUNCATED; /* the member did not finish */
+		in->z.next_in = in->raw + in->raw_pos;
+		in->z.avail_in = (uInt)(in->raw_end - in->raw_pos);
+		in->z.next_out = in->buf + in->end;
+		in->z.avail_out = (uInt)(in->cap - in->end);
+		int zr = inflate(&in->z, Z_NO_FLUSH);
+		size_t produced = (in->cap - in->end) - in->z.avail_out;
+		in->raw_pos = in->raw_end - in->z.avail_in;
+		if (zr == Z_STREAM_END)
+			in->member_done = 1;
+		else if (zr != Z_OK && zr != Z_BUF_ERROR)
+			return zr == Z_MEM_ERROR ? EV_ERR_NOMEM : EV_ERR_GZIP;
+		if (produced)
+			return (long)produced;
+	}
+}
+
+/* Append more bytes at buf[end].  Returns > 0, 0 at the end, or < 0. */
+static long fill(ev_input *in)
+{
+	if (in->err)
+		return in->err;
+	if (in->eof)
+		return 0;
+	long got = in->gzip ? inflate_some(in) : read_fd(in->fd, in->buf + in->end, in->cap - in->end);
+	if (got < 0) {
+		in->err = (int)got;
+		return got;
+	}
+	if (got == 0)
+		in->eof = 1;
+	in->end += (size_t)got;
+	return got;
+}
+
+long ev_input_read(ev_input *in, void *dst, size_t n)
+{
+	if (in->start == in->end) {
+		in->start = in->end = in->scan = 0;
+		long got = fill(in);
+		if (got <= 0)
+			return got;
+	}
+	size_t avail = in->end - in->start;
+	if (avail > n)
+		avail = n;
+	memcpy(dst, in->buf + in->start, avail);
+	in->start += avail;
+	in->offset += avail;
+	return (long)avail;
+}
+
+int ev_input_line(ev_input *in, const char **line, size_t *len)
+{
+	for (;;) {
+		if (in->scan < in->start)
+			in->scan = in->start;
+		unsigned char *nl = memchr(in->buf + in->scan, '\n', in->end - in->scan);
+		if (nl) {
+			size_t n = (size_t)(nl - (in->buf + in->start));
+			*line = (const char *)in->buf + in->start;
+			*len = n;
+			in->start += n + 1;
+			in->scan = in->start;
+			in->offset += n + 1;
+			in->lineno++;
+			return EV_REC;
+		}
+		in->scan = in->end;
+		if (in->end - in->start > in->line_limit)
+			return EV_ERR_LIMIT;
+		if (in->eof || in->err) {
+			if (in->err)
+				return in->err;
+			if (in->start == in->end)
+				return EV_EOF;
+			*line = (const char *)in->buf + in->start;
+			*len = in->end - in->start;
+			in->offset += *len;
+			in->start = in->end;
+			in->lineno++;
+			return EV_ERR_TRUNCATED;
+		}
+		/* Make room: move the partial line to the front, grow if full. */
+		if (in->start > 0) {
+			memmove(in->buf, in->buf + in->start, in->end - in->start);
+			in->end -= in->start;
+			in->scan -= in->start;
+			in->start = 0;
+		}
+		if (in->end == in->cap) {
+			size_t ncap = in->cap * 2;
+			unsigned char *nb = realloc(in->buf, ncap);
+			if (!nb)
+				return EV_ERR_NOMEM;
+			in->buf = nb;
+			in->cap = ncap;
+		}
+		long got = fill(in);
+		if (got < 0)
+			return (int)got;
+	}
+}
+
+void ev_input_set_line_limit(ev_input *in, size_t max) { in->line_limit = max; }
+int ev_input_is_gzip(const ev_input *in) { return in->gzip; }
+uint64_t ev_input_offset(const ev_input *in) { return in->offset; }
+uint64_t ev_input_lineno(const ev_input *in) { return in->lineno; }
+const char *ev_input_name(const ev_input *in) { return in->name; }
+
+int ev_input_close(ev_input *in)
+{
+	int rc = EV_OK;
+	if (!in)
+		return EV_OK;
+	if (in->gzip)
+		inflateEnd(&in->z);
+	if (in->own && in->fd >= 0 && close(in->fd) != 0)
+		rc = EV_ERR_IO;
+	free(in->raw);
+	free(in->buf);
+	free(in->name);
+	free(in);
+	return rc;
+}

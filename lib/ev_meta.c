@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev_meta.c - parsed metadata text lines (#src #rank #comm #ring #tree
+ * #meta), kept in order of first appearance and looked up by key.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ev.h"
+
+struct ev_meta {
+	struct ev_vec src, rank, comm, ring, tree; /* vectors of pointers */
+	struct ev_map src_ix, rank_ix, comm_ix, ring_ix, tree_ix; /* key -> index + 1 */
+	struct ev_kv *kv;
+	size_t nkv;
+};
+
+ev_meta *ev_meta_new(void)
+{
+	ev_meta *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	ev_vec_init(&m->src, sizeof(void *));
+	ev_vec_init(&m->rank, sizeof(void *));
+	ev_vec_init(&m->comm, sizeof(void *));
+	ev_vec_init(&m->ring, sizeof(void *));
+	ev_vec_init(&m->tree, sizeof(void *));
+	return m;
+}
+
+static void free_kv(struct ev_kv *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].val);
+	}
+	free(kv);
+}
+
+#define PTR(v, i) (((void **)(v)->data)[i])
+
+void ev_meta_free(ev_meta *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->src.len; i++) {
+		struct ev_src_info *s = PTR(&m->src, i);
+		free(s->label);
+		free(s->file);
+		free_kv(s->kv, s->nkv);
+		free(s);
+	}
+	for (size_t i = 0; i < m->rank.len; i++) {
+		struct ev_rank_info *r = PTR(&m->rank, i);
+		free_kv(r->kv, r->nkv);
+		free(r);
+	}
+	for (size_t i = 0; i < m->comm.len; i++) {
+		struct ev_comm_info *c = PTR(&m->comm, i);
+		free(c->ranks);
+		free_kv(c->kv, c->nkv);
+		free(c);
+	}
+	for (size_t i = 0; i < m->ring.len; i++) {
+		struct ev_ring_info *r = PTR(&m->ring, i);
+		free(r->order);
+		free(r);
+	}
+	for (size_t i = 0; i < m->tree.len; i++) {
+		struct ev_tree_info *t = PTR(&m->tree, i);
+		free(t->nodes);
+		free(t);
+	}
+	ev_vec_free(&m->src);
+	ev_vec_free(&m->rank);
+	ev_vec_free(&m->comm);
+	ev_vec_free(&m->ring);
+	ev_vec_free(&m->tree);
+	ev_map_free(&m->src_ix);
+	ev_map_free(&m->rank_ix);
+	ev_map_free(&m->comm_ix);
+	ev_map_free(&m->ring_ix);
+	ev_map_free(&m->tree_ix);
+	free_kv(m->kv, m->nkv);
+	free(m);
+}
+
+/* Split a line into fields separated by runs of spaces or TABs.  The copy
+ * in buf is modified in place; returns the number of fields. */
+static size_t split(char *buf, char **f, size_t maxf)
+{
+	size_t n = 0;
+	char *p = buf;
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		if (n == maxf)
+			return maxf + 1;
+		f[n++] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (*p)
+			*p++ = '\0';
+	}
+	return n;
+}
+
+/* Set key to val in a kv list (replace or append). */
+static int kv_set(struct ev_kv **kv, size_t *n, const char *key, size_t klen, const char *val)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strlen((*kv)[i].key) == klen && memcmp((*kv)[i].key, key, klen) == 0) {
+			char *v = strdup(val);
+			if (!v)
+				return EV_ERR_NOMEM;
+			free((*kv)[i].val);
+			(*kv)[i].val = v;
+			return EV_OK;
+		}
+	struct ev_kv *nk = realloc(*kv, (*n + 1) * sizeof **kv);
+	if (!nk)
+		return EV_ERR_NOMEM;
+	*kv = nk;
+	nk[*n].key = strndup(key, klen);
+	nk[*n].val = strdup(val);
+	if (!nk[*n].key || !nk[*n].val) {
+		free(nk[*n].key);
+		free(nk[*n].val);
+		return EV_ERR_NOMEM;
+	}
+	(*n)++;
+	return EV_OK;
+}
+
+/* Parse "key=value" fields f[0..n) into a kv list. */
+static int add_kvs(struct ev_kv **kv, size_t *nkv, char **f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *eq = strchr(f[i], '=');
+		if (!eq || eq == f[i])
+			return EV_ERR_FORMAT;
+		char *val = eq + 1;
+		size_t vlen = ev_text_unescape(val, strlen(val));
+		if (vlen == (size_t)-1)
+			return EV_ERR_FORMAT;
+		val[vlen] = '\0';
+		int rc = kv_set(kv, nkv, f[i], (size_t)(eq - f[i]), val);
+		if (rc)
+			return rc;
+	}
+	return EV_OK;
+}
+
+const char *ev_kv_get(const struct ev_kv *kv, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(kv[i].key, key) == 0)
+			return kv[i].val;
+	return NULL;
+}
+
+/* Find or create the item with the given key in vector v / index map ix. */
+static void *find_or_add(struct ev_vec *v, struct ev_map *ix, uint64_t key, size_t size, int *created)
+{
+	uint64_t *p = ev_map_get(ix, key);
+	*created = 0;
+	if (p)
+		return PTR(v, *p - 1);
+	void *item = calloc(1, size);
+	void **slot = item ? ev_vec_push(v) : NULL;
+	if (!slot || ev_map_put(ix, key, v->len) != EV_OK) {
+		if (slot)
+			v->len--;
+		free(item);
+		return NULL;
+	}
+	*slot = item;
+	*created = 1;
+	return item;
+}
+
+static uint64_t pair_key(uint64_t comm, uint32_t channel)
+{
+	unsigned char b[12];
+	ev_put64(b, comm);
+	ev_put32(b + 8, channel);
+	return ev_hash64(b, sizeof b);
+}
+
+static int parse_int_list(const char *s, int32_t **out, uint32_t *count)
+{
+	size_t n = 1;
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	int32_t *a = malloc(n * sizeof *a);
+	if (!a)
+		return EV_ERR_NOMEM;
+	char tmp[32];
+	size_t i = 0;
+	const char *p = s;
+	while (i < n) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == 0 || len >= sizeof tmp) {
+			free(a);
+			return EV_ERR_FORMAT;
+		}
+		memcpy(tmp, p, len);
+		tmp[len] = '\0';
+		if (ev_parse_i32(tmp, &a[i]) || a[i] < -1) {
+			free(a);
+			return EV_ERR_FORMAT;
+		}
+		i++;
+		p = e ? e + 1 : p + len;
+	}
+	*out = a;
+	*count = (uint32_t)n;
+	return EV_OK;
+}
+
+static int add_src(ev_meta *m, char **f, size_t n)
+{
+	uint32_t id;
+	int created;
+	if (n < 2 || ev_parse_u32(f[1], &id) || id > 0xFFFF)
+		return EV_ERR_FORMAT;
+	struct ev_src_info *s = find_or_add(&m->src, &m->src_ix, (uint64_t)id + 1, sizeof *s, &created);
+	if (!s)
+		return EV_ERR_NOMEM;
+	s->n = id;
+	int rc = add_kvs(&s->kv, &s->nkv, f + 2, n - 2);
+	if (rc)
+		return rc;
+	const char *l = ev_kv_get(s->kv, s->nkv, "label"), *fl = ev_kv_get(s->kv, s->nkv, "file");
+	free(s->label);
+	free(s->file);
+	s->label = l ? strdup(l) : NULL;
+	s->file = fl ? strdup(fl) : NULL;
+	return (l && !s->label) || (fl && !s->file) ? EV_ERR_NOMEM : EV_OK;
+}
+
+static int add_rank(ev_meta *m, char **f, size_t n)
+{
+	uint32_t r;
+	int created;
+	if (n < 2 || ev_parse_u32(f[1], &r) || r == UINT32_MAX)
+		return EV_ERR_FORMAT;
+	struct ev_rank_info *ri = find_or_add(&m->rank, &m->rank_ix, (uint64_t)r + 1, sizeof *ri, &created);
+	if (!ri)
+		return EV_ERR_NOMEM;
+	ri->rank = r;
+	return add_kvs(&ri->kv, &ri->nkv, f + 2, n - 2);
+}
+
+static int add_comm(ev_meta *m, char **f, size_t n)
+{
+	uint64_t id;
+	int created;
+	if (n < 2 || ev_parse_u64(f[1], &id))
+		return EV_ERR_FORMAT;
+	/* Comm id 0 is legal; index it under a substitute key. */
+	struct ev_comm_info *c = find_or_add(&m->comm, &m->comm_ix, id ? id : UINT64_MAX, sizeof *c, &created);
+	if (!c)
+		return EV_ERR_NOMEM;
+	c->id = id;
+	int rc = add_kvs(&c->kv, &c->nkv, f + 2, n - 2);
+	if (rc)
+		return rc;
+	const char *nr = ev_kv_get(c->kv, c->nkv, "nranks");
+	const char *rk = ev_kv_get(c->kv, c->nkv, "ranks");
+	if (nr && ev_parse_u32(nr, &c->nranks))
+		return EV_ERR_FORMAT;
+	if (rk) {
+		int32_t *a;
+		uint32_t cnt;
+		rc = parse_int_list(rk, &a, &cnt);
+		if (rc)
+			return rc;
+		if (nr && cnt != c->nranks) {
+			free(a);
+			return EV_ERR_FORMAT;
+		}
+		free(c->ranks);
+		c->ranks = a;
+		c->nranks = cnt;
+	}
+	return EV_OK;
+}
+
+static int add_ring(ev_meta *m, char **f, size_t n)
+{
+	uint64_t comm;
+	uint32_t ch;
+	int created;
+	if (n < 4 || ev_parse_u64(f[1], &comm) || ev_parse_u32(f[2], &ch) || ch > 0xFFFF)
+		return EV_ERR_FORMAT;
+	int32_t *order = malloc((n - 3) * sizeof *order);
+	if (!order)
+		return EV_ERR_NOMEM;
+	for (size_t i = 3; i < n; i++)
+		if (ev_parse_i32(f[i], &order[i - 3]) || order[i - 3] < 0) {
+			free(order);
+			return EV_ERR_FORMAT;
+		}
+	struct ev_ring_info *r = find_or_add(&m->ring, &m->ring_ix, pair_key(comm, ch), sizeof *r, &created);
+	if (!r) {
+		free(order);
+		return EV_ERR_NOMEM;
+	}
+	free(r->order);
+	r->comm = comm;
+	r->channel = ch;
+	r->order = order;
+	r->n = (uint32_t)(n - 3);
+	return EV_OK;
+}
+
+static int parse_node(char *s, struct ev_tree_node *nd)
+{
+	char *c1 = strchr(s, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	if (!c2)
+		return EV_ERR_FORMAT;
+	*c1 = *c2 = '\0';
+	if (ev_parse_i32(s, &nd->rank) || nd->rank < 0 || ev_parse_i32(c1 + 1, &nd->up) || nd->up < -1)
+		return EV_ERR_FORMAT;
+	char *d = c2 + 1;
+	for (int i = 0; i < 3; i++) {
+		char *comma = strchr(d, ',');
+		if ((i < 2) != (comma != NULL))
+			return EV_ERR_FORMAT;
+		if (comma)
+			*comma = '\0';
+		if (ev_parse_i32(d, &nd->down[i]) || nd->down[i] < -1)
+			return EV_ERR_FORMAT;
+		d = comma ? comma + 1 : d;
+	}
+	return EV_OK;
+}
+
+static int add_tree(ev_meta *m, char **f, size_t n)
+{
+	uint64_t comm;
+	uint32_t ch;
+	int created;
+	if (n < 4 || ev_parse_u64(f[1], &comm) || ev_parse_u32(f[2], &ch) || ch > 0xFFFF)
+		return EV_ERR_FORMAT;
+	struct ev_tree_node *nodes = malloc((n - 3) * sizeof *nodes);
+	if (!nodes)
+		return EV_ERR_NOMEM;
+	for (size_t i = 3; i < n; i++)
+		if (parse_node(f[i], &nodes[i - 3])) {
+			free(nodes);
+			return EV_ERR_FORMAT;
+		}
+	struct ev_tree_info *t = find_or_add(&m->tree, &m->tree_ix, pair_key(comm, ch), sizeof *t, &created);
+	if (!t) {
+		free(nodes);
+		return EV_ERR_NOMEM;
+	}
+	t->comm = comm;
+	t->channel = ch;
+	/* Nodes add up across lines; a rank seen again replaces its links. */
+	for (size_t i = 0; i < n - 3; i++) {
+		size_t j;
+		for (j = 0; j < t->n; j++)
+			if (t->nodes[j].rank == nodes[i].rank)
+				break;
+		if (j == t->n) {
+			struct ev_tree_node *nn = realloc(t->nodes, (t->n + 1) * sizeof *nn);
+			if (!nn) {
+				free(nodes);
+				return EV_ERR_NOMEM;
+			}
+			t->nodes = nn;
+			t->n++;
+		}
+		t->nodes[j] = nodes[i];
+	}
+	free(nodes);
+	return EV_OK;
+}
+
+int ev_meta_add_line(ev_meta *m, const char *line, size_t len)
+{
+	char *f[4096];
+	int rc;
+	if (len < 5 || line[0] != '#')
+		return EV_OK;
+	/* Only the six metadata keywords are parsed; others are ignored. */
+	size_t kw = 1;
+	while (kw < len && line[kw] != ' ' && line[kw] != '\t')
+		kw++;
+	int which = 0;
+	if (kw == 4 && memcmp(line, "#src", 4) == 0) which = 1;
+	else if (kw == 5 && memcmp(line, "#rank", 5) == 0) which = 2;
+	else if (kw == 5 && memcmp(line, "#comm", 5) == 0) which = 3;
+	else if (kw == 5 && memcmp(line, "#ring", 5) == 0) which = 4;
+	else if (kw == 5 && memcmp(line, "#tree", 5) == 0) which = 5;
+	else if (kw == 5 && memcmp(line, "#meta", 5) == 0) which = 6;
+	if (!which)
+		return EV_OK;
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return EV_ERR_NOMEM;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	size_t n = split(buf, f, sizeof f / sizeof f[0]);
+	if (n > sizeof f / sizeof f[0]) {
+		/* Very long rings or trees: parse from a heap array instead. */
+		size_t cnt = 0;
+		for (size_t i = 0; i < len; i++)
+			cnt += buf[i] == ' ' || buf[i] == '\t';
+		char **big = malloc((cnt + 2) * sizeof *big);
+		if (!big) {
+			free(buf);
+			return EV_ERR_NOMEM;
+		}
+		memcpy(buf, line, len);
+		n = split(buf, big, cnt + 1);
+		rc = which == 4 ? add_ring(m, big, n) : which == 5 ? add_tree(m, big, n) : EV_ERR_LIMIT;
+		free(big);
+		free(buf);
+		return rc;
+	}
+	switch (which) {
+	case 1: rc = add_src(m, f, n); break;
+	case 2: rc = add_rank(m, f, n); break;
+	case 3: rc = add_comm(m, f, n); break;
+	case 4: rc = add_ring(m, f, n); break;
+	case 5: rc = add_tree(m, f, n); break;
+	default: rc = add_kvs(&m->kv, &m->nkv, f + 1, n - 1); break;
+	}
+	free(buf);
+	return rc;
+}
+
+static void *lookup(const struct ev_vec *v, const struct ev_map *ix, uint64_t key)
+{
+	uint64_t *p = ev_map_get(ix, key);
+	return p ? PTR(v, *p - 1) : NULL;
+}
+
+const struct ev_src_info *ev_meta_src(const ev_meta *m, uint32_t n) { return lookup(&m->src, &m->src_ix, (uint64_t)n + 1); }
+const struct ev_rank_info *ev_meta_rank(const ev_meta *m, uint32_t r) { return lookup(&m->rank, &m->rank_ix, (uint64_t)r + 1); }
+const struct ev_comm_info *ev_meta_comm(const ev_meta *m, uint64_t id) { return lookup(&m->comm, &m->comm_ix, id ? id : UINT64_MAX); }
+
+const struct ev_ring_info *ev_meta_ring(const ev_meta *m, uint64_t comm, uint32_t ch)
+{
+	const struct ev_ring_info *r = lookup(&m->ring, &m->ring_ix, pair_key(comm, ch));
+	return r && r->comm == comm && r->channel == ch ? r : NULL;
+}
+
+const struct ev_tree_info *ev_meta_tree(const ev_meta *m, uint64_t comm, uint32_t ch)
+{
+	const struct ev_tree_info *t = lookup(&m->tree, &m->tree_ix, pair_key(comm, ch));
+	return t && t->comm == comm && t->channel == ch ? t : NULL;
+}
+
+size_t ev_meta_nsrc(const ev_meta *m) { return m->src.len; }
+const struct ev_src_info *ev_meta_src_at(const ev_meta *m, size_t i) { return i < m->src.len ? PTR(&m->src, i) : NULL; }
+size_t ev_meta_nrank(const ev_meta *m) { return m->rank.len; }
+const struct ev_rank_info *ev_meta_rank_at(const ev_meta *m, size_t i) { return i < m->rank.len ? PTR(&m->rank, i) : NULL; }
+size_t ev_meta_ncomm(const ev_meta *m) { return m->comm.len; }
+const struct ev_comm_info *ev_meta_comm_at(const ev_meta *m, size_t i) { return i < m->comm.len ? PTR(&m->comm, i) : NULL; }
+size_t ev_meta_nring(const ev_meta *m) { return m->ring.len; }
+const struct ev_ring_info *ev_meta_ring_at(const ev_meta *m, size_t i) { return i < m->ring.len ? PTR(&m->ring, i) : NULL; }
+size_t ev_meta_ntree(const ev_meta *m) { return m->tree.len; }
+const struct ev_tree_info *ev_meta_tree_at(const ev_meta *m, size_t i) { return i < m->tree.len ? PTR(&m->tree, i) : NULL; }
+const char *ev_meta_get(const ev_meta *m, const char *key) { return ev_kv_get(m->kv, m->nkv, key); }

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev_output.c - buffered output to standard output or to a file that is
+ * written under a temporary name and renamed into place only on success,
+ * so an interrupted or failed run never leaves a partial result behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ev.h"
+
+#define OUT_BUF (1u << 20)
+#define MAX_TEMPS 256
+
+struct ev_output {
+	int fd, is_stdout, direct, err, saved_errno;
+	char *path, *tmp, *name;
+	char *buf;
+	size_t len, cap;
+	int temp_slot;
+};
+
+/* Temp names still open, for removal from a signal handler. */
+static char *volatile temp_paths[MAX_TEMPS];
+
+static int register_temp(char *path)
+{
+	for (int i = 0; i < MAX_TEMPS; i++)
+		if (!temp_paths[i]) {
+			temp_paths[i] = path;
+			return i;
+		}
+	return -1;
+}
+
+static void unregister_temp(int slot)
+{
+	if (slot >= 0)
+		temp_paths[slot] = NULL;
+}
+
+void ev_output_abort_all_signal(void)
+{
+	for (int i = 0; i < MAX_TEMPS; i++) {
+		char *p = temp_paths[i];
+		if (p)
+			unlink(p);
+	}
+}
+
+static int open_temp(ev_output *o, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	const char *base = slash ? slash + 1 : path;
+	size_t n = strlen(path) + 16;
+	o->tmp = malloc(n);
+	if (!o->tmp)
+		return EV_ERR_NOMEM;
+	snprintf(o->tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0)
+		return EV_ERR_IO;
+	/* mkstemp makes 0600; the final file should get the usual mode. */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(o->fd, 0666 & ~mask);
+	o->temp_slot = register_temp(o->tmp);
+	return EV_OK;
+}
+
+int ev_output_open(ev_output **out, const char *path)
+{
+	ev_output *o = calloc(1, sizeof *o);
+	struct stat st;
+	int rc = EV_OK;
+	*out = NULL;
+	if (!o)
+		return EV_ERR_NOMEM;
+	o->fd = -1;
+	o->temp_slot = -1;
+	o->cap = OUT_BUF;
+	o->buf = malloc(o->cap);
+	if (!o->buf) {
+		rc = EV_ERR_NOMEM;
+		goto fail;
+	}
+	if (!path || strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+		o->is_stdout = 1;
+		o->name = strdup("standard output");
+	} else {
+		o->path = strdup(path);
+		o->name = strdup(path);
+		if (!o->path || !o->name) {
+			rc = EV_ERR_NOMEM;
+			goto fail;
+		}
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			/* Devices and FIFOs (/dev/null, /dev/full) cannot be renamed over. */
+			o->direct = 1;
+			o->fd = open(path, O_WRONLY | O_CLOEXEC);
+			if (o->fd < 0) {
+				rc = EV_ERR_IO;
+				goto fail;
+			}
+		} else if ((rc = open_temp(o, path)) != EV_OK) {
+			goto fail;
+		}
+	}
+	if (!o->name) {
+		rc = EV_ERR_NOMEM;
+		goto fail;
+	}
+	if (fstat(o->fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		(void)fcntl(o->fd, F_SETPIPE_SZ, 1 << 20); /* fewer context switches */
+	*out = o;
+	return EV_OK;
+fail:;
+	int e = errno;
+	ev_output_abort(o);
+	errno = e;
+	return rc;
+}
+
+static int flush_buf(ev_output *o)
+{
+	size_t off = 0;
+	if (o->err)
+		return o->err;
+	while (off < o->len) {
+		ssize_t n = write(o->fd, o->buf + off, o->len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			o->saved_errno = errno;
+			o->err = errno == EPIPE ? EV_ERR_PIPE : EV_ERR_IO;
+			o->len = 0;
+			return o->err;
+		}
+		off += (size_t)n;
+	}
+	o->len = 0;
+	return EV_OK;
+}
+
+int ev_output_flush(ev_output *o)
+{
+	int rc = flush_buf(o);
+	if (rc)
+		errno = o->saved_errno;
+	return rc;
+}
+
+char *ev_output_reserve(ev_output *o, size_t n)
+{
+	if (o->cap - o->len < n) {
+		if (flush_buf(o))
+			return NULL;
+		if (n > o->cap) {
+			char *nb = realloc(o->buf, n);
+			if (!nb) {
+				o->err = EV_ERR_NOMEM;
+				return NULL;
+			}
+			o->buf = nb;
+			o->cap = n;
+		}
+	}
+	return o->buf + o->len;
+}
+
+void ev_output_commit(ev_output *o, size_t used) { o->len += used; }
+
+int ev_output_write(ev_output *o, const void *data, size_t n)
+{
+	if (o->err)
+		return o->err;
+	if (n > o->cap - o->len) {
+		if (flush_buf(o))
+			return o->err;
+		if (n >= o->cap) {
+			/* Large writes bypass the buffer. */
+			const char *p = data;
+			while (n) {
+				ssize_t w = write(o->fd, p, n);
+				if (w < 0) {
+					if (errno == EINTR)
+						continue;
+					o->saved_errno = errno;
+					o->err = errno == EPIPE ? EV_ERR_PIPE : EV_ERR_IO;
+					return o->err;
+				}
+				p += w;
+				n -= (size_t)w;
+			}
+			return EV_OK;
+		}
+	}
+	memcpy(o->buf + o->len, data, n);
+	o->len += n;
+	return EV_OK;
+}
+
+int ev_output_putc(ev_output *o, int c)
+{
+	if (o->len == o->cap && flush_buf(o))
+		return o->err;
+	o->buf[o->len++] = (char)c;
+	return EV_OK;
+}
+
+int ev_output_printf(ev_output *o, const char *fmt, ...)
+{
+	va_list ap;
+	char small[512];
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return EV_ERR_ARG;
+	if ((size_t)n < sizeof small)
+		return ev_output_write(o, small, (size_t)n);
+	char *p = ev_output_reserve(o, (size_t)n + 1);
+	if (!p)
+		return o->err ? o->err : EV_ERR_NOMEM;
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)n;
+	return EV_OK;
+}
+
+int ev_output_is_tty(const ev_output *o) { return isatty(o->fd); }
+const char *ev_output_name(const ev_output *o) { return o->name; }
+
+static void release(ev_output *o)
+{
+	unregister_temp(o->temp_slot);
+	free(o->tmp);
+	free(o->path);
+	free(o->name);
+	free(o->buf);
+	free(o);
+}
+
+int ev_output_close(ev_output *o)
+{
+	int rc = flush_buf(o);
+	int e = o->saved_errno;
+	if (o->is_stdout) {
+		/* ev_cli_finish closes stdout and reports delayed errors. */
+	} else {
+		if (close(o->fd) != 0 && rc == EV_OK) {
+			e = errno;
+			rc = EV_ERR_IO;
+		}
+		o->fd = -1;
+		if (o->tmp) {
+			if (rc == EV_OK && rename(o->tmp, o->path) != 0) {
+				e = errno;
+				rc = EV_ERR_IO;
+			}
+			if (rc != EV_OK)
+				unlink(o->tmp);
+		}
+	}
+	release(o);
+	errno = e;
+	return rc;
+}
+
+void ev_output_abort(ev_output *o)
+{
+	if (!o)
+		return;
+	if (!o->is_stdout && o->fd >= 0)
+		close(o->fd);
+	if (o->tmp && o->fd >= 0)
+		unlink(o->tmp);
+	else if (o->tmp && o->temp_slot >= 0)
+		unlink(o->tmp);
+	release(o);
+}
