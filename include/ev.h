@@ -372,6 +372,10 @@ void ev_reader_skip_text(ev_reader *r, int skip);
  * (still checked and interned).  For ev-view's lossless TSV. */
 void ev_reader_raw_text(ev_reader *r, int raw);
 void ev_reader_text(const ev_reader *r, const char **line, size_t *len);
+/* The escaped line (without '\n') of the last EV_REC, valid until the next
+ * ev_read; *line is NULL when the record's size is not EV_RECORD_SIZE (a
+ * newer minor version) and so must be re-encoded. */
+void ev_reader_record_line(const ev_reader *r, const char **line, size_t *len);
 /* Raw record bytes of the last EV_REC (unescaped, ev_reader_recsize bytes). */
 const unsigned char *ev_reader_raw(const ev_reader *r);
 size_t ev_reader_recsize(const ev_reader *r);
@@ -400,6 +404,10 @@ int ev_writer_header(ev_writer *w, const char *key, const char *val) EV_RESULT_U
 /* Write one record; emits #str lines for name/sig first when this segment
  * has not defined them.  EV_ERR_NOSTR when strtab lacks the text. */
 int ev_write(ev_writer *w, const struct ev_rec *rec) EV_RESULT_USED;
+/* Write a record given as its escaped line (from ev_reader_record_line)
+ * without re-encoding it; rec must be that line's decoded form (its strings
+ * are emitted as ev_write does).  The fast path of pass-through filters. */
+int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, size_t len) EV_RESULT_USED;
 /* Write a metadata text line (without '\n').  Exact duplicates of lines
  * already written in this output are dropped.  #ev/#str/#end lines are
  * refused with EV_ERR_ARG (use the functions here). */

@@ -29,6 +29,8 @@ struct ev_reader {
 	uint64_t cache[4];             /* recently checked ids */
 	unsigned char *recbuf;         /* unescaped record when escapes occur */
 	const unsigned char *raw;      /* last record's bytes */
+	const char *line;              /* last record's escaped line */
+	size_t line_len;
 	const char *text;
 	size_t text_len;
 	char *scratch;                 /* #str unescaping */
@@ -282,6 +284,8 @@ static int read_record(ev_reader *r, const char *line, size_t len, struct ev_rec
 		}
 		r->raw = r->recbuf;
 	}
+	r->line = line;
+	r->line_len = len;
 	ev_rec_decode(r->raw, rec);
 	if (r->minor <= EV_FORMAT_MINOR && (rec->flags & ~(unsigned)EV_F_KNOWN_MASK))
 		return fail_rec(r, EV_ERR_FORMAT, "reserved flag bits are set");
@@ -366,6 +370,11 @@ void ev_reader_text(const ev_reader *r, const char **line, size_t *len)
 {
 	*line = r->text;
 	*len = r->text_len;
+}
+void ev_reader_record_line(const ev_reader *r, const char **line, size_t *len)
+{
+	*line = r->recsize == EV_RECORD_SIZE ? r->line : NULL;
+	*len = r->line_len;
 }
 const unsigned char *ev_reader_raw(const ev_reader *r) { return r->raw; }
 size_t ev_reader_recsize(const ev_reader *r) { return r->recsize; }

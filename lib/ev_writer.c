@@ -175,6 +175,28 @@ int ev_write(ev_writer *w, const struct ev_rec *rec)
 	return EV_OK;
 }
 
+int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, size_t len)
+{
+	int rc;
+	if (!line)
+		return ev_write(w, rec);
+	if (!w->in_segment && (rc = begin_segment(w)) != EV_OK)
+		return rc;
+	if ((rc = emit_str(w, rec->name)) != EV_OK || (rc = emit_str(w, rec->sig)) != EV_OK)
+		return rc;
+	char *p = ev_output_reserve(w->out, len + 1);
+	if (!p) {
+		rc = ev_output_flush(w->out);
+		return rc ? rc : EV_ERR_NOMEM;
+	}
+	memcpy(p, line, len);
+	p[len] = '\n';
+	ev_output_commit(w->out, len + 1);
+	w->seg_records++;
+	w->total++;
+	return EV_OK;
+}
+
 static int is_kw(const char *line, size_t len, const char *kw)
 {
 	size_t k = strlen(kw);

@@ -102,8 +102,9 @@ check_devfull() {
 	run "$t" "${CONTRACT_ARGS[@]}" -f -o /dev/full "$in"
 	[ "$status" -eq 1 ] || { echo "$t /dev/full: exit $status: $output"; return 1; }
 	[[ "$output" == *"$t: "* ]] || { echo "$t /dev/full: no message"; return 1; }
-	run "$t" "${CONTRACT_ARGS[@]}" -f "$in" >/dev/full
+	run bash -c '"$@" >/dev/full' _ "$t" "${CONTRACT_ARGS[@]}" -f "$in"
 	[ "$status" -eq 1 ] || { echo "$t >/dev/full: exit $status: $output"; return 1; }
+	[[ "$output" == *"$t: "* ]] || { echo "$t >/dev/full: no message"; return 1; }
 }
 @test "contract: a full disk exits 1 with a message" { for_each_tool check_devfull; }
 

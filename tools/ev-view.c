@@ -403,7 +403,14 @@ static int view_one(struct opts *o, ev_reader *r, struct sink *sk, struct filter
 			return EV_ERR_NOMEM + 1000;
 		if (!k)
 			continue;
-		rc = sk->w ? ev_write(sk->w, &rec) : write_row(o, sk->out, &rec, st);
+		if (sk->w) {
+			const char *line;
+			size_t len;
+			ev_reader_record_line(r, &line, &len);
+			rc = ev_write_escaped(sk->w, &rec, line, len);
+		} else {
+			rc = write_row(o, sk->out, &rec, st);
+		}
 		if (rc)
 			return rc + 1000;
 		if ((++*nrec & 0xFFFF) == 0)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every bench/<tool>.sh and writes bench/RESULTS.md: machine, date,
+# commit, then each script's Markdown rows.  Scripts get bin/ on PATH and a
+# scratch directory in $BENCH_DIR; they print rows
+# | tool | case | input | wall s | throughput | peak RSS MiB |
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH="$root/bin:$PATH"
+export BENCH_DIR="${BENCH_DIR:-$root/bench/out}"
+mkdir -p "$BENCH_DIR"
+out=bench/RESULTS.md
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+{
+	echo "# evkit benchmark results"
+	echo
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "- machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+	echo "- method: median of 3 runs; wall time and peak RSS from /usr/bin/time; inputs generated in \$BENCH_DIR"
+	echo
+	echo "| tool | case | input | wall s | throughput | peak RSS MiB |"
+	echo "|---|---|---|---|---|---|"
+} >"$tmp"
+only="${BENCH_ONLY:-}"
+for s in bench/*.sh; do
+	case "$s" in bench/run.sh | bench/lib.sh) continue ;; esac
+	name=$(basename "$s" .sh)
+	[ -z "$only" ] || [[ ",$only," == *",$name,"* ]] || continue
+	echo "bench: $name" >&2
+	if ! bash "$s" >>"$tmp"; then
+		echo "| $name | FAILED | | | | |" >>"$tmp"
+	fi
+done
+mv "$tmp" "$out"
+trap - EXIT
+cat "$out"

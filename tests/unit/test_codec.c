@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_codec.c - unit tests of the ev stream library: record encoding,
+ * escaping, string ids, segments, truncation and version checks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ev.h"
+
+static int failures, checks;
+
+#define CHECK(cond)                                                              \
+	do {                                                                     \
+		checks++;                                                        \
+		if (!(cond)) {                                                   \
+			failures++;                                              \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                \
+	} while (0)
+
+static char tmpdir[] = "/tmp/ev-unit-XXXXXX";
+
+static char *path_in_tmp(const char *name)
+{
+	static char buf[4][256];
+	static int next;
+	char *p = buf[next++ & 3];
+	snprintf(p, 256, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || (n && fwrite(data, 1, n, f) != n) || fclose(f) != 0) {
+		perror(path);
+		exit(2);
+	}
+}
+
+static char *read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	size_t cap = 1 << 16, len = 0;
+	char *b = malloc(cap);
+	size_t got;
+	while ((got = fread(b + len, 1, cap - len, f)) > 0) {
+		len += got;
+		if (len == cap)
+			b = realloc(b, cap *= 2);
+	}
+	fclose(f);
+	*n = len;
+	return b;
+}
+
+/* Read a whole stream: returns the final status, counts records. */
+static int read_all(const char *path, uint64_t *nrec, struct ev_rec *last, char *detail, size_t dn)
+{
+	ev_reader *r;
+	struct ev_rec rec;
+	int rc = ev_reader_open(&r, path, NULL, NULL);
+	*nrec = 0;
+	if (rc)
+		return rc;
+	while ((rc = ev_read(r, &rec)) > 0)
+		if (rc == EV_REC) {
+			(*nrec)++;
+			if (last)
+				*last = rec;
+		}
+	if (detail)
+		snprintf(detail, dn, "%s", ev_reader_errdetail(r));
+	ev_reader_close(r);
+	return rc;
+}
+
+static void test_hash(void)
+{
+	CHECK(ev_hash64("", 0) == 0);
+	CHECK(ev_hash64("a", 1) != 0);
+	CHECK(ev_hash64("a", 1) != ev_hash64("b", 1));
+	CHECK(ev_hash64("abcdefgh", 8) != ev_hash64("abcdefgh\0", 9));
+	/* Test vectors published in docs/FORMAT.md; they pin the algorithm. */
+	CHECK(ev_hash64("a", 1) == 0xcff5f949b826a543ULL);
+	CHECK(ev_hash64("ncclDevKernel_Generic_1", 23) == 0x615986352a6b6112ULL);
+}
+
+static void test_record_roundtrip(void)
+{
+	struct ev_rec a, b;
+	unsigned char buf[EV_RECORD_SIZE];
+	ev_rec_init(&a);
+	CHECK(a.peer == -1);
+	a.type = EV_COLL; a.op = EV_OP_ALLREDUCE; a.algo = EV_ALGO_RING; a.proto = EV_PROTO_LL128;
+	a.dtype = EV_DT_BFLOAT16; a.redop = EV_RED_SUM; a.flags = EV_F_INTRA | EV_F_GROUP;
+	a.rank = 4000000000u; a.stream = 7; a.ts = -123456789012345; a.dur = UINT64_MAX;
+	a.bytes = 1ULL << 40; a.name = 0x0a5c0a5c0a5c0a5cULL; a.sig = 42; a.comm = 0xFFFFFFFFFFFFFFFFULL;
+	a.seq = 99; a.peer = -7; a.id = 12; a.channel = 65535; a.src = 3; a.step = 8; a.aux = 0xDEADBEEF;
+	a.nthreads = 512; a.chunk_steps = 4; a.slice_steps = 2; a.step_size = 524288;
+	ev_rec_encode(&a, buf);
+	ev_rec_decode(buf, &b);
+	CHECK(memcmp(&a, &b, sizeof a) == 0);
+	/* Fixed offsets, little-endian: spot checks against FORMAT.md section 4. */
+	CHECK(buf[0] == EV_COLL && buf[6] == EV_F_INTRA && buf[7] == 1);
+	CHECK(ev_le32(buf + 8) == 4000000000u);
+	CHECK(ev_le64(buf + 56) == UINT64_MAX);
+	CHECK((int32_t)ev_le32(buf + 68) == -7);
+	CHECK(ev_le16(buf + 76) == 65535 && ev_le16(buf + 88) == 512 && buf[90] == 4 && buf[91] == 2);
+	CHECK(ev_le32(buf + 92) == 524288);
+}
+
+static void test_enum_names(void)
+{
+	unsigned v;
+	CHECK(strcmp(ev_type_name(EV_KERNEL), "kernel") == 0);
+	CHECK(ev_type_parse("coll", &v) == 0 && v == EV_COLL);
+	CHECK(ev_type_parse("10", &v) != 0); /* 0x0A never names a type */
+	CHECK(ev_type_parse("31", &v) == 0 && v == 31);
+	CHECK(ev_op_parse(EV_COLL, "reducescatter", &v) == 0 && v == EV_OP_REDUCESCATTER);
+	CHECK(ev_op_parse(EV_KERNEL, "gemm", &v) == 0 && v == EV_KC_GEMM);
+	CHECK(ev_op_parse(EV_KERNEL, "allreduce", &v) != 0);
+	CHECK(ev_dtype_size(EV_DT_BFLOAT16) == 2 && ev_dtype_size(EV_DT_FLOAT64) == 8);
+	char buf[160];
+	ev_flags_format(EV_F_PHASE_RS | EV_F_IREQ | (1u << 13), buf, sizeof buf);
+	CHECK(strcmp(buf, "phase_rs|ireq|b13") == 0);
+	CHECK(ev_flags_parse(buf, &v) == 0 && v == (EV_F_PHASE_RS | EV_F_IREQ | (1u << 13)));
+	CHECK(ev_flags_parse("nonsense", &v) != 0);
+}
+
+static void test_text_escape(void)
+{
+	char out[64], in[] = "a\\b\tc\nd";
+	size_t n = ev_text_escape(in, strlen(in), out, sizeof out);
+	CHECK(n == 10 && strcmp(out, "a\\\\b\\tc\\nd") == 0);
+	n = ev_text_unescape(out, n);
+	CHECK(n == strlen(in) && memcmp(out, in, n) == 0);
+	char bad[] = "x\\q";
+	CHECK(ev_text_unescape(bad, 3) == (size_t)-1);
+	char j[64];
+	n = ev_json_escape("q\"\x01\xff", 4, j, sizeof j);
+	CHECK(n == 17 && memcmp(j, "\"q\\\"\\u0001\\ufffd\"", n) == 0);
+}
+
+/* Write records whose every byte is 0x0A or 0x5C and read them back. */
+static void test_escape_heavy_records(void)
+{
+	ev_strtab *st = ev_strtab_new();
+	ev_writer *w;
+	const char *p = path_in_tmp("heavy.ev");
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	struct ev_rec r[2];
+	for (int k = 0; k < 2; k++) {
+		unsigned char raw[EV_RECORD_SIZE];
+		memset(raw, k ? 0x5C : 0x0A, sizeof raw);
+		raw[0] = EV_KERNEL;
+		raw[6] = raw[7] = 0; /* flags: reserved bits must stay zero */
+		ev_rec_decode(raw, &r[k]);
+		r[k].name = r[k].sig = 0;
+		CHECK(ev_write(w, &r[k]) == EV_OK);
+	}
+	CHECK(ev_writer_close(w) == EV_OK);
+	ev_reader *rd;
+	struct ev_rec got;
+	CHECK(ev_reader_open(&rd, p, st, NULL) == EV_OK);
+	for (int k = 0; k < 2; k++) {
+		CHECK(ev_read(rd, &got) == EV_REC);
+		CHECK(memcmp(&got, &r[k], sizeof got) == 0);
+	}
+	CHECK(ev_read(rd, &got) == EV_EOF);
+	ev_reader_close(rd);
+	ev_strtab_free(st);
+}
+
+static void test_strings(void)
+{
+	ev_strtab *st = ev_strtab_new();
+	uint64_t id;
+	/* 100k distinct strings, then a maximal (1 MiB, all escapes) one. */
+	ev_writer *w;
+	const char *p = path_in_tmp("strings.ev");
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	char name[32];
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_KERNEL;
+	for (int i = 0; i < 100000; i++) {
+		int n = snprintf(name, sizeof name, "kernel_%d", i);
+		CHECK(ev_strtab_intern(st, name, (size_t)n, &id) == EV_OK);
+		r.name = id;
+		r.ts = i;
+		if (ev_write(w, &r) != EV_OK) {
+			CHECK(0);
+			break;
+		}
+	}
+	size_t big = 1 << 20;
+	char *text = malloc(big);
+	for (size_t i = 0; i < big; i++)
+		text[i] = "\\\t\nx"[i % 4];
+	CHECK(ev_strtab_intern(st, text, big, &id) == EV_OK);
+	r.name = id;
+	r.ts = 100000;
+	CHECK(ev_write(w, &r) == EV_OK);
+	CHECK(ev_writer_close(w) == EV_OK);
+	CHECK(ev_strtab_count(st) == 100001);
+
+	ev_strtab *st2 = ev_strtab_new();
+	ev_reader *rd;
+	CHECK(ev_reader_open(&rd, p, st2, NULL) == EV_OK);
+	uint64_t n = 0;
+	int rc;
+	struct ev_rec got;
+	while ((rc = ev_read(rd, &got)) == EV_REC)
+		n++;
+	CHECK(rc == EV_EOF && n == 100001);
+	size_t len;
+	const char *t = ev_strtab_get(st2, got.name, &len);
+	CHECK(t && len == big && memcmp(t, text, big) == 0);
+	CHECK(ev_strtab_count(st2) == 100001);
+	ev_reader_close(rd);
+	/* A different text under an existing id is a collision. */
+	CHECK(ev_strtab_define(st2, got.name, "other", 5) == EV_ERR_FORMAT);
+	free(text);
+	ev_strtab_free(st);
+	ev_strtab_free(st2);
+}
+
+static void test_segments_and_errors(void)
+{
+	char detail[512];
+	uint64_t n;
+	struct ev_rec last;
+	/* Build one valid segment with two records. */
+	ev_strtab *st = ev_strtab_new();
+	ev_writer *w;
+	const char *seg = path_in_tmp("seg.ev");
+	CHECK(ev_writer_open(&w, seg, st) == EV_OK);
+	CHECK(ev_writer_header(w, "origin", "unix") == EV_OK);
+	CHECK(ev_write_text(w, "#rank 0 host=a", 14) == EV_OK);
+	CHECK(ev_write_text(w, "#rank 0 host=a", 14) == EV_OK); /* deduplicated */
+	CHECK(ev_write_text(w, "#frob unknown", 13) == EV_OK);
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_KERNEL;
+	CHECK(ev_strtab_intern(st, "k", 1, &r.name) == EV_OK);
+	CHECK(ev_write(w, &r) == EV_OK);
+	r.ts = 5;
+	CHECK(ev_write(w, &r) == EV_OK);
+	CHECK(ev_writer_close(w) == EV_OK);
+	ev_strtab_free(st);
+
+	size_t len;
+	char *data = read_file(seg, &len);
+	CHECK(strstr(data, "#ev 1.0 96 clock=ns origin=unix\n") == data);
+	CHECK(memmem(data, len, "#rank 0 host=a\n#frob", 20) != NULL); /* one copy */
+	CHECK(read_all(seg, &n, &last, detail, sizeof detail) == EV_EOF && n == 2 && last.ts == 5);
+
+	/* Concatenated segments read as one stream. */
+	char *two = malloc(2 * len);
+	memcpy(two, data, len);
+	memcpy(two + len, data, len);
+	const char *cat = path_in_tmp("cat.ev");
+	write_file(cat, two, 2 * len);
+	CHECK(read_all(cat, &n, NULL, NULL, 0) == EV_EOF && n == 4);
+
+	/* Truncations: without #end, without the final newline, mid-record. */
+	const char *t = path_in_tmp("trunc.ev");
+	char *end = memmem(data, len, "#end", 4);
+	write_file(t, data, (size_t)(end - data));
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_TRUNCATED && strstr(detail, "truncated"));
+	write_file(t, data, len - 1);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_TRUNCATED);
+	write_file(t, data, (size_t)(end - data) - 10);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_TRUNCATED);
+	/* Two segments where the first lost its #end. */
+	memcpy(two, data, (size_t)(end - data));
+	memcpy(two + (end - data), data, len);
+	write_file(t, two, (size_t)(end - data) + len);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_TRUNCATED && strstr(detail, "no #end"));
+
+	/* Wrong #end count. */
+	char *bad = malloc(len + 16);
+	size_t pre = (size_t)(end - data);
+	memcpy(bad, data, pre);
+	size_t bl = pre + (size_t)sprintf(bad + pre, "#end 3\n");
+	write_file(t, bad, bl);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_TRUNCATED && strstr(detail, "#end says 3"));
+
+	/* Unknown major version; unknown minor with a larger record is fine. */
+	const char *v2 = "#ev 2.0 96 clock=ns\n#end 0\n";
+	write_file(t, v2, strlen(v2));
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_VERSION);
+	char future[512];
+	unsigned char rec[104];
+	memset(rec, 0, sizeof rec);
+	rec[0] = EV_MARK;
+	rec[16] = 9;
+	memset(rec + 96, 0x33, 8);
+	size_t fl = (size_t)sprintf(future, "#ev 1.7 104 clock=ns\n");
+	memcpy(future + fl, rec, sizeof rec);
+	fl += sizeof rec;
+	fl += (size_t)sprintf(future + fl, "\n#end 1\n");
+	write_file(t, future, fl);
+	CHECK(read_all(t, &n, &last, detail, sizeof detail) == EV_EOF && n == 1 && last.ts == 9 && last.type == EV_MARK);
+	/* Wrong record size for 1.0. */
+	fl = (size_t)sprintf(future, "#ev 1.0 96\n");
+	memcpy(future + fl, rec, 95);
+	fl += 95;
+	fl += (size_t)sprintf(future + fl, "\n#end 1\n");
+	write_file(t, future, fl);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_FORMAT && strstr(detail, "record size 95"));
+	/* Reserved flag bit set. */
+	fl = (size_t)sprintf(future, "#ev 1.0 96\n");
+	memcpy(future + fl, rec, 96);
+	future[fl + 7] = (char)0x80;
+	fl += 96;
+	fl += (size_t)sprintf(future + fl, "\n#end 1\n");
+	write_file(t, future, fl);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_FORMAT && strstr(detail, "reserved"));
+	/* Invalid escape. */
+	fl = (size_t)sprintf(future, "#ev 1.0 96\n");
+	memcpy(future + fl, rec, 96);
+	future[fl + 20] = '\\';
+	future[fl + 21] = 'x';
+	fl += 96;
+	fl += (size_t)sprintf(future + fl, "\n#end 1\n");
+	write_file(t, future, fl);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_FORMAT && strstr(detail, "escape"));
+	/* A record naming an undefined string. */
+	fl = (size_t)sprintf(future, "#ev 1.0 96\n");
+	memcpy(future + fl, rec, 96);
+	future[fl + 40] = 1;
+	fl += 96;
+	fl += (size_t)sprintf(future + fl, "\n#end 1\n");
+	write_file(t, future, fl);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_NOSTR);
+	/* A #str whose id is not its hash. */
+	const char *badstr = "#ev 1.0 96\n#str 0000000000000001 abc\n#end 0\n";
+	write_file(t, badstr, strlen(badstr));
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_FORMAT && strstr(detail, "hash"));
+	/* Empty input and garbage. */
+	write_file(t, "", 0);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_FORMAT && strstr(detail, "empty"));
+	write_file(t, "hello\n", 6);
+	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_FORMAT);
+	free(bad);
+	free(two);
+	free(data);
+}
+
+static void test_meta(void)
+{
+	ev_meta *m = ev_meta_new();
+	const char *lines[] = {
+		"#src 1 label=base file=a\\tb.ev threads=256",
+		"#rank 3 host=n1 device=2",
+		"#comm 77 nranks=4 ranks=0,1,2,3 name=pg0",
+		"#ring 77 0 0 1 3 2",
+		"#tree 77 1 0:-1:1,-1,-1 1:0:-1,-1,-1",
+		"#tree 77 1 2:0:-1,-1,-1",
+		"#meta nccl_version=2.20.5",
+		"#whatever is ignored",
+	};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		CHECK(ev_meta_add_line(m, lines[i], strlen(lines[i])) == EV_OK);
+	const struct ev_src_info *s = ev_meta_src(m, 1);
+	CHECK(s && strcmp(s->label, "base") == 0 && strcmp(s->file, "a\tb.ev") == 0);
+	CHECK(s && strcmp(ev_kv_get(s->kv, s->nkv, "threads"), "256") == 0);
+	const struct ev_comm_info *c = ev_meta_comm(m, 77);
+	CHECK(c && c->nranks == 4 && c->ranks[3] == 3);
+	const struct ev_ring_info *r = ev_meta_ring(m, 77, 0);
+	CHECK(r && r->n == 4 && r->order[2] == 3);
+	CHECK(ev_meta_ring(m, 77, 1) == NULL);
+	const struct ev_tree_info *t = ev_meta_tree(m, 77, 1);
+	CHECK(t && t->n == 3 && t->nodes[2].rank == 2 && t->nodes[2].up == 0);
+	CHECK(strcmp(ev_meta_get(m, "nccl_version"), "2.20.5") == 0);
+	CHECK(ev_meta_rank(m, 3) && strcmp(ev_kv_get(ev_meta_rank(m, 3)->kv, ev_meta_rank(m, 3)->nkv, "host"), "n1") == 0);
+	const char *bad1 = "#comm 5 nranks=3 ranks=0,1";
+	CHECK(ev_meta_add_line(m, bad1, strlen(bad1)) == EV_ERR_FORMAT);
+	const char *bad2 = "#ring x 0 1";
+	CHECK(ev_meta_add_line(m, bad2, strlen(bad2)) == EV_ERR_FORMAT);
+	ev_meta_free(m);
+}
+
+static void test_numbers(void)
+{
+	uint64_t u;
+	int64_t i;
+	CHECK(ev_parse_u64("18446744073709551615", &u) == 0 && u == UINT64_MAX);
+	CHECK(ev_parse_u64("18446744073709551616", &u) == EV_ERR_RANGE);
+	CHECK(ev_parse_u64("1hello", &u) == EV_ERR_ARG);
+	CHECK(ev_parse_u64("-1", &u) == EV_ERR_ARG);
+	CHECK(ev_parse_i64("-9223372036854775808", &i) == 0 && i == INT64_MIN);
+	CHECK(ev_parse_size("64M", &u) == 0 && u == 64u << 20);
+	CHECK(ev_parse_decimal_scaled("1700000000123456.789", 20, 3, &i) == 0 && i == 1700000000123456789LL);
+	CHECK(ev_parse_decimal_scaled("12.3456", 7, 3, &i) == 0 && i == 12346);
+	CHECK(ev_parse_decimal_scaled("-0.5", 4, 3, &i) == 0 && i == -500);
+	CHECK(ev_parse_decimal_scaled("1e3", 3, 3, &i) == EV_ERR_ARG);
+	CHECK(ev_parse_decimal_scaled(".", 1, 3, &i) == EV_ERR_ARG);
+}
+
+static void test_gzip_input(void)
+{
+	/* gzip a small stream with the gzip tool, twice concatenated. */
+	const char *plain = path_in_tmp("g.ev");
+	ev_strtab *st = ev_strtab_new();
+	ev_writer *w;
+	CHECK(ev_writer_open(&w, plain, st) == EV_OK);
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_MARK;
+	for (int k = 0; k < 1000; k++) {
+		r.ts = k;
+		CHECK(ev_write(w, &r) == EV_OK);
+	}
+	CHECK(ev_writer_close(w) == EV_OK);
+	ev_strtab_free(st);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "gzip -c %s > %s.gz && cat %s.gz %s.gz > %s.2.gz", plain, plain, plain, plain, plain);
+	CHECK(system(cmd) == 0);
+	uint64_t n;
+	snprintf(cmd, sizeof cmd, "%s.2.gz", plain);
+	CHECK(read_all(cmd, &n, NULL, NULL, 0) == EV_EOF && n == 2000);
+	/* A cut gzip file is an error, not a shorter stream. */
+	snprintf(cmd, sizeof cmd, "head -c 300 %s.gz > %s.cut.gz", plain, plain);
+	CHECK(system(cmd) == 0);
+	snprintf(cmd, sizeof cmd, "%s.cut.gz", plain);
+	CHECK(read_all(cmd, &n, NULL, NULL, 0) < 0);
+}
+
+static void test_output_atomic(void)
+{
+	ev_output *o;
+	const char *p = path_in_tmp("atomic.txt");
+	CHECK(ev_output_open(&o, p) == EV_OK);
+	CHECK(ev_output_printf(o, "hello %d\n", 1) == EV_OK);
+	CHECK(access(p, F_OK) != 0); /* nothing under the final name yet */
+	ev_output_abort(o);
+	CHECK(access(p, F_OK) != 0);
+	CHECK(ev_output_open(&o, p) == EV_OK);
+	CHECK(ev_output_printf(o, "hello %d\n", 2) == EV_OK);
+	CHECK(ev_output_close(o) == EV_OK);
+	size_t n;
+	char *d = read_file(p, &n);
+	CHECK(n == 8 && memcmp(d, "hello 2\n", 8) == 0);
+	free(d);
+	CHECK(ev_output_open(&o, "/dev/full") == EV_OK);
+	CHECK(ev_output_printf(o, "x") == EV_OK);
+	CHECK(ev_output_close(o) == EV_ERR_IO && errno == ENOSPC);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	test_hash();
+	test_record_roundtrip();
+	test_enum_names();
+	test_text_escape();
+	test_escape_heavy_records();
+	test_strings();
+	test_segments_and_errors();
+	test_meta();
+	test_numbers();
+	test_gzip_input();
+	test_output_atomic();
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	printf("%d passed, %d failed\n", checks - failures, failures);
+	return failures ? 1 : 0;
+}
