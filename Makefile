@@ -37,7 +37,7 @@ PIPELINES := $(sort $(wildcard pipelines/*))
 LIBEV     := $(BUILD)/libev.a
 
 # Debian packages the build, the tests and the reports need.
-DEB_PKGS := libsqlite3-dev zlib1g-dev libjsmn-dev bats bats-assert bats-support \
+DEB_PKGS := make gcc libsqlite3-dev zlib1g-dev libjsmn-dev bats bats-assert bats-support \
             gnuplot-nox sqlite3 jq python3 help2man
 
 .PHONY: all deps check test unit bats asan ubsan sanitize clean install uninstall \

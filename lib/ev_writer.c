@@ -145,6 +145,8 @@ int ev_write(ev_writer *w, const struct ev_rec *rec)
 	int rc;
 	if (rec->type == 0 || rec->type > EV_TYPE_MAX || rec->type == 0x0A || rec->type == 0x0D)
 		return EV_ERR_ARG;
+	if (rec->flags & ~(unsigned)EV_F_KNOWN_MASK)
+		return EV_ERR_RANGE; /* reserved bits of this version must be zero */
 	if (!w->in_segment && (rc = begin_segment(w)) != EV_OK)
 		return rc;
 	if ((rc = emit_str(w, rec->name)) != EV_OK || (rc = emit_str(w, rec->sig)) != EV_OK)

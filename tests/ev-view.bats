@@ -26,7 +26,7 @@ setup() {
 		printf '#ev 1.0 96 clock=ns origin=unix\n'
 		printf '#rank 0 host=node1 device=0\n#comm 77 nranks=2 ranks=0,1\n#ring 77 0 0 1\n'
 		printf 'type\top\trank\tts\tdur\tname\tnthreads\tchunk_steps\tslice_steps\tstep_size\tflags\taux\talgo\tproto\tdtype\tredop\n'
-		printf 'coll\treducescatter\t0\t5\t6\tx\t512\t4\t2\t524288\tb12|intra\t4294967295\tring\tll128\tbfloat16\tsum\n'
+		printf 'coll\treducescatter\t0\t5\t6\tx\t512\t4\t2\t524288\tintra|clipped\t4294967295\tring\tll128\tbfloat16\tsum\n'
 		printf '#end 1\n'
 		printf '#ev 1.0 96 clock=ns origin=trace\n'
 		printf 'mark\tstep\t1\t-5\t0\tx\t0\t0\t0\t0\t-\t0\t-\t-\t-\t-\n'
@@ -40,7 +40,7 @@ setup() {
 	assert_output 2
 	run -0 ev-view -M -H -c ts,flags,aux,step_size,algo,proto,dtype,redop "$T/multi.ev"
 	assert_output - <<'OUT'
-5	intra|b12	4294967295	524288	ring	ll128	bfloat16	sum
+5	intra|clipped	4294967295	524288	ring	ll128	bfloat16	sum
 -5	-	0	0	-	-	-	-
 OUT
 }
@@ -122,7 +122,10 @@ OUT
 	assert_output --partial "bad op value 'allreduce' for type kernel"
 	printf 'kernel\t1\n' >"$T/bad6.tsv"
 	run -1 ev-view --pack -o "$T/x.ev" "$T/bad6.tsv"
-	assert_output --partial "no header row"
+	assert_output --partial "line 1: unknown column 'kernel' in header row"
+	printf 'type\tflags\nkernel\tintra|b12\n' >"$T/bad8.tsv"
+	run -1 ev-view --pack -o "$T/x.ev" "$T/bad8.tsv"
+	assert_output --partial "bad flags value 'intra|b12'"
 	printf 'type\tts\nkernel\t-1x\n' >"$T/bad7.tsv"
 	run -1 ev-view --pack -o "$T/x.ev" "$T/bad7.tsv"
 	assert_output --partial "bad ts value '-1x'"

@@ -429,6 +429,22 @@ struct packer {
 	size_t field_cap;
 };
 
+/* A row whose fields are all column names is a header row: a data row
+ * cannot be one, because its type field must name a record type. */
+static int is_header_row(const char *line, size_t len)
+{
+	size_t i = 0;
+	while (i <= len) {
+		size_t j = i;
+		while (j < len && line[j] != '\t')
+			j++;
+		if (col_index(line + i, j - i) < 0)
+			return 0;
+		i = j + 1;
+	}
+	return 1;
+}
+
 static int parse_header_row(struct packer *pk, char *line, size_t len, char *err, size_t errn)
 {
 	pk->ncols = 0;
@@ -554,7 +570,7 @@ static int parse_field(int c, char *s, size_t len, struct ev_rec *r, ev_strtab *
 		return EV_OK;
 	}
 	case C_FLAGS:
-		if (ev_flags_parse(s, &v))
+		if (ev_flags_parse(s, &v) || (v & ~(unsigned)EV_F_KNOWN_MASK))
 			return EV_ERR_FORMAT;
 		r->flags = (uint16_t)v;
 		return EV_OK;
@@ -613,17 +629,14 @@ static int pack_one(struct opts *o, ev_input *in, ev_writer *w, struct packer *p
 			}
 			continue;
 		}
-		if (len >= 4 && memcmp(buf, "type", 4) == 0 && (len == 4 || buf[4] == '\t')) {
+		/* The first row of an input is its header row; later header rows
+		 * (from concatenated TSV files) are recognised by their fields. */
+		if (!pk->have_header || is_header_row(buf, len)) {
 			if (parse_header_row(pk, buf, len, err, sizeof err)) {
 				rc = ev_cli_error(&o->cli, "%s: line %llu: %s", name, (unsigned long long)lineno, err);
 				goto out;
 			}
 			continue;
-		}
-		if (!pk->have_header) {
-			rc = ev_cli_error(&o->cli, "%s: line %llu: no header row (a line of column names starting with 'type') before the first record",
-			                  name, (unsigned long long)lineno);
-			goto out;
 		}
 		struct ev_rec r;
 		ev_rec_init(&r);
