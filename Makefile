@@ -19,7 +19,8 @@ LDLIBS   += -lsqlite3 -lz -lm
 BUILD ?= build
 BIN   ?= bin
 
-prefix  ?= /usr/local
+PREFIX  ?= /usr/local
+prefix  ?= $(PREFIX)
 bindir  ?= $(prefix)/bin
 libexecdir ?= $(prefix)/libexec/evkit
 mandir  ?= $(prefix)/share/man
@@ -116,7 +117,7 @@ man: all
 install: all man
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
 	install -m 755 $(TOOLS) $(DESTDIR)$(bindir)
-	@for p in $(PIPELINES); do [ -f $$p ] && [ -x $$p ] && install -m 755 $$p $(DESTDIR)$(bindir) || true; done
+	@for p in $(PIPELINES); do case $$p in */demo) continue;; esac; [ -f $$p ] && [ -x $$p ] && install -m 755 $$p $(DESTDIR)$(bindir) || true; done
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(mandir)/man1
 
 uninstall:

@@ -22,6 +22,9 @@ void ev_cli_init(struct ev_cli *cli, const char *prog)
 	cli->prog = slash ? slash + 1 : prog;
 	cli->output = "-";
 	cli->progress = isatty(STDERR_FILENO);
+	/* Past `ulimit -f`, writes should fail with EFBIG and be reported like
+	 * any write error rather than kill the process. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 int ev_cli_common(struct ev_cli *cli, int opt, const char *arg)

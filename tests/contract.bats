@@ -142,3 +142,28 @@ check_empty() {
 	[[ "$output" == *"$t: "* ]] || { echo "$t empty input: no message"; return 1; }
 }
 @test "contract: empty input exits 1 with a message" { for_each_tool check_empty; }
+
+check_dir_input() {
+	local t="$1"
+	load_contract "$t" || return 1
+	mkdir -p "$BATS_TEST_TMPDIR/adir"
+	run "$t" "${CONTRACT_ARGS[@]}" -o "$BATS_TEST_TMPDIR/$t.dir.out" "$BATS_TEST_TMPDIR/adir"
+	[ "$status" -eq 1 ] || { echo "$t directory input: exit $status: $output"; return 1; }
+	[[ "$output" == *"$t: "*"adir"* ]] || { echo "$t directory input message: $output"; return 1; }
+	[ ! -e "$BATS_TEST_TMPDIR/$t.dir.out" ] || { echo "$t left output"; return 1; }
+}
+@test "contract: an unreadable input (a directory) exits 1 naming it" { for_each_tool check_dir_input; }
+
+check_fsize() {
+	local t="$1" in
+	load_contract "$t" || return 1
+	[ -z "$CONTRACT_NO_OUTPUT" ] || return 0
+	in="$BATS_TEST_TMPDIR/$t.good"
+	contract_good "$in"
+	run bash -c 'ulimit -f 0; "$@"' _ "$t" "${CONTRACT_ARGS[@]}" -o "$BATS_TEST_TMPDIR/$t.fsize.out" "$in"
+	[ "$status" -eq 1 ] || { echo "$t ulimit -f: exit $status: $output"; return 1; }
+	[[ "$output" == *"$t: "* ]] || { echo "$t ulimit -f: no message"; return 1; }
+	[ ! -e "$BATS_TEST_TMPDIR/$t.fsize.out" ] || { echo "$t left partial output"; return 1; }
+	[ -z "$(find "$BATS_TEST_TMPDIR" -name ".$t.fsize.out.*")" ] || { echo "$t left a temp file"; return 1; }
+}
+@test "contract: a file-size limit during output exits 1 and leaves nothing" { for_each_tool check_fsize; }
