@@ -13,6 +13,7 @@
 #include "ev.h"
 
 #define MAX_RECSIZE 65536
+#define EV_ID_CACHE 4096 /* direct-mapped cache of defined string ids */
 
 struct ev_reader {
 	ev_input *in;
@@ -26,7 +27,7 @@ struct ev_reader {
 	uint32_t segments;
 	uint64_t seg_records, recno, lineno;
 	struct ev_map defined;         /* string ids defined in this segment */
-	uint64_t cache[4];             /* recently checked ids */
+	uint64_t cache[EV_ID_CACHE];            /* direct-mapped: ids known defined */
 	unsigned char *recbuf;         /* unescaped record when escapes occur */
 	const unsigned char *raw;      /* last record's bytes */
 	const char *line;              /* last record's escaped line */
@@ -246,11 +247,11 @@ static int parse_str(ev_reader *r, const char *line, size_t len)
 
 static int id_defined(ev_reader *r, uint64_t id)
 {
-	if (id == 0 || r->cache[0] == id || r->cache[1] == id || r->cache[2] == id || r->cache[3] == id)
+	if (id == 0 || r->cache[id & (EV_ID_CACHE - 1)] == id)
 		return 1;
 	if (!ev_map_get(&r->defined, id))
 		return 0;
-	r->cache[(id >> 7) & 3] = id;
+	r->cache[id & (EV_ID_CACHE - 1)] = id;
 	return 1;
 }
 
@@ -259,23 +260,30 @@ static int read_record(ev_reader *r, const char *line, size_t len, struct ev_rec
 	const unsigned char *p = (const unsigned char *)line;
 	if (!r->in_segment)
 		return fail(r, EV_ERR_FORMAT, "record outside a segment (no #ev header before it)");
-	if (len == r->recsize && !memchr(line, '\\', len)) {
-		r->raw = p;
+	const unsigned char *bs = memchr(p, '\\', len);
+	if (!bs && len == r->recsize) {
+		r->raw = p; /* the common case: nothing to unescape */
 	} else {
+		/* Copy the runs between escapes; escapes are rare. */
+		const unsigned char *s = p, *e = p + len;
 		size_t o = 0;
-		for (size_t i = 0; i < len; i++) {
-			unsigned char c = p[i];
-			if (c == '\\') {
-				if (++i == len)
-					return fail_rec(r, EV_ERR_FORMAT, "record ends in an unfinished escape");
-				if (p[i] == 'n')
-					c = '\n';
-				else if (p[i] != '\\')
-					return fail_rec(r, EV_ERR_FORMAT, "invalid escape in record");
-			}
+		for (;;) {
+			size_t run = (size_t)((bs ? bs : e) - s);
+			if (o + run > r->recsize)
+				return fail_rec(r, EV_ERR_FORMAT, "record longer than the header's record size");
+			memcpy(r->recbuf + o, s, run);
+			o += run;
+			if (!bs)
+				break;
+			if (bs + 1 == e)
+				return fail_rec(r, EV_ERR_FORMAT, "record ends in an unfinished escape");
+			if (bs[1] != 'n' && bs[1] != '\\')
+				return fail_rec(r, EV_ERR_FORMAT, "invalid escape in record");
 			if (o == r->recsize)
 				return fail_rec(r, EV_ERR_FORMAT, "record longer than the header's record size");
-			r->recbuf[o++] = c;
+			r->recbuf[o++] = bs[1] == 'n' ? '\n' : '\\';
+			s = bs + 2;
+			bs = memchr(s, '\\', (size_t)(e - s));
 		}
 		if (o != r->recsize) {
 			char msg[96];

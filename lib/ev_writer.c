@@ -10,6 +10,8 @@
 
 #include "ev.h"
 
+#define EV_ID_CACHE 4096 /* direct-mapped cache of emitted string ids */
+
 struct ev_writer {
 	ev_output *out;
 	ev_strtab *st;
@@ -19,7 +21,7 @@ struct ev_writer {
 	uint64_t seg_records, total;
 	struct ev_map emitted; /* string ids defined in this segment */
 	struct ev_map texts;   /* hashes of metadata lines already written */
-	uint64_t cache[4];
+	uint64_t cache[EV_ID_CACHE];    /* direct-mapped: ids emitted in this segment */
 	char *esc;             /* escaping scratch */
 	size_t esc_cap;
 };
@@ -116,10 +118,10 @@ static int emit_str(ev_writer *w, uint64_t id)
 {
 	size_t len;
 	const char *text;
-	if (id == 0 || w->cache[0] == id || w->cache[1] == id || w->cache[2] == id || w->cache[3] == id)
+	if (id == 0 || w->cache[id & (EV_ID_CACHE - 1)] == id)
 		return EV_OK;
 	if (ev_map_get(&w->emitted, id)) {
-		w->cache[(id >> 7) & 3] = id;
+		w->cache[id & (EV_ID_CACHE - 1)] = id;
 		return EV_OK;
 	}
 	text = ev_strtab_get(w->st, id, &len);
@@ -136,6 +138,8 @@ static int emit_str(ev_writer *w, uint64_t id)
 		rc = ev_output_putc(w->out, '\n');
 	if (!rc)
 		rc = ev_map_put(&w->emitted, id, 1);
+	if (!rc)
+		w->cache[id & (EV_ID_CACHE - 1)] = id;
 	return rc;
 }
 

@@ -43,6 +43,7 @@ struct opts {
 	regex_t re;
 	int64_t from, to;
 	int have_from, have_to;
+	int any_filter;
 	char **inputs;
 	int ninputs;
 };
@@ -172,6 +173,8 @@ struct filter_state {
 
 static int keep(const struct opts *o, struct filter_state *fs, const struct ev_rec *r, const ev_strtab *st)
 {
+	if (!o->any_filter)
+		return 1;
 	if (o->type_mask && !(o->type_mask & (1u << r->type)))
 		return 0;
 	if (o->nranks && !in_ranges(o->ranks, o->nranks, r->rank))
@@ -872,6 +875,7 @@ int main(int argc, char **argv)
 			return ev_cli_usage_error(&o.cli, "--name: %s", msg);
 		}
 	}
+	o.any_filter = o.type_mask || o.nranks || o.nsrcs || o.name_re || o.have_from || o.have_to;
 	static char *stdin_only[] = { (char *)"-" };
 	o.inputs = optind < argc ? argv + optind : stdin_only;
 	o.ninputs = optind < argc ? argc - optind : 1;
