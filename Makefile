@@ -117,7 +117,8 @@ man: all
 install: all man
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
 	install -m 755 $(TOOLS) $(DESTDIR)$(bindir)
-	@for p in $(PIPELINES); do case $$p in */demo) continue;; esac; [ -f $$p ] && [ -x $$p ] && install -m 755 $$p $(DESTDIR)$(bindir) || true; done
+	@for p in $(PIPELINES); do case $$p in */demo) continue;; esac; \
+	  if [ -x $$p ]; then install -m 755 $$p $(DESTDIR)$(bindir); else install -m 644 $$p $(DESTDIR)$(bindir); fi; done
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(mandir)/man1
 
 uninstall:
@@ -125,7 +126,7 @@ uninstall:
 	@for t in $(TOOLS); do rm -f $(DESTDIR)$(mandir)/man1/$$(basename $$t).1; done
 
 lint:
-	shellcheck -x pipelines/* bench/*.sh
+	shellcheck -x pipelines/* bench/*.sh tests/*.bash
 	@for h in include/*.h lib/*.h; do $(CC) $(CPPFLAGS) $(WARNFLAGS) -fsyntax-only -x c $$h || exit 1; done
 
 clean:
