@@ -13,8 +13,13 @@ export PATH EV_BIN ROOT_DIR TESTS_DIR
 SHARED_DATA="${SHARED_DATA:-$ROOT_DIR/../shared/data}"
 export SHARED_DATA
 
+# In CI the shared data must be there: a missing copy fails instead of
+# quietly skipping the tests that prove the tools on real traces.
 need_shared_data() {
-	[ -d "$SHARED_DATA" ] || skip "shared data not found at $SHARED_DATA (set SHARED_DATA)"
+	if [ ! -d "$SHARED_DATA" ]; then
+		[ -z "${CI:-}" ] || fail "shared data not found at $SHARED_DATA (CI must have it)"
+		skip "shared data not found at $SHARED_DATA (set SHARED_DATA)"
+	fi
 }
 
 # pack FILE.tsv OUT.ev: encode an ev-view TSV fixture to an ev stream.
