@@ -11,7 +11,21 @@
 
 #include "ev.h"
 
-static int failures, checks;
+static int failures, checks, tests_passed, tests_failed;
+
+/* Each test function passes when it adds no failed check. */
+static void run_test(const char *name, void (*fn)(void))
+{
+	int before = failures;
+	fn();
+	if (failures == before) {
+		tests_passed++;
+	} else {
+		tests_failed++;
+		fprintf(stderr, "FAILED: %s\n", name);
+	}
+}
+#define RUN(fn) run_test(#fn, fn)
 
 #define CHECK(cond)                                                              \
 	do {                                                                     \
@@ -464,21 +478,21 @@ int main(void)
 		perror("mkdtemp");
 		return 2;
 	}
-	test_hash();
-	test_record_roundtrip();
-	test_enum_names();
-	test_text_escape();
-	test_escape_heavy_records();
-	test_strings();
-	test_segments_and_errors();
-	test_meta();
-	test_numbers();
-	test_gzip_input();
-	test_output_atomic();
+	RUN(test_hash);
+	RUN(test_record_roundtrip);
+	RUN(test_enum_names);
+	RUN(test_text_escape);
+	RUN(test_escape_heavy_records);
+	RUN(test_strings);
+	RUN(test_segments_and_errors);
+	RUN(test_meta);
+	RUN(test_numbers);
+	RUN(test_gzip_input);
+	RUN(test_output_atomic);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
-	printf("%d passed, %d failed\n", checks - failures, failures);
-	return failures ? 1 : 0;
+	printf("test_codec: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
+	return tests_failed ? 1 : 0;
 }
