@@ -368,6 +368,9 @@ int ev_reader_from_input(ev_reader **r, ev_input *in, ev_strtab *strtab, ev_meta
  * With ev_reader_skip_text(r, 1) text lines are not returned. */
 int ev_read(ev_reader *r, struct ev_rec *rec) EV_RESULT_USED;
 void ev_reader_skip_text(ev_reader *r, int skip);
+/* Decode only type, flags, name and sig (other fields read as zero): for
+ * filters that forward records unchanged with ev_write_escaped. */
+void ev_reader_lazy_decode(ev_reader *r, int lazy);
 /* Return every line verbatim: EV_TEXT also for #ev, #str and #end lines
  * (still checked and interned).  For ev-view's lossless TSV. */
 void ev_reader_raw_text(ev_reader *r, int raw);

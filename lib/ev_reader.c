@@ -20,7 +20,7 @@ struct ev_reader {
 	ev_strtab *st;
 	ev_meta *meta;
 	int own_st, own_meta;
-	int skip_text, raw_text;
+	int skip_text, raw_text, lazy;
 	int in_segment, err;
 	unsigned minor;
 	size_t recsize;
@@ -294,7 +294,15 @@ static int read_record(ev_reader *r, const char *line, size_t len, struct ev_rec
 	}
 	r->line = line;
 	r->line_len = len;
-	ev_rec_decode(r->raw, rec);
+	if (r->lazy) {
+		/* Only what validation and re-emitting strings need. */
+		rec->type = r->raw[0];
+		rec->flags = ev_le16(r->raw + 6);
+		rec->name = ev_le64(r->raw + 40);
+		rec->sig = ev_le64(r->raw + 48);
+	} else {
+		ev_rec_decode(r->raw, rec);
+	}
 	if (r->minor <= EV_FORMAT_MINOR && (rec->flags & ~(unsigned)EV_F_KNOWN_MASK))
 		return fail_rec(r, EV_ERR_FORMAT, "reserved flag bits are set");
 	if (!id_defined(r, rec->name) || !id_defined(r, rec->sig))
@@ -373,6 +381,7 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 }
 
 void ev_reader_skip_text(ev_reader *r, int skip) { r->skip_text = skip; }
+void ev_reader_lazy_decode(ev_reader *r, int lazy) { r->lazy = lazy; }
 void ev_reader_raw_text(ev_reader *r, int raw) { r->raw_text = raw; }
 void ev_reader_text(const ev_reader *r, const char **line, size_t *len)
 {

@@ -378,6 +378,7 @@ static int view_one(struct opts *o, ev_reader *r, struct sink *sk, struct filter
 	struct ev_rec rec;
 	int rc;
 	ev_strtab *st = ev_reader_strtab(r);
+	ev_rec_init(&rec);
 	while ((rc = ev_read(r, &rec)) > 0) {
 		if (rc == EV_TEXT) {
 			const char *line;
@@ -751,6 +752,10 @@ static int run(struct opts *o)
 			break;
 		}
 		ev_reader_raw_text(r, 1);
+		if (sk.w && !o->any_filter) {
+			/* Records go out as they came: no need to decode every field. */
+			ev_reader_lazy_decode(r, 1);
+		}
 		rc = view_one(o, r, &sk, &fs, &nrec);
 		if (rc >= 500)
 			status = ev_cli_file_error(&o->cli, o->cli.output, rc - 1000);
