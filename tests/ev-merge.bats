@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# ev-merge: order, ties, sources, ranks, external sort, clock alignment.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	GEN="$TESTS_DIR/gen/gen-ev-ranks.sh"
+}
+
+tsv2ev() { ev-view --pack -o "$2" "$1"; }
+
+@test "merge order is (ts, rank, stream, seq), ties by input order" {
+	printf 'type\trank\tstream\tts\tseq\tname\nkernel\t1\t0\t10\t0\ta\nkernel\t0\t5\t20\t0\tb\nkernel\t0\t5\t20\t1\tc\n' >"$T/a.tsv"
+	printf 'type\trank\tstream\tts\tseq\tname\nkernel\t0\t0\t10\t0\td\nkernel\t0\t5\t20\t0\te\nkernel\t1\t0\t30\t0\tf\n' >"$T/b.tsv"
+	tsv2ev "$T/a.tsv" "$T/a.ev"
+	tsv2ev "$T/b.tsv" "$T/b.ev"
+	run -0 bash -c 'ev-merge "$1" "$2" | ev-view -M -H -c name,src' _ "$T/a.ev" "$T/b.ev"
+	assert_output "$(printf 'd\t1\na\t0\nb\t0\ne\t1\nc\t0\nf\t1')"
+	# Merging is associative and deterministic.
+	ev-merge -o "$T/ab.ev" "$T/a.ev" "$T/b.ev"
+	ev-merge -o "$T/ab2.ev" "$T/a.ev" "$T/b.ev"
+	cmp "$T/ab.ev" "$T/ab2.ev"
+}
+
+@test "detail records stay right after their op" {
+	printf 'type\trank\tstream\tts\tseq\tid\taux\ncoll\t0\t4\t100\t3\t9\t0\ndep\t0\t4\t100\t3\t9\t8\nchan\t0\t4\t100\t3\t9\t0\n' >"$T/a.tsv"
+	printf 'type\trank\tstream\tts\tseq\nkernel\t0\t4\t100\t3\nkernel\t0\t4\t100\t3\n' >"$T/b.tsv"
+	tsv2ev "$T/a.tsv" "$T/a.ev"
+	tsv2ev "$T/b.tsv" "$T/b.ev"
+	run -0 bash -c 'ev-merge "$2" "$1" | ev-view -M -H -c type' _ "$T/a.ev" "$T/b.ev"
+	assert_output "$(printf 'kernel\nkernel\ncoll\ndep\nchan')"
+	run -0 bash -c 'ev-merge "$1" "$2" | ev-view -M -H -c type' _ "$T/a.ev" "$T/b.ev"
+	assert_output "$(printf 'coll\ndep\nchan\nkernel\nkernel')"
+}
+
+@test "sources carry labels, files and keys from the path" {
+	mkdir -p "$T/s/256thread/nccl_28channels" "$T/s/512thread/nccl_56channels"
+	printf 'type\tts\tname\nkernel\t1\tk\n' >"$T/k.tsv"
+	tsv2ev "$T/k.tsv" "$T/s/256thread/nccl_28channels/r0.ev"
+	tsv2ev "$T/k.tsv" "$T/s/512thread/nccl_56channels/r0.ev"
+	cd "$T"
+	ev-merge -o m.ev -k threads,channels -x '([0-9]+)thread/nccl_([0-9]+)channels' \
+		base=s/256thread/nccl_28channels/r0.ev s/512thread/nccl_56channels/r0.ev
+	run -0 grep -a '^#src' m.ev
+	assert_line --index 0 '#src 0 label=base file=s/256thread/nccl_28channels/r0.ev threads=256 channels=28'
+	assert_line --index 1 '#src 1 file=s/512thread/nccl_56channels/r0.ev threads=512 channels=56'
+	run -0 ev-view -M -H -c src m.ev
+	assert_output "$(printf '0\n1')"
+	run -0 grep -ac '^#str' m.ev
+	assert_output 1
+}
+
+@test "strings and metadata of all inputs appear once" {
+	printf '#rank 0 host=a\n#comm 5 nranks=2 ranks=0,1\ntype\tts\tname\nkernel\t1\tk\n' >"$T/a.tsv"
+	printf '#rank 1 host=b\n#comm 5 nranks=2 ranks=0,1\ntype\tts\tname\nkernel\t2\tk\n' >"$T/b.tsv"
+	tsv2ev "$T/a.tsv" "$T/a.ev"
+	tsv2ev "$T/b.tsv" "$T/b.ev"
+	ev-merge -o "$T/m.ev" "$T/a.ev" "$T/b.ev"
+	run -0 grep -ac '^#comm 5' "$T/m.ev"
+	assert_output 1
+	run -0 grep -ac '^#rank' "$T/m.ev"
+	assert_output 2
+}
+
+@test "--rank-from-src numbers inputs as ranks" {
+	printf '#rank 0 host=a\ntype\trank\tts\nkernel\t0\t1\n' >"$T/a.tsv"
+	tsv2ev "$T/a.tsv" "$T/a.ev"
+	ev-merge -R -o "$T/m.ev" "$T/a.ev" "$T/a.ev" "$T/a.ev"
+	run -0 ev-view -M -H -c rank "$T/m.ev"
+	assert_output "$(printf '0\n1\n2')"
+	run -0 grep -a '^#rank' "$T/m.ev"
+	assert_output "$(printf '#rank 0 host=a\n#rank 1 host=a\n#rank 2 host=a')"
+}
+
+@test "out-of-order input is an error naming input and record, unless --sort" {
+	printf 'type\tts\nkernel\t5\nkernel\t7\nkernel\t3\n' >"$T/o.tsv"
+	tsv2ev "$T/o.tsv" "$T/o.ev"
+	run -1 ev-merge -o "$T/m.ev" "$T/o.ev"
+	assert_output --partial "o.ev: record 3: out of order (ts 3 after 7); use ev-merge --sort"
+	[ ! -e "$T/m.ev" ]
+	run -0 bash -c 'ev-merge --sort "$1" | ev-view -M -H -c ts' _ "$T/o.ev"
+	assert_output "$(printf '3\n5\n7')"
+}
+
+@test "external sort with a small buffer equals the in-memory sort" {
+	n=${EV_TEST_SORT_RECORDS:-300000}
+	awk -v n="$n" 'BEGIN { srand(3); OFS = "\t"; print "type", "rank", "stream", "ts", "seq", "name";
+		for (i = 0; i < n; i++) print "kernel", int(rand() * 8), int(rand() * 4), int(rand() * 1000000), i, "k" (i % 50) }' >"$T/r.tsv"
+	tsv2ev "$T/r.tsv" "$T/r.ev"
+	mkdir "$T/tmp"
+	TMPDIR="$T/tmp" ev-merge --sort -S 1M -o "$T/ext.ev" "$T/r.ev"
+	ev-merge --sort -S 1G -o "$T/mem.ev" "$T/r.ev"
+	cmp "$T/ext.ev" "$T/mem.ev"
+	run -0 bash -c 'ev-view -M -H -c ts "$1" | sort -n -c && echo sorted' _ "$T/ext.ev"
+	assert_output sorted
+	[ -z "$(ls -A "$T/tmp")" ]
+}
+
+@test "temporary runs are removed after an error and after SIGINT" {
+	awk 'BEGIN { OFS = "\t"; print "type", "ts"; for (i = 0; i < 100000; i++) print "kernel", 100000 - i }' >"$T/r.tsv"
+	tsv2ev "$T/r.tsv" "$T/r.ev"
+	mkdir "$T/tmp"
+	# Error: a truncated second input after runs were spilled.
+	head -n 50 "$T/r.ev" >"$T/cut.ev"
+	TMPDIR="$T/tmp" run -1 ev-merge --sort -S 1M -o "$T/m.ev" "$T/r.ev" "$T/cut.ev"
+	assert_output --partial "truncated"
+	[ -z "$(ls -A "$T/tmp")" ]
+	[ ! -e "$T/m.ev" ]
+	# SIGINT while it waits for more input on a FIFO, runs already on disk.
+	mkfifo "$T/fifo"
+	TMPDIR="$T/tmp" ev-merge --sort -S 1M -o "$T/m.ev" "$T/fifo" 2>/dev/null &
+	pid=$!
+	exec 7>"$T/fifo"
+	cat "$T/r.ev" >&7
+	for _ in $(seq 100); do [ -n "$(ls -A "$T/tmp")" ] && break; sleep 0.1; done
+	[ -n "$(ls -A "$T/tmp")" ]
+	kill -INT "$pid"
+	wait "$pid" || true
+	exec 7>&-
+	[ -z "$(ls -A "$T/tmp")" ]
+	[ -z "$(find "$T" -maxdepth 1 -name '.m.ev.*')" ]
+}
+
+@test "--align=start puts each rank's first event at 0" {
+	bash "$GEN" "$T/g" 3 5 1 1000000 0
+	ev-merge -q --align=start -o "$T/m.ev" "$T"/g/rank*.ev
+	run -0 bash -c 'ev-view -M -H -c rank,ts "$1" | sort -k1,1n -k2,2n -s | awk "!s[\$1]++ { print \$2 }"' _ "$T/m.ev"
+	assert_output "$(printf '0\n0\n0')"
+}
+
+@test "--align=coll recovers known offsets to within 10 us" {
+	bash "$GEN" "$T/g" 8 100 11 50000000 0
+	ev-merge --align=coll -o "$T/m.ev" "$T"/g/rank*.ev 2>"$T/err"
+	grep -q 'align: rank 7 offset' "$T/err"
+	grep -a '^#meta align.rank' "$T/m.ev" | tr ' ' '\n' | sed -n 's/^align.rank\([0-9]*\).offset_ns=\(.*\)/\1\t\2/p' >"$T/got.tsv"
+	run -0 awk -F'\t' 'NR == FNR { truth[$1] = $2; next } { d = $2 - truth[$1]; if (d < 0) d = -d; if (d > 10000) { print "rank " $1 " off by " d; bad = 1 } n++ } END { if (n != 8) print "ranks: " n; exit bad || n != 8 }' "$T/g/truth.tsv" "$T/got.tsv"
+	# After alignment the collectives end together on every rank.
+	run -0 bash -c 'ev-view -M -H --type=coll -c seq,ts,dur "$1" | awk -F"\t" "{ e = \$2 + \$3; if (!(\$1 in lo) || e < lo[\$1]) lo[\$1] = e; if (e > hi[\$1]) hi[\$1] = e } END { m = 0; for (k in lo) if (hi[k] - lo[k] > m) m = hi[k] - lo[k]; print (m <= 10000) ? \"ok\" : \"spread \" m }"' _ "$T/m.ev"
+	assert_output ok
+}
+
+@test "--align=coll-drift also recovers drift" {
+	bash "$GEN" "$T/g" 4 200 5 20000000 30
+	ev-merge -q --align=coll-drift -o "$T/m.ev" "$T"/g/rank*.ev
+	grep -a '^#meta align.rank' "$T/m.ev" | tr ' ' '\n' | sed -n 's/^align.rank\([0-9]*\).drift_ppm=\(.*\)/\1\t\2/p' >"$T/got.tsv"
+	run -0 awk -F'\t' 'NR == FNR { truth[$1] = $3; next } { d = $2 - truth[$1]; if (d < 0) d = -d; if (d > 0.1) { print "rank " $1 " drift off by " d; bad = 1 } } END { exit bad }' "$T/g/truth.tsv" "$T/got.tsv"
+}
+
+@test "alignment reads a pipe through a spool file" {
+	bash "$GEN" "$T/g" 2 20 2 1000000 0
+	run -0 bash -c 'cat "$1" | ev-merge -q --align=coll -o "$3" - "$2"' _ "$T/g/rank0.ev" "$T/g/rank1.ev" "$T/m.ev"
+	run -0 grep -ac '^#meta align.rank1.offset_ns' "$T/m.ev"
+}
+
+@test "usage errors" {
+	run -2 ev-merge --align=sideways x.ev
+	run -2 ev-merge -x '(' -k a x.ev
+	run -2 ev-merge -x '([0-9]+)' x.ev
+	run -2 ev-merge -k a,b -x '([0-9]+)' x.ev
+	run -2 ev-merge -S 10 --sort x.ev
+	run -2 ev-merge - -
+	assert_output --partial "only once"
+}
