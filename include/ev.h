@@ -432,6 +432,31 @@ int ev_writer_close(ev_writer *w) EV_RESULT_USED;
 void ev_writer_abort(ev_writer *w);
 
 /* ------------------------------------------------------------------ */
+/* External sort of records in bounded memory.                          */
+
+/* Records are ordered by (ts, rank, stream, seq), ties by the order they
+ * were added, so detail records stay after their op.  When the buffer of
+ * `budget` bytes fills, a sorted run is written to tmpdir ($TMPDIR or
+ * /tmp when NULL); runs are removed by ev_sorter_close and by
+ * ev_output_abort_all_signal. */
+typedef struct ev_sorter ev_sorter;
+int ev_sorter_open(ev_sorter **s, uint64_t budget, const char *tmpdir) EV_RESULT_USED;
+int ev_sorter_add(ev_sorter *s, const struct ev_rec *rec) EV_RESULT_USED;
+/* Write every record in order.  fix, if not NULL, may change a record just
+ * before it is written (not its sort key); a non-zero return stops. */
+int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev_rec *rec), void *ctx) EV_RESULT_USED;
+uint64_t ev_sorter_count(const ev_sorter *s);
+unsigned ev_sorter_runs(const ev_sorter *s);
+/* Path of the run file behind the last EV_ERR_IO, for messages. */
+const char *ev_sorter_errpath(const ev_sorter *s);
+void ev_sorter_close(ev_sorter *s);
+
+/* Temporary files to remove if a signal ends the process (async-safe
+ * removal by ev_output_abort_all_signal).  Returns a slot or -1. */
+int ev_temp_register(char *path);
+void ev_temp_unregister(int slot);
+
+/* ------------------------------------------------------------------ */
 /* Time order check used by tools that need order.                      */
 
 struct ev_order { int64_t last_ts; uint64_t recno; int started; };

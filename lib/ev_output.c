@@ -30,7 +30,7 @@ struct ev_output {
 /* Temp names still open, for removal from a signal handler. */
 static char *volatile temp_paths[MAX_TEMPS];
 
-static int register_temp(char *path)
+int ev_temp_register(char *path)
 {
 	for (int i = 0; i < MAX_TEMPS; i++)
 		if (!temp_paths[i]) {
@@ -40,7 +40,7 @@ static int register_temp(char *path)
 	return -1;
 }
 
-static void unregister_temp(int slot)
+void ev_temp_unregister(int slot)
 {
 	if (slot >= 0)
 		temp_paths[slot] = NULL;
@@ -72,7 +72,7 @@ static int open_temp(ev_output *o, const char *path)
 	mode_t mask = umask(0);
 	umask(mask);
 	fchmod(o->fd, 0666 & ~mask);
-	o->temp_slot = register_temp(o->tmp);
+	o->temp_slot = ev_temp_register(o->tmp);
 	return EV_OK;
 }
 
@@ -243,7 +243,7 @@ const char *ev_output_name(const ev_output *o) { return o->name; }
 
 static void release(ev_output *o)
 {
-	unregister_temp(o->temp_slot);
+	ev_temp_unregister(o->temp_slot);
 	free(o->tmp);
 	free(o->path);
 	free(o->name);

@@ -634,207 +634,31 @@ done:
 
 /* ---- external sort (--sort) ----------------------------------------- */
 
-/* One record in a sorted run: the record, its input and its position in
- * that input, so equal keys keep input order (detail records stay after
- * their op).  Runs are private temporary files of fixed-size items. */
-struct item { struct ev_rec rec; uint32_t input; uint64_t pos; };
-#define ITEM_DISK (EV_RECORD_SIZE + 4 + 8)
-
-static int item_cmp(const void *pa, const void *pb)
-{
-	const struct item *a = pa, *b = pb;
-	if (rec_less(&a->rec, (int)a->input, &b->rec, (int)b->input))
-		return -1;
-	if (rec_less(&b->rec, (int)b->input, &a->rec, (int)a->input))
-		return 1;
-	return (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-#define MAX_RUNS 4096
-static char *run_paths[MAX_RUNS];
-static int nrun_paths;
-
-static void remove_runs(void)
-{
-	for (int i = 0; i < nrun_paths; i++)
-		if (run_paths[i])
-			unlink(run_paths[i]);
-}
-
-static void on_exit_cleanup(void)
-{
-	remove_runs();
-	remove_spool();
-}
-
-struct run { FILE *f; struct item cur; int done; };
-
-static int run_next(struct run *r)
-{
-	unsigned char b[ITEM_DISK];
-	size_t got = fread(b, 1, sizeof b, r->f);
-	if (got == 0 && feof(r->f)) {
-		r->done = 1;
-		return 0;
-	}
-	if (got != sizeof b)
-		return -1;
-	ev_rec_decode(b, &r->cur.rec);
-	r->cur.input = ev_le32(b + EV_RECORD_SIZE);
-	r->cur.pos = ev_le64(b + EV_RECORD_SIZE + 4);
-	return 0;
-}
-
-static int write_run(struct opts *o, struct item *items, size_t n)
-{
-	const char *dir = getenv("TMPDIR");
-	if (nrun_paths == MAX_RUNS)
-		return ev_cli_error(&o->cli, "too many sorted runs; raise --buffer-size");
-	char *path = malloc(4096);
-	if (!path)
-		return ev_cli_error(&o->cli, "out of memory");
-	snprintf(path, 4096, "%s/ev-merge-run.XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		int e = errno;
-		free(path);
-		return ev_cli_error(&o->cli, "cannot create a sort run in %s: %s", dir && *dir ? dir : "/tmp", strerror(e));
-	}
-	run_paths[nrun_paths++] = path;
-	FILE *f = fdopen(fd, "wb");
-	if (!f) {
-		close(fd);
-		return ev_cli_error(&o->cli, "%s: %s", path, strerror(errno));
-	}
-	qsort(items, n, sizeof *items, item_cmp);
-	unsigned char b[ITEM_DISK];
-	for (size_t i = 0; i < n; i++) {
-		ev_rec_encode(&items[i].rec, b);
-		ev_put32(b + EV_RECORD_SIZE, items[i].input);
-		ev_put64(b + EV_RECORD_SIZE + 4, items[i].pos);
-		if (fwrite(b, 1, sizeof b, f) != sizeof b)
-			break;
-	}
-	if (ferror(f) | fclose(f))
-		return ev_cli_error(&o->cli, "%s: write error: %s", path, strerror(errno));
-	return 0;
-}
-
 static int sort_merge(struct opts *o, struct input *ins, int n, ev_writer *w, const struct align_state *al,
                       int *warned_src)
 {
-	size_t cap = (size_t)(o->sort_bytes / sizeof(struct item));
-	struct item *items = malloc(cap * sizeof *items);
-	struct run *runs = NULL;
-	size_t used = 0;
-	int status = 0, rc;
-	uint64_t total = 0;
-	if (!items)
+	ev_sorter *s;
+	int status = 0, rc = ev_sorter_open(&s, o->sort_bytes, NULL);
+	if (rc)
 		return ev_cli_error(&o->cli, "out of memory for --buffer-size %llu", (unsigned long long)o->sort_bytes);
-	/* Phase 1: read everything, spill sorted runs.  Text lines go out now,
-	 * before every record, which keeps them ahead of the records using them. */
-	for (int i = 0; i < n && !status; i++) {
-		uint64_t pos = 0;
-		while (!ins[i].done) {
-			if (used == cap) {
-				if ((status = write_run(o, items, used)) != 0)
-					break;
-				used = 0;
-			}
-			items[used].rec = ins[i].rec;
-			items[used].input = (uint32_t)i;
-			items[used].pos = pos++;
-			used++;
-			total++;
-			if ((status = advance(o, w, ins, i, al, warned_src)) != 0)
+	/* Text lines go out while reading, before every record: they stay ahead
+	 * of the records that use them.  Records are added input by input, so
+	 * equal keys keep input order. */
+	for (int i = 0; i < n && !status; i++)
+		while (!ins[i].done && !status) {
+			if ((rc = ev_sorter_add(s, &ins[i].rec)) != EV_OK)
 				break;
+			status = advance(o, w, ins, i, al, warned_src);
 		}
-	}
-	if (status)
-		goto out;
-	if (nrun_paths == 0) {
-		/* Everything fit in memory: one sort, no temporary files. */
-		qsort(items, used, sizeof *items, item_cmp);
-		for (size_t k = 0; k < used; k++)
-			if ((rc = ev_write(w, &items[k].rec)) != EV_OK) {
-				status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-				goto out;
-			}
-		goto out;
-	}
-	if (used && (status = write_run(o, items, used)) != 0)
-		goto out;
-	free(items);
-	items = NULL;
-	/* Phase 2: k-way merge of the runs. */
-	runs = calloc((size_t)nrun_paths, sizeof *runs);
-	int *heap = calloc((size_t)nrun_paths, sizeof *heap), hn = 0;
-	if (!runs || !heap) {
-		free(heap);
-		status = ev_cli_error(&o->cli, "out of memory");
-		goto out;
-	}
-	for (int k = 0; k < nrun_paths && !status; k++) {
-		runs[k].f = fopen(run_paths[k], "rb");
-		if (!runs[k].f || run_next(&runs[k]) != 0)
-			status = ev_cli_error(&o->cli, "%s: cannot read sort run: %s", run_paths[k], strerror(errno));
-	}
-	for (int k = 0; k < nrun_paths && !status; k++) {
-		if (runs[k].done)
-			continue;
-		heap[hn] = k;
-		for (int i = hn++; i > 0;) {
-			int p = (i - 1) / 2;
-			if (item_cmp(&runs[heap[i]].cur, &runs[heap[p]].cur) >= 0)
-				break;
-			int t = heap[i]; heap[i] = heap[p]; heap[p] = t;
-			i = p;
-		}
-	}
-	uint64_t nout = 0;
-	while (!status && hn > 0) {
-		struct run *r = &runs[heap[0]];
-		if ((rc = ev_write(w, &r->cur.rec)) != EV_OK) {
+	if (!status && !rc)
+		rc = ev_sorter_finish(s, w, NULL, NULL);
+	if (!status && rc) {
+		if (rc == EV_ERR_IO && *ev_sorter_errpath(s))
+			status = ev_cli_error(&o->cli, "%s: %s", ev_sorter_errpath(s), strerror(errno));
+		else
 			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-			break;
-		}
-		if ((++nout & 0xFFFF) == 0)
-			ev_cli_progress(&o->cli, nout, 0);
-		if (run_next(r) != 0) {
-			status = ev_cli_error(&o->cli, "%s: sort run is damaged", run_paths[heap[0]]);
-			break;
-		}
-		if (r->done)
-			heap[0] = heap[--hn];
-		for (int i = 0;;) {
-			int l = 2 * i + 1, rr = l + 1, m = i;
-			if (l < hn && item_cmp(&runs[heap[l]].cur, &runs[heap[m]].cur) < 0)
-				m = l;
-			if (rr < hn && item_cmp(&runs[heap[rr]].cur, &runs[heap[m]].cur) < 0)
-				m = rr;
-			if (m == i)
-				break;
-			int t = heap[i]; heap[i] = heap[m]; heap[m] = t;
-			i = m;
-		}
 	}
-	free(heap);
-	if (!status && nout != total)
-		status = ev_cli_error(&o->cli, "sort runs lost records (%llu of %llu)", (unsigned long long)nout,
-		                      (unsigned long long)total);
-out:
-	if (runs)
-		for (int k = 0; k < nrun_paths; k++)
-			if (runs[k].f)
-				fclose(runs[k].f);
-	free(runs);
-	remove_runs();
-	for (int k = 0; k < nrun_paths; k++) {
-		free(run_paths[k]);
-		run_paths[k] = NULL;
-	}
-	nrun_paths = 0;
-	free(items);
+	ev_sorter_close(s);
 	return status;
 }
 
@@ -1004,7 +828,7 @@ int main(int argc, char **argv)
 	o.ninputs = optind < argc ? argc - optind : 1;
 	if (o.ninputs > 65535)
 		{ status = ev_cli_usage_error(&o.cli, "at most 65535 inputs"); goto out; }
-	ev_cli_cleanup_on_signal(on_exit_cleanup);
+	ev_cli_cleanup_on_signal(remove_spool);
 	status = run(&o);
 out:
 	if (have_re)
