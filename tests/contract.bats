@@ -113,7 +113,7 @@ check_head() {
 	load_contract "$t" || return 1
 	in="$BATS_TEST_TMPDIR/$t.good"
 	contract_good "$in"
-	run --separate-stderr bash -c '"$0" "${@}" -f "$1" | head -c 1 >/dev/null' "$t" "${CONTRACT_ARGS[@]}" "$in"
+	run --separate-stderr bash -c '"$@" | head -c 1 >/dev/null' _ "$t" "${CONTRACT_ARGS[@]}" -f "$in"
 	[ -z "$stderr" ] || { echo "$t | head: stderr: $stderr"; return 1; }
 }
 @test "contract: a reader that goes away causes no message" { for_each_tool check_head; }

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * json_scan.c - streaming reader for large JSON trace files: returns one
+ * value of the top-level object (or one element of its big array) at a time,
+ * so memory is bounded by the largest single value, and tokenizes a value
+ * with jsmn.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JSMN_STATIC
+#define JSMN_STRICT
+#include <jsmn.h>
+
+#include "ev.h"
+
+#define CHUNK (1u << 18)
+
+enum state { ST_START, ST_MEMBERS, ST_ARRAY, ST_AFTER_ARRAY, ST_DONE };
+
+struct ev_json {
+	ev_input *in;
+	char *array_key;
+	size_t max_value;
+	unsigned char *buf;      /* input chunk */
+	size_t pos, end;
+	uint64_t base;           /* offset of buf[0] */
+	int eof;
+	char *val;               /* current value's text */
+	size_t vlen, vcap;
+	char *key;
+	size_t klen, kcap;
+	enum state st;
+	int bare;                /* document is a bare array */
+	char detail[256];
+};
+
+int ev_json_open(ev_json **out, ev_input *in, const char *array_key, size_t max_value)
+{
+	ev_json *j = calloc(1, sizeof *j);
+	*out = NULL;
+	if (!j)
+		return EV_ERR_NOMEM;
+	j->in = in;
+	j->array_key = strdup(array_key ? array_key : "traceEvents");
+	j->max_value = max_value ? max_value : (64u << 20);
+	j->buf = malloc(CHUNK);
+	if (!j->array_key || !j->buf) {
+		ev_json_close(j);
+		return EV_ERR_NOMEM;
+	}
+	*out = j;
+	return EV_OK;
+}
+
+void ev_json_close(ev_json *j)
+{
+	if (!j)
+		return;
+	free(j->array_key);
+	free(j->buf);
+	free(j->val);
+	free(j->key);
+	free(j);
+}
+
+const char *ev_json_errdetail(const ev_json *j) { return j->detail; }
+
+static int fail(ev_json *j, int rc, const char *msg)
+{
+	snprintf(j->detail, sizeof j->detail, "byte %llu: %s", (unsigned long long)(j->base + j->pos), msg);
+	return rc;
+}
+
+/* Next byte, or -1 at the end, or < -1 for an input error (status - 1). */
+static int getb(ev_json *j)
+{
+	if (j->pos == j->end) {
+		if (j->eof)
+			return -1;
+		j->base += j->end;
+		long got = ev_input_read(j->in, j->buf, CHUNK);
+		if (got < 0)
+			return (int)got - 1;
+		j->pos = 0;
+		j->end = (size_t)got;
+		if (got == 0) {
+			j->eof = 1;
+			return -1;
+		}
+	}
+	return j->buf[j->pos++];
+}
+
+static int skip_ws(ev_json *j)
+{
+	for (;;) {
+		int c = getb(j);
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			return c;
+	}
+}
+
+static int put(ev_json *j, int c)
+{
+	if (j->vlen == j->vcap) {
+		if (j->vcap >= j->max_value)
+			return EV_ERR_LIMIT;
+		size_t n = j->vcap ? j->vcap * 2 : 4096;
+		if (n > j->max_value)
+			n = j->max_value;
+		char *nv = realloc(j->val, n + 1);
+		if (!nv)
+			return EV_ERR_NOMEM;
+		j->val = nv;
+		j->vcap = n;
+	}
+	j->val[j->vlen++] = (char)c;
+	return EV_OK;
+}
+
+static int input_error(ev_json *j, int c)
+{
+	int rc = c + 1;
+	if (rc == EV_ERR_TRUNCATED || rc == EV_ERR_GZIP)
+		return fail(j, rc, "compressed input is truncated or damaged");
+	return fail(j, rc, "read error");
+}
+
+/* Copy one JSON value starting with byte c into val.  Strings and nesting
+ * are tracked only far enough to find the value's end; jsmn checks it. */
+static int scan_value(ev_json *j, int c)
+{
+	int depth = 0, rc;
+	j->vlen = 0;
+	if (c < -1)
+		return input_error(j, c);
+	if (c == -1)
+		return fail(j, EV_ERR_TRUNCATED, "truncated JSON: a value is missing");
+	for (;;) {
+		if (c == '"') {
+			if ((rc = put(j, c)) != EV_OK)
+				goto limit;
+			for (;;) {
+				c = getb(j);
+				if (c < 0)
+					return c < -1 ? input_error(j, c) : fail(j, EV_ERR_TRUNCATED, "truncated JSON inside a string");
+				if ((rc = put(j, c)) != EV_OK)
+					goto limit;
+				if (c == '\\') {
+					c = getb(j);
+					if (c < 0)
+						return c < -1 ? input_error(j, c) : fail(j, EV_ERR_TRUNCATED, "truncated JSON inside a string");
+					if ((rc = put(j, c)) != EV_OK)
+						goto limit;
+				} else if (c == '"') {
+					break;
+				}
+			}
+		} else if (c == '{' || c == '[') {
+			depth++;
+			if ((rc = put(j, c)) != EV_OK)
+				goto limit;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0) {
+				j->pos--; /* belongs to the container around this value */
+				break;
+			}
+			depth--;
+			if ((rc = put(j, c)) != EV_OK)
+				goto limit;
+		} else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
+			j->pos--;
+			break;
+		} else if ((rc = put(j, c)) != EV_OK) {
+			goto limit;
+		}
+		if (depth == 0 && (c == '"' || c == '}' || c == ']'))
+			break;
+		c = getb(j);
+		if (c < -1)
+			return input_error(j, c);
+		if (c == -1) {
+			if (depth == 0)
+				break;
+			return fail(j, EV_ERR_TRUNCATED, "truncated JSON: the document ends inside a value");
+		}
+	}
+	j->val[j->vlen] = '\0';
+	return EV_OK;
+limit:
+	if (rc == EV_ERR_LIMIT) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "a value is larger than the limit of %zu bytes", j->max_value);
+		return fail(j, rc, msg);
+	}
+	return fail(j, rc, "out of memory");
+}
+
+/* Read a member name into key (the opening quote already read). */
+static int scan_key(ev_json *j)
+{
+	int rc = scan_value(j, '"');
+	if (rc)
+		return rc;
+	if (j->vlen + 1 > j->kcap) {
+		char *nk = realloc(j->key, j->vlen + 1);
+		if (!nk)
+			return fail(j, EV_ERR_NOMEM, "out of memory");
+		j->key = nk;
+		j->kcap = j->vlen + 1;
+	}
+	/* Keep the raw text between the quotes; keys with escapes are rare. */
+	memcpy(j->key, j->val + 1, j->vlen - 2);
+	j->klen = j->vlen - 2;
+	j->key[j->klen] = '\0';
+	return EV_OK;
+}
+
+int ev_json_next(ev_json *j, struct ev_json_item *it)
+{
+	int c, rc;
+	for (;;) {
+		switch (j->st) {
+		case ST_START:
+			c = skip_ws(j);
+			if (c == '[') {
+				j->bare = 1;
+				j->st = ST_ARRAY;
+				c = skip_ws(j);
+				if (c == ']') {
+					j->st = ST_AFTER_ARRAY;
+					continue;
+				}
+				if (c >= 0)
+					j->pos--;
+				continue;
+			}
+			if (c != '{')
+				return c == -1 ? fail(j, EV_ERR_FORMAT, "empty input: not a JSON trace")
+				               : c < -1 ? input_error(j, c) : fail(j, EV_ERR_FORMAT, "not a JSON object or array");
+			c = skip_ws(j);
+			if (c == '}') {
+				j->st = ST_DONE;
+				continue;
+			}
+			if (c >= 0)
+				j->pos--;
+			j->st = ST_MEMBERS;
+			continue;
+		case ST_MEMBERS:
+			c = skip_ws(j);
+			if (c != '"')
+				return c < -1 ? input_error(j, c) : fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT,
+				                                      c == -1 ? "truncated JSON" : "expected a member name");
+			if ((rc = scan_key(j)) != EV_OK)
+				return rc;
+			c = skip_ws(j);
+			if (c != ':')
+				return fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT, "expected ':'");
+			c = skip_ws(j);
+			if (c == '[' && strcmp(j->key, j->array_key) == 0) {
+				j->st = ST_ARRAY;
+				c = skip_ws(j);
+				if (c == ']') {
+					j->st = ST_AFTER_ARRAY;
+					continue;
+				}
+				if (c >= 0)
+					j->pos--;
+				continue;
+			}
+			it->offset = j->base + j->pos - 1;
+			if ((rc = scan_value(j, c)) != EV_OK)
+				return rc;
+			it->kind = EV_JSON_TOP;
+			it->key = j->key;
+			it->key_len = j->klen;
+			it->text = j->val;
+			it->len = j->vlen;
+			j->st = ST_AFTER_ARRAY; /* same follow-up: ',' or '}' */
+			return 1;
+		case ST_ARRAY:
+			c = skip_ws(j);
+			it->offset = j->base + j->pos - 1;
+			if ((rc = scan_value(j, c)) != EV_OK)
+				return rc;
+			c = skip_ws(j);
+			if (c == ']')
+				j->st = ST_AFTER_ARRAY;
+			else if (c != ',')
+				return c < -1 ? input_error(j, c) : fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT,
+				                                      c == -1 ? "truncated JSON inside the event array" : "expected ',' or ']' in the event array");
+			it->kind = EV_JSON_ELEM;
+			it->key = NULL;
+			it->key_len = 0;
+			it->text = j->val;
+			it->len = j->vlen;
+			return 1;
+		case ST_AFTER_ARRAY:
+			c = skip_ws(j);
+			if (j->bare) {
+				if (c != -1)
+					return fail(j, EV_ERR_FORMAT, "data after the end of the array");
+				j->st = ST_DONE;
+				continue;
+			}
+			if (c == ',') {
+				j->st = ST_MEMBERS;
+				continue;
+			}
+			if (c == '}') {
+				c = skip_ws(j);
+				if (c != -1)
+					return fail(j, EV_ERR_FORMAT, "data after the end of the document");
+				j->st = ST_DONE;
+				continue;
+			}
+			return c < -1 ? input_error(j, c) : fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT,
+			                                      c == -1 ? "truncated JSON: the document does not end" : "expected ',' or '}'");
+		case ST_DONE:
+			return 0;
+		}
+	}
+}
+
+int ev_json_tokenize(const char *text, size_t len, struct ev_json_tok *toks, int max)
+{
+	jsmn_parser p;
+	jsmntok_t tmp[256];
+	jsmntok_t *jt = max <= 256 ? tmp : malloc((size_t)max * sizeof *jt);
+	if (!jt)
+		return EV_ERR_NOMEM;
+	jsmn_init(&p);
+	int n = jsmn_parse(&p, text, len, jt, (unsigned)max);
+	if (n >= 0) {
+		for (int i = 0; i < n; i++) {
+			/* jsmn's numbering changed between releases: map by name. */
+			toks[i].type = jt[i].type == JSMN_OBJECT ? EV_JT_OBJECT : jt[i].type == JSMN_ARRAY ? EV_JT_ARRAY :
+			               jt[i].type == JSMN_STRING ? EV_JT_STRING : jt[i].type == JSMN_PRIMITIVE ? EV_JT_PRIMITIVE :
+			               EV_JT_UNDEF;
+			toks[i].start = jt[i].start;
+			toks[i].end = jt[i].end;
+			toks[i].size = jt[i].size;
+		}
+		/* jsmn accepts a prefix; a value must be exactly one token tree. */
+		if (n == 0 || ev_json_skip(toks, 0) != n)
+			n = EV_ERR_FORMAT;
+	} else {
+		n = n == JSMN_ERROR_NOMEM ? EV_ERR_LIMIT : EV_ERR_FORMAT;
+	}
+	if (jt != tmp)
+		free(jt);
+	return n;
+}
+
+int ev_json_skip(const struct ev_json_tok *t, int i)
+{
+	int pending = 1;
+	while (pending > 0) {
+		pending--;
+		if (t[i].type == EV_JT_OBJECT)
+			pending += 2 * t[i].size;
+		else if (t[i].type == EV_JT_ARRAY)
+			pending += t[i].size;
+		i++;
+	}
+	return i;
+}
+
+int ev_json_eq(const char *text, const struct ev_json_tok *t, int i, const char *s)
+{
+	size_t n = strlen(s);
+	return (size_t)(t[i].end - t[i].start) == n && memcmp(text + t[i].start, s, n) == 0;
+}
+
+int ev_json_get(const char *text, const struct ev_json_tok *t, int i, const char *key)
+{
+	if (t[i].type != EV_JT_OBJECT)
+		return -1;
+	int n = t[i].size, k = i + 1;
+	for (int m = 0; m < n; m++) {
+		if (t[k].type == EV_JT_STRING && ev_json_eq(text, t, k, key))
+			return k + 1;
+		k = ev_json_skip(t, k + 1);
+	}
+	return -1;
+}
+
+static int hex4(const char *s, unsigned *v)
+{
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return -1;
+		*v = *v << 4 | (unsigned)d;
+	}
+	return 0;
+}
+
+size_t ev_json_str(const char *text, const struct ev_json_tok *t, int i, char *out)
+{
+	const char *s = text + t[i].start, *e = text + t[i].end;
+	size_t o = 0;
+	while (s < e) {
+		if (*s != '\\') {
+			out[o++] = *s++;
+			continue;
+		}
+		if (s + 1 >= e)
+			return (size_t)-1;
+		char c = s[1];
+		s += 2;
+		switch (c) {
+		case '"': out[o++] = '"'; break;
+		case '\\': out[o++] = '\\'; break;
+		case '/': out[o++] = '/'; break;
+		case 'b': out[o++] = '\b'; break;
+		case 'f': out[o++] = '\f'; break;
+		case 'n': out[o++] = '\n'; break;
+		case 'r': out[o++] = '\r'; break;
+		case 't': out[o++] = '\t'; break;
+		case 'u': {
+			unsigned cp, lo;
+			if (e - s < 4 || hex4(s, &cp))
+				return (size_t)-1;
+			s += 4;
+			if (cp >= 0xD800 && cp <= 0xDBFF && e - s >= 6 && s[0] == '\\' && s[1] == 'u' && !hex4(s + 2, &lo) &&
+			    lo >= 0xDC00 && lo <= 0xDFFF) {
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+				s += 6;
+			} else if (cp >= 0xD800 && cp <= 0xDFFF) {
+				cp = 0xFFFD; /* a lone surrogate */
+			}
+			/* At most 4 bytes; the escape took at least 6, so out stays within bounds. */
+			if (cp < 0x80) {
+				out[o++] = (char)cp;
+			} else if (cp < 0x800) {
+				out[o++] = (char)(0xC0 | cp >> 6);
+				out[o++] = (char)(0x80 | (cp & 0x3F));
+			} else if (cp < 0x10000) {
+				out[o++] = (char)(0xE0 | cp >> 12);
+				out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+				out[o++] = (char)(0x80 | (cp & 0x3F));
+			} else {
+				out[o++] = (char)(0xF0 | cp >> 18);
+				out[o++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+				out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+				out[o++] = (char)(0x80 | (cp & 0x3F));
+			}
+			break;
+		}
+		default:
+			return (size_t)-1;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# kineto2ev: Kineto and Chrome trace JSON to ev.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	FX="$TESTS_DIR/fixtures/kineto2ev"
+}
+
+@test "a small Kineto trace: every event kind, exact ns, links" {
+	kineto2ev -q -o "$T/s.ev" "$FX/small.json"
+	run -0 ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,flags,nthreads,aux "$T/s.ev"
+	assert_output - <<'OUT'
+type	op	rank	stream	ts	dur	bytes	name	flags	nthreads	aux
+range	step	1	7	1000	100000	0	ProfilerStep#1	-	0	0
+counter	-	1	0	3000	0	1000	mem.allocated	-	0	0
+counter	-	1	0	3000	0	2048	mem.reserved	-	0	0
+memcpy	htod	1	7	5000	2000	4096	Memcpy HtoD (Pageable -> Device)	unlinked	0	0
+range	cpu_op	1	7	10500	30000	0	aten::mm	-	0	0
+api	runtime	1	7	12000	4000	0	cudaLaunchKernel	-	0	0
+kernel	gemm	1	7	20001	8250	0	sm90_xmma_gemm_f32f32	-	128	8
+kernel	comm	1	9	40000	10000	0	ncclDevKernel_AllReduce_RING_LL_Sum_float	unlinked	0	0
+coll	allreduce	1	9	40000	10000	4096	ncclDevKernel_AllReduce_RING_LL_Sum_float	-	0	2
+kernel	comm	1	9	60000	10000	0	ncclDevKernel_AllGather_RING_SIMPLE	unlinked	0	0
+coll	allgather	1	9	60000	10000	2048	ncclDevKernel_AllGather_RING_SIMPLE	-	0	2
+mark	other	1	7	95000	0	0	checkpoint "A"é	-	0	0
+OUT
+	# The GEMM kernel names its launching op with shapes.
+	run -0 ev-view -M -H --type=kernel --name=xmma -c sig "$T/s.ev"
+	assert_output 'aten::mm dims=[[64,32],[32,16]] types=["float","float"]'
+	# Collectives: dtype, seq per communicator, algo/proto from the name.
+	run -0 ev-view -M -H --type=coll -c op,dtype,seq,algo,proto,redop "$T/s.ev"
+	assert_output "$(printf 'allreduce\tfloat32\t0\tring\tll\tsum\nallgather\tbfloat16\t1\tring\tsimple\t-')"
+	run -0 grep -a '^#comm' "$T/s.ev"
+	assert_output --regexp '^#comm [0-9]+ nranks=2 ranks=0,1 name=0$'
+	run -0 grep -a -e '^#rank' -e '^#meta' "$T/s.ev"
+	assert_output "$(printf '#rank 1 pid=100 device=0 world_size=2\n#meta nccl_version=2.21.5')"
+}
+
+@test "python functions only with --python; api calls can be left out" {
+	kineto2ev -q --python --no-api -o "$T/p.ev" "$FX/small.json"
+	run -0 ev-view -M -H --type=range -c op "$T/p.ev"
+	assert_output "$(printf 'step\npython\ncpu_op')"
+	run -0 ev-view -M -H --type=api -c name "$T/p.ev"
+	assert_output ""
+}
+
+@test "rule sets classify communication kernels differently" {
+	printf '[{"ph":"X","cat":"kernel","name":"rcclGenericKernel","pid":0,"tid":1,"ts":1,"dur":1,"args":{}},\n {"ph":"X","cat":"kernel","name":"NCCL_upper","pid":0,"tid":1,"ts":2,"dur":1,"args":{}}]\n' >"$T/r.json"
+	kineto2ev -q --rank=0 -o "$T/a.ev" "$T/r.json"
+	run -0 ev-view -M -H -c op "$T/a.ev"
+	assert_output "$(printf 'comm\ncomm')"
+	kineto2ev -q --rank=0 --rules=tracelens-2025 -o "$T/b.ev" "$T/r.json"
+	run -0 ev-view -M -H -c op "$T/b.ev"
+	assert_output "$(printf 'other\nother')"
+}
+
+@test "generic Chrome trace: bare array, B/E pairs, out-of-order events" {
+	printf '[{"ph":"B","name":"outer","pid":1,"tid":2,"ts":10},{"ph":"B","name":"inner","pid":1,"tid":2,"ts":12},\n{"ph":"X","name":"early","pid":1,"tid":3,"ts":1,"dur":1},{"ph":"E","pid":1,"tid":2,"ts":15},{"ph":"E","pid":1,"tid":2,"ts":20},{"ph":"E","pid":1,"tid":2,"ts":21}]' >"$T/c.json"
+	run -0 kineto2ev -v --rank=3 -o "$T/c.ev" "$T/c.json"
+	assert_output --partial "1 skipped"
+	run -0 ev-view -M -H -c rank,ts,dur,name "$T/c.ev"
+	assert_output "$(printf '3\t1000\t1000\tearly\n3\t10000\t10000\touter\n3\t12000\t3000\tinner')"
+	run -0 grep -a '^#ev' "$T/c.ev"
+	assert_output '#ev 1.0 96 clock=ns origin=trace producer=kineto2ev'
+}
+
+@test "baseTimeNanoseconds after traceEvents is honoured" {
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":2.5,"dur":1,"args":{}}],"baseTimeNanoseconds":1700000000000000000}' >"$T/b.json"
+	kineto2ev -q --rank=0 -o "$T/b.ev" "$T/b.json"
+	run -0 ev-view -M -H -c ts "$T/b.ev"
+	assert_output 1700000000000002500
+}
+
+@test "several files: ranks from paths, one stream in time order" {
+	mkdir -p "$T/rank0" "$T/rank_1"
+	printf '[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":5,"dur":1},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":1}]' >"$T/rank0/t.json"
+	printf '[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":3,"dur":1}]' >"$T/rank_1/t.json"
+	gzip -k "$T/rank_1/t.json"
+	kineto2ev -q -o "$T/m.ev" "$T/rank0/t.json" "$T/rank_1/t.json.gz"
+	run -0 ev-view -M -H -c rank,ts,src "$T/m.ev"
+	assert_output "$(printf '0\t1000\t0\n1\t3000\t1\n0\t5000\t0')"
+	run -1 kineto2ev -q -o "$T/x.ev" "$T/rank0/t.json" "$T/rank0/t.json"
+	assert_output --partial "are both rank 0"
+}
+
+@test "bad JSON names the byte offset; limits are enforced" {
+	printf '{"traceEvents":[{"ph":"X","name":"k","ts":1,"dur":1},{"ph":"X" "name":"j","ts":2}]}' >"$T/bad.json"
+	run -1 kineto2ev --rank=0 -o "$T/x.ev" "$T/bad.json"
+	assert_output --partial "bad.json: byte 53: invalid JSON in an event"
+	printf '{"traceEvents":[{"ph":"X","name":"k","dur":1}]}' >"$T/nots.json"
+	run -1 kineto2ev --rank=0 -o "$T/x.ev" "$T/nots.json"
+	assert_output --partial "event without a numeric ts"
+	printf '{"traceEvents":[{"ph":"X","name":"k","ts":NaN,"dur":1}]}' >"$T/nan.json"
+	run -1 kineto2ev --rank=0 -o "$T/x.ev" "$T/nan.json"
+	printf '{"traceEvents":[{"ph":"X","name":"%s","ts":1}]}' "$(head -c 3000 /dev/zero | tr '\0' a)" >"$T/big.json"
+	run -1 kineto2ev --rank=0 --max-object=1K -o "$T/x.ev" "$T/big.json"
+	assert_output --partial "larger than the limit of 1024 bytes"
+	run -1 kineto2ev --rank=0 --max-tokens=16 -o "$T/x.ev" "$FX/small.json"
+	assert_output --partial "more than 16 JSON tokens"
+	printf 'hello' >"$T/text.json"
+	run -1 kineto2ev --rank=0 -o "$T/x.ev" "$T/text.json"
+	assert_output --partial "not a JSON object or array"
+	head -c 300 "$FX/small.json" | gzip -c | head -c 100 >"$T/cut.json.gz"
+	run -1 kineto2ev --rank=0 -o "$T/x.ev" "$T/cut.json.gz"
+	assert_output --partial "truncated"
+	[ ! -e "$T/x.ev" ]
+}
+
+@test "aorta sweep rank 0: event and kernel counts (shared data)" {
+	need_shared_data
+	f="$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels/torch_profiler/rank0/customer_trace_step10.json.gz"
+	run -0 kineto2ev -v -o "$T/a.ev" "$f"
+	assert_output --partial "rank 0: 357 events, 65 kernels"
+	assert_output --partial "10 collectives"
+	run -0 bash -c 'ev-view -M -H --type=kernel -c op "$1" | sort | uniq -c | awk "{print \$2, \$1}"' _ "$T/a.ev"
+	assert_line 'comm 18'
+	assert_line 'gemm 36'
+	run -0 grep -a '^#comm' "$T/a.ev"
+	assert_output --partial 'nranks=8 ranks=0,1,2,3,4,5,6,7'
+}
+
+@test "aorta sweep: 8 ranks from distributedInfo, collectives match across ranks (shared data)" {
+	need_shared_data
+	kineto2ev -q -o "$T/all.ev" "$SHARED_DATA"/kineto/aorta-sweep/512thread/nccl_56channels/torch_profiler/rank*/*.json.gz
+	run -0 bash -c 'ev-view -M -H -c rank "$1" | sort -un | tr "\n" " "' _ "$T/all.ev"
+	assert_output '0 1 2 3 4 5 6 7 '
+	run -0 bash -c 'ev-view -M -H -c ts "$1" | sort -n -c && echo sorted' _ "$T/all.ev"
+	assert_output sorted
+	# Every rank's allreduce 0 has the same comm and size.
+	run -0 bash -c 'ev-view -M -H --type=coll -c seq,comm,bytes "$1" | awk "\$1 == 0" | sort -u | wc -l' _ "$T/all.ev"
+	assert_output 1
+}
+
+@test "NCCL kernels of HTA's nccl_parser_config carry sizes and ops (shared data)" {
+	need_shared_data
+	kineto2ev -q -o "$T/h.ev" "$SHARED_DATA/kineto/hta/nccl_parser_config/nccl_data.json.gz"
+	run -0 ev-view -M -H --type=coll -c op,bytes,dtype,seq,aux,sig "$T/h.ev"
+	assert_line --index 0 "$(printf 'broadcast\t212480\tfloat32\t0\t2\trecord_param_comms')"
+	assert_equal "${#lines[@]}" 21
+}
