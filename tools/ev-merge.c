@@ -22,6 +22,7 @@ enum align { AL_NONE, AL_START, AL_COLL, AL_DRIFT };
 
 struct opts {
 	struct ev_cli cli;
+	int header_set;        /* output origin chosen (before the first line) */
 	char **keys;           /* --src-keys */
 	size_t nkeys;
 	const char *src_regex;
@@ -482,6 +483,15 @@ static int write_src_line(struct opts *o, ev_writer *w, int i, const struct inpu
 	return rc ? ev_cli_file_error(&o->cli, o->cli.output, rc) : 0;
 }
 
+/* Take the output's origin from the first input that has one. */
+static int set_origin(struct opts *o, ev_writer *w, const char *origin)
+{
+	o->header_set = 1;
+	if (origin && ev_writer_header(w, "origin", origin) != EV_OK)
+		return ev_cli_error(&o->cli, "cannot use origin '%s' of the inputs", origin);
+	return 0;
+}
+
 /* Pass a text line of input i through, adapting #src and #rank. */
 static int pass_text(struct opts *o, ev_writer *w, int i, const char *line, size_t len, int *warned_src)
 {
@@ -519,6 +529,9 @@ static int advance(struct opts *o, ev_writer *w, struct input *ins, int i, const
 		if (rc == EV_TEXT) {
 			const char *line;
 			size_t len;
+			/* The header must precede the first line written. */
+			if (!o->header_set && (rc = set_origin(o, w, ev_reader_header(in->r, "origin"))) != 0)
+				return rc;
 			ev_reader_text(in->r, &line, &len);
 			if ((rc = pass_text(o, w, i, line, len, warned_src)) != 0)
 				return rc;
@@ -681,8 +694,8 @@ static int run_merge(struct opts *o, struct input *ins, int n, ev_writer *w, con
 			ev_cli_warn(&o->cli, "%s: origin=%s differs from origin=%s of an earlier input; times may not be comparable",
 			            ins[i].path, org, origin);
 	}
-	if (!status && origin && (rc = ev_writer_header(w, "origin", origin)) != EV_OK)
-		status = ev_cli_error(&o->cli, "cannot use origin '%s' of the inputs", origin);
+	if (!status && !o->header_set)
+		status = set_origin(o, w, origin);
 	if (!status)
 		for (int i = 0; i < n && !status; i++)
 			status = write_src_line(o, w, i, &ins[i]);

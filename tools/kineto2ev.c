@@ -20,11 +20,10 @@
 
 #include "ev.h"
 
-enum rules { RULES_TRACELENS, RULES_TRACELENS_2025, RULES_HTA };
 
 struct opts {
 	struct ev_cli cli;
-	enum rules rules;
+	enum ev_rules rules;
 	int python, no_api, verbose;
 	int64_t rank;          /* --rank, -1 none */
 	uint64_t sort_bytes;
@@ -213,64 +212,6 @@ static int tok_us_to_ns(const char *text, const struct ev_json_tok *t, int i, in
 		return -1;
 	*ns = (int64_t)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
 	return 0;
-}
-
-static int contains_ci(const char *h, const char *n)
-{
-	size_t ln = strlen(n);
-	for (; *h; h++)
-		if (strncasecmp(h, n, ln) == 0)
-			return 1;
-	return 0;
-}
-
-/* ---- classification ------------------------------------------------- */
-
-static int is_comm(enum rules r, const char *name)
-{
-	switch (r) {
-	case RULES_TRACELENS_2025:
-		return strstr(name, "nccl") != NULL;
-	case RULES_HTA:
-		return contains_ci(name, "nccl") || contains_ci(name, "rccl");
-	case RULES_TRACELENS:
-	default:
-		return contains_ci(name, "nccl") || contains_ci(name, "rccl") || contains_ci(name, "cross_device_reduce");
-	}
-}
-
-static int tensile_name(const char *n)
-{
-	/* Tensile names C<3>_A<3>_B<3> (Cijk_Ailk_Bljk_...). */
-	return n[0] == 'C' && isalpha((unsigned char)n[1]) && isalpha((unsigned char)n[2]) && isalpha((unsigned char)n[3]) &&
-	       n[4] == '_' && n[5] == 'A' && n[9] == '_' && n[10] == 'B';
-}
-
-static unsigned kernel_class(enum rules r, const char *name)
-{
-	if (is_comm(r, name))
-		return EV_KC_COMM;
-	if (r == RULES_TRACELENS && (strncmp(name, "__amd_rocclr_copyBuffer", 23) == 0 ||
-	                             strncmp(name, "MEMORY_COPY_", 12) == 0))
-		return EV_KC_MEMCPY;
-	if (strlen(name) >= 11 && tensile_name(name))
-		return EV_KC_GEMM;
-	if (contains_ci(name, "gemm") || strstr(name, "Cijk") || contains_ci(name, "nvjet") || contains_ci(name, "cublasLt") ||
-	    contains_ci(name, "xmma") || contains_ci(name, "cutlass") || contains_ci(name, "matmul"))
-		return EV_KC_GEMM;
-	if (contains_ci(name, "flash") || contains_ci(name, "fmha") || contains_ci(name, "attention") ||
-	    contains_ci(name, "attn") || contains_ci(name, "sdpa"))
-		return EV_KC_ATTENTION;
-	if (contains_ci(name, "conv") || contains_ci(name, "winograd"))
-		return EV_KC_CONV;
-	if (contains_ci(name, "fillBuffer") || contains_ci(name, "memset"))
-		return EV_KC_MEMSET;
-	if (contains_ci(name, "reduce") || contains_ci(name, "reduction") || contains_ci(name, "softmax") ||
-	    contains_ci(name, "norm"))
-		return EV_KC_REDUCE;
-	if (contains_ci(name, "elementwise") || contains_ci(name, "vectorized") || contains_ci(name, "multi_tensor_apply"))
-		return EV_KC_ELEMENTWISE;
-	return EV_KC_OTHER;
 }
 
 /* "allreduce_coalesced" -> allreduce, "_allgather_base" -> allgather ... */
@@ -506,7 +447,7 @@ static int kernel_event(struct state *s, const char *text, const struct ev_json_
 		r->type = EV_MEMSET;
 	} else {
 		r->type = EV_KERNEL;
-		r->op = (uint8_t)kernel_class(s->o->rules, name);
+		r->op = (uint8_t)ev_kernel_class(s->o->rules, name);
 	}
 	if (args >= 0) {
 		if ((v = ev_json_get(text, t, args, "stream")) >= 0 && tok_i64(text, t, v, &x) == 0)
@@ -875,17 +816,18 @@ static int fix_record(void *ctx, struct ev_rec *r)
 		 * External id -> the cpu_op; else the kernel's own External id. */
 		uint64_t *ext = ev_map_get(&s->corr_ext, key2(file, r->id));
 		uint64_t *sig = NULL;
-		if (ext && *ext >= 2)
-			sig = ev_map_get(&s->op_sig, key2(file, *ext - 2));
-		if (!sig && r->step)
-			sig = ev_map_get(&s->op_sig, key2(file, r->step));
+		uint32_t op = 0;
+		if (ext && *ext >= 2 && (sig = ev_map_get(&s->op_sig, key2(file, *ext - 2))) != NULL)
+			op = (uint32_t)(*ext - 2);
+		if (!sig && r->step && (sig = ev_map_get(&s->op_sig, key2(file, r->step))) != NULL)
+			op = r->step;
 		if (sig)
 			r->sig = *sig;
 		if (!ext) {
 			r->flags |= EV_F_UNLINKED;
 			s->files[r->src].unlinked++;
 		}
-		r->step = 0;
+		r->step = op; /* the launching op instance (its External id) */
 		if (r->type == EV_KERNEL) {
 			/* Same-stream overruns (a kernel ending after the next starts). */
 			uint64_t key = key2(((uint64_t)r->rank << 32) | 1, r->stream);
@@ -980,7 +922,11 @@ static int run(struct opts *o)
 		for (char *p = esc; *p; p++)
 			if (*p == ' ')
 				*p = '_';
-		rc = ev_write_textf(w, "#src %d file=%s rank=%lld", i, esc, (long long)fi->rank);
+		if (fi->have_base)
+			rc = ev_write_textf(w, "#src %d file=%s rank=%lld base_ns=%lld", i, esc, (long long)fi->rank,
+			                    (long long)fi->base_ns);
+		else
+			rc = ev_write_textf(w, "#src %d file=%s rank=%lld", i, esc, (long long)fi->rank);
 		if (!rc) {
 			char extra[128] = "";
 			size_t n = 0;
@@ -1075,10 +1021,8 @@ int main(int argc, char **argv)
 		uint64_t v;
 		switch (c) {
 		case 1:
-			if (!strcmp(optarg, "tracelens")) o.rules = RULES_TRACELENS;
-			else if (!strcmp(optarg, "tracelens-2025")) o.rules = RULES_TRACELENS_2025;
-			else if (!strcmp(optarg, "hta")) o.rules = RULES_HTA;
-			else return ev_cli_usage_error(&o.cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", optarg);
+			if (ev_rules_parse(optarg, &o.rules) != EV_OK)
+				return ev_cli_usage_error(&o.cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", optarg);
 			break;
 		case 'v': o.verbose = 1; break;
 		case 2: o.python = 1; break;

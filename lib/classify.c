@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * classify.c - kernel classes and timeline buckets by name, under the rule
+ * sets of TraceLens (two eras) and HTA, so that every tool classifies the
+ * same kernel the same way.  The rules are written out as string tests
+ * rather than regular expressions: they run once per distinct name, but
+ * the tests document exactly which names match.
+ */
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ev.h"
+
+int ev_rules_parse(const char *s, enum ev_rules *r)
+{
+	if (!strcmp(s, "tracelens"))
+		*r = EV_RULES_TRACELENS;
+	else if (!strcmp(s, "tracelens-2025"))
+		*r = EV_RULES_TRACELENS_2025;
+	else if (!strcmp(s, "hta"))
+		*r = EV_RULES_HTA;
+	else
+		return EV_ERR_ARG;
+	return EV_OK;
+}
+
+const char *ev_rules_name(enum ev_rules r)
+{
+	switch (r) {
+	case EV_RULES_TRACELENS_2025: return "tracelens-2025";
+	case EV_RULES_HTA: return "hta";
+	case EV_RULES_TRACELENS:
+	default: return "tracelens";
+	}
+}
+
+static int contains_ci(const char *h, const char *n)
+{
+	size_t ln = strlen(n);
+	for (; *h; h++)
+		if (strncasecmp(h, n, ln) == 0)
+			return 1;
+	return 0;
+}
+
+static int starts(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* s equals p, optionally followed by ".kd" (ROCm code object suffix). */
+static int is_or_kd(const char *s, const char *p)
+{
+	size_t n = strlen(p);
+	return strncmp(s, p, n) == 0 && (s[n] == '\0' || strcmp(s + n, ".kd") == 0);
+}
+
+/* TraceLens HEAD: ^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)
+ * |__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\.kd)?$ */
+static int rocm_copy_kernel(const char *n)
+{
+	static const char *const names[] = {
+		"MEMORY_COPY_HOST_TO_DEVICE", "MEMORY_COPY_DEVICE_TO_HOST", "MEMORY_COPY_DEVICE_TO_DEVICE",
+		"__amd_rocclr_copyBuffer", "__amd_rocclr_copyBufferRect", "__amd_rocclr_copyBufferAligned",
+		"__amd_rocclr_copyBufferRectAligned",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (is_or_kd(n, names[i]))
+			return 1;
+	return 0;
+}
+
+static int hta_comm(const char *n)
+{
+	return starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel") != NULL;
+}
+
+int ev_is_comm_name(enum ev_rules r, const char *name)
+{
+	switch (r) {
+	case EV_RULES_TRACELENS_2025:
+		return strstr(name, "nccl") != NULL;
+	case EV_RULES_HTA:
+		return hta_comm(name);
+	case EV_RULES_TRACELENS:
+	default:
+		return contains_ci(name, "nccl") || contains_ci(name, "rccl") || contains_ci(name, "cross_device_reduce");
+	}
+}
+
+/* Tensile/hipBLASLt names: C<3 letters>_A<3>_B<3> (Cijk_Ailk_Bljk_...). */
+static int tensile_name(const char *n)
+{
+	if (strlen(n) < 11)
+		return 0;
+	return n[0] == 'C' && isalpha((unsigned char)n[1]) && isalpha((unsigned char)n[2]) &&
+	       isalpha((unsigned char)n[3]) && n[4] == '_' && n[5] == 'A' && n[9] == '_' && n[10] == 'B';
+}
+
+unsigned ev_kernel_class(enum ev_rules r, const char *name)
+{
+	if (ev_is_comm_name(r, name))
+		return EV_KC_COMM;
+	if (r == EV_RULES_TRACELENS && rocm_copy_kernel(name))
+		return EV_KC_MEMCPY;
+	if (tensile_name(name) || contains_ci(name, "gemm") || strstr(name, "Cijk") || contains_ci(name, "nvjet") ||
+	    contains_ci(name, "cublasLt") || contains_ci(name, "xmma") || contains_ci(name, "cutlass") ||
+	    contains_ci(name, "matmul"))
+		return EV_KC_GEMM;
+	if (contains_ci(name, "flash") || contains_ci(name, "fmha") || contains_ci(name, "attention") ||
+	    contains_ci(name, "attn") || contains_ci(name, "sdpa"))
+		return EV_KC_ATTENTION;
+	if (contains_ci(name, "conv") || contains_ci(name, "winograd"))
+		return EV_KC_CONV;
+	if (contains_ci(name, "fillBuffer") || contains_ci(name, "memset"))
+		return EV_KC_MEMSET;
+	if (contains_ci(name, "reduce") || contains_ci(name, "reduction") || contains_ci(name, "softmax") ||
+	    contains_ci(name, "norm"))
+		return EV_KC_REDUCE;
+	if (contains_ci(name, "elementwise") || contains_ci(name, "vectorized") || contains_ci(name, "multi_tensor_apply"))
+		return EV_KC_ELEMENTWISE;
+	return EV_KC_OTHER;
+}
+
+int ev_timeline_bucket(enum ev_rules r, unsigned type, const char *name)
+{
+	if (type == EV_MEMCPY)
+		return r == EV_RULES_HTA && hta_comm(name) ? EV_BUCKET_COMM : EV_BUCKET_MEMCPY;
+	if (type != EV_KERNEL && type != EV_MEMSET)
+		return EV_BUCKET_NONE;
+	if (r == EV_RULES_HTA) {
+		/* HTA's memory class (Memcpy/Memset/dma names) is the memcpy
+		 * bucket; OTHER kernels count as computation in these rows. */
+		switch (ev_hta_kind(name)) {
+		case EV_HTA_COMMUNICATION: return EV_BUCKET_COMM;
+		case EV_HTA_MEMORY: return EV_BUCKET_MEMCPY;
+		default: return EV_BUCKET_COMP;
+		}
+	}
+	if (type == EV_KERNEL && r == EV_RULES_TRACELENS && rocm_copy_kernel(name))
+		return EV_BUCKET_MEMCPY;
+	return ev_is_comm_name(r, name) ? EV_BUCKET_COMM : EV_BUCKET_COMP;
+}
+
+int ev_hta_kind(const char *n)
+{
+	if (hta_comm(n))
+		return EV_HTA_COMMUNICATION;
+	if (starts(n, "Memcpy") || starts(n, "hipMemcpy") || starts(n, "Memset") || starts(n, "hipMemset") ||
+	    starts(n, "dma"))
+		return EV_HTA_MEMORY;
+	/* Not computation: (^nccl)|(.*Memcpy)|(.*Memset)|(.*dma)|(^.*Sync)|
+	 * (^Stream Wait Event)|(cuda.*LaunchKernel)|(^runFunction)|(^hip)|
+	 * (^job_exe)|(^packet)|(^pe_exe)|(^cpum_exe_subgraph)|(^hccl)|
+	 * (^collective_subgraph_execution), all anchored at the start. */
+	if (strstr(n, "Memcpy") || strstr(n, "Memset") || strstr(n, "dma") || strstr(n, "Sync") ||
+	    starts(n, "Stream Wait Event") || (starts(n, "cuda") && strstr(n + 4, "LaunchKernel")) ||
+	    starts(n, "runFunction") || starts(n, "job_exe") || starts(n, "packet") || starts(n, "pe_exe") ||
+	    starts(n, "cpum_exe_subgraph") || starts(n, "collective_subgraph_execution"))
+		return EV_HTA_OTHER;
+	return EV_HTA_COMPUTATION;
+}
+
+const char *ev_hta_kind_name(int kind)
+{
+	switch (kind) {
+	case EV_HTA_COMPUTATION: return "COMPUTATION";
+	case EV_HTA_COMMUNICATION: return "COMMUNICATION";
+	case EV_HTA_MEMORY: return "MEMORY";
+	default: return "OTHER";
+	}
+}

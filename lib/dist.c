@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dist.c - streaming distributions for summaries: exact moments, min and
+ * max always; exact quantiles while the samples of all distributions fit a
+ * shared budget; past it, a distribution moves to a logarithmic histogram
+ * whose buckets are (1 +- EV_DIST_SKETCH_ERR) wide, so every quantile it
+ * reports is within that relative error of a true sample at that rank.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ev.h"
+
+/* gamma = (1+e)/(1-e): bucket i holds (gamma^(i-1), gamma^i], represented
+ * by 2 gamma^i / (gamma + 1), at most e away from anything in it. */
+static double log_gamma(void)
+{
+	static double lg;
+	if (lg == 0)
+		lg = log((1 + EV_DIST_SKETCH_ERR) / (1 - EV_DIST_SKETCH_ERR));
+	return lg;
+}
+
+void ev_dist_init(struct ev_dist *d)
+{
+	memset(d, 0, sizeof *d);
+}
+
+static int sketch_add(struct ev_dist *d, double x)
+{
+	if (!(x > 0)) {
+		d->zeros++;
+		return EV_OK;
+	}
+	int32_t i = (int32_t)ceil(log(x) / log_gamma());
+	if (!d->bucket) {
+		d->bucket = calloc(1, sizeof *d->bucket);
+		if (!d->bucket)
+			return EV_ERR_NOMEM;
+		d->bmin = d->bmax = i;
+	} else if (i < d->bmin || i > d->bmax) {
+		int32_t lo = i < d->bmin ? i : d->bmin, hi = i > d->bmax ? i : d->bmax;
+		uint32_t *nb = calloc((size_t)(hi - lo + 1), sizeof *nb);
+		if (!nb)
+			return EV_ERR_NOMEM;
+		memcpy(nb + (d->bmin - lo), d->bucket, (size_t)(d->bmax - d->bmin + 1) * sizeof *nb);
+		free(d->bucket);
+		d->bucket = nb;
+		d->bmin = lo;
+		d->bmax = hi;
+	}
+	d->bucket[i - d->bmin]++;
+	return EV_OK;
+}
+
+static int to_sketch(struct ev_dist *d, struct ev_dist_pool *pool)
+{
+	d->sketch = 1;
+	pool->sketched++;
+	for (size_t k = 0; k < d->len; k++)
+		if (sketch_add(d, d->v[k]) != EV_OK)
+			return EV_ERR_NOMEM;
+	pool->used -= d->len;
+	free(d->v);
+	d->v = NULL;
+	d->len = d->cap = 0;
+	return EV_OK;
+}
+
+int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t ts)
+{
+	d->n++;
+	d->sum += x;
+	double delta = x - d->mean;
+	d->mean += delta / (double)d->n;
+	d->m2 += delta * (x - d->mean);
+	if (d->n == 1 || x < d->min) {
+		d->min = x;
+		d->min_ts = ts;
+	}
+	if (d->n == 1 || x > d->max) {
+		d->max = x;
+		d->max_ts = ts;
+	}
+	if (!d->sketch && pool->used >= pool->budget) {
+		int rc = to_sketch(d, pool);
+		if (rc)
+			return rc;
+	}
+	if (d->sketch)
+		return sketch_add(d, x);
+	if (d->len == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 16;
+		double *nv = realloc(d->v, cap * sizeof *nv);
+		if (!nv)
+			return EV_ERR_NOMEM;
+		d->v = nv;
+		d->cap = cap;
+	}
+	d->v[d->len++] = x;
+	d->sorted = 0;
+	pool->used++;
+	return EV_OK;
+}
+
+double ev_dist_std(const struct ev_dist *d)
+{
+	return d->n < 2 ? 0.0 : sqrt(d->m2 / (double)(d->n - 1));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double ev_dist_quantile(struct ev_dist *d, double q)
+{
+	if (d->n == 0)
+		return NAN;
+	if (q <= 0)
+		return d->min;
+	if (q >= 1)
+		return d->max;
+	if (!d->sketch) {
+		if (!d->sorted) {
+			qsort(d->v, d->len, sizeof *d->v, cmp_double);
+			d->sorted = 1;
+		}
+		double pos = q * (double)(d->len - 1);
+		size_t lo = (size_t)pos;
+		if (lo + 1 >= d->len)
+			return d->v[d->len - 1];
+		return d->v[lo] + (d->v[lo + 1] - d->v[lo]) * (pos - (double)lo);
+	}
+	double rank = q * (double)(d->n - 1);
+	uint64_t seen = d->zeros;
+	if ((double)seen > rank)
+		return d->min;
+	for (int32_t i = d->bmin; d->bucket && i <= d->bmax; i++) {
+		seen += d->bucket[i - d->bmin];
+		if ((double)seen > rank) {
+			double g = exp(log_gamma());
+			double v = 2 * exp(log_gamma() * i) / (g + 1);
+			return v < d->min ? d->min : v > d->max ? d->max : v;
+		}
+	}
+	return d->max;
+}
+
+void ev_dist_free(struct ev_dist *d)
+{
+	free(d->v);
+	free(d->bucket);
+	memset(d, 0, sizeof *d);
+}

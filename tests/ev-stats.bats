@@ -1,0 +1,203 @@
+#!/usr/bin/env bats
+# ev-stats: interval algebra of the timeline, statistics, collectives,
+# variance, comparisons, and TraceLens/HTA reference numbers.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	F="$TESTS_DIR/fixtures/ev-stats"
+}
+
+# row TYPE: the time_ms and percent of a timeline row of rank 0.
+row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.tsv"; }
+
+@test "timeline: nested, overlapping, zero-length and gap intervals" {
+	pack "$F/timeline.tsv" "$T/t.ev"
+	ev-stats timeline -o "$T/out.tsv" "$T/t.ev"
+	# comp [0,100)+[300,310) (nested [60,70) adds nothing); comm [50,150);
+	# memcpy [140,200); the unlinked kernel [200,250) is left out.
+	assert_equal "$(row computation_time)" "$(printf '0.11\t35.483870967741936')"
+	assert_equal "$(row exposed_comm_time | cut -f1)" 0.05
+	assert_equal "$(row exposed_memcpy_time | cut -f1)" 0.05
+	assert_equal "$(row busy_time | cut -f1)" 0.21
+	assert_equal "$(row idle_time | cut -f1)" 0.1
+	assert_equal "$(row total_time)" "$(printf '0.31\t100')"
+	assert_equal "$(row total_comm_time | cut -f1)" 0.1
+	assert_equal "$(row total_memcpy_time | cut -f1)" 0.06
+	# HTA counts every GPU event: busy [0,250)+[300,310), compute 160.
+	assert_equal "$(row hta_idle_time | cut -f1)" 0.05
+	assert_equal "$(row hta_compute_time | cut -f1)" 0.16
+	assert_equal "$(row hta_non_compute_time | cut -f1)" 0.1
+	# Rank 1 is its own group.
+	run -0 awk -F'\t' '$2 == 1 && $3 == "total_time" { print $4 }' "$T/out.tsv"
+	assert_output 0.001
+}
+
+@test "timeline: --include-unlinked keeps GPU events without a launch" {
+	pack "$F/timeline.tsv" "$T/t.ev"
+	ev-stats timeline --include-unlinked --no-hta -o "$T/out.tsv" "$T/t.ev"
+	assert_equal "$(row computation_time | cut -f1)" 0.16
+	assert_equal "$(row busy_time | cut -f1)" 0.26
+	assert_equal "$(row idle_time | cut -f1)" 0.05
+	run grep -c hta_ "$T/out.tsv"
+	assert_output 0
+}
+
+@test "timeline: rule sets classify communication differently" {
+	printf 'type\tts\tdur\tname\nkernel\t0\t1000\tNCCLish_upper\nkernel\t2000\t1000\trcclKernel\n' >"$T/r.tsv"
+	pack "$T/r.tsv" "$T/r.ev"
+	ev-stats timeline --no-hta -o "$T/out.tsv" "$T/r.ev"
+	assert_equal "$(row total_comm_time | cut -f1)" 0.002
+	ev-stats timeline --no-hta --rules=tracelens-2025 -o "$T/out.tsv" "$T/r.ev"
+	assert_equal "$(row total_comm_time | cut -f1)" 0
+	ev-stats timeline --no-hta --rules=hta -o "$T/out.tsv" "$T/r.ev"
+	assert_equal "$(row total_comm_time | cut -f1)" 0
+}
+
+@test "timeline: events out of order within a rank are an error" {
+	printf 'type\trank\tts\tdur\tname\nkernel\t0\t500\t1\ta\nkernel\t1\t100\t1\tb\nkernel\t0\t400\t1\tc\n' >"$T/o.tsv"
+	pack "$T/o.tsv" "$T/o.ev"
+	run -1 ev-stats timeline "$T/o.ev"
+	assert_output --regexp 'o\.ev: record 3: out of order.*ev-merge --sort'
+}
+
+@test "kernels: count, sum, mean, median, std, p90, p99 per name" {
+	{ printf 'type\tts\tdur\tname\n'; for i in 1 2 3 4 5; do printf 'kernel\t%d\t%d000\tk\n' "$((i * 10000))" "$i"; done
+	  printf 'kernel\t90000\t10000\tother\n'; } >"$T/k.tsv"
+	pack "$T/k.tsv" "$T/k.ev"
+	ev-stats kernels -o "$T/out.tsv" "$T/k.ev"
+	run -0 cat "$T/out.tsv"
+	assert_line --index 0 "$(printf 'name\tclass\tcount\tsum_us\tmean_us\tmedian_us\tmin_us\tmax_us\tstd_us\tp90_us\tp99_us\tpercent')"
+	assert_line --index 1 "$(printf 'k\tother\t5\t15\t3\t3\t1\t5\t1.5811388300841898\t4.6\t4.96\t60')"
+	assert_line --index 2 "$(printf 'other\tother\t1\t10\t10\t10\t10\t10\t0\t10\t10\t40')"
+}
+
+@test "kernels: past --exact-limit quantiles come from the sketch within 0.5%" {
+	{ printf 'type\tts\tdur\tname\n'; for i in $(seq 1 1000); do printf 'kernel\t%d\t%d\tk\n' "$i" "$((i * 1000))"; done; } >"$T/q.tsv"
+	pack "$T/q.tsv" "$T/q.ev"
+	ev-stats kernels --exact-limit=10 -o "$T/out.tsv" "$T/q.ev" 2>"$T/err"
+	grep -q sketch "$T/err"
+	run -0 awk -F'\t' 'NR == 2 { m = $6; p = $10; ok = (m > 500.5 * 0.995 && m < 500.5 * 1.005 && p > 900.1 * 0.995 && p < 900.1 * 1.005); print ok, $3, $4, $7, $8 }' "$T/out.tsv"
+	assert_output '1 1000 500500 1 1000'
+}
+
+@test "categories: time per kernel class with shares" {
+	printf 'type\tts\tdur\tname\nkernel\t0\t3000\tCijk_Ailk_Bljk_x\nkernel\t5000\t1000\tncclDevKernel_AllGather\nmemcpy\t7000\t1000\tMemcpy DtoD\n' >"$T/c.tsv"
+	pack "$T/c.tsv" "$T/c.ev"
+	run -0 ev-stats categories --csv "$T/c.ev"
+	assert_line --index 0 'class,count,sum_us,mean_us,percent'
+	assert_line --index 1 'gemm,1,3,3,60'
+	assert_line --index 2 'comm,1,1,1,20'
+	assert_line --index 3 'memcpy,1,1,1,20'
+}
+
+@test "coll: latency, skews, waits and bandwidths of a matched collective" {
+	# 1 GiB allreduce on 2 ranks: rank 1 arrives 1 us early, both end together.
+	printf 'type\top\trank\tts\tdur\tbytes\tcomm\tseq\taux\tdtype\n' >"$T/c.tsv"
+	printf 'coll\tallreduce\t1\t0\t1000001000\t1073741824\t170\t0\t2\tbfloat16\n' >>"$T/c.tsv"
+	printf 'coll\tallreduce\t0\t1000\t1000000000\t1073741824\t170\t0\t2\tbfloat16\n' >>"$T/c.tsv"
+	printf 'coll\tallreduce\t0\t2000000000\t500000000\t1073741824\t170\t1\t2\tbfloat16\n' >>"$T/c.tsv"
+	pack "$T/c.tsv" "$T/c.ev"
+	run -0 ev-stats coll --table=each -q "$T/c.ev"
+	assert_line --index 1 "$(printf '0\t00000000000000aa\t0\tallreduce\tbfloat16\t1073741824\t2\t2\t0\t1000000\t1\t0\t0.5\t1\t0\t1\t1')"
+	# The half-seen collective is reported, with a warning.
+	run -0 ev-stats coll --table=each "$T/c.ev"
+	assert_output --partial '1 collectives were not seen on every rank'
+	run -0 ev-stats coll --table=stragglers -q "$T/c.ev"
+	assert_line --index 1 "$(printf '0\t0\t2\t2\t1\t100\t0\t0\t1500000')"
+	assert_line --index 2 "$(printf '0\t1\t1\t0\t1\t0\t1\t1\t1000001')"
+}
+
+@test "variance: range, CV and where the extremes ran, across sources" {
+	printf 'type\top\trank\tts\tdur\tname\tsig\n' >"$T/a.tsv"
+	printf 'kernel\tgemm\t0\t0\t1000\tCijk_x\taten::mm dims=[[8,8],[8,8]]\nkernel\tgemm\t1\t5000\t3000\tCijk_x\taten::mm dims=[[8,8],[8,8]]\n' >>"$T/a.tsv"
+	printf 'type\top\trank\tts\tdur\tname\tsig\n' >"$T/b.tsv"
+	printf 'kernel\tgemm\t0\t0\t2000\tCijk_x\taten::mm dims=[[8,8],[8,8]]\nkernel\tother\t0\t9000\t7000\tfill\t\n' >>"$T/b.tsv"
+	pack "$T/a.tsv" "$T/a.ev"
+	pack "$T/b.tsv" "$T/b.ev"
+	ev-merge -q -o "$T/m.ev" A="$T/a.ev" B="$T/b.ev"
+	run -0 ev-stats variance --by '' "$T/m.ev"
+	assert_line --index 1 "$(printf 'aten::mm dims=[[8,8],[8,8]]\tCijk_x\tA\t0\tA\t1\t3\t1\t3\t2\t2\t1\t0.5\t2\t2.98\t0\t5000')"
+	# Per source (the default), the top-1 rows.
+	run -0 ev-stats variance --top=1 "$T/m.ev"
+	assert_line --index 1 --partial "$(printf 'A\taten::mm')"
+	assert_line --index 2 --partial "$(printf 'B\taten::mm')"
+}
+
+@test "ops: GEMM FLOPs and data moved from the op signature (TraceLens formulas)" {
+	printf 'type\top\tts\tdur\tname\tsig\tstep\n' >"$T/o.tsv"
+	sig='aten::mm dims=[[1024,90112],[90112,4608]] types=["c10::BFloat16","c10::BFloat16"]'
+	printf 'kernel\tgemm\t0\t1000000\tCijk_a\t%s\t7\nkernel\tgemm\t1000000\t1000000\tCijk_b\t%s\t7\n' "$sig" "$sig" >>"$T/o.tsv"
+	printf 'kernel\tgemm\t5000000\t1000000\tCijk_a\t%s\t8\n' "$sig" >>"$T/o.tsv"
+	pack "$T/o.tsv" "$T/o.ev"
+	run -0 ev-stats ops "$T/o.ev"
+	# Two instances: 2000 us (two kernels of op 7) and 1000 us (op 8).
+	assert_line --index 1 --regexp "^aten::mm.*	Cijk_a	gemm	2	3000	1500	1500	707.1067811865476	1000	2000	850.403524608	977	"
+}
+
+@test "compare: one sign convention, thresholds and only-in rows" {
+	printf 'type\tts\tdur\tname\nkernel\t0\t100000\tgemm_a\nkernel\t200000\t100000\tgemm_b\n' >"$T/base.tsv"
+	printf 'type\tts\tdur\tname\nkernel\t0\t80000\tgemm_a\nkernel\t200000\t100500\tgemm_c\n' >"$T/test.tsv"
+	pack "$T/base.tsv" "$T/b.ev"
+	pack "$T/test.tsv" "$T/t.ev"
+	ev-merge -q -o "$T/m.ev" base="$T/b.ev" new="$T/t.ev"
+	run -0 ev-stats compare --what=kernels "$T/m.ev"
+	assert_line --index 0 "$(printf 'baseline\ttest\tname\tclass\tmetric\tbase\tvalue\tdiff\tpct\tstatus')"
+	assert_line --index 1 "$(printf 'base\tnew\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter')"
+	assert_output --partial "$(printf 'base\tnew\tgemm_b\tgemm\t\t\t\t\t\tonly-baseline')"
+	assert_output --partial "$(printf 'base\tnew\tgemm_c\tgemm\t\t\t\t\t\tonly-test')"
+	run -0 ev-stats compare --what=timeline "$T/m.ev"
+	assert_output --partial "$(printf 'base\tnew\t0\ttotal_time\ttime_ms\t0.3\t0.3005\t')"
+	assert_output --partial "Similar"
+	run -0 ev-stats compare --what=timeline --threshold=0.1 "$T/m.ev"
+	assert_output --regexp "total_time	time_ms	[^	]*	[^	]*	[^	]*	[^	]*	Worse"
+}
+
+@test "output formats: CSV, JSON and Markdown carry the same table" {
+	pack "$F/timeline.tsv" "$T/t.ev"
+	run -0 bash -c 'ev-stats timeline --json "$1" | jq -r ".[0].type, .[0].time_ms, length"' _ "$T/t.ev"
+	assert_output "$(printf 'computation_time\n0.11\n24')"
+	run -0 ev-stats timeline --md --no-hta "$T/t.ev"
+	assert_line --index 0 '| src | rank | type | time_ms | percent |'
+	assert_line --index 1 '|---|---|---|---|---|'
+}
+
+@test "usage errors exit 2" {
+	run -2 ev-stats
+	run -2 ev-stats frobnicate
+	run -2 ev-stats timeline --rules=nope
+	run -2 ev-stats variance --class=nope
+	run -2 ev-stats compare --what=variance
+}
+
+@test "TraceLens gpu_timeline references reproduce exactly (shared data)" {
+	need_shared_data
+	local d="$SHARED_DATA/kineto/tracelens" f
+	for f in mi300/Qwen_Qwen1.5-0.5B-Chat__1016005 h100/Qwen_Qwen1.5-0.5B-Chat__1016005 \
+		mi300/gaunernst_bert-small-uncased__1016001 mi210/gpu_only_trace/gpu_only_trace torch_compile_triton/trace; do
+		kineto2ev -q -o "$T/x.ev" "$d/$f.json.gz"
+		ev-stats timeline --no-hta --tracelens-float --csv -o "$T/ours.csv" "$T/x.ev"
+		# Same rows, same order, within 1e-6 ms and 1e-6 percent.
+		run -0 python3 -c '
+import csv, sys
+ours = list(csv.DictReader(open(sys.argv[1])))
+ref = list(csv.DictReader(open(sys.argv[2])))
+assert [r["type"] for r in ours] == [r["type"] for r in ref], "rows differ"
+for o, r in zip(ours, ref):
+    assert abs(float(o["time_ms"]) - float(r["time ms"])) <= 1e-6, (o, r)
+    assert abs(float(o["percent"]) - float(r["percent"])) <= 1e-6, (o, r)
+print("ok")' "$T/ours.csv" "$d/${f}_perf_report_csvs/gpu_timeline.csv"
+		assert_output ok
+	done
+}
+
+@test "HTA temporal breakdown of df_index_resolver, without its last step (shared data)" {
+	need_shared_data
+	kineto2ev -q -o "$T/x.ev" "$SHARED_DATA/kineto/hta/df_index_resolver/df_index_resolver.json.gz"
+	# HTA drops kernels launched in the last ProfilerStep (#6 here).
+	last=$(ev-view -M -H -t range -c ts,name "$T/x.ev" | awk -F'\t' '$2 ~ /^ProfilerStep/ { t = $1 } END { print t }')
+	ev-view --ev --to="$last" "$T/x.ev" | ev-stats timeline -o "$T/out.tsv"
+	run -0 awk -F'\t' '$3 ~ /^hta_/ { printf "%s %.3f %.2f\n", $3, $4 * 1000, $5 }' "$T/out.tsv"
+	assert_output "$(printf 'hta_idle_time 643612.000 46.08\nhta_compute_time 496485.000 35.55\nhta_non_compute_time 256572.000 18.37\nhta_kernel_time 1396669.000 100.00')"
+}

@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev-overlap - which communication ran under each compute kernel.
+ *
+ * One sweep per rank over a time-ordered stream.  A compute kernel stays
+ * open until the stream passes its end; every communication kernel that
+ * starts before then is intersected with it, and communication kernels
+ * still running when it starts are intersected on arrival.  Overlaps of one
+ * kernel arrive in start order, so their union is merged on the fly.
+ * Memory holds only the intervals open at one instant.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ev.h"
+
+enum mode { M_EV, M_TABLE, M_SUMMARY };
+#define MAX_NAMES 4
+
+struct opts {
+	struct ev_cli cli;
+	enum mode mode;
+	enum ev_table_fmt fmt;
+	enum ev_rules rules;
+	unsigned class_mask;
+	char **inputs;
+	int ninputs;
+};
+
+static void usage(FILE *f)
+{
+	fputs(
+"Usage: ev-overlap [options] [FILE...]\n"
+"For every compute kernel (GEMM by default), the communication kernels that\n"
+"ran at the same time on its rank: how many, which, the largest single\n"
+"overlap and the union of all overlaps (no double counting).  Per rank:\n"
+"communication time, the part hidden under computation, the exposed part and\n"
+"HTA's comp_comm_overlap percentage.  Input must be in time order (one rank,\n"
+"or ranks merged by ev-merge).\n"
+"\n"
+"Output (one of):\n"
+"                         the input stream with an overlap record after each\n"
+"                         compute kernel's end, and '#meta overlap.srcS.rankR.*'\n"
+"                         totals at the end [default]\n"
+"      --table            one row per compute kernel instance\n"
+"      --summary          one row per rank\n"
+"      --csv, --json, --md  table format [TSV]\n"
+"\n"
+"Options:\n"
+"      --class=LIST       compute kernel classes to report, e.g. gemm,attention\n"
+"                         or 'all' (every non-communication kernel) [gemm]\n"
+"      --rules=SET        what is communication: tracelens, tracelens-2025,\n"
+"                         hta (reproduces HTA's overlap percentage) [tracelens]\n"
+"  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
+"  -f, --force            write binary output to a terminal\n"
+"  -q, --quiet            no warnings\n"
+"  -h, --help             show this help and exit\n"
+"  -V, --version          show version and exit\n"
+"\n"
+"Table columns: src, rank, stream, ts (kernel start, ns), dur_us, name, sig,\n"
+"comm_count, comm_names (up to 4, ';'-separated, '...' when more),\n"
+"max_overlap_pct and max_overlap_name (the single largest overlap),\n"
+"overlap_us (union) and overlap_pct (of the kernel's duration).\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  data or I/O error (malformed, truncated or unordered input)\n"
+"  2  usage error\n"
+"\n"
+"Example:\n"
+"  ev-merge rank*.ev | ev-overlap --table | sort -t$'\\t' -k12,12gr | head\n", f);
+}
+
+struct comp { /* an open compute kernel */
+	struct ev_rec rec;
+	int64_t cur_s, cur_e;   /* current merged overlap interval */
+	uint64_t uni;           /* merged overlap before it */
+	uint64_t best;          /* largest single overlap */
+	uint64_t best_name;
+	uint32_t count;
+	uint64_t names[MAX_NAMES];
+	uint32_t nnames;
+	int more;
+};
+
+struct comm { int64_t s, e; uint64_t name; };
+
+struct rankstate {
+	uint32_t rank, src;
+	struct comp *open;
+	size_t nopen, capopen;
+	struct comm *act;
+	size_t nact, capact;
+	struct ev_cover cov;    /* classes: computation, communication */
+	int64_t t0;
+	uint64_t kernels, overlapped;
+};
+
+struct state {
+	struct opts *o;
+	ev_strtab *st;
+	ev_meta *meta;
+	ev_writer *w;
+	ev_output *out;
+	ev_table *t;
+	struct rankstate *ranks;
+	size_t nranks;
+	struct ev_map rank_idx;     /* rank + 1 -> index + 1 */
+	struct ev_map comm_cache;   /* name -> is comm + 1 */
+	struct ev_map class_cache;  /* name -> class + 1 */
+	struct ev_order order;
+	/* closing in end order */
+	struct comp *closing;
+	size_t nclosing, capclosing;
+};
+
+static const char *str_of(struct state *s, uint64_t id)
+{
+	const char *t = ev_strtab_get(s->st, id, NULL);
+	return t ? t : "";
+}
+
+static int cached(struct ev_map *m, uint64_t key, unsigned *v)
+{
+	uint64_t *c = key ? ev_map_get(m, key) : NULL;
+	if (!c)
+		return 0;
+	*v = (unsigned)(*c - 1);
+	return 1;
+}
+
+static int is_comm(struct state *s, const struct ev_rec *r)
+{
+	unsigned v;
+	if (r->type != EV_KERNEL)
+		return 0;
+	if (cached(&s->comm_cache, r->name, &v))
+		return (int)v;
+	v = (unsigned)ev_is_comm_name(s->o->rules, str_of(s, r->name));
+	if (r->name && ev_map_put(&s->comm_cache, r->name, v + 1) != EV_OK)
+		return -1;
+	return (int)v;
+}
+
+static int kclass(struct state *s, const struct ev_rec *r, unsigned *k)
+{
+	if (cached(&s->class_cache, r->name, k))
+		return EV_OK;
+	*k = ev_kernel_class(s->o->rules, str_of(s, r->name));
+	return r->name ? ev_map_put(&s->class_cache, r->name, *k + 1) : EV_OK;
+}
+
+static struct rankstate *rank_of(struct state *s, uint32_t src, uint32_t rank)
+{
+	uint64_t key = ((uint64_t)src << 32 | rank) + 1;
+	uint64_t *i = ev_map_get(&s->rank_idx, key);
+	if (i)
+		return &s->ranks[*i - 1];
+	struct rankstate *nr = realloc(s->ranks, (s->nranks + 1) * sizeof *nr);
+	if (!nr)
+		return NULL;
+	s->ranks = nr;
+	struct rankstate *r = &s->ranks[s->nranks++];
+	memset(r, 0, sizeof *r);
+	r->rank = rank;
+	r->src = src;
+	ev_cover_init(&r->cov);
+	if (ev_map_put(&s->rank_idx, key, s->nranks) != EV_OK)
+		return NULL;
+	return r;
+}
+
+static void intersect(struct comp *k, int64_t s, int64_t e, uint64_t name)
+{
+	int64_t ks = k->rec.ts, ke = ev_rec_end(&k->rec);
+	int64_t a = s > ks ? s : ks, b = e < ke ? e : ke;
+	if (b <= a)
+		return;
+	uint64_t ov = (uint64_t)(b - a);
+	k->count++;
+	if (ov > k->best) {
+		k->best = ov;
+		k->best_name = name;
+	}
+	uint32_t i;
+	for (i = 0; i < k->nnames && k->names[i] != name; i++)
+		;
+	if (i == k->nnames) {
+		if (k->nnames < MAX_NAMES)
+			k->names[k->nnames++] = name;
+		else
+			k->more = 1;
+	}
+	/* Overlaps arrive in start order: merge into the running union. */
+	if (k->cur_e <= k->cur_s) {
+		k->cur_s = a;
+		k->cur_e = b;
+	} else if (a > k->cur_e) {
+		k->uni += (uint64_t)(k->cur_e - k->cur_s);
+		k->cur_s = a;
+		k->cur_e = b;
+	} else if (b > k->cur_e) {
+		k->cur_e = b;
+	}
+}
+
+static uint64_t union_of(const struct comp *k)
+{
+	return k->uni + (k->cur_e > k->cur_s ? (uint64_t)(k->cur_e - k->cur_s) : 0);
+}
+
+static const char *src_label(struct state *s, uint32_t src, char *buf, size_t n)
+{
+	const struct ev_src_info *si = ev_meta_src(s->meta, src);
+	if (si && si->label && *si->label)
+		return si->label;
+	snprintf(buf, n, "%u", src);
+	return buf;
+}
+
+static int emit(struct state *s, const struct comp *k)
+{
+	uint64_t uni = union_of(k);
+	double dur = (double)k->rec.dur;
+	if (s->o->mode == M_EV) {
+		struct ev_rec o;
+		ev_rec_init(&o);
+		o.type = EV_OVERLAP;
+		o.op = k->rec.op;
+		o.rank = k->rec.rank;
+		o.stream = k->rec.stream;
+		o.src = k->rec.src;
+		o.ts = ev_rec_end(&k->rec);
+		o.dur = k->rec.dur;
+		o.bytes = uni;
+		o.aux = k->count;
+		o.step = dur > 0 ? (uint32_t)((double)k->best * 1000.0 / dur + 0.5) : 0;
+		o.name = k->rec.name;
+		o.sig = k->best_name;
+		o.id = k->rec.id;
+		return ev_write(s->w, &o);
+	}
+	if (s->o->mode != M_TABLE)
+		return EV_OK;
+	char names[4096] = "", b[16];
+	size_t n = 0;
+	for (uint32_t i = 0; i < k->nnames; i++)
+		n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s", i ? ";" : "",
+		                      str_of(s, k->names[i]));
+	if (k->more && n < sizeof names)
+		snprintf(names + n, sizeof names - n, ";...");
+	ev_table *t = s->t;
+	int rc = ev_table_str(t, src_label(s, k->rec.src, b, sizeof b));
+	rc = rc ? rc : ev_table_u64(t, k->rec.rank);
+	rc = rc ? rc : ev_table_u64(t, k->rec.stream);
+	rc = rc ? rc : ev_table_i64(t, k->rec.ts);
+	rc = rc ? rc : ev_table_f64(t, dur / 1e3);
+	rc = rc ? rc : ev_table_str(t, str_of(s, k->rec.name));
+	rc = rc ? rc : ev_table_str(t, str_of(s, k->rec.sig));
+	rc = rc ? rc : ev_table_u64(t, k->count);
+	rc = rc ? rc : ev_table_str(t, names);
+	rc = rc ? rc : ev_table_f64(t, dur > 0 ? 100.0 * (double)k->best / dur : 0);
+	rc = rc ? rc : ev_table_str(t, str_of(s, k->best_name));
+	rc = rc ? rc : ev_table_f64(t, (double)uni / 1e3);
+	rc = rc ? rc : ev_table_f64(t, dur > 0 ? 100.0 * (double)uni / dur : 0);
+	return rc;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	int64_t x = ev_rec_end(&((const struct comp *)a)->rec), y = ev_rec_end(&((const struct comp *)b)->rec);
+	return x < y ? -1 : x > y;
+}
+
+/* Close every compute kernel that ended at or before t (all ranks), in end
+ * order, so overlap records keep the output in time order. */
+static int close_until(struct state *s, int64_t t, int all)
+{
+	s->nclosing = 0;
+	for (size_t r = 0; r < s->nranks; r++) {
+		struct rankstate *rs = &s->ranks[r];
+		size_t w = 0;
+		for (size_t i = 0; i < rs->nopen; i++) {
+			struct comp *k = &rs->open[i];
+			if (all || ev_rec_end(&k->rec) <= t) {
+				if (s->nclosing == s->capclosing) {
+					size_t cap = s->capclosing ? 2 * s->capclosing : 64;
+					struct comp *nc = realloc(s->closing, cap * sizeof *nc);
+					if (!nc)
+						return EV_ERR_NOMEM;
+					s->closing = nc;
+					s->capclosing = cap;
+				}
+				s->closing[s->nclosing++] = *k;
+				rs->overlapped += k->count > 0;
+			} else {
+				rs->open[w++] = *k;
+			}
+		}
+		rs->nopen = w;
+		w = 0;
+		for (size_t i = 0; i < rs->nact; i++)
+			if (!all && rs->act[i].e > t)
+				rs->act[w++] = rs->act[i];
+		rs->nact = w;
+	}
+	if (s->nclosing > 1)
+		qsort(s->closing, s->nclosing, sizeof *s->closing, cmp_end);
+	int rc = EV_OK;
+	for (size_t i = 0; i < s->nclosing && !rc; i++)
+		rc = emit(s, &s->closing[i]);
+	return rc;
+}
+
+static int on_record(struct state *s, const struct ev_rec *r)
+{
+	int rc = close_until(s, r->ts, 0);
+	if (rc)
+		return rc;
+	if (r->type != EV_KERNEL)
+		return EV_OK;
+	struct rankstate *rs = rank_of(s, r->src, r->rank);
+	if (!rs)
+		return EV_ERR_NOMEM;
+	int comm = is_comm(s, r);
+	if (comm < 0)
+		return EV_ERR_NOMEM;
+	if (!rs->cov.started)
+		rs->t0 = r->ts;
+	double a = (double)(r->ts - rs->t0);
+	if (comm)
+		ev_cover_add(&rs->cov, 1, a, a + (double)r->dur);
+	else if (s->o->rules != EV_RULES_HTA || ev_hta_kind(str_of(s, r->name)) == EV_HTA_COMPUTATION)
+		ev_cover_add(&rs->cov, 0, a, a + (double)r->dur);
+	int64_t end = ev_rec_end(r);
+	if (comm) {
+		for (size_t i = 0; i < rs->nopen; i++)
+			intersect(&rs->open[i], r->ts, end, r->name);
+		if (rs->nact == rs->capact) {
+			size_t cap = rs->capact ? 2 * rs->capact : 16;
+			struct comm *na = realloc(rs->act, cap * sizeof *na);
+			if (!na)
+				return EV_ERR_NOMEM;
+			rs->act = na;
+			rs->capact = cap;
+		}
+		rs->act[rs->nact++] = (struct comm){ r->ts, end, r->name };
+		return EV_OK;
+	}
+	unsigned k;
+	if ((rc = kclass(s, r, &k)) != EV_OK)
+		return rc;
+	if (!(s->o->class_mask & (1u << k)))
+		return EV_OK;
+	rs->kernels++;
+	if (rs->nopen == rs->capopen) {
+		size_t cap = rs->capopen ? 2 * rs->capopen : 16;
+		struct comp *no = realloc(rs->open, cap * sizeof *no);
+		if (!no)
+			return EV_ERR_NOMEM;
+		rs->open = no;
+		rs->capopen = cap;
+	}
+	struct comp *c = &rs->open[rs->nopen++];
+	memset(c, 0, sizeof *c);
+	c->rec = *r;
+	for (size_t i = 0; i < rs->nact; i++)
+		intersect(c, rs->act[i].s, rs->act[i].e, rs->act[i].name);
+	return EV_OK;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct rankstate *x = a, *y = b;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int totals(struct state *s)
+{
+	static const char *const cols[] = {
+		"src", "rank", "comm_us", "hidden_comm_us", "exposed_comm_us", "comp_comm_overlap_pct", "compute_kernels",
+		"overlapped_kernels",
+	};
+	int rc = EV_OK;
+	ev_table *t = NULL;
+	qsort(s->ranks, s->nranks, sizeof *s->ranks, cmp_rank);
+	if (s->o->mode == M_SUMMARY && (rc = ev_table_open(&t, s->out, s->o->fmt, cols, 8)) != EV_OK)
+		return rc;
+	for (size_t i = 0; i < s->nranks && !rc; i++) {
+		struct rankstate *rs = &s->ranks[i];
+		ev_cover_finish(&rs->cov);
+		double comm = ev_cover_measure(&rs->cov, 2, 0), hidden = ev_cover_measure(&rs->cov, 3, 0);
+		double pct = comm > 0 ? 100.0 * hidden / comm : 0;
+		if (s->o->mode == M_SUMMARY) {
+			char b[16];
+			rc = ev_table_str(t, src_label(s, rs->src, b, sizeof b));
+			rc = rc ? rc : ev_table_u64(t, rs->rank);
+			rc = rc ? rc : ev_table_f64(t, comm / 1e3);
+			rc = rc ? rc : ev_table_f64(t, hidden / 1e3);
+			rc = rc ? rc : ev_table_f64(t, (comm - hidden) / 1e3);
+			rc = rc ? rc : ev_table_f64(t, pct);
+			rc = rc ? rc : ev_table_u64(t, rs->kernels);
+			rc = rc ? rc : ev_table_u64(t, rs->overlapped);
+		} else if (s->o->mode == M_EV) {
+			rc = ev_write_textf(s->w, "#meta overlap.src%u.rank%u.comm_ns=%.0f overlap.src%u.rank%u.hidden_ns=%.0f "
+			                    "overlap.src%u.rank%u.comp_comm_overlap_pct=%.2f",
+			                    rs->src, rs->rank, comm, rs->src, rs->rank, hidden, rs->src, rs->rank, pct);
+		}
+	}
+	if (t) {
+		int rc2 = ev_table_close(t);
+		rc = rc ? rc : rc2;
+	}
+	return rc;
+}
+
+static int run(struct opts *o)
+{
+	static const char *const cols[] = {
+		"src", "rank", "stream", "ts", "dur_us", "name", "sig", "comm_count", "comm_names", "max_overlap_pct",
+		"max_overlap_name", "overlap_us", "overlap_pct",
+	};
+	struct state s;
+	int status = 0, rc;
+	memset(&s, 0, sizeof s);
+	s.o = o;
+	s.st = ev_strtab_new();
+	s.meta = ev_meta_new();
+	ev_map_init(&s.rank_idx);
+	ev_map_init(&s.comm_cache);
+	ev_map_init(&s.class_cache);
+	if (!s.st || !s.meta) {
+		status = ev_cli_error(&o->cli, "out of memory");
+		goto done;
+	}
+	if (o->mode == M_EV) {
+		if (ev_cli_check_binary_out(&o->cli)) {
+			status = 1;
+			goto done;
+		}
+		rc = ev_writer_open(&s.w, o->cli.output, s.st);
+	} else {
+		rc = ev_output_open(&s.out, o->cli.output);
+		if (!rc && o->mode == M_TABLE)
+			rc = ev_table_open(&s.t, s.out, o->fmt, cols, sizeof cols / sizeof cols[0]);
+	}
+	if (rc) {
+		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+		goto done;
+	}
+	int header_done = 0;
+	for (int i = 0; i < o->ninputs && !status; i++) {
+		ev_reader *r = NULL;
+		struct ev_rec rec;
+		if ((rc = ev_reader_open(&r, o->inputs[i], s.st, s.meta)) != EV_OK) {
+			status = ev_cli_file_error(&o->cli, o->inputs[i], rc);
+			break;
+		}
+		int wrc = EV_OK; /* output-side failure */
+		while ((rc = ev_read(r, &rec)) > 0) {
+			if (o->mode == M_EV && !header_done) {
+				const char *origin = ev_reader_header(r, "origin");
+				header_done = 1;
+				if (origin && (wrc = ev_writer_header(s.w, "origin", origin)) != EV_OK)
+					break;
+			}
+			if (rc == EV_TEXT) {
+				const char *line;
+				size_t len;
+				ev_reader_text(r, &line, &len);
+				if (o->mode == M_EV && (wrc = ev_write_text(s.w, line, len)) != EV_OK)
+					break;
+				continue;
+			}
+			if (ev_order_check(&s.order, rec.ts) != EV_OK) {
+				status = ev_cli_error(&o->cli, "%s: record %llu: out of order (ts %lld after %lld); sort with ev-merge --sort",
+				                      ev_reader_name(r), (unsigned long long)ev_reader_recno(r),
+				                      (long long)rec.ts, (long long)s.order.last_ts);
+				break;
+			}
+			if ((wrc = on_record(&s, &rec)) != EV_OK)
+				break;
+			if (o->mode == M_EV && (wrc = ev_write(s.w, &rec)) != EV_OK)
+				break;
+		}
+		if (!status && wrc)
+			status = ev_cli_file_error(&o->cli, o->cli.output, wrc);
+		else if (!status && rc < 0)
+			status = ev_cli_reader_error(&o->cli, r, rc);
+		ev_reader_close(r);
+	}
+	if (!status && (rc = close_until(&s, 0, 1)) == EV_OK)
+		rc = totals(&s);
+	if (!status && rc)
+		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+	if (!status && s.t) {
+		rc = ev_table_close(s.t);
+		s.t = NULL;
+		if (rc)
+			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+	}
+	if (!status) {
+		rc = s.w ? ev_writer_close(s.w) : ev_output_close(s.out);
+		s.w = NULL;
+		s.out = NULL;
+		if (rc)
+			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+	}
+done:
+	if (s.t) {
+		int ignored = ev_table_close(s.t); /* already failing */
+		(void)ignored;
+	}
+	ev_writer_abort(s.w);
+	ev_output_abort(s.out);
+	for (size_t i = 0; i < s.nranks; i++) {
+		free(s.ranks[i].open);
+		free(s.ranks[i].act);
+	}
+	free(s.ranks);
+	free(s.closing);
+	ev_map_free(&s.rank_idx);
+	ev_map_free(&s.comm_cache);
+	ev_map_free(&s.class_cache);
+	ev_meta_free(s.meta);
+	ev_strtab_free(s.st);
+	return status;
+}
+
+static int parse_classes(struct opts *o, const char *arg)
+{
+	if (!strcmp(arg, "all")) {
+		o->class_mask = ~(1u << EV_KC_COMM);
+		return 0;
+	}
+	char *copy = strdup(arg), *save = NULL;
+	if (!copy)
+		return -1;
+	o->class_mask = 0;
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		unsigned v;
+		if (ev_kclass_parse(w, &v) != EV_OK || v == EV_KC_COMM) {
+			free(copy);
+			return -1;
+		}
+		o->class_mask |= 1u << v;
+	}
+	free(copy);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		EV_CLI_COMMON_LONG,
+		{ "table", no_argument, NULL, 1 },
+		{ "summary", no_argument, NULL, 2 },
+		{ "class", required_argument, NULL, 3 },
+		{ "rules", required_argument, NULL, 4 },
+		{ "csv", no_argument, NULL, 5 },
+		{ "json", no_argument, NULL, 6 },
+		{ "md", no_argument, NULL, 7 },
+		{ "tsv", no_argument, NULL, 8 },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	int c;
+	memset(&o, 0, sizeof o);
+	ev_cli_init(&o.cli, "ev-overlap");
+	o.class_mask = 1u << EV_KC_GEMM;
+	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
+		switch (ev_cli_common(&o.cli, c, optarg)) {
+		case EV_CLI_HANDLED: continue;
+		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
+		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
+		default: break;
+		}
+		switch (c) {
+		case 1: o.mode = M_TABLE; break;
+		case 2: o.mode = M_SUMMARY; break;
+		case 3:
+			if (parse_classes(&o, optarg))
+				return ev_cli_usage_error(&o.cli, "--class: unknown or communication class in '%s'", optarg);
+			break;
+		case 4:
+			if (ev_rules_parse(optarg, &o.rules) != EV_OK)
+				return ev_cli_usage_error(&o.cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", optarg);
+			break;
+		case 5: o.fmt = EV_TABLE_CSV; break;
+		case 6: o.fmt = EV_TABLE_JSON; break;
+		case 7: o.fmt = EV_TABLE_MD; break;
+		case 8: o.fmt = EV_TABLE_TSV; break;
+		default: return ev_cli_try_help(&o.cli);
+		}
+	}
+	static char *stdin_only[] = { (char *)"-" };
+	o.inputs = optind < argc ? argv + optind : stdin_only;
+	o.ninputs = optind < argc ? argc - optind : 1;
+	ev_cli_cleanup_on_signal(NULL);
+	return ev_cli_finish(&o.cli, run(&o));
+}
