@@ -1,0 +1,391 @@
+#!/usr/bin/env bats
+# coll-expand: closed forms from nccl-model.md, schedule validity, the ATLAHS
+# reference GOAL files, options and errors.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	FX="$TESTS_DIR/fixtures/coll-expand"
+	T="$BATS_TEST_TMPDIR"
+}
+
+# mkcoll OUT N OP BYTES ALGO PROTO DTYPE NCH [ROOT]: one collective on ranks
+# 0..N-1 of comm 7 (extra text lines before #comm from $META).
+mkcoll() {
+	local out="$1" n="$2" op="$3" bytes="$4" algo="$5" proto="$6" dt="$7" nch="$8" root="${9:--1}" r
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n'
+		printf '%b' "${META:-}"
+		printf '#comm 7 nranks=%d ranks=%s\n' "$n" "$(seq -s, 0 $((n - 1)))"
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tpeer\talgo\tproto\tdtype\tchannel\taux\n'
+		for ((r = 0; r < n; r++)); do
+			printf 'coll\t%s\t%d\t1\t1000\t500\t%s\t7\t0\t%s\t%s\t%s\t%s\t%s\t%d\n' "$op" "$r" "$bytes" "$root" "$algo" "$proto" "$dt" "$nch" "$n"
+		done
+		printf '#end %d\n' "$n"
+	} >"$out.tsv"
+	ev-view --pack -o "$out" "$out.tsv"
+}
+
+# check FILE: schedule validity (matched sends, dense ids, backward deps).
+check() {
+	ev-view -M -H -c type,rank,id,peer,aux,bytes "$1" | awk -f "$FX/check.awk"
+}
+
+# per_channel FILE RANK: "channel sends bytes" of one rank's SENDs.
+per_channel() {
+	ev-view -M -H -t send -r "$2" -c channel,bytes "$1" |
+		awk -F'\t' '{ n[$1]++; b[$1] += $2 } END { for (c in n) print c, n[c], b[c] }' | sort -n
+}
+
+# sent FILE: total SEND bytes per rank.
+sent() {
+	ev-view -M -H -t send -c rank,bytes "$1" | awk -F'\t' '{ b[$1] += $2 } END { for (r in b) print r, b[r] }' | sort -n
+}
+
+@test "ring AllReduce 256 MiB fp32, n=8, SIMPLE, 32 ch: 28 x 512 KiB per channel and direction" {
+	mkcoll "$T/a.ev" 8 allreduce 268435456 ring simple float32 32
+	coll-expand -o "$T/a.out" "$T/a.ev"
+	run -0 check "$T/a.out"
+	assert_output "sends 7168 recvs 7168 ok"
+	run -0 bash -c "ev-view -M -H -t send,recv -c type,channel,bytes '$T/a.out' | sort | uniq -c | awk '{ print \$1, \$2, \$4 }' | sort -u"
+	assert_output - <<'EOF'
+224 recv 524288
+224 send 524288
+EOF
+	# 14 MiB per channel = 2*7/8 * 8 MiB
+	run -0 bash -c "per_channel() { $(declare -f per_channel | tail -n +2); }; per_channel '$T/a.out' 3 | awk '{ print \$2, \$3 }' | sort -u"
+	assert_output "28 14680064"
+}
+
+@test "ring AllReduce 4 MiB fp32, n=8, SIMPLE: 16 KiB slices followed by empty ones" {
+	mkcoll "$T/a.ev" 8 allreduce 4194304 ring simple float32 32
+	coll-expand -o "$T/a.out" "$T/a.ev"
+	run -0 bash -c "ev-view -M -H -t send -r 0 -c channel,bytes '$T/a.out' | awk -F'\t' '\$1 == 5' | head -4 | cut -f2 | paste -sd' '"
+	assert_output "16384 0 16384 0"
+	run -0 bash -c "ev-view -M -H -t send -r 0 -c channel '$T/a.out' | sort | uniq -c | awk '{ print \$1 }' | sort -u"
+	assert_output 28
+	run -0 sent "$T/a.out"
+	assert_line --index 0 "0 7340032"
+}
+
+@test "ring AllReduce LL 512 KiB fp16 and LL128 16 MiB fp16: message counts and wire bytes" {
+	mkcoll "$T/ll.ev" 8 allreduce 524288 ring ll float16 32
+	coll-expand -o "$T/ll.out" "$T/ll.ev"
+	run -0 bash -c "ev-view -M -H -t send -r 0 -c channel,bytes '$T/ll.out' | sort | uniq -c | awk '{ print \$1, \$3 }' | sort -u"
+	assert_output "14 4096"
+	mkcoll "$T/l8.ev" 8 allreduce 16777216 ring ll128 float16 32
+	coll-expand -o "$T/l8.out" "$T/l8.ev"
+	run -0 bash -c "ev-view -M -H -t send -r 0 -c channel,bytes '$T/l8.out' | sort | uniq -c | awk '{ print \$1, \$3 }' | sort -u"
+	assert_output "14 71680"
+	run -0 check "$T/l8.out"
+}
+
+@test "per-rank totals: 2(n-1)/n B for AllReduce, (n-1) count T for AllGather and ReduceScatter" {
+	mkcoll "$T/ar.ev" 4 allreduce 67108864 ring simple float32 8
+	coll-expand -o "$T/ar.out" "$T/ar.ev"
+	run -0 sent "$T/ar.out"
+	assert_output - <<'EOF'
+0 100663296
+1 100663296
+2 100663296
+3 100663296
+EOF
+	# 64 MiB gathered from 8 ranks: each sends 7 x 8 MiB
+	mkcoll "$T/ag.ev" 8 allgather 67108864 ring simple float32 16
+	coll-expand -o "$T/ag.out" "$T/ag.ev"
+	run -0 bash -c "sent() { $(declare -f sent | tail -n +2); }; sent '$T/ag.out' | awk '{ print \$2 }' | sort -u"
+	assert_output 58720256
+	mkcoll "$T/rs.ev" 8 reducescatter 67108864 ring simple float32 16
+	coll-expand -o "$T/rs.out" "$T/rs.ev"
+	run -0 bash -c "sent() { $(declare -f sent | tail -n +2); }; sent '$T/rs.out' | awk '{ print \$2 }' | sort -u"
+	assert_output 58720256
+	run -0 check "$T/rs.out"
+	# uneven sizes: every byte still travels 2(n-1) times in total
+	mkcoll "$T/odd.ev" 7 allreduce 1234567 ring simple int8 3
+	coll-expand -o "$T/odd.out" "$T/odd.ev"
+	run -0 bash -c "ev-view -M -H -t send -c bytes '$T/odd.out' | awk '{ s += \$1 } END { print s }'"
+	assert_output $((2 * 6 * 1234567))
+	run -0 check "$T/odd.out"
+}
+
+@test "ring AllReduce with several loops: every message says reduce-scatter or all-gather" {
+	# 64 MiB on 4 ranks and 1 channel: 8 loops of 4 x 2 MiB, 6 ring steps each
+	mkcoll "$T/a.ev" 4 allreduce 67108864 ring simple float32 1
+	coll-expand -o "$T/a.out" "$T/a.ev"
+	run -0 bash -c "ev-view -M -H -t send,recv -r 1 -c step,flags '$T/a.out' | awk -F'\t' '{ print (\$1 % 6 < 3 ? \"phase_rs\" : \"phase_ag\") == substr(\$2, 1, 8) }' | sort | uniq -c | sed 's/^ *//'"
+	assert_output "192 1"
+	run -0 bash -c "ev-view -M -H -t send -r 1 -c step '$T/a.out' | sort -n | tail -1"
+	assert_output 47
+}
+
+@test "Broadcast and Reduce pipelines: no edge into (out of) the root" {
+	mkcoll "$T/b.ev" 5 broadcast 10000000 ring simple float32 4 2
+	coll-expand -o "$T/b.out" "$T/b.ev"
+	run -0 check "$T/b.out"
+	assert_output "sends 80 recvs 80 ok"
+	run -0 sent "$T/b.out"
+	assert_output - <<'EOF'
+0 10000000
+2 10000000
+3 10000000
+4 10000000
+EOF
+	mkcoll "$T/r.ev" 5 reduce 10000000 ring simple float32 4 3
+	coll-expand -o "$T/r.out" "$T/r.ev"
+	run -0 sent "$T/r.out"
+	assert_output - <<'EOF'
+0 10000000
+1 10000000
+2 10000000
+4 10000000
+EOF
+}
+
+@test "tree AllReduce: one message up and one down per tree edge and chunk" {
+	# 2 nodes x 4 ranks: chains inside nodes, heads 0 and 4 linked; channel 0
+	# uses tree 0 (root 0), channel 1 the mirrored tree 1 (root 4)
+	META='#rank 0 host=a\n#rank 1 host=a\n#rank 2 host=a\n#rank 3 host=a\n#rank 4 host=b\n#rank 5 host=b\n#rank 6 host=b\n#rank 7 host=b\n'
+	mkcoll "$T/t.ev" 8 allreduce 8388608 tree simple float32 2
+	coll-expand --intra=send -o "$T/t.out" "$T/t.ev"
+	run -0 check "$T/t.out"
+	# 2 channels x 4 MiB = 8 chunks of 512 KiB; 7 edges x 2 directions
+	assert_output "sends 224 recvs 224 ok"
+	run -0 bash -c "ev-view -M -H -t send -c rank,peer,flags '$T/t.out' | sort | uniq -c | sed 's/^ *//'"
+	assert_output - <<'EOF'
+16 0	1	intra|tree_down|synth
+8 0	4	tree_down|synth
+8 0	4	tree_up|synth
+16 1	0	intra|tree_up|synth
+16 1	2	intra|tree_down|synth
+16 2	1	intra|tree_up|synth
+16 2	3	intra|tree_down|synth
+16 3	2	intra|tree_up|synth
+8 4	0	tree_down|synth
+8 4	0	tree_up|synth
+16 4	5	intra|tree_down|synth
+16 5	4	intra|tree_up|synth
+16 5	6	intra|tree_down|synth
+16 6	5	intra|tree_up|synth
+16 6	7	intra|tree_down|synth
+16 7	6	intra|tree_up|synth
+EOF
+}
+
+@test "send/recv and grouped p2p: every message matched, LL for small intra-node sends" {
+	ev-view --pack -o "$T/p.ev" "$FX/p2p.tsv"
+	coll-expand -o "$T/p.out" "$T/p.ev"
+	run -0 check "$T/p.out"
+	assert_output "sends 106 recvs 106 ok"
+	run -0 bash -c "ev-view -M -H -t send -r 1 -c proto,bytes,flags '$T/p.out'"
+	assert_line --index 0 "$(printf 'll\t0\tintra|synth')"
+}
+
+@test "ATLAHS reference, ring SIMPLE 1 MiB, 4 GPUs on 2 nodes, 2 channels: the same messages" {
+	need_shared_data
+	ev-view --pack -o "$T/r.ev" "$FX/atlahs_simple.tsv"
+	coll-expand -o "$T/r.out" "$T/r.ev"
+	ev-view -M -H -c type,rank,bytes,peer "$T/r.out" | awk -F'\t' '$1 == "send" || $1 == "recv" { print $1, $2, $3 "b", $4 }' | sort | uniq -c >"$T/ours"
+	awk '/^rank/ { r = $2 } { for (i = 1; i <= NF; i++) if ($i == "send" || $i == "recv") print $i, r, $(i + 1), $(i + 3) }' \
+		"$SHARED_DATA/goal/reference/v2_allreduce_ring_simple_4gpu_2node_2ch_1MiB.goal" | sort | uniq -c >"$T/theirs"
+	diff -u "$T/theirs" "$T/ours"
+	# intra-node hops cost 65536 / 300 ns on both sides, as in the reference
+	run -0 bash -c "ev-view -M -H -t calc -c op,dur '$T/r.out' | sort | uniq -c | sed 's/^ *//'"
+	assert_output "96 intra	218"
+}
+
+@test "ATLAHS reference, ring LL 64 KiB, 1 channel: same messages, LL wire bytes doubled" {
+	need_shared_data
+	ev-view --pack -o "$T/r.ev" "$FX/atlahs_ll.tsv"
+	coll-expand -o "$T/r.out" "$T/r.ev"
+	ev-view -M -H -c type,rank,bytes,peer "$T/r.out" | awk -F'\t' '$1 == "send" { print $2, $3 / 2 "b", $4 }' | sort | uniq -c >"$T/ours"
+	awk '/^rank/ { r = $2 } { for (i = 1; i <= NF; i++) if ($i == "send") print r, $(i + 1), $(i + 3) }' \
+		"$SHARED_DATA/goal/reference/v2_allreduce_ring_ll_4gpu_2node_1ch_64KiB.goal" | sort | uniq -c >"$T/theirs"
+	diff -u "$T/theirs" "$T/ours"
+	run -0 bash -c "ev-view -M -H -t send -c bytes '$T/r.out' | sort -u"
+	assert_output - <<'EOF'
+0
+32768
+EOF
+}
+
+@test "latency table: linear between points, extrapolated beyond the last two" {
+	printf '{"NPKIT_EVENT_GPU_RECV_REDUCE_SEND": {"4": [110], "1024": [210], "65536": [1050]}, "NPKIT_EVENT_GPU_DIRECT_RECV_COPY_SEND": {"4": [92.5], "1024": [150], "65536": [810]}, "NPKIT_EVENT_GPU_DIRECT_RECV_REDUCE_COPY_SEND": {"4": [180], "65536": [1900]}}' >"$T/x_Simple.json"
+	npkit2lat -o "$T/lat.tsv" "$T/x_Simple.json"
+	# n=3 AR, 32 KiB chunks (interpolated), then 128 KiB slices (extrapolated)
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 7 nranks=3 ranks=0,1,2\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\talgo\tproto\tdtype\tchannel\n'
+		for r in 0 1 2; do printf 'coll\tallreduce\t%d\t1\t1000\t500\t98304\t7\t0\tring\tll\tfloat32\t1\n' $r; done
+		for r in 0 1 2; do printf 'coll\tallreduce\t%d\t1\t2000\t500\t786432\t7\t1\tring\tsimple\tfloat32\t1\n' $r; done
+		printf '#end 6\n'
+	} >"$T/l.tsv"
+	ev-view --pack -o "$T/l.ev" "$T/l.tsv"
+	coll-expand --lat "$T/lat.tsv" -o "$T/l.out" "$T/l.ev"
+	run -0 ev-view -M -H -t calc -r 0 -c seq,op,bytes,dur "$T/l.out"
+	assert_output - <<'EOF'
+0	reduce	32768	623
+0	reduce	32768	1040
+0	copy	32768	475
+1	sync	0	0
+1	gap	0	500
+1	reduce	131072	1903
+1	reduce	131072	1903
+1	reduce	131072	3620
+1	reduce	131072	3620
+1	copy	131072	1480
+1	copy	131072	1480
+EOF
+}
+
+@test "same input, same bytes; --jitter is seeded" {
+	mkcoll "$T/a.ev" 4 allreduce 1048576 ring simple float32 2
+	npkit2lat --proto simple -o "$T/lat.tsv" "$TESTS_DIR/fixtures/npkit2lat/small_Simple.json"
+	coll-expand --lat "$T/lat.tsv" -o "$T/1.out" "$T/a.ev"
+	coll-expand --lat "$T/lat.tsv" -o "$T/2.out" "$T/a.ev"
+	cmp "$T/1.out" "$T/2.out"
+	coll-expand --lat "$T/lat.tsv" --jitter 7 -o "$T/j1.out" "$T/a.ev"
+	coll-expand --lat "$T/lat.tsv" --jitter 7 -o "$T/j2.out" "$T/a.ev"
+	coll-expand --lat "$T/lat.tsv" --jitter 8 -o "$T/j3.out" "$T/a.ev"
+	cmp "$T/j1.out" "$T/j2.out"
+	run ! cmp -s "$T/j1.out" "$T/j3.out"
+	run ! cmp -s "$T/1.out" "$T/j1.out"
+	run -0 check "$T/j3.out"
+}
+
+@test "gaps between operations of a stream, pass-through, --only-comm, --compute" {
+	ev-view --pack -o "$T/g.ev" "$FX/ar2.tsv"
+	coll-expand -o "$T/g.out" "$T/g.ev"
+	run -0 ev-view -M -H -t calc,kernel -r 0 -c type,op,ts,dur "$T/g.out"
+	assert_output - <<'EOF'
+kernel	gemm	100	400
+calc	gap	1000	900
+calc	sync	3000	0
+calc	gap	3000	1500
+EOF
+	run -0 bash -c "coll-expand --only-comm '$T/g.ev' | ev-view -M -H -t kernel -c type"
+	assert_output ""
+	run -0 bash -c "coll-expand --compute=kernels '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,dur"
+	assert_output - <<'EOF'
+kernel	400
+sync	0
+EOF
+	run -0 bash -c "coll-expand --compute=none '$T/g.ev' | ev-view -M -H -t calc -c op | sort -u"
+	assert_output sync
+	run -0 bash -c "coll-expand --keep-coll '$T/g.ev' | ev-view -M -H -t coll -c rank,seq"
+	assert_equal "${#lines[@]}" 4
+	run -0 bash -c "coll-expand '$T/g.ev' | ev-view | grep '^#comm'"
+	assert_output "#comm 7 nranks=2 ranks=0,1"
+}
+
+@test "channel split per NCCL version; CHAN records are used as recorded" {
+	mkcoll "$T/a.ev" 2 allreduce 4000000 ring simple float32 2
+	# >= 2.22: continuous byte distribution in 16 KiB cells
+	run -0 bash -c "coll-expand --nccl-version 2.22 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	assert_output - <<'EOF'
+0 2015232
+1 1984768
+EOF
+	# 2.20-2.21: contiguous, aligned to 4 KiB
+	run -0 bash -c "coll-expand --nccl-version 2.20.5 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	assert_output - <<'EOF'
+0 2002944
+1 1997056
+EOF
+	# <= 2.19: interleaved grid loop: chunks of roundUp(250000, 1024) elements,
+	# channel 0 takes chunks 0-1, channel 1 chunks 2-3 (the last one short)
+	run -0 bash -c "coll-expand --nccl-version 2.18.3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	assert_output - <<'EOF'
+0 2007040
+1 1992960
+EOF
+	coll-expand --nccl-version 2.18.3 -o "$T/a18.out" "$T/a.ev"
+	run -0 check "$T/a18.out"
+	# CHAN records: channel 3 with workCount 1000 elements, chunkCount 400
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 7 nranks=2 ranks=0,1\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\talgo\tproto\tdtype\tchannel\taux\tstep\n'
+		for r in 0 1; do
+			printf 'coll\tallreduce\t%d\t1\t1000\t0\t4000\t7\t0\tring\tsimple\tfloat32\t1\t2\t0\n' $r
+			printf 'chan\tallreduce\t%d\t1\t1000\t0\t1000\t7\t0\t-\t-\t-\t3\t400\t100\n' $r
+		done
+		printf '#end 4\n'
+	} >"$T/c.tsv"
+	ev-view --pack -o "$T/c.ev" "$T/c.tsv"
+	run -0 bash -c "coll-expand '$T/c.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | paste -sd' '"
+	# loop 1: chunks of 400 elements, loop 2: lastChunkCount 100; SIMPLE posts
+	# two slices per ring step, the second one empty here
+	assert_output "$(printf '3\t1600 3\t0 3\t1600 3\t0 3\t400 3\t0 3\t400 3\t0')"
+}
+
+@test "the chooser picks algorithm, protocol and channels when the trace has none" {
+	mkcoll "$T/a.ev" 8 allreduce 1073741824 - - float32 0
+	run -0 bash -c "coll-expand '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto | sort -u"
+	assert_output "$(printf 'ring\tsimple')"
+	mkcoll "$T/b.ev" 8 allreduce 4096 - - float32 0
+	run -0 bash -c "coll-expand --algo ring '$T/b.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u"
+	assert_output "$(printf 'ring\tll\t0')"
+	run -0 bash -c "coll-expand --algo ring --proto simple --nchannels 3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u | wc -l"
+	assert_output 3
+	run -0 bash -c "coll-expand --proto '^ll,ll128' '$T/b.ev' | ev-view -M -H -t send -r 0 -c proto | sort -u"
+	assert_output simple
+}
+
+@test "errors: unknown communicator, rank missing from a ring, inconsistent sizes; --lenient" {
+	printf '#ev 1.0 96 clock=ns origin=trace\ntype\top\trank\tts\tbytes\tcomm\nkernel\tgemm\t0\t5\t0\t0\ncoll\tallreduce\t0\t10\t64\t99\n#end 2\n' >"$T/u.tsv"
+	ev-view --pack -o "$T/u.ev" "$T/u.tsv"
+	run -1 coll-expand -o "$T/u.out" "$T/u.ev"
+	assert_output "coll-expand: $T/u.ev: record 2: communicator 99 has no #comm line with ranks"
+	[ ! -e "$T/u.out" ]
+	run -0 --separate-stderr coll-expand --lenient -o "$T/u.out" "$T/u.ev"
+	[[ "$stderr" == *"skipped; --lenient"* ]]
+	META='#ring 7 0 0 1 3\n'
+	mkcoll "$T/r.ev" 3 allreduce 65536 ring simple float32 1
+	run -1 coll-expand -o "$T/r.out" "$T/r.ev"
+	assert_output --partial "record 1: the ring of communicator 7 channel 0 lists rank 3, which is not a member"
+	META='#ring 7 0 0 1 1\n'
+	mkcoll "$T/r.ev" 3 allreduce 65536 ring simple float32 1
+	run -1 coll-expand -o "$T/r.out" "$T/r.ev"
+	assert_output --partial "record 3: rank 2 is missing from the ring of communicator 7 channel 0"
+	META=''
+	mkcoll "$T/i.ev" 3 allreduce 65536 ring simple float32 1
+	sed -i '5s/\t65536\t/\t32768\t/' "$T/i.ev.tsv"
+	ev-view --pack -o "$T/i.ev" "$T/i.ev.tsv"
+	run -1 coll-expand -o "$T/i.out" "$T/i.ev"
+	assert_output --partial "record 2: allreduce seq 0 on communicator 7 has 32768 bytes on rank 1 but 65536 on another rank"
+}
+
+@test "out-of-order input names ev-merge; a partial trace is warned about" {
+	printf '#ev 1.0 96 clock=ns origin=trace\ntype\trank\tts\nkernel\t0\t50\nkernel\t1\t10\n#end 2\n' >"$T/o.tsv"
+	ev-view --pack -o "$T/o.ev" "$T/o.tsv"
+	run -1 coll-expand -o "$T/o.out" "$T/o.ev"
+	assert_output "coll-expand: $T/o.ev: record 2: out of order (ts 10 after 50); sort with ev-merge --sort"
+	mkcoll "$T/p.ev" 3 allreduce 65536 ring simple float32 1
+	grep -av $'^\x04\x01\x00\x00\x00\x00\x00\x00\x02' "$T/p.ev" >/dev/null || true
+	awk -F'\t' '$3 != 2' "$T/p.ev.tsv" | sed 's/^#end 3/#end 2/' >"$T/q.tsv"
+	ev-view --pack -o "$T/q.ev" "$T/q.tsv"
+	run -0 --separate-stderr coll-expand -o "$T/q.out" "$T/q.ev"
+	[[ "$stderr" == *"1 collectives were seen on fewer ranks than their communicator has"* ]]
+}
+
+@test "kineto2ev trace of 8 ranks: expands, every message of complete collectives matched" {
+	need_shared_data
+	kineto2ev -q -o "$T/k.ev" "$SHARED_DATA"/kineto/aorta-sweep/256thread/nccl_28channels/torch_profiler/rank*/*.json.gz
+	run -0 --separate-stderr coll-expand --ranks-per-node 8 --intra=send -o "$T/k.out" "$T/k.ev"
+	[[ "$stderr" == *"fewer ranks"* ]]
+	# seq 0-9 exist on every rank: their messages must match
+	ev-view -M -H -c type,rank,id,peer,aux,bytes,seq "$T/k.out" | awk -F'\t' '$1 == "dep" || $7 < 10' | cut -f1-6 >"$T/k.tsv"
+	run -0 awk -f "$FX/check.awk" "$T/k.tsv"
+	assert_output --regexp '^sends [0-9]+ recvs [0-9]+ ok$'
+	run -0 bash -c "ev-view -M -H -t send -c algo,proto '$T/k.out' | sort -u"
+	assert_output "$(printf 'ring\tll128')"
+}
+
+@test "usage errors exit 2" {
+	run -2 coll-expand --nccl-version x /dev/null
+	run -2 coll-expand --algo bogus /dev/null
+	run -2 coll-expand --proto ll,xx /dev/null
+	run -2 coll-expand --intra=maybe /dev/null
+	run -2 coll-expand --nchannels 65 /dev/null
+	run -2 coll-expand --preset cray /dev/null
+	assert_output --partial "unknown system 'cray'"
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bats
+# pipelines/merge-traces: one Perfetto timeline per run or sweep configuration.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	V="$TESTS_DIR/fixtures/ev2perfetto/validate.py"
+}
+
+# mkrun DIR RANK...: a run directory with one small Kineto trace per rank
+# (the kineto2ev fixture with its distributedInfo rank replaced).
+mkrun() {
+	local dir="$1" r
+	shift
+	for r in "$@"; do
+		mkdir -p "$dir/torch_profiler/rank$r"
+		sed "s/\"rank\": 1,/\"rank\": $r,/" "$TESTS_DIR/fixtures/kineto2ev/small.json" >"$dir/torch_profiler/rank$r/trace.json"
+	done
+}
+
+@test "--help prints usage and the exit status table" {
+	run -0 merge-traces --help
+	assert_line --index 0 "Usage: merge-traces [options] -o OUT DIR"
+	assert_output --partial "Exit status:"
+}
+
+@test "usage errors exit 2 with a hint" {
+	run -2 merge-traces "$T"
+	assert_output --partial "an output is required"
+	assert_output --partial "Try 'merge-traces --help'."
+	run -2 merge-traces -o "$T/o" -j 0 "$T"
+	assert_output --partial "--jobs: not a positive number"
+	run -2 merge-traces -o "$T/o" "$T" "$T"
+	run -2 merge-traces -o "$T/o" --align=sideways "$T"
+	run -2 merge-traces --no-such-option
+}
+
+@test "a missing directory or one without traces exits 1" {
+	run -1 merge-traces -o "$T/o" "$T/nosuch"
+	assert_output "merge-traces: $T/nosuch: No such file or directory"
+	mkdir -p "$T/empty"
+	run -1 merge-traces -o "$T/o" "$T/empty"
+	assert_output --partial "no run or sweep configuration found"
+}
+
+@test "a run with any number of ranks becomes one file; ranks sorted numerically" {
+	mkrun "$T/run" 0 1 2 10
+	run -0 merge-traces -q -k -o "$T/out/run.json" "$T/run"
+	assert_output ""
+	run -0 python3 "$V" "$T/out/run.json"
+	assert_line "process 0 rank 0 GPU (device 0)"
+	assert_line "process 20 rank 10 GPU (device 0)"
+	run -0 jq -r '[.traceEvents[] | select(.name == "process_name") | .args.name] | length' "$T/out/run.json"
+	assert_output 8
+	# -k keeps the merged ev stream: all four ranks in it.
+	run -0 bash -c 'ev-view -M -H -c rank "$1" | sort -un | tr "\n" " "' _ "$T/out/run.ev"
+	assert_output "0 1 2 10 "
+}
+
+@test "a failing rank trace fails the run and leaves no timeline" {
+	mkrun "$T/run" 0 1
+	head -c 700 "$T/run/torch_profiler/rank1/trace.json" >"$T/cut" && mv "$T/cut" "$T/run/torch_profiler/rank1/trace.json"
+	run -1 merge-traces -q -o "$T/out" "$T/run"
+	assert_output --partial "kineto2ev: "
+	assert_output --partial "merge-traces: a conversion failed"
+	[ -z "$(ls -A "$T/out")" ]
+}
+
+@test "shared data: the aorta sweep merges into one valid file per configuration" {
+	need_shared_data
+	run -0 merge-traces -z -j 2 -o "$T/merged" "$SHARED_DATA/kineto/aorta-sweep"
+	assert_line "merge-traces: wrote 4 timeline(s)"
+	run -0 ls "$T/merged"
+	assert_output - <<'EOF'
+256thread_28ch.json.gz
+256thread_56ch.json.gz
+512thread_28ch.json.gz
+512thread_56ch.json.gz
+EOF
+	for f in "$T"/merged/*.json.gz; do
+		run -0 python3 "$V" "$f" --gzip
+		assert_line "process 14 rank 7 GPU (device 7)"
+		assert_line --regexp '^flows collective=[0-9]+ launch=[0-9]+$'
+	done
+	# --layout=aorta reaches ev2perfetto.
+	run -0 merge-traces -q --layout=aorta -o "$T/one.json" "$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
+	run -0 python3 "$V" "$T/one.json"
+	assert_line "process 7500 rank 7 CPU (pid 258)"
+}
