@@ -162,16 +162,22 @@ int ev_write(ev_writer *w, const struct ev_rec *rec)
 		return rc ? rc : EV_ERR_NOMEM;
 	}
 	size_t o = 0;
-	for (size_t i = 0; i < EV_RECORD_SIZE; i++) {
-		unsigned char c = raw[i];
-		if (c == '\\') {
-			p[o++] = '\\';
-			p[o++] = '\\';
-		} else if (c == '\n') {
-			p[o++] = '\\';
-			p[o++] = 'n';
-		} else {
-			p[o++] = (char)c;
+	if (!memchr(raw, '\\', sizeof raw) && !memchr(raw, '\n', sizeof raw)) {
+		/* The common case: nothing to escape, copy the record whole. */
+		memcpy(p, raw, sizeof raw);
+		o = sizeof raw;
+	} else {
+		for (size_t i = 0; i < EV_RECORD_SIZE; i++) {
+			unsigned char c = raw[i];
+			if (c == '\\') {
+				p[o++] = '\\';
+				p[o++] = '\\';
+			} else if (c == '\n') {
+				p[o++] = '\\';
+				p[o++] = 'n';
+			} else {
+				p[o++] = (char)c;
+			}
 		}
 	}
 	p[o++] = '\n';

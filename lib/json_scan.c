@@ -325,6 +325,59 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 	}
 }
 
+/* Text extent of token i (jsmn leaves the quotes out of strings). */
+static int tok_from(const struct ev_json_tok *t, int i) { return t[i].type == EV_JT_STRING ? t[i].start - 1 : t[i].start; }
+static int tok_to(const struct ev_json_tok *t, int i) { return t[i].type == EV_JT_STRING ? t[i].end + 1 : t[i].end; }
+
+/* Is text[a, b) whitespace with exactly `sep` once in it (sep 0: none)? */
+static int gap_ok(const char *text, int a, int b, char sep)
+{
+	int seen = 0;
+	for (int k = a; k < b; k++) {
+		char c = text[k];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			continue;
+		if (sep && c == sep && !seen) {
+			seen = 1;
+			continue;
+		}
+		return 0;
+	}
+	return seen == (sep != 0);
+}
+
+/* Deeper nesting is refused (EV_ERR_LIMIT) rather than risk the stack. */
+#define JSON_MAX_DEPTH 256
+
+/* jsmn's strict mode still accepts "[1,]", "[1 2]" and "{,}": check the
+ * separators between the tokens of container i.  Returns the index after
+ * its subtree, -1 on a bad separator, -2 when nested too deep. */
+static int check_separators(const char *text, const struct ev_json_tok *t, int i, int depth)
+{
+	if (t[i].type != EV_JT_ARRAY && t[i].type != EV_JT_OBJECT)
+		return i + 1;
+	if (depth > JSON_MAX_DEPTH)
+		return -2;
+	int obj = t[i].type == EV_JT_OBJECT;
+	int pos = t[i].start + 1, j = i + 1;
+	for (int c = 0; c < t[i].size; c++) {
+		if (!gap_ok(text, pos, tok_from(t, j), c ? ',' : 0))
+			return -1;
+		if (obj) {
+			int v = j + 1;
+			if (t[j].type != EV_JT_STRING || !gap_ok(text, tok_to(t, j), tok_from(t, v), ':'))
+				return -1;
+			j = v;
+		}
+		int next = check_separators(text, t, j, depth + 1);
+		if (next < 0)
+			return next;
+		pos = tok_to(t, j);
+		j = next;
+	}
+	return gap_ok(text, pos, t[i].end - 1, 0) ? j : -1;
+}
+
 int ev_json_tokenize(const char *text, size_t len, struct ev_json_tok *toks, int max)
 {
 	jsmn_parser p;
@@ -345,8 +398,8 @@ int ev_json_tokenize(const char *text, size_t len, struct ev_json_tok *toks, int
 			toks[i].size = jt[i].size;
 		}
 		/* jsmn accepts a prefix; a value must be exactly one token tree. */
-		if (n == 0 || ev_json_skip(toks, 0) != n)
-			n = EV_ERR_FORMAT;
+		int end = n > 0 && ev_json_skip(toks, 0) == n ? check_separators(text, toks, 0, 0) : -1;
+		n = end == n ? n : end == -2 ? EV_ERR_LIMIT : EV_ERR_FORMAT;
 	} else {
 		n = n == JSMN_ERROR_NOMEM ? EV_ERR_LIMIT : EV_ERR_FORMAT;
 	}

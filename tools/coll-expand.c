@@ -659,33 +659,12 @@ static double jitter(struct state *s, double v)
 	return r > 0 ? r : 0;
 }
 
-/* ev_write escapes byte by byte; records of a schedule rarely contain a
- * byte that needs escaping, so check with memchr and copy them whole. */
-static int write_rec(ev_writer *w, const struct ev_rec *r)
-{
-	unsigned char raw[EV_RECORD_SIZE];
-	char esc[2 * EV_RECORD_SIZE];
-	ev_rec_encode(r, raw);
-	if (!memchr(raw, '\\', sizeof raw) && !memchr(raw, '\n', sizeof raw))
-		return ev_write_escaped(w, r, (const char *)raw, sizeof raw);
-	size_t n = 0;
-	for (size_t i = 0; i < sizeof raw; i++) {
-		if (raw[i] == '\\' || raw[i] == '\n') {
-			esc[n++] = '\\';
-			esc[n++] = raw[i] == '\n' ? 'n' : '\\';
-		} else {
-			esc[n++] = (char)raw[i];
-		}
-	}
-	return ev_write_escaped(w, r, esc, n);
-}
-
 static int put_rec(struct state *s, struct cur *c, struct ev_rec *r, uint32_t *id)
 {
 	r->id = c->rk->next_id++;
 	if (id)
 		*id = r->id;
-	return write_rec(s->w, r);
+	return ev_write(s->w, r);
 }
 
 static int put_dep(struct state *s, struct cur *c, uint32_t lane, uint32_t id, uint32_t on)
@@ -695,7 +674,7 @@ static int put_dep(struct state *s, struct cur *c, uint32_t lane, uint32_t id, u
 	d.id = id;
 	d.aux = on;
 	s->stats.deps++;
-	return write_rec(s->w, &d);
+	return ev_write(s->w, &d);
 }
 
 /* A CALC record (local time) on lane, waiting for deps. */

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_analysis.c - unit tests of the analysis helpers in the library:
+ * coverage sweep, distributions and quantile sketch, tables, kernel
+ * classification and the JSON tokenizer's strictness.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ev.h"
+
+static int failures, checks, tests_passed, tests_failed;
+
+static void run_test(const char *name, void (*fn)(void))
+{
+	int before = failures;
+	fn();
+	if (failures == before) {
+		tests_passed++;
+	} else {
+		tests_failed++;
+		fprintf(stderr, "FAILED: %s\n", name);
+	}
+}
+#define RUN(fn) run_test(#fn, fn)
+
+#define CHECK(cond)                                                              \
+	do {                                                                     \
+		checks++;                                                        \
+		if (!(cond)) {                                                   \
+			failures++;                                              \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                \
+	} while (0)
+
+static void test_cover(void)
+{
+	struct ev_cover c;
+	ev_cover_init(&c);
+	ev_cover_add(&c, 0, 0, 100);   /* A [0,100) */
+	ev_cover_add(&c, 1, 50, 150);  /* B [50,150) */
+	ev_cover_add(&c, 0, 60, 70);   /* nested A */
+	ev_cover_add(&c, 2, 150, 150); /* zero length, touching */
+	ev_cover_add(&c, 1, 200, 210); /* after a gap */
+	ev_cover_add(&c, 0, 210, 220); /* touching B */
+	ev_cover_finish(&c);
+	CHECK(ev_cover_measure(&c, 1, 0) == 110);  /* |A| */
+	CHECK(ev_cover_measure(&c, 2, 0) == 110);  /* |B| */
+	CHECK(ev_cover_measure(&c, 2, 1) == 60);   /* |B - A| */
+	CHECK(ev_cover_measure(&c, 3, 0) == 50);   /* |A n B| */
+	CHECK(ev_cover_measure(&c, 0, 0) == 170);  /* |A u B| */
+	CHECK(ev_cover_measure(&c, 4, 0) == 0);
+	CHECK(c.first == 0 && c.last == 220);
+	/* Nothing added: nothing measured. */
+	ev_cover_init(&c);
+	ev_cover_finish(&c);
+	CHECK(ev_cover_measure(&c, 0, 0) == 0 && !c.started);
+}
+
+static void test_dist_exact(void)
+{
+	struct ev_dist_pool pool = { 100, 0, 0 };
+	struct ev_dist d;
+	ev_dist_init(&d);
+	for (int i = 5; i >= 1; i--)
+		CHECK(ev_dist_add(&d, &pool, i, 10 * i) == EV_OK);
+	CHECK(d.n == 5 && d.sum == 15 && d.mean == 3 && d.min == 1 && d.max == 5);
+	CHECK(d.min_ts == 10 && d.max_ts == 50);
+	CHECK(fabs(ev_dist_std(&d) - sqrt(2.5)) < 1e-12);
+	CHECK(ev_dist_quantile(&d, 0.5) == 3);
+	CHECK(fabs(ev_dist_quantile(&d, 0.9) - 4.6) < 1e-12);
+	CHECK(ev_dist_quantile(&d, 0) == 1 && ev_dist_quantile(&d, 1) == 5);
+	CHECK(pool.used == 5 && pool.sketched == 0);
+	ev_dist_free(&d);
+	ev_dist_init(&d);
+	CHECK(isnan(ev_dist_quantile(&d, 0.5)) && ev_dist_std(&d) == 0);
+}
+
+static void test_dist_sketch(void)
+{
+	struct ev_dist_pool pool = { 10, 0, 0 };
+	struct ev_dist d;
+	ev_dist_init(&d);
+	for (int i = 1; i <= 100000; i++)
+		CHECK(ev_dist_add(&d, &pool, i, i) == EV_OK);
+	CHECK(d.sketch && pool.sketched == 1 && pool.used == 0);
+	/* Every quantile within the stated relative error of the exact one. */
+	static const double qs[] = { 0.01, 0.1, 0.5, 0.9, 0.99, 0.999 };
+	for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++) {
+		double exact = 1 + qs[k] * 99999, got = ev_dist_quantile(&d, qs[k]);
+		CHECK(fabs(got - exact) <= exact * EV_DIST_SKETCH_ERR + 1);
+	}
+	CHECK(d.min == 1 && d.max == 100000 && d.n == 100000);
+	ev_dist_free(&d);
+}
+
+static char *table_text(enum ev_table_fmt fmt)
+{
+	static const char *const cols[] = { "name", "n", "x" };
+	char path[] = "/tmp/ev-table-XXXXXX";
+	int fd = mkstemp(path);
+	ev_output *out = NULL;
+	ev_table *t = NULL;
+	if (fd < 0 || ev_output_open(&out, path) || ev_table_open(&t, out, fmt, cols, 3))
+		return NULL;
+	int rc = ev_table_str(t, "a,\"b\"\t|c");
+	rc = rc ? rc : ev_table_u64(t, 7);
+	rc = rc ? rc : ev_table_f64(t, 0.1);
+	rc = rc ? rc : ev_table_str(t, "z");
+	rc = rc ? rc : ev_table_i64(t, -2);
+	rc = rc ? rc : ev_table_f64(t, NAN);
+	rc = rc ? rc : ev_table_close(t);
+	rc = rc ? rc : ev_output_close(out);
+	static char buf[512];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	remove(path);
+	close(fd);
+	return rc ? NULL : buf;
+}
+
+static void test_table(void)
+{
+	const char *s = table_text(EV_TABLE_TSV);
+	CHECK(s && strcmp(s, "name\tn\tx\na,\"b\"\\t|c\t7\t0.1\nz\t-2\t\n") == 0);
+	s = table_text(EV_TABLE_CSV);
+	CHECK(s && strcmp(s, "name,n,x\n\"a,\"\"b\"\"\t|c\",7,0.1\nz,-2,\n") == 0);
+	s = table_text(EV_TABLE_JSON);
+	CHECK(s && strcmp(s, "[\n{\"name\":\"a,\\\"b\\\"\\t|c\",\"n\":7,\"x\":0.1},\n{\"name\":\"z\",\"n\":-2,\"x\":null}\n]\n") == 0);
+	s = table_text(EV_TABLE_MD);
+	CHECK(s && strcmp(s, "| name | n | x |\n|---|---|---|\n| a,\"b\" \\|c | 7 | 0.1 |\n| z | -2 |  |\n") == 0);
+}
+
+static void test_classify(void)
+{
+	CHECK(ev_kernel_class(EV_RULES_TRACELENS, "ncclDevKernel_Generic_1") == EV_KC_COMM);
+	CHECK(ev_kernel_class(EV_RULES_TRACELENS, "RCCL_thing") == EV_KC_COMM);
+	CHECK(ev_kernel_class(EV_RULES_TRACELENS_2025, "RCCL_thing") != EV_KC_COMM);
+	CHECK(ev_kernel_class(EV_RULES_TRACELENS, "Cijk_Ailk_Bljk_HHS_BH_MT128") == EV_KC_GEMM);
+	CHECK(ev_timeline_bucket(EV_RULES_TRACELENS, EV_KERNEL, "__amd_rocclr_copyBuffer.kd") == EV_BUCKET_MEMCPY);
+	CHECK(ev_timeline_bucket(EV_RULES_TRACELENS, EV_KERNEL, "__amd_rocclr_copyBufferX") == EV_BUCKET_COMP);
+	CHECK(ev_timeline_bucket(EV_RULES_TRACELENS_2025, EV_KERNEL, "__amd_rocclr_copyBuffer") == EV_BUCKET_COMP);
+	CHECK(ev_timeline_bucket(EV_RULES_TRACELENS, EV_MEMSET, "Memset (Device)") == EV_BUCKET_COMP);
+	CHECK(ev_timeline_bucket(EV_RULES_TRACELENS, EV_RANGE, "x") == EV_BUCKET_NONE);
+	/* HTA's quirks: hipMemcpyAsync is communication, Stream Wait Event other. */
+	CHECK(ev_hta_kind("hipMemcpyAsync") == EV_HTA_COMMUNICATION);
+	CHECK(ev_hta_kind("rccl_kernel") == EV_HTA_COMPUTATION);
+	CHECK(ev_hta_kind("Stream Wait Event") == EV_HTA_OTHER);
+	CHECK(ev_hta_kind("Memcpy DtoH (Device -> Pinned)") == EV_HTA_MEMORY);
+	CHECK(ev_hta_kind("void foo_kernel<float>()") == EV_HTA_COMPUTATION);
+	enum ev_rules r;
+	CHECK(ev_rules_parse("hta", &r) == EV_OK && r == EV_RULES_HTA);
+	CHECK(ev_rules_parse("HTA", &r) == EV_ERR_ARG);
+}
+
+static void test_json_strict(void)
+{
+	struct ev_json_tok t[64];
+	static const char *const bad[] = { "[1,]", "[1 2]", "{\"a\":1,}", "{,}", "[,1]", "{\"a\" 1}", "[1]x", "" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK(ev_json_tokenize(bad[i], strlen(bad[i]), t, 64) < 0);
+	const char *good = " {\"a\" : [1, {\"b\":\"x,]\"}] , \"c\":null} ";
+	CHECK(ev_json_tokenize(good, strlen(good), t, 64) == 9);
+	/* Nesting past the depth limit is refused, not recursed into. */
+	static struct ev_json_tok many[700];
+	char deep[1200];
+	memset(deep, '[', 600);
+	memset(deep + 600, ']', 600);
+	CHECK(ev_json_tokenize(deep, 1200, many, 700) == EV_ERR_LIMIT);
+	CHECK(ev_json_tokenize(deep + 400, 400, many, 700) == 200);
+}
+
+int main(void)
+{
+	RUN(test_cover);
+	RUN(test_dist_exact);
+	RUN(test_dist_sketch);
+	RUN(test_table);
+	RUN(test_classify);
+	RUN(test_json_strict);
+	printf("test_analysis: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
+	return tests_failed ? 1 : 0;
+}
