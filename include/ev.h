@@ -443,13 +443,30 @@ typedef struct ev_sorter ev_sorter;
 int ev_sorter_open(ev_sorter **s, uint64_t budget, const char *tmpdir) EV_RESULT_USED;
 int ev_sorter_add(ev_sorter *s, const struct ev_rec *rec) EV_RESULT_USED;
 /* Write every record in order.  fix, if not NULL, may change a record just
- * before it is written (not its sort key); a non-zero return stops. */
+ * before it is written (not its sort key); a non-zero return stops.  With
+ * w NULL nothing is written: fix receives the records in order (a sink). */
 int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev_rec *rec), void *ctx) EV_RESULT_USED;
 uint64_t ev_sorter_count(const ev_sorter *s);
 unsigned ev_sorter_runs(const ev_sorter *s);
 /* Path of the run file behind the last EV_ERR_IO, for messages. */
 const char *ev_sorter_errpath(const ev_sorter *s);
 void ev_sorter_close(ev_sorter *s);
+
+/* ------------------------------------------------------------------ */
+/* Clipping of same-stream overruns (lib/clip.c).                       */
+
+/* Some traces have a kernel whose duration runs past the start of the next
+ * kernel on its stream (TraceLens issue #669), which a stream cannot do.
+ * The clipper takes records in time order, holds each kernel until the next
+ * kernel of its (rank, stream) starts or the stream passes its end, cuts it
+ * at the next start (flag EV_F_CLIPPED) as Perfetto draws it, and writes
+ * everything in the same order.  Memory: the records inside one kernel. */
+typedef struct ev_clipper ev_clipper;
+int ev_clipper_open(ev_clipper **c, ev_writer *w) EV_RESULT_USED;
+int ev_clipper_add(ev_clipper *c, const struct ev_rec *r) EV_RESULT_USED;
+int ev_clipper_finish(ev_clipper *c) EV_RESULT_USED; /* writes what is held */
+uint64_t ev_clipper_clipped(const ev_clipper *c);
+void ev_clipper_free(ev_clipper *c);
 
 /* Temporary files to remove if a signal ends the process (async-safe
  * removal by ev_output_abort_all_signal).  Returns a slot or -1. */

@@ -151,7 +151,7 @@ static int emit(ev_writer *w, struct ev_rec *rec, int (*fix)(void *, struct ev_r
 		if (rc)
 			return rc;
 	}
-	return ev_write(w, rec);
+	return w ? ev_write(w, rec) : EV_OK; /* no writer: fix is the sink */
 }
 
 int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev_rec *rec), void *ctx)

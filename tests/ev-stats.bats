@@ -201,3 +201,23 @@ print("ok")' "$T/ours.csv" "$d/${f}_perf_report_csvs/gpu_timeline.csv"
 	run -0 awk -F'\t' '$3 ~ /^hta_/ { printf "%s %.3f %.2f\n", $3, $4 * 1000, $5 }' "$T/out.tsv"
 	assert_output "$(printf 'hta_idle_time 643612.000 46.08\nhta_compute_time 496485.000 35.55\nhta_non_compute_time 256572.000 18.37\nhta_kernel_time 1396669.000 100.00')"
 }
+
+@test "ops: GEMM instances, GFLOPS and data moved match TraceLens's GEMM sheet (shared data)" {
+	need_shared_data
+	local d="$SHARED_DATA/kineto/tracelens/mi300"
+	kineto2ev -q -o "$T/x.ev" "$d/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+	ev-stats ops --class=all --csv -o "$T/ops.csv" "$T/x.ev"
+	run -0 python3 -c '
+import csv, sys
+ours = [r for r in csv.DictReader(open(sys.argv[1])) if r["gflops"]]
+ref = list(csv.DictReader(open(sys.argv[2])))
+assert len(ours) == len(ref), (len(ours), len(ref))
+for r in ref:
+    m = [o for o in ours if int(o["count"]) == int(r["name_count"]) and o["sig"].startswith(r["name"] + " ")
+         and abs(float(o["gflops"]) - float(r["GFLOPS_first"])) < 1e-9
+         and abs(float(o["data_moved_mb"]) - float(r["Data Moved (MB)_first"])) < 1e-9
+         and abs(float(o["kernel_time_sum_us"]) - float(r["Kernel Time (µs)_sum"])) < 0.01]
+    assert len(m) >= 1, r["name"]
+print("ok", len(ref))' "$T/ops.csv" "$d/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs/GEMM.csv"
+	assert_output 'ok 5'
+}

@@ -140,3 +140,40 @@ OUT
 	assert_line --index 0 "$(printf 'broadcast\t212480\tfloat32\t0\t2\trecord_param_comms')"
 	assert_equal "${#lines[@]}" 21
 }
+
+@test "--clip cuts same-stream overruns at the next start, keeping order" {
+	cat >"$T/o.json" <<'JSON'
+{"traceEvents": [
+ {"ph":"X","cat":"kernel","name":"long_a","pid":0,"tid":7,"ts":10,"dur":100,"args":{"stream":7}},
+ {"ph":"X","cat":"kernel","name":"other_stream","pid":0,"tid":8,"ts":20,"dur":500,"args":{"stream":8}},
+ {"ph":"X","cat":"kernel","name":"next_b","pid":0,"tid":7,"ts":50,"dur":10,"args":{"stream":7}},
+ {"ph":"X","cat":"kernel","name":"fits_c","pid":0,"tid":7,"ts":70,"dur":5,"args":{"stream":7}},
+ {"ph":"X","cat":"kernel","name":"last_d","pid":0,"tid":7,"ts":80,"dur":1,"args":{"stream":7}}
+], "distributedInfo": {"rank": 0}}
+JSON
+	run -0 kineto2ev -o "$T/o.ev" "$T/o.json"
+	assert_output --partial '1 kernels start before the previous kernel on their stream ends'
+	run -0 kineto2ev --clip -o "$T/c.ev" "$T/o.json"
+	assert_output --partial '1 kernels overran the next kernel on their stream: clipped'
+	run -0 ev-view -M -H -t kernel -c name,ts,dur,flags "$T/c.ev"
+	assert_output "$(printf 'long_a\t10000\t40000\tunlinked|clipped\nother_stream\t20000\t500000\tunlinked\nnext_b\t50000\t10000\tunlinked\nfits_c\t70000\t5000\tunlinked\nlast_d\t80000\t1000\tunlinked')"
+}
+
+@test "NCCL flow-extractor JSONL becomes send and recv records" {
+	kineto2ev -q -o "$T/f.ev" "$FX/flow_steps_rank1.jsonl"
+	run -0 ev-view -M -c type,op,rank,peer,bytes,channel,step,seq,algo,proto,flags "$T/f.ev"
+	assert_output - <<'OUT'
+type	op	rank	peer	bytes	channel	step	seq	algo	proto	flags
+send	allreduce	1	2	524288	0	0	0	ring	simple	phase_rs
+recv	allreduce	1	0	524288	0	0	0	ring	simple	phase_rs
+send	allreduce	1	2	524288	1	3	0	ring	simple	phase_ag
+recv	allreduce	1	0	4096	0	0	1	tree	ll	tree_up
+OUT
+	printf '{"opCount":0,"rank":1,"channel":0,"step":0,"op":"SEND","peer":2}\n' >"$T/flow_steps_rank1.jsonl"
+	run -1 kineto2ev -o "$T/x.ev" "$T/flow_steps_rank1.jsonl"
+	assert_output --partial 'line 1: a flow step needs'
+	[ ! -e "$T/x.ev" ]
+	printf '{"opCount":0,"rank":1,"channel":0,"nsteps":8,"nbytes":1}\n' >"$T/proxy_flow_rank1.jsonl"
+	run -1 kineto2ev -o "$T/x.ev" "$T/proxy_flow_rank1.jsonl"
+	assert_output --partial 'no flow steps'
+}

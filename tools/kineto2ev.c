@@ -24,7 +24,7 @@
 struct opts {
 	struct ev_cli cli;
 	enum ev_rules rules;
-	int python, no_api, verbose;
+	int python, no_api, verbose, clip;
 	int64_t rank;          /* --rank, -1 none */
 	uint64_t sort_bytes;
 	uint64_t max_object;
@@ -49,6 +49,7 @@ struct state {
 	struct opts *o;
 	ev_strtab *st;
 	ev_sorter *sorter;
+	ev_clipper *clipper;    /* --clip */
 	struct file_info *files;
 	int nfiles, cur;
 	/* Link tables, keyed by (file, id): External id -> op signature string,
@@ -94,6 +95,9 @@ static void usage(FILE *f)
 "      --python           keep python_function events (numerous)\n"
 "      --no-api           leave out runtime and driver calls\n"
 "      --rank=N           rank of a single input without rank information\n"
+"      --clip             cut a kernel that runs past the start of the next\n"
+"                         kernel on its stream at that start (flag clipped), as\n"
+"                         Perfetto draws it (TraceLens issue #669)\n"
 "  -S, --buffer-size=SIZE memory for time ordering before spilling sorted runs\n"
 "                         to $TMPDIR [256M]\n"
 "      --max-object=SIZE  largest single JSON event accepted [16M]\n"
@@ -751,6 +755,190 @@ static int rank_from_path(const char *path, int64_t *rank)
 	return rc;
 }
 
+/* ---- NCCL flow-extractor JSONL (NCCL_GP) ------------------------------ */
+
+static int tok_text(const char *text, const struct ev_json_tok *t, int v, char *buf, size_t n)
+{
+	if (v < 0 || t[v].end - t[v].start >= (int)n)
+		return -1;
+	if (t[v].type == EV_JT_STRING)
+		return ev_json_str(text, t, v, buf) == (size_t)-1 ? -1 : 0;
+	memcpy(buf, text + t[v].start, (size_t)(t[v].end - t[v].start));
+	buf[t[v].end - t[v].start] = '\0';
+	return 0;
+}
+
+/* NCCL's pattern (name or enum number in 2.18) -> collective and algorithm. */
+static void flow_pattern(const char *p, struct ev_rec *r)
+{
+	static const struct { const char *name; unsigned op, algo; } map[] = {
+		{ "Ring", EV_OP_UNKNOWN, EV_ALGO_RING }, { "RingTwice", EV_OP_ALLREDUCE, EV_ALGO_RING },
+		{ "PipelineFrom", EV_OP_BROADCAST, EV_ALGO_RING }, { "PipelineTo", EV_OP_REDUCE, EV_ALGO_RING },
+		{ "TreeUp", EV_OP_REDUCE, EV_ALGO_TREE }, { "TreeDown", EV_OP_BROADCAST, EV_ALGO_TREE },
+		{ "TreeUpDown", EV_OP_ALLREDUCE, EV_ALGO_TREE }, { "CollnetChain", EV_OP_ALLREDUCE, EV_ALGO_COLLNET_CHAIN },
+		{ "CollnetDirect", EV_OP_ALLREDUCE, EV_ALGO_COLLNET_DIRECT }, { "Nvls", EV_OP_ALLREDUCE, EV_ALGO_NVLS },
+		{ "NvlsTree", EV_OP_ALLREDUCE, EV_ALGO_NVLS_TREE }, { "Send", EV_OP_SEND, EV_ALGO_UNKNOWN },
+		{ "Recv", EV_OP_RECV, EV_ALGO_UNKNOWN },
+	};
+	char n[32];
+	size_t k = 0;
+	/* "ncclPatternRingTwice", "RING_TWICE", "RingTwice" all compare equal. */
+	if (strncmp(p, "ncclPattern", 11) == 0)
+		p += 11;
+	for (; *p && k + 1 < sizeof n; p++)
+		if (*p != '_')
+			n[k++] = (char)tolower((unsigned char)*p);
+	n[k] = '\0';
+	int64_t num;
+	int isnum = ev_parse_i64(n, &num) == 0;
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+		char m[32];
+		size_t j = 0;
+		for (const char *q = map[i].name; *q; q++)
+			m[j++] = (char)tolower((unsigned char)*q);
+		m[j] = '\0';
+		if ((isnum && num == (int64_t)i) || (!isnum && strcmp(n, m) == 0)) {
+			r->op = (uint8_t)map[i].op;
+			r->algo = (uint8_t)map[i].algo;
+			return;
+		}
+	}
+}
+
+static unsigned flow_proto(const char *p)
+{
+	/* NCCL numbers them LL 0, LL128 1, SIMPLE 2. */
+	if (!strcasecmp(p, "LL") || !strcmp(p, "0"))
+		return EV_PROTO_LL;
+	if (!strcasecmp(p, "LL128") || !strcmp(p, "1"))
+		return EV_PROTO_LL128;
+	if (!strcasecmp(p, "SIMPLE") || !strcmp(p, "2"))
+		return EV_PROTO_SIMPLE;
+	return EV_PROTO_UNKNOWN;
+}
+
+static unsigned flow_stage(const char *st)
+{
+	char l[64];
+	size_t k = 0;
+	for (; *st && k + 1 < sizeof l; st++)
+		l[k++] = (char)tolower((unsigned char)*st);
+	l[k] = '\0';
+	if (strstr(l, "scatter") || strstr(l, "reduce") || !strcmp(l, "rs"))
+		return EV_F_PHASE_RS;
+	if (strstr(l, "gather") || !strcmp(l, "ag"))
+		return EV_F_PHASE_AG;
+	if (strstr(l, "up"))
+		return EV_F_TREE_UP;
+	if (strstr(l, "down"))
+		return EV_F_TREE_DOWN;
+	return 0;
+}
+
+static int is_flow_jsonl(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	return strstr(b, "flow_steps_rank") != NULL || strstr(b, ".jsonl") != NULL;
+}
+
+/* One SEND or RECV per buffer step, in file order (the extractor writes no
+ * times: ts is 0, seq is opCount).  bytes are what the extractor recorded,
+ * the slice capacity rather than the bytes sent (see docs/kineto2ev.md). */
+static int read_flow_jsonl(struct state *s, int i)
+{
+	struct opts *o = s->o;
+	struct file_info *fi = &s->files[i];
+	ev_input *in;
+	int rc = ev_input_open(&in, fi->path);
+	if (rc)
+		return ev_cli_file_error(&o->cli, fi->path, rc);
+	s->cur = i;
+	const char *line;
+	size_t len;
+	int status = 0;
+	while ((rc = ev_input_line(in, &line, &len)) == EV_REC || rc == EV_ERR_TRUNCATED) {
+		uint64_t lineno = ev_input_lineno(in);
+		if (rc == EV_ERR_TRUNCATED) {
+			status = ev_cli_error(&o->cli, "%s: line %llu: truncated (no newline at the end)", fi->path,
+			                      (unsigned long long)lineno);
+			break;
+		}
+		size_t k = 0;
+		while (k < len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+			k++;
+		if (k == len)
+			continue;
+		const char *text = line;
+		int n = ev_json_tokenize(text, len, s->toks, s->o->max_tokens);
+		if (n <= 0 || s->toks[0].type != EV_JT_OBJECT) {
+			status = ev_cli_error(&o->cli, "%s: line %llu: not a JSON object", fi->path, (unsigned long long)lineno);
+			break;
+		}
+		if (ev_json_get(text, s->toks, 0, "nsteps") >= 0 && ev_json_get(text, s->toks, 0, "step") < 0) {
+			/* proxy_flow lines describe proxy ops, not messages. */
+			fi->skipped++;
+			continue;
+		}
+		char opv[16] = "", buf[64];
+		struct ev_rec r;
+		ev_rec_init(&r);
+		int64_t x;
+		int v, miss = 0;
+		if (tok_text(text, s->toks, ev_json_get(text, s->toks, 0, "op"), opv, sizeof opv) != 0)
+			miss = 1;
+		r.type = !strcasecmp(opv, "SEND") ? EV_SEND : !strcasecmp(opv, "RECV") ? EV_RECV : 0;
+#define NUM(key, dst)                                                                               \
+	do {                                                                                        \
+		if ((v = ev_json_get(text, s->toks, 0, key)) < 0 || tok_i64(text, s->toks, v, &x) != 0 || x < 0) \
+			miss = 1;                                                                   \
+		else                                                                                \
+			dst = x;                                                                    \
+	} while (0)
+		int64_t rank = 0, peer = 0, opc = 0, ch = 0, step = 0, bytes = 0;
+		NUM("opCount", opc);
+		NUM("rank", rank);
+		NUM("channel", ch);
+		NUM("step", step);
+		NUM("peer", peer);
+		NUM("bytes", bytes);
+#undef NUM
+		if (miss || !r.type || rank > INT32_MAX || peer > INT32_MAX || ch > 65535 || opc > UINT32_MAX ||
+		    step > UINT32_MAX) {
+			status = ev_cli_error(&o->cli,
+			                      "%s: line %llu: a flow step needs op SEND/RECV and non-negative opCount, rank, channel, step, peer, bytes",
+			                      fi->path, (unsigned long long)lineno);
+			break;
+		}
+		if (fi->rank < 0)
+			fi->rank = rank;
+		r.peer = (int32_t)peer;
+		r.seq = (uint32_t)opc;
+		r.channel = (uint16_t)ch;
+		r.step = (uint32_t)step;
+		r.bytes = (uint64_t)bytes;
+		r.id = (uint32_t)fi->events;
+		if (tok_text(text, s->toks, ev_json_get(text, s->toks, 0, "pattern"), buf, sizeof buf) == 0)
+			flow_pattern(buf, &r);
+		if (tok_text(text, s->toks, ev_json_get(text, s->toks, 0, "protocol"), buf, sizeof buf) == 0)
+			r.proto = (uint8_t)flow_proto(buf);
+		if (tok_text(text, s->toks, ev_json_get(text, s->toks, 0, "stage"), buf, sizeof buf) == 0)
+			r.flags = (uint16_t)flow_stage(buf);
+		fi->events++;
+		if ((rc = add(s, &r)) != EV_OK) {
+			status = ev_cli_error(&o->cli, "%s: %s", fi->path, ev_strerror(rc));
+			break;
+		}
+	}
+	if (!status && rc < 0 && rc != EV_ERR_TRUNCATED)
+		status = ev_cli_file_error(&o->cli, fi->path, rc);
+	if (!status && fi->events == 0)
+		status = ev_cli_error(&o->cli, "%s: no flow steps (proxy_flow files hold proxy ops: give flow_steps_rank<r>.jsonl)",
+		                      fi->path);
+	ev_input_close(in);
+	return status;
+}
+
 static int read_file(struct state *s, int i)
 {
 	struct opts *o = s->o;
@@ -800,6 +988,16 @@ static int read_file(struct state *s, int i)
 	ev_json_close(j);
 	ev_input_close(in);
 	return status;
+}
+
+static int fix_record(void *ctx, struct ev_rec *r);
+
+/* --clip: the sorter's records go through the clipper to the writer. */
+static int fix_and_clip(void *ctx, struct ev_rec *r)
+{
+	struct state *s = ctx;
+	int rc = fix_record(ctx, r);
+	return rc ? rc : ev_clipper_add(s->clipper, r);
 }
 
 /* Applied to each record in time order, just before it is written. */
@@ -881,7 +1079,7 @@ static int run(struct opts *o)
 		fi->rank = -1;
 		fi->pid = -1;
 		fi->device = -1;
-		status = read_file(&s, i);
+		status = is_flow_jsonl(s.files[i].path) ? read_flow_jsonl(&s, i) : read_file(&s, i);
 		if (status)
 			break;
 		if (fi->rank < 0 && rank_from_path(fi->path, &fi->rank) != 0) {
@@ -943,8 +1141,15 @@ static int run(struct opts *o)
 		const char *line = ((char **)s.comm_lines.data)[k];
 		rc = ev_write_text(w, line, strlen(line));
 	}
-	if (!rc)
+	if (!rc && o->clip) {
+		rc = ev_clipper_open(&s.clipper, w);
+		if (!rc)
+			rc = ev_sorter_finish(s.sorter, NULL, fix_and_clip, &s);
+		if (!rc)
+			rc = ev_clipper_finish(s.clipper);
+	} else if (!rc) {
 		rc = ev_sorter_finish(s.sorter, w, fix_record, &s);
+	}
 	if (rc) {
 		status = rc == EV_ERR_IO && *ev_sorter_errpath(s.sorter) && !ev_output_flush(ev_writer_output(w))
 		                 ? ev_cli_error(&o->cli, "%s: cannot read or write a sort run", ev_sorter_errpath(s.sorter))
@@ -966,10 +1171,14 @@ static int run(struct opts *o)
 			        (unsigned long long)fi->unlinked, (unsigned long long)fi->colls, (unsigned long long)fi->skipped);
 		}
 	}
-	if (s.overruns)
-		ev_cli_warn(&o->cli, "%llu kernels start before the previous kernel on their stream ends (overruns)",
+	if (s.overruns && o->clip)
+		ev_cli_warn(&o->cli, "%llu kernels overran the next kernel on their stream: clipped to its start",
+		            (unsigned long long)ev_clipper_clipped(s.clipper));
+	else if (s.overruns)
+		ev_cli_warn(&o->cli, "%llu kernels start before the previous kernel on their stream ends (overruns; --clip cuts them)",
 		            (unsigned long long)s.overruns);
 done:
+	ev_clipper_free(s.clipper);
 	ev_writer_abort(w);
 	ev_sorter_close(s.sorter);
 	for (size_t k = 0; k < s.comm_lines.len; k++)
@@ -1001,6 +1210,7 @@ int main(int argc, char **argv)
 		{ "max-object", required_argument, NULL, 5 },
 		{ "max-tokens", required_argument, NULL, 6 },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "clip", no_argument, NULL, 7 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -1027,6 +1237,7 @@ int main(int argc, char **argv)
 		case 'v': o.verbose = 1; break;
 		case 2: o.python = 1; break;
 		case 3: o.no_api = 1; break;
+		case 7: o.clip = 1; break;
 		case 4:
 			if (ev_parse_u64(optarg, &v) || v > UINT32_MAX)
 				return ev_cli_usage_error(&o.cli, "--rank: not a rank: '%s'", optarg);
