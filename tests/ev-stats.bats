@@ -221,3 +221,16 @@ for r in ref:
 print("ok", len(ref))' "$T/ops.csv" "$d/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs/GEMM.csv"
 	assert_output 'ok 5'
 }
+
+@test "compare: the baseline is the first source even when a test source starts earlier" {
+	printf 'type\tts\tdur\tname\nkernel\t100\t100000\tgemm_a\n' >"$T/b.tsv"
+	printf 'type\tts\tdur\tname\nkernel\t0\t80000\tgemm_a\n' >"$T/t.tsv"
+	pack "$T/b.tsv" "$T/b.ev"
+	pack "$T/t.tsv" "$T/t.ev"
+	ev-merge -q -o "$T/m.ev" base="$T/b.ev" test="$T/t.ev"
+	run -0 ev-stats compare --what=kernels "$T/m.ev"
+	assert_line --index 1 "$(printf 'base\ttest\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter')"
+	# Grouping by a #src key that no source has pools them (and frees cleanly).
+	run -0 ev-stats kernels --by threads -q "$T/m.ev"
+	assert_line --index 1 --partial "$(printf '\tgemm_a\tgemm\t2\t180\t')"
+}

@@ -1471,14 +1471,34 @@ static int compare_print(struct state *s, const struct rowset *rs, ev_output *ou
 	ev_table *t = NULL;
 	int rc = ev_table_open(&t, out, s->o->fmt, cols, n);
 	const struct row *rows = rs->rows.data;
-	uint32_t base_sg = rs->rows.len ? rows[0].sg : 0;
-	uint32_t max_sg = 0;
+	/* The baseline is the lowest source number (the first input of
+	 * ev-merge), whichever source's records came first in time. */
+	const struct srcgrp *sgs = s->srcgrps.data;
+	uint32_t base_sg = 0, max_sg = 0;
+	for (size_t i = 0; i < s->srcgrps.len; i++)
+		if (sgs[i].first_src < sgs[base_sg].first_src)
+			base_sg = (uint32_t)i;
 	for (size_t i = 0; i < rs->rows.len; i++)
 		if (rows[i].sg > max_sg)
 			max_sg = rows[i].sg;
-	if (rs->rows.len && max_sg == base_sg && !s->o->cli.quiet)
+	if (rs->rows.len && s->srcgrps.len < 2 && !s->o->cli.quiet)
 		ev_cli_warn(&s->o->cli, "compare: only one source in the input; nothing to compare");
-	for (uint32_t sg = 0; !rc && sg <= max_sg; sg++) {
+	/* Tests in source order. */
+	uint32_t *order = malloc((max_sg + 1) * sizeof *order);
+	if (!order) {
+		free(cols);
+		return EV_ERR_NOMEM;
+	}
+	for (uint32_t k = 0; k <= max_sg; k++)
+		order[k] = k;
+	for (uint32_t a = 1; a <= max_sg; a++) /* insertion sort: few sources */
+		for (uint32_t b = a; b > 0 && sgs[order[b]].first_src < sgs[order[b - 1]].first_src; b--) {
+			uint32_t x = order[b];
+			order[b] = order[b - 1];
+			order[b - 1] = x;
+		}
+	for (uint32_t oi = 0; !rc && oi <= max_sg; oi++) {
+		uint32_t sg = order[oi];
 		if (sg == base_sg)
 			continue;
 		const char *blabel = NULL, *tlabel = NULL;
@@ -1553,6 +1573,7 @@ static int compare_print(struct state *s, const struct rowset *rs, ev_output *ou
 		}
 	}
 	int rc2 = ev_table_close(t);
+	free(order);
 	free(cols);
 	return rc ? rc : rc2;
 }
@@ -1736,6 +1757,17 @@ done:
 
 /* ------------------------------------------------------------------ */
 
+/* --by key names, kept until exit (the options refer to them). */
+static char *by_key_store[4 * MAX_BY];
+static size_t nby_key_store;
+
+static void free_by_keys(void)
+{
+	for (size_t i = 0; i < nby_key_store; i++)
+		free(by_key_store[i]);
+	nby_key_store = 0;
+}
+
 static int parse_by(struct opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL;
@@ -1754,8 +1786,12 @@ static int parse_by(struct opts *o, const char *arg)
 		} else if (!strcmp(w, "stream")) {
 			o->by[o->nby++] = BY_STREAM;
 		} else {
-			/* Kept for the life of the process, like argv. */
-			o->by_key[o->nby] = strdup(w);
+			if (nby_key_store == sizeof by_key_store / sizeof by_key_store[0] ||
+			    !(by_key_store[nby_key_store] = strdup(w))) {
+				free(copy);
+				return -1;
+			}
+			o->by_key[o->nby] = by_key_store[nby_key_store++];
 			o->by[o->nby++] = BY_SRCKEY;
 		}
 	}
@@ -1811,6 +1847,7 @@ int main(int argc, char **argv)
 	int c;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev-stats");
+	atexit(free_by_keys);
 	o.class_mask = 1u << EV_KC_GEMM;
 	o.threshold = 1.0;
 	o.exact_limit = 16000000;
