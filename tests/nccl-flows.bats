@@ -1,0 +1,204 @@
+#!/usr/bin/env bats
+# pipelines/nccl-flows: the NCCL_GP flow extractor's files from a trace, with
+# real message sizes and stages.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	F="$TESTS_DIR/fixtures/nccl-flows"
+	CHECK="$F/check.py"
+}
+
+# mkrun DIR RANK...: a run with one small Kineto trace per rank.
+mkrun() {
+	local dir="$1" r
+	shift
+	for r in "$@"; do
+		mkdir -p "$dir/torch_profiler/rank$r"
+		sed "s/\"rank\": 1,/\"rank\": $r,/" "$TESTS_DIR/fixtures/kineto2ev/small.json" >"$dir/torch_profiler/rank$r/trace.json"
+	done
+}
+
+@test "--help prints usage and the exit status table" {
+	run -0 --separate-stderr nccl-flows --help
+	assert_line --index 0 "Usage: nccl-flows [options] -o OUT_DIR INPUT..."
+	assert_output --partial "Exit status:"
+	[ -z "$stderr" ]
+}
+
+@test "usage errors exit 2 with a hint" {
+	run -2 nccl-flows "$T"
+	assert_output --partial "an output directory is required"
+	assert_output --partial "Try 'nccl-flows --help'."
+	run -2 nccl-flows -o "$T/o"
+	assert_output --partial "no input given"
+	run -2 nccl-flows -o "$T/o" -j x "$T"
+	assert_output --partial "--jobs: not a positive number"
+	run -2 nccl-flows --no-such-option
+	mkdir -p "$T/m"
+	: >"$T/m/a.json"
+	: >"$T/m/b.ev"
+	run -2 nccl-flows -o "$T/o" "$T/m/a.json" "$T/m/b.ev"
+	assert_output --partial "inputs mix"
+	[ ! -e "$T/o" ]
+}
+
+@test "missing inputs, directories without traces and traces without NCCL exit 1" {
+	run -1 nccl-flows -o "$T/o" "$T/nosuch.sqlite"
+	assert_output "nccl-flows: $T/nosuch.sqlite: No such file or directory"
+	mkdir -p "$T/empty"
+	run -1 nccl-flows -o "$T/o" "$T/empty"
+	assert_output --partial "no Nsight Systems export or PyTorch profiler trace found"
+	printf 'type\top\trank\tts\tdur\tname\nkernel\tgemm\t0\t10\t5\tk\n' | ev-view --pack -o "$T/k.ev"
+	run -1 nccl-flows -q -o "$T/o" "$T/k.ev"
+	assert_output "nccl-flows: the trace has no NCCL operations to expand"
+	[ -z "$(ls -A "$T/o" 2>/dev/null)" ]
+}
+
+@test "nsys export: every send has its receive, ring bytes are 2(n-1)/n B, files agree" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 1 --gpus 4 --iters 1 "$T/nsys"
+	run -0 nccl-flows -q -o "$T/out" "$T/nsys"
+	assert_output ""
+	run -0 ls "$T/out"
+	assert_output - <<'EOF'
+flow_rank0.json
+flow_rank1.json
+flow_rank2.json
+flow_rank3.json
+flow_steps_rank0.jsonl
+flow_steps_rank1.jsonl
+flow_steps_rank2.jsonl
+flow_steps_rank3.jsonl
+proxy_flow_rank0.jsonl
+proxy_flow_rank1.jsonl
+proxy_flow_rank2.jsonl
+proxy_flow_rank3.jsonl
+EOF
+	run -0 python3 "$CHECK" "$T/out"
+	assert_line --index 0 "ranks 4 messages 1052 unmatched 0"
+	# Ring AllReduce of 4 MiB (Simple): 2(n-1)/n * B = 6 MiB from each rank.
+	for r in 0 1 2 3; do assert_line "op 0 allreduce rank $r sends 6291456"; done
+	# AllGather of 1 MiB in total: (n-1)/n * 1 MiB; ReduceScatter 256 KiB: 3/4 of it.
+	assert_line "op 2 allgather rank 3 sends 786432"
+	assert_line "op 3 reducescatter rank 1 sends 196608"
+	# Broadcast (LL, 512 KiB, root 0, 2 channels): wire bytes are twice the data;
+	# the root sends on both channels, the last rank of each ring on none.
+	assert_line "op 4 broadcast rank 0 sends 1048576"
+	assert_line "op 4 broadcast rank 1 sends 524288"
+	# The first message of rank 0: the fields of the extractor and more.
+	run -0 head -n 1 "$T/out/flow_steps_rank0.jsonl"
+	assert_output '{"opCount":0,"comm":"7842389","rank":0,"channel":0,"step":0,"op":"SEND","peer":1,"bytes":65536,"pattern":"RING_TWICE","protocol":"SIMPLE","stage":"reduce-scatter","algorithm":"RING","collective":"allreduce","algStep":0}'
+	run -0 head -n 1 "$T/out/proxy_flow_rank0.jsonl"
+	assert_output '{"opCount":0,"comm":"7842389","rank":0,"channel":0,"nsteps":96,"nbytes":262144,"chunkSize":524288,"sliceSteps":2,"chunkSteps":4,"dtype":7,"redOp":0,"pattern":"RING_TWICE","protocol":"SIMPLE","ringPrev":3,"ringNext":1,"collective":"allreduce","algorithm":"RING","nsends":48,"nrecvs":48,"sendBytes":3145728,"recvBytes":3145728}'
+	# Channel 1 follows its own ring (0 3 2 1).
+	run -0 jq -c 'select(.opCount == 0 and .channel == 1) | [.ringPrev, .ringNext]' "$T/out/proxy_flow_rank0.jsonl"
+	assert_output "[1,3]"
+	# Patterns and stages of every collective kind.
+	run -0 bash -c 'jq -r "[.collective, .pattern, .stage] | @tsv" "$1"/flow_steps_rank*.jsonl | sort -u' _ "$T/out"
+	assert_output - <<'EOF'
+allgather	RING	allgather
+allreduce	RING_TWICE	allgather
+allreduce	RING_TWICE	reduce-scatter
+allreduce	TREE_UP_DOWN	tree-down
+allreduce	TREE_UP_DOWN	tree-up
+broadcast	PIPELINE_FROM	broadcast
+recv	RECV	p2p
+reduce	PIPELINE_TO	reduce
+reducescatter	RING	reduce-scatter
+send	SEND	p2p
+EOF
+}
+
+@test "stages alternate with several loops; tails and 0-byte slices are real sizes" {
+	pack "$F/loops.tsv" "$T/loops.ev"
+	run -0 nccl-flows -q -o "$T/out" "$T/loops.ev"
+	run -0 python3 "$CHECK" "$T/out"
+	assert_line --index 0 "ranks 4 messages 432 unmatched 0"
+	# 20 MiB ring AllReduce, 1 channel, 2 MiB chunks: 3 loops, each a
+	# reduce-scatter then an allgather (the extractor splits at nsteps/2).
+	run -0 bash -c 'jq -r "select(.opCount == 0 and .op == \"SEND\") | .stage" "$1" | uniq -c | awk "{ print \$1, \$2 }"' _ "$T/out/flow_steps_rank0.jsonl"
+	assert_output - <<'EOF'
+6 reduce-scatter
+6 allgather
+6 reduce-scatter
+6 allgather
+6 reduce-scatter
+6 allgather
+EOF
+	# nsteps = 2(n-1) * loops * chunkSteps; one message per slice (sliceSteps 2).
+	run -0 jq -c 'select(.opCount == 0) | [.nsteps, .nsends, .sendBytes, .nbytes]' "$T/out/proxy_flow_rank0.jsonl"
+	assert_output "[72,36,31457280,1048576]"
+	# LL: 64 KiB AllReduce, wire bytes 2 x 3/4 x 64 KiB; avg reduces as sum.
+	run -0 jq -c 'select(.opCount == 1) | [.protocol, .sendBytes, .redOp, .chunkSize]' "$T/out/proxy_flow_rank0.jsonl"
+	assert_output '["LL",196608,0,32768]'
+	# 1000 bytes: the messages carry what is there (a 232-byte tail, 0-byte
+	# second slices), not the 1 MiB capacity; all ranks together send 2(n-1)B.
+	run -0 bash -c 'jq -r "select(.opCount == 2 and .op == \"SEND\") | .bytes" "$1"/flow_steps_rank*.jsonl | sort -n | uniq -c | awk "{ print \$1, \$2 }"' _ "$T/out"
+	assert_output - <<'EOF'
+24 0
+6 232
+18 256
+EOF
+	run -0 bash -c 'jq -s "map(select(.opCount == 2) | .sendBytes) | add" "$1"/proxy_flow_rank*.jsonl' _ "$T/out"
+	assert_output 6000
+}
+
+@test "Kineto run: parallel conversion gives the same files; inputs untouched; reruns idempotent" {
+	mkrun "$T/run" 0 1
+	(cd "$T/run" && find . -type f -exec sha256sum {} + | sort) >"$T/before"
+	run -0 nccl-flows -q -j 1 -o "$T/a" "$T/run"
+	run -0 nccl-flows -q -j 2 -k -o "$T/b" "$T/run/torch_profiler/rank1/trace.json" "$T/run/torch_profiler/rank0/trace.json"
+	(cd "$T/run" && find . -type f -exec sha256sum {} + | sort) >"$T/after"
+	cmp "$T/before" "$T/after"
+	for f in "$T"/a/*; do cmp "$f" "$T/b/${f##*/}"; done
+	run -0 python3 "$CHECK" "$T/a"
+	assert_line --index 0 "ranks 2 messages 16 unmatched 0"
+	# LL AllReduce of 4 KiB (NCCL < 2.22 chunking: one rank's chunk holds
+	# all 1024 elements): 2 x 4 KiB of wire bytes from each rank.
+	assert_line "op 0 allreduce rank 0 sends 8192"
+	assert_line "op 1 allgather rank 1 sends 1024"
+	# -k keeps the merged trace and the expansion: 8 sends, 8 receives.
+	run -0 bash -c 'ev-view -M -H -c type -t send,recv "$1" | sort | uniq -c | awk "{ print \$2, \$1 }"' _ "$T/b/ev/flows.ev"
+	assert_output - <<'EOF'
+recv 8
+send 8
+EOF
+	run -0 ev-view -M -H -c rank -t kernel "$T/b/ev/trace.ev"
+	[ "${#lines[@]}" -gt 0 ]
+	# A rerun into the same directory gives the same bytes, and a run with
+	# fewer ranks leaves no stale rank files behind.
+	cp -r "$T/a" "$T/a0"
+	run -0 nccl-flows -q -o "$T/a" "$T/run"
+	diff -r "$T/a0" "$T/a"
+	mkrun "$T/one" 0
+	run -0 nccl-flows -q -o "$T/a" "$T/one"
+	run -0 ls "$T/a"
+	assert_output - <<'EOF'
+flow_rank0.json
+flow_steps_rank0.jsonl
+proxy_flow_rank0.jsonl
+EOF
+}
+
+@test "a bad input fails, and the previous flow files stay as they were" {
+	mkrun "$T/run" 0 1
+	run -0 nccl-flows -q -o "$T/out" "$T/run"
+	cp -r "$T/out" "$T/out0"
+	kineto2ev -q -o "$T/t.ev" "$T/run/torch_profiler/rank0/trace.json"
+	head -c 1500 "$T/t.ev" >"$T/cut.ev"
+	run -1 nccl-flows -q -o "$T/out" "$T/cut.ev"
+	assert_output --partial "cut.ev"
+	diff -r "$T/out0" "$T/out"
+}
+
+@test "shared data: an 8-rank aorta configuration" {
+	need_shared_data
+	run -0 nccl-flows -q -j 2 -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
+	run -0 python3 "$CHECK" "$T/out"
+	# The trace stops in the middle of two collectives (coll-expand warns
+	# with -q off): their messages are the unmatched ones.
+	assert_line --index 0 "ranks 8 messages 81408 unmatched 2560"
+	run -0 bash -c 'jq -r ".pattern" "$1"/flow_steps_rank*.jsonl | sort | uniq -c | awk "{ print \$2, \$1 }"' _ "$T/out"
+	assert_output --regexp '^(RING_TWICE|TREE_UP_DOWN) [0-9]+'
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# pipelines/process-traces: acelyzer's post-processing of per-rank traces.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	V="$TESTS_DIR/fixtures/ev2perfetto/validate.py"
+}
+
+# mkrun DIR RANK...: a run with one small Kineto trace per rank.
+mkrun() {
+	local dir="$1" r
+	shift
+	for r in "$@"; do
+		mkdir -p "$dir/torch_profiler/rank$r"
+		sed "s/\"rank\": 1,/\"rank\": $r,/" "$TESTS_DIR/fixtures/kineto2ev/small.json" >"$dir/torch_profiler/rank$r/trace.json"
+	done
+}
+
+# col CSV NAME: the values of one column (by header name).
+col() {
+	awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }' "$1"
+}
+
+@test "--help prints usage and the exit status table" {
+	run -0 --separate-stderr process-traces --help
+	assert_line --index 0 "Usage: process-traces [options] -o OUT_DIR INPUT..."
+	assert_output --partial "Exit status:"
+	[ -z "$stderr" ]
+}
+
+@test "usage errors exit 2 with a hint" {
+	run -2 process-traces "$T"
+	assert_output --partial "an output directory is required"
+	assert_output --partial "Try 'process-traces --help'."
+	run -2 process-traces -o "$T/o"
+	assert_output --partial "no input given"
+	run -2 process-traces -o "$T/o" --align=sideways "$T"
+	assert_output --partial "--align: expected none, start, coll or coll-drift"
+	run -2 process-traces -o "$T/o" --name=a/b "$T"
+	assert_output --partial "--name: use letters"
+	run -2 process-traces -o "$T/o" --rules=mine "$T"
+	run -2 process-traces -o "$T/o" -j 0 "$T"
+	run -2 process-traces --no-such-option
+	[ ! -e "$T/o" ]
+}
+
+@test "missing inputs and directories without traces exit 1" {
+	run -1 process-traces -o "$T/o" "$T/nosuch.json"
+	assert_output "process-traces: $T/nosuch.json: No such file or directory"
+	mkdir -p "$T/empty"
+	run -1 process-traces -o "$T/o" "$T/empty"
+	assert_output --partial "no PyTorch profiler trace"
+}
+
+@test "known clock offsets are recovered and applied; tables per rank" {
+	bash "$TESTS_DIR/gen/gen-ev-ranks.sh" "$T/g" 4 20 3 5000000 0 >/dev/null
+	run -0 process-traces -q -o "$T/out" "$T"/g/rank*.ev
+	assert_output ""
+	# rank, offset: the truth the generator used.
+	run -0 bash -c 'cut -d, -f1,3,4 "$1"' _ "$T/out/processed_trace_clock.csv"
+	assert_output - <<EOF
+rank,aligned,offset_ns
+$(awk -F'\t' '{ print $1 ",yes," $2 }' "$T/g/truth.tsv")
+EOF
+	# The generator's collectives end together: aligned, no end skew is left;
+	# without alignment the offsets show as skew.
+	run -0 col "$T/out/processed_trace_collectives.csv" end_skew_max_us
+	assert_output 0
+	run -0 process-traces -q --align=none -n raw -o "$T/out" "$T"/g/rank*.ev
+	run -0 col "$T/out/raw_collectives.csv" end_skew_max_us
+	refute_output 0
+	run -0 col "$T/out/raw_clock.csv" aligned
+	assert_output - <<'EOF'
+none
+none
+none
+none
+EOF
+	# Both sets live side by side.
+	run -0 ls "$T/out"
+	assert_output - <<'EOF'
+processed_trace.json
+processed_trace_categories.csv
+processed_trace_categories.txt
+processed_trace_clock.csv
+processed_trace_coll_spans.csv
+processed_trace_collectives.csv
+processed_trace_summary.csv
+processed_trace_timeline.csv
+raw.json
+raw_categories.csv
+raw_categories.txt
+raw_clock.csv
+raw_coll_spans.csv
+raw_collectives.csv
+raw_summary.csv
+raw_timeline.csv
+EOF
+	# One span per collective (20), each seen on all 4 ranks.
+	run -0 bash -c 'tail -n +2 "$1" | cut -d, -f8 | sort | uniq -c | awk "{ print \$1, \$2 }"' _ "$T/out/processed_trace_coll_spans.csv"
+	assert_output "20 4"
+	# Categories: a Total row per rank whose time is the sum of its rows.
+	run -0 awk -F, 'NR > 1 && $2 != "Total" { s[$1] += $4 } NR > 1 && $2 == "Total" { printf "%s %s %.3f\n", $1, $3, $4 - s[$1] }' "$T/out/processed_trace_categories.csv"
+	assert_output - <<'EOF'
+0 20 0.000
+1 20 0.000
+2 20 0.000
+3 20 0.000
+EOF
+	run -0 head -n 2 "$T/out/processed_trace_categories.txt"
+	assert_line --index 0 --regexp '^rank +category +calls +kernel_time_us +mean_us +percent$'
+	assert_line --index 1 --regexp '^ +0 +gemm +20 +[0-9.]+ +[0-9.]+ +100.00$'
+	# The kernel summary: three GEMM names per rank, ranks in order.
+	run -0 bash -c 'tail -n +2 "$1" | cut -d, -f1,2,4' _ "$T/out/processed_trace_summary.csv"
+	assert_line --index 0 --regexp '^0,Cijk_gemm_[0-2],[67]$'
+	assert_line --index 11 --regexp '^3,Cijk_gemm_[0-2],[67]$'
+	assert_equal "${#lines[@]}" 12
+	# The timeline: every rank, collective flows between ranks.
+	run -0 python3 "$V" "$T/out/processed_trace.json"
+	assert_line "process 6 rank 3 GPU"
+	# 20 collectives chained across 4 ranks: 3 arrows each.
+	assert_line "flows collective=60"
+}
+
+@test "Kineto run: valid timeline, NCCL messages with -m, idempotent, inputs untouched" {
+	mkrun "$T/run" 0 1
+	(cd "$T/run" && find . -type f -exec sha256sum {} + | sort) >"$T/before"
+	run -0 process-traces -q -z -k -m -n job -o "$T/out" "$T/run"
+	(cd "$T/run" && find . -type f -exec sha256sum {} + | sort) >"$T/after"
+	cmp "$T/before" "$T/after"
+	run -0 python3 "$V" "$T/out/job.json.gz" --gzip
+	assert_line "process 2 rank 1 GPU (device 0)"
+	assert_line --regexp '^flows collective=[0-9]+ launch=[0-9]+ message=8$'
+	run -0 bash -c 'ev-view -M -H -c type -t send,recv,coll "$1" | sort | uniq -c | awk "{ print \$2, \$1 }"' _ "$T/out/job.ev"
+	assert_output - <<'EOF'
+coll 4
+recv 8
+send 8
+EOF
+	run -0 col "$T/out/job_summary.csv" rank
+	assert_line --index 0 0
+	assert_line --index -1 1
+	# A rerun (without -k) gives the same tables and drops the stale .ev.
+	mkdir "$T/keep" && cp "$T"/out/job_*.csv "$T"/out/job_categories.txt "$T/keep/"
+	run -0 process-traces -q -z -m -n job -o "$T/out" "$T/run"
+	for f in "$T"/keep/*; do cmp "$f" "$T/out/${f##*/}"; done
+	[ ! -e "$T/out/job.ev" ]
+}
+
+@test "a bad trace fails and leaves the previous outputs as they were" {
+	mkrun "$T/run" 0 1
+	run -0 process-traces -q -o "$T/out" "$T/run"
+	cp -r "$T/out" "$T/out0"
+	head -c 700 "$T/run/torch_profiler/rank1/trace.json" >"$T/cut" && mv "$T/cut" "$T/run/torch_profiler/rank1/trace.json"
+	run -1 process-traces -q -o "$T/out" "$T/run"
+	assert_output --partial "kineto2ev: "
+	assert_output --partial "process-traces: a conversion failed"
+	diff -r "$T/out0" "$T/out"
+}
+
+@test "shared data: an 8-rank aorta configuration" {
+	need_shared_data
+	run -0 process-traces -q -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
+	run -0 col "$T/out/processed_trace_clock.csv" aligned
+	assert_output "$(printf 'yes\n%.0s' 1 2 3 4 5 6 7 8)"
+	run -0 bash -c 'grep -c ",Total," "$1"' _ "$T/out/processed_trace_categories.csv"
+	assert_output 8
+	run -0 python3 "$V" "$T/out/processed_trace.json"
+	assert_line "process 14 rank 7 GPU (device 7)"
+	assert_line --regexp '^flows collective=[1-9][0-9]* launch=[1-9][0-9]*$'
+	run -0 col "$T/out/processed_trace_collectives.csv" nranks
+	assert_output 8
+}
