@@ -15,7 +15,7 @@ body { font-family: sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
-th { background: #f0f0f0; } td.t { text-align: left; }
+th { background: #f0f0f0; } td.t { text-align: left; max-width: 40em; overflow-wrap: anywhere; }
 td.better { background: #c8e6c9; } td.worse { background: #ffcdd2; } td.similar { background: #f5f5f5; }
 td.pos { color: #b71c1c; } td.neg { color: #1b5e20; }
 .plot { margin: 1em 0; } .note { color: #555; font-size: 0.9em; }
@@ -37,7 +37,9 @@ rpt_p() { printf '<p class="note">%s</p>\n' "$(rpt_escape "$1")" >>"$RPT_FILE"; 
 
 # rpt_table TSV [MAX_ROWS]: the TSV (first line = header) as an HTML table.
 # A column named "status" is coloured Better/Worse/Similar; columns whose
-# name ends in "pct" or "change" show their sign by colour.
+# name ends in "pct" or "change" show their sign by colour (positive = more
+# time = red); columns whose name starts with "improvement" the other way
+# round (positive = better = green).
 rpt_table() {
 	local max="${2:-200}"
 	awk -F'\t' -v max="$max" '
@@ -49,7 +51,8 @@ rpt_table() {
 		for (i = 1; i <= NF; i++) {
 			cls = ($i ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) ? "" : "t"
 			if (h[i] == "status") cls = tolower($i)
-			else if (h[i] ~ /(pct|change)$/ && $i ~ /^-?[0-9.]+$/) cls = ($i + 0 > 0) ? "pos" : ($i + 0 < 0) ? "neg" : ""
+			else if (h[i] ~ /^improvement/ && $i ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) cls = ($i + 0 > 0) ? "neg" : ($i + 0 < 0) ? "pos" : ""
+			else if (h[i] ~ /(pct|change)$/ && $i ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) cls = ($i + 0 > 0) ? "pos" : ($i + 0 < 0) ? "neg" : ""
 			printf "<td class=\"%s\">%s</td>", cls, esc($i)
 		}
 		print "</tr>"
@@ -72,22 +75,36 @@ rpt_end() {
 		"$(ev-view --version 2>/dev/null | head -n 1 | awk '{print $3}')" "$(date -u '+%Y-%m-%d %H:%M UTC')" >>"$RPT_FILE"
 }
 
+# rpt_gnuplot [ARGS]: gnuplot without its notices about a flat axis range
+# (one value plotted), which it adjusts by itself.
+rpt_gnuplot() {
+	local err rc=0
+	err=$(mktemp)
+	gnuplot "$@" 2>"$err" || rc=$?
+	grep -v '^Warning: empty [a-z0-9]* *range' "$err" >&2 || true
+	rm -f "$err"
+	return $rc
+}
+
 # plot_bars TSV XCOL YCOLS OUT.svg TITLE YLABEL: grouped bars of the named
 # columns (YCOLS comma-separated) against the labels in XCOL.
 plot_bars() {
 	local tsv="$1" xcol="$2" ycols="$3" out="$4" title="$5" ylabel="${6:-}"
-	local xi using="" i=0 c ci
-	xi=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$xcol" | cut -d: -f1)
+	local xi using="" i=0 c ci cols data
+	xi=$(tsv_col "$tsv" "$xcol")
 	[ -n "$xi" ] || return 0
+	# gnuplot would read a header such as "512thread" as the number 512.
+	data=$(mktemp)
+	tail -n +2 "$tsv" >"$data"
 	IFS=, read -ra cols <<<"$ycols"
 	for c in "${cols[@]}"; do
-		ci=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$c" | cut -d: -f1)
+		ci=$(tsv_col "$tsv" "$c")
 		[ -n "$ci" ] || continue
-		[ $i -eq 0 ] && using="'$tsv' using $ci:xtic($xi) title '$c'" || using="$using, '' using $ci title '$c'"
+		[ $i -eq 0 ] && using="'$data' using $ci:xtic($xi) title '$c'" || using="$using, '' using $ci title '$c'"
 		i=$((i + 1))
 	done
-	[ -n "$using" ] || return 0
-	gnuplot <<GP
+	[ -n "$using" ] || { rm -f "$data"; return 0; }
+	rpt_gnuplot <<GP || { rm -f "$data"; return 1; }
 set terminal svg size 900,420 noenhanced font 'sans,10'
 set output '$out'
 set datafile separator '\t'
@@ -102,6 +119,7 @@ set grid ytics
 set yzeroaxis
 plot $using
 GP
+	rm -f "$data"
 }
 
 # plot_box TSV GROUPCOL VALCOL OUT.svg TITLE YLABEL: one box plot per group.
@@ -116,7 +134,7 @@ plot_box() {
 	tail -n +2 "$tsv" | awk -F'\t' -v g="$gi" -v v="$vi" '{ print $g "\t" $v }' | sort -t$'\t' -k1,1V |
 		awk -F'\t' '{ if (!($1 in n)) n[$1] = ++k; print n[$1] "\t" $1 "\t" $2 }' >"$tmp"
 	[ -s "$tmp" ] || { rm -f "$tmp"; return 0; }
-	gnuplot <<GP
+	rpt_gnuplot <<GP
 set terminal svg size 700,400 noenhanced font 'sans,10'
 set output '$out'
 set datafile separator '\t'
@@ -136,7 +154,7 @@ GP
 # plot_heatmap TSV ROWCOL COLCOL VALCOL OUT.svg TITLE: a matrix of values.
 plot_heatmap() {
 	local tsv="$1" rcol="$2" ccol="$3" vcol="$4" out="$5" title="$6"
-	local ri ci vi tmp xt yt
+	local ri ci vi tmp xt yt m
 	ri=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$rcol" | cut -d: -f1)
 	ci=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$ccol" | cut -d: -f1)
 	vi=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$vcol" | cut -d: -f1)
@@ -146,9 +164,11 @@ plot_heatmap() {
 		{ if (!($r in R)) R[$r] = nr++; if (!($c in C)) C[$c] = nc++; print C[$c] "\t" R[$r] "\t" $v }
 	' >"$tmp"
 	[ -s "$tmp" ] || { rm -f "$tmp"; return 0; }
+	# White is zero: the colour range is symmetric around it.
+	m=$(awk -F'\t' '{ v = $3 < 0 ? -$3 : $3; if (v > m) m = v } END { print (m > 0 ? m : 1) }' "$tmp")
 	xt=$(tail -n +2 "$tsv" | awk -F'\t' -v c="$ci" '!($c in s) { s[$c] = n++; printf "%s\"%s\" %d", (n > 1 ? ", " : ""), $c, s[$c] }')
 	yt=$(tail -n +2 "$tsv" | awk -F'\t' -v r="$ri" '!($r in s) { s[$r] = n++; printf "%s\"%s\" %d", (n > 1 ? ", " : ""), $r, s[$r] }')
-	gnuplot <<GP
+	rpt_gnuplot <<GP
 set terminal svg size 800,420 noenhanced font 'sans,10'
 set output '$out'
 set datafile separator '\t'
@@ -156,10 +176,183 @@ set title '$title'
 set xtics ($xt) rotate by -35
 set ytics ($yt)
 set palette defined (-1 '#1b5e20', 0 '#ffffff', 1 '#b71c1c')
-set cbrange [*:*]
+set cbrange [-$m:$m]
 set view map
 unset key
-plot '$tmp' using 1:2:3 with image
+plot '$tmp' using 1:2:3 with image pixels
 GP
 	rm -f "$tmp"
+}
+
+# rpt_img FILE.svg [CAPTION]: embed a plot as an <img> with a data: URI, so
+# several plots on one page never share SVG element ids.  Still one
+# self-contained file.
+rpt_img() {
+	[ -s "$1" ] || return 0
+	{
+		printf '<figure class="plot"><img alt="%s" src="data:image/svg+xml;base64,' "$(rpt_escape "$(basename "$1" .svg)")"
+		base64 -w 0 "$1"
+		printf '">'
+		[ -z "${2:-}" ] || printf '<figcaption class="note">%s</figcaption>' "$(rpt_escape "$2")"
+		printf '</figure>\n'
+	} >>"$RPT_FILE"
+}
+
+# rpt_html TEXT: append raw HTML (the caller escapes what needs it).
+rpt_html() { printf '%s\n' "$1" >>"$RPT_FILE"; }
+
+# rpt_tsv2csv IN.tsv OUT.csv: RFC 4180 CSV; fields holding a comma, a quote
+# or leading/trailing blanks are quoted, quotes doubled.
+rpt_tsv2csv() {
+	awk -F'\t' '
+	function q(s) { if (s ~ /[",\r]|^ | $/) { gsub(/"/, "\"\"", s); return "\"" s "\"" } return s }
+	{ for (i = 1; i <= NF; i++) printf "%s%s", (i > 1 ? "," : ""), q($i); printf "\r\n" }' "$1" >"$2.tmp" && mv "$2.tmp" "$2"
+}
+
+# tsv_col TSV NAME: the 1-based index of column NAME (empty if absent).
+tsv_col() {
+	head -n 1 "$1" | tr '\t' '\n' | grep -nxF -- "$2" | head -n 1 | cut -d: -f1
+}
+
+# tsv_pivot TSV ROWCOL COLCOL VALCOL: a wide table on stdout: one row per
+# value of ROWCOL (first-seen order), one column per value of COLCOL
+# (first-seen order), cells from VALCOL (the last one wins; empty if none).
+tsv_pivot() {
+	local ri ci vi
+	ri=$(tsv_col "$1" "$2") ci=$(tsv_col "$1" "$3") vi=$(tsv_col "$1" "$4")
+	[ -n "$ri" ] && [ -n "$ci" ] && [ -n "$vi" ] || return 1
+	awk -F'\t' -v r="$ri" -v c="$ci" -v v="$vi" -v rname="$2" '
+	NR == 1 { next }
+	{
+		if (!($r in R)) { R[$r] = 1; rows[++nr] = $r }
+		if (!($c in C)) { C[$c] = 1; cols[++nc] = $c }
+		val[$r SUBSEP $c] = $v
+	}
+	END {
+		printf "%s", rname; for (j = 1; j <= nc; j++) printf "\t%s", cols[j]; print ""
+		for (i = 1; i <= nr; i++) {
+			printf "%s", rows[i]
+			for (j = 1; j <= nc; j++) printf "\t%s", val[rows[i] SUBSEP cols[j]]
+			print ""
+		}
+	}' "$1"
+}
+
+# plot_lines TSV XCOL SERIESCOL VALCOL OUT.svg TITLE XLABEL YLABEL: the mean
+# of VALCOL per (series, x) as one line per series over a numeric x axis.
+# Cells without data are left out (not drawn as zero).
+plot_lines() {
+	local tsv="$1" xcol="$2" scol="$3" vcol="$4" out="$5" title="$6" xlabel="${7:-}" ylabel="${8:-}"
+	local xi si vi tmp plots="" s i=0
+	xi=$(tsv_col "$tsv" "$xcol") si=$(tsv_col "$tsv" "$scol") vi=$(tsv_col "$tsv" "$vcol")
+	[ -n "$xi" ] && [ -n "$si" ] && [ -n "$vi" ] || return 0
+	tmp=$(mktemp -d)
+	tail -n +2 "$tsv" | awk -F'\t' -v x="$xi" -v s="$si" -v v="$vi" -v d="$tmp" '
+		$v != "" { k = $s SUBSEP $x; n[k]++; sum[k] += $v; S[$s] = 1 }
+		END { for (k in n) { split(k, p, SUBSEP); print p[2] "\t" sum[k] / n[k] >> (d "/s_" p[1]) } }'
+	for s in $(find "$tmp" -name 's_*' -printf '%f\n' | sed 's/^s_//' | sort -V); do
+		sort -t$'\t' -k1,1g "$tmp/s_$s" -o "$tmp/s_$s"
+		[ $i -eq 0 ] || plots="$plots, "
+		plots="$plots'$tmp/s_$s' using 1:2 with linespoints pointtype 7 title '$scol=$s'"
+		i=$((i + 1))
+	done
+	[ -n "$plots" ] || { rm -rf "$tmp"; return 0; }
+	rpt_gnuplot <<GP
+set terminal svg size 700,400 noenhanced font 'sans,10'
+set output '$out'
+set datafile separator '\t'
+set title '$title'
+set xlabel '$xlabel'
+set ylabel '$ylabel'
+set key outside right top
+set grid
+set offsets graph 0.05, graph 0.05, graph 0.05, 0
+plot $plots
+GP
+	rm -rf "$tmp"
+}
+
+# plot_violins TSV VALCOL OUT.svg TITLE YLABEL GROUPCOL...: one panel per
+# GROUPCOL, side by side; in each a violin per group value (a Gaussian
+# kernel density, Silverman's bandwidth, cut at the data range), its mean
+# (dashed) and median (solid) as lines.
+plot_violins() {
+	local tsv="$1" vcol="$2" out="$3" title="$4" ylabel="$5"
+	shift 5
+	local vi gi g tmp n=0 gp
+	vi=$(tsv_col "$tsv" "$vcol")
+	[ -n "$vi" ] || return 0
+	tmp=$(mktemp -d)
+	gp="$tmp/plot.gp"
+	{
+		printf "set terminal svg size %d,420 noenhanced font 'sans,10'\n" $((360 * $#))
+		printf "set output '%s'\nset datafile separator '\\\\t'\n" "$out"
+		printf "set multiplot layout 1,%d title '%s'\nunset key\nset grid ytics\nset ylabel '%s'\n" "$#" "$title" "$ylabel"
+	} >"$gp"
+	for g in "$@"; do
+		gi=$(tsv_col "$tsv" "$g")
+		[ -n "$gi" ] || continue
+		n=$((n + 1))
+		# Per group: the polygon of the violin (x = slot -/+ density) and
+		# the mean and median segments.
+		tail -n +2 "$tsv" | awk -F'\t' -v g="$gi" -v v="$vi" '$v != "" { print $g "\t" $v }' | sort -t$'\t' -k1,1V -k2,2g |
+			awk -F'\t' -v poly="$tmp/poly$n" -v stat="$tmp/stat$n" -v tics="$tmp/tics$n" '
+			function flush(   i, j, m, sd, h, lo, hi, y, d, dens, maxd, k, med) {
+				if (cnt == 0) return
+				slot++
+				m = sum / cnt; sd = cnt > 1 ? sqrt((sq - sum * sum / cnt) / (cnt - 1)) : 0
+				h = 1.06 * sd * cnt ^ -0.2
+				if (h <= 0) h = (m != 0 ? (m < 0 ? -m : m) * 0.01 : 1)
+				lo = val[1]; hi = val[cnt]
+				maxd = 0
+				for (k = 0; k <= 40; k++) {
+					y = (hi > lo) ? lo + (hi - lo) * k / 40 : lo
+					d = 0
+					for (i = 1; i <= cnt; i++) d += exp(-0.5 * ((y - val[i]) / h) ^ 2)
+					Y[k] = y; D[k] = d; if (d > maxd) maxd = d
+				}
+				for (k = 0; k <= 40; k++) printf "%g\t%g\n", slot - 0.4 * D[k] / maxd, Y[k] > poly
+				for (k = 40; k >= 0; k--) printf "%g\t%g\n", slot + 0.4 * D[k] / maxd, Y[k] > poly
+				printf "\n\n" > poly
+				med = (cnt % 2) ? val[(cnt + 1) / 2] : (val[cnt / 2] + val[cnt / 2 + 1]) / 2
+				printf "%d\t%g\t%g\n", slot, m, med > stat
+				printf "%s\"%s\" %d", (slot > 1 ? ", " : ""), cur, slot > tics
+				cnt = sum = sq = 0
+			}
+			!started || $1 != cur { flush(); cur = $1; started = 1 }
+			{ val[++cnt] = $2; sum += $2; sq += $2 * $2 }
+			END { flush(); printf "%d\n", slot > (poly ".n") }'
+		[ -s "$tmp/poly$n" ] || { n=$((n - 1)); continue; }
+		{
+			printf "set title 'by %s'\nset xtics (%s)\nset xrange [0.4:%s.6]\n" "$g" "$(cat "$tmp/tics$n")" "$(cat "$tmp/poly$n.n")"
+			printf "plot '%s' using 1:2 with filledcurves closed fillcolor rgb '#90caf9' fillstyle solid 0.6 border lc rgb '#1565c0', " "$tmp/poly$n"
+			printf "'%s' using (\$1-0.3):2:(0.6):(0) with vectors nohead dashtype 2 lc rgb '#b71c1c', " "$tmp/stat$n"
+			printf "'%s' using (\$1-0.3):3:(0.6):(0) with vectors nohead lw 2 lc rgb '#222222'\n" "$tmp/stat$n"
+		} >>"$gp"
+	done
+	printf 'unset multiplot\n' >>"$gp"
+	[ "$n" -eq 0 ] || rpt_gnuplot "$gp"
+	rm -rf "$tmp"
+}
+
+# evk_convert_cmd RUN_DIR OUT.ev [KINETO2EV_OPTS...]: print a shell command
+# that converts the traces of one run to one ev stream: PyTorch profiler
+# rank traces with kineto2ev, else Nsight Systems exports with nsys2ev.
+# Fails (status 1, message on stderr) when the run has neither.
+evk_convert_cmd() {
+	local dir="$1" out="$2" traces opts=""
+	shift 2
+	[ $# -eq 0 ] || opts="$(printf '%q ' "$@")"
+	mapfile -t traces < <(evk_rank_traces "$dir")
+	if [ ${#traces[@]} -gt 0 ]; then
+		printf 'kineto2ev -q %s-o %q %s' "$opts" "$out" "$(printf '%q ' "${traces[@]}")"
+		return 0
+	fi
+	mapfile -t traces < <(evk_nsys_exports "$dir")
+	if [ ${#traces[@]} -gt 0 ]; then
+		printf 'nsys2ev -q -o %q %s' "$out" "$(printf '%q ' "${traces[@]}")"
+		return 0
+	fi
+	printf '%s: %s: no rank traces (torch_profiler/rank<N>/*.json[.gz]) or Nsight Systems exports (*.sqlite) found\n' "${EVK_PROG:-evkit}" "$dir" >&2
+	return 1
 }

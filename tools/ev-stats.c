@@ -352,6 +352,11 @@ struct state {
 	size_t ninst, capinst;
 	int64_t now;
 	uint64_t nrec;
+	/* timeline: the last record's group, and the last source's time base */
+	int last_ok, base_ok;
+	uint32_t last_src, last_rank, last_stream, base_src;
+	size_t last_index;
+	int64_t base_ns;
 };
 
 /* The source group of a record's src: the src itself with --by src, the
@@ -514,11 +519,21 @@ static int timeline_rec(struct state *s, const struct ev_rec *r)
 {
 	if (!is_gpu(r))
 		return EV_OK;
-	struct gkey k;
-	int rc = base_key(s, r, &k);
-	struct tl *t = rc ? NULL : group_get(&s->g, &k, NULL);
-	if (!t)
-		return EV_ERR_NOMEM;
+	struct tl *t;
+	/* Consecutive records mostly belong to the same group. */
+	if (s->last_ok && r->src == s->last_src && r->rank == s->last_rank && r->stream == s->last_stream) {
+		t = GROUP_VAL(&s->g, s->last_index);
+	} else {
+		struct gkey k;
+		int rc = base_key(s, r, &k);
+		t = rc ? NULL : group_get(&s->g, &k, &s->last_index);
+		if (!t)
+			return EV_ERR_NOMEM;
+		s->last_ok = 1;
+		s->last_src = r->src;
+		s->last_rank = r->rank;
+		s->last_stream = r->stream;
+	}
 	if (t->started && r->ts < t->last_ts)
 		return EV_ERR_ORDER;
 	if (!t->started) {
@@ -528,13 +543,31 @@ static int timeline_rec(struct state *s, const struct ev_rec *r)
 		t->t0 = r->ts;
 	}
 	t->last_ts = r->ts;
-	const char *name = str_of(s, r->name);
+	/* Bucket and HTA kind, once per (name, type). */
+	uint64_t ck = (r->name ^ ((uint64_t)r->type << 56)) | 1;
+	uint64_t *c = ev_map_get(&s->bucket_cache, ck);
+	uint64_t cls;
+	if (c) {
+		cls = *c;
+	} else {
+		const char *name = str_of(s, r->name);
+		int b = ev_timeline_bucket(s->o->rules, r->type, name);
+		int hc = ev_hta_kind(name) == EV_HTA_COMPUTATION && r->type == EV_KERNEL;
+		cls = (uint64_t)(b + 2) | (uint64_t)hc << 8;
+		if (ev_map_put(&s->bucket_cache, ck, cls) != EV_OK)
+			return EV_ERR_NOMEM;
+	}
 	double a, z;
 	if (s->o->float_us) {
 		/* TraceLens's arithmetic: ts and dur parsed from the JSON text as
 		 * microsecond doubles (relative to baseTimeNanoseconds when the
 		 * trace had one), end = ts + dur rounded. */
-		int64_t rel = r->ts - src_base(s, r->src);
+		if (!s->base_ok || s->base_src != r->src) {
+			s->base_ns = src_base(s, r->src);
+			s->base_src = r->src;
+			s->base_ok = 1;
+		}
+		int64_t rel = r->ts - s->base_ns;
 		int64_t q = rel / 1000, m = rel % 1000;
 		a = (double)q + (double)m / 1000.0;
 		z = a + (double)r->dur / 1000.0;
@@ -546,20 +579,11 @@ static int timeline_rec(struct state *s, const struct ev_rec *r)
 	}
 	/* HTA counts every GPU event, linked or not. */
 	ev_cover_add(&t->hta, 0, a, z);
-	if (ev_hta_kind(name) == EV_HTA_COMPUTATION && r->type == EV_KERNEL)
+	if (cls >> 8)
 		ev_cover_add(&t->hta, 1, a, z);
 	if ((r->flags & EV_F_UNLINKED) && !s->o->unlinked)
 		return EV_OK;
-	int b;
-	uint64_t ck = r->name ^ ((uint64_t)r->type << 56);
-	uint64_t *c = ck ? ev_map_get(&s->bucket_cache, ck) : NULL;
-	if (c) {
-		b = (int)*c - 2;
-	} else {
-		b = ev_timeline_bucket(s->o->rules, r->type, name);
-		if (ck && ev_map_put(&s->bucket_cache, ck, (uint64_t)(b + 2)) != EV_OK)
-			return EV_ERR_NOMEM;
-	}
+	int b = (int)(cls & 0xff) - 2;
 	if (b >= 0)
 		ev_cover_add(&t->tl, (unsigned)b, a, z);
 	return EV_OK;
