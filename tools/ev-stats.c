@@ -144,10 +144,21 @@ static void groups_free(struct groups *g)
 	ev_vec_free(&g->vals);
 }
 
+/* A cheap mix of the key fields (collisions are resolved by comparing). */
+static uint64_t gkey_hash(const struct gkey *k)
+{
+	uint64_t h = (uint64_t)k->sg * 0x9E3779B97F4A7C15ULL ^ (uint64_t)k->rank * 0xC2B2AE3D27D4EB4FULL ^
+	             (uint64_t)k->stream * 0x165667B19E3779F9ULL ^ k->k1 * 0xD6E8FEB86659FD93ULL ^
+	             k->k2 * 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 32;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	return h ^ (h >> 29);
+}
+
 /* The slot of key (created zeroed when new), or NULL on out of memory. */
 static void *group_get(struct groups *g, const struct gkey *k, size_t *index)
 {
-	uint64_t h = ev_hash64(k, sizeof *k);
+	uint64_t h = gkey_hash(k);
 	for (;; h++) {
 		if (h == 0)
 			continue;
