@@ -118,7 +118,7 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	pack "$T/b.tsv" "$T/b.ev"
 	ev-merge -q -o "$T/m.ev" A="$T/a.ev" B="$T/b.ev"
 	run -0 ev-stats variance --by '' "$T/m.ev"
-	assert_line --index 1 "$(printf 'aten::mm dims=[[8,8],[8,8]]\tCijk_x\tA\t0\tA\t1\t3\t1\t3\t2\t2\t1\t0.5\t2\t2.98\t0\t5000')"
+	assert_line --index 1 "$(printf 'aten::mm dims=[[8,8],[8,8]]\tCijk_x\tA\t0\tA\t1\t0\t5000\t3\t1\t3\t2\t2\t1\t0.5\t2\t2.98')"
 	# Per source (the default), the top-1 rows.
 	run -0 ev-stats variance --top=1 "$T/m.ev"
 	assert_line --index 1 --partial "$(printf 'A\taten::mm')"
@@ -233,4 +233,11 @@ print("ok", len(ref))' "$T/ops.csv" "$d/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_rep
 	# Grouping by a #src key that no source has pools them (and frees cleanly).
 	run -0 ev-stats kernels --by threads -q "$T/m.ev"
 	assert_line --index 1 --partial "$(printf '\tgemm_a\tgemm\t2\t180\t')"
+}
+
+@test "variance: time stamps of the extremes are exact epoch nanoseconds" {
+	printf 'type\top\tts\tdur\tname\nkernel\tgemm\t1765218444950396213\t1000\tCijk_x\nkernel\tgemm\t1765218444950399999\t3000\tCijk_x\n' >"$T/e.tsv"
+	pack "$T/e.tsv" "$T/e.ev"
+	run -0 bash -c 'ev-stats variance --by "" "$1" | cut -f7,8' _ "$T/e.ev"
+	assert_output "$(printf 'min_ts\tmax_ts\n1765218444950396213\t1765218444950399999')"
 }

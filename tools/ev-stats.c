@@ -852,10 +852,13 @@ static int variance_rows(struct state *s, struct rowset *rs)
 	keys[nk++] = (struct colspec){ "min_rank", 1, 0 };
 	keys[nk++] = (struct colspec){ "max_src", 0, 0 };
 	keys[nk++] = (struct colspec){ "max_rank", 1, 0 };
+	/* Time stamps are int64 ns: as text they stay exact (a double would not). */
+	keys[nk++] = (struct colspec){ "min_ts", 1, 0 };
+	keys[nk++] = (struct colspec){ "max_ts", 1, 0 };
 	static const struct colspec vals[] = {
 		{ "count", 0, 0 }, { "min_us", 0, D_LOWER }, { "max_us", 0, D_LOWER }, { "range_us", 0, D_LOWER },
 		{ "mean_us", 0, D_LOWER }, { "std_us", 0, D_LOWER }, { "cv", 0, D_LOWER }, { "p50_us", 0, D_LOWER },
-		{ "p99_us", 0, D_LOWER }, { "min_ts", 0, 0 }, { "max_ts", 0, 0 },
+		{ "p99_us", 0, D_LOWER },
 	};
 	int rc = rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
 	size_t *ord = malloc((s->g.keys.len + 1) * sizeof *ord);
@@ -893,6 +896,11 @@ static int variance_rows(struct state *s, struct rowset *rs)
 		rc = rc ? rc : row_keyu(r, n++, ks->min_rank);
 		rc = rc ? rc : row_key(r, n++, src_label(s, ks->max_src, b2, sizeof b2));
 		rc = rc ? rc : row_keyu(r, n++, ks->max_rank);
+		char tsb[24];
+		snprintf(tsb, sizeof tsb, "%lld", (long long)ks->d.min_ts);
+		rc = rc ? rc : row_key(r, n++, tsb);
+		snprintf(tsb, sizeof tsb, "%lld", (long long)ks->d.max_ts);
+		rc = rc ? rc : row_key(r, n++, tsb);
 		double *v = r->val;
 		v[0] = (double)ks->d.n;
 		v[1] = ks->d.min;
@@ -903,8 +911,6 @@ static int variance_rows(struct state *s, struct rowset *rs)
 		v[6] = ks->d.mean > 0 ? v[5] / ks->d.mean : 0;
 		v[7] = ev_dist_quantile(&ks->d, 0.5);
 		v[8] = ev_dist_quantile(&ks->d, 0.99);
-		v[9] = (double)ks->d.min_ts;
-		v[10] = (double)ks->d.max_ts;
 	}
 	free(ord);
 	return rc;
