@@ -67,3 +67,21 @@ setup() {
 	run -2 ev-overlap --class=comm
 	run -2 ev-overlap --rules=nope
 }
+
+@test "overlapping communication is named by its collective when a coll record follows" {
+	{
+		printf 'type\top\trank\tstream\tts\tdur\tname\n'
+		printf 'kernel\tgemm\t0\t7\t0\t100000\tCijk_gemm\n'
+		printf 'kernel\tcomm\t0\t9\t10000\t20000\tncclDevKernel_Generic_1\n'
+		printf 'coll\tallgather\t0\t9\t10000\t20000\tncclDevKernel_Generic_1\n'
+		printf 'kernel\tcomm\t0\t9\t50000\t10000\tncclDevKernel_Generic_1\n'
+	} >"$T/c.tsv"
+	pack "$T/c.tsv" "$T/c.ev"
+	run -0 bash -c 'ev-overlap --table "$1" | cut -f8-11' _ "$T/c.ev"
+	assert_line --index 1 "$(printf '2\tallgather;ncclDevKernel_Generic_1\t20\tallgather')"
+	run -0 bash -c 'ev-overlap --table --kernel-names "$1" | cut -f8-11' _ "$T/c.ev"
+	assert_line --index 1 "$(printf '2\tncclDevKernel_Generic_1\t20\tncclDevKernel_Generic_1')"
+	ev-overlap -o "$T/o.ev" "$T/c.ev"
+	run -0 ev-view -M -H -t overlap -c sig "$T/o.ev"
+	assert_output allgather
+}

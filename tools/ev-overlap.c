@@ -25,6 +25,7 @@ struct opts {
 	enum ev_table_fmt fmt;
 	enum ev_rules rules;
 	unsigned class_mask;
+	int kernel_names;
 	char **inputs;
 	int ninputs;
 };
@@ -51,6 +52,8 @@ static void usage(FILE *f)
 "Options:\n"
 "      --class=LIST       compute kernel classes to report, e.g. gemm,attention\n"
 "                         or 'all' (every non-communication kernel) [gemm]\n"
+"      --kernel-names     name overlapping communication by kernel name, not by\n"
+"                         the collective (allreduce, ...) its coll record gives\n"
 "      --rules=SET        what is communication: tracelens, tracelens-2025,\n"
 "                         hta (reproduces HTA's overlap percentage) [tracelens]\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
@@ -111,6 +114,8 @@ struct state {
 	struct ev_map comm_cache;   /* name -> is comm + 1 */
 	struct ev_map class_cache;  /* name -> class + 1 */
 	struct ev_order order;
+	struct ev_rec pending;      /* a communication kernel awaiting its collective */
+	int have_pending;
 	/* closing in end order */
 	struct comp *closing;
 	size_t nclosing, capclosing;
@@ -314,10 +319,48 @@ static int close_until(struct state *s, int64_t t, int all)
 	return rc;
 }
 
+/* A communication kernel meets the compute kernels open on its rank. */
+static int add_comm(struct rankstate *rs, const struct ev_rec *r)
+{
+	int64_t end = ev_rec_end(r);
+	for (size_t i = 0; i < rs->nopen; i++)
+		intersect(&rs->open[i], r->ts, end, r->name);
+	if (rs->nact == rs->capact) {
+		size_t cap = rs->capact ? 2 * rs->capact : 16;
+		struct comm *na = realloc(rs->act, cap * sizeof *na);
+		if (!na)
+			return EV_ERR_NOMEM;
+		rs->act = na;
+		rs->capact = cap;
+	}
+	rs->act[rs->nact++] = (struct comm){ r->ts, end, r->name };
+	return EV_OK;
+}
+
+/* The held communication kernel, named by the collective record that
+ * follows it (same rank, stream and start) unless --kernel-names. */
+static int flush_pending(struct state *s, const struct ev_rec *next)
+{
+	if (!s->have_pending)
+		return EV_OK;
+	struct ev_rec *p = &s->pending;
+	s->have_pending = 0;
+	if (next && !s->o->kernel_names && (next->type == EV_COLL || next->type == EV_P2P) && next->src == p->src &&
+	    next->rank == p->rank && next->stream == p->stream && next->ts == p->ts) {
+		const char *kind = ev_coll_name(next->op);
+		if (kind && ev_strtab_intern(s->st, kind, strlen(kind), &p->name) != EV_OK)
+			return EV_ERR_NOMEM;
+	}
+	struct rankstate *rs = rank_of(s, p->src, p->rank);
+	return rs ? add_comm(rs, p) : EV_ERR_NOMEM;
+}
+
 static int on_record(struct state *s, const struct ev_rec *r)
 {
-	int rc = close_until(s, r->ts, 0);
+	int rc = flush_pending(s, r);
 	if (rc)
+		return rc;
+	if ((rc = close_until(s, r->ts, 0)) != EV_OK)
 		return rc;
 	if (r->type != EV_KERNEL)
 		return EV_OK;
@@ -334,19 +377,10 @@ static int on_record(struct state *s, const struct ev_rec *r)
 		ev_cover_add(&rs->cov, 1, a, a + (double)r->dur);
 	else if (s->o->rules != EV_RULES_HTA || ev_hta_kind(str_of(s, r->name)) == EV_HTA_COMPUTATION)
 		ev_cover_add(&rs->cov, 0, a, a + (double)r->dur);
-	int64_t end = ev_rec_end(r);
 	if (comm) {
-		for (size_t i = 0; i < rs->nopen; i++)
-			intersect(&rs->open[i], r->ts, end, r->name);
-		if (rs->nact == rs->capact) {
-			size_t cap = rs->capact ? 2 * rs->capact : 16;
-			struct comm *na = realloc(rs->act, cap * sizeof *na);
-			if (!na)
-				return EV_ERR_NOMEM;
-			rs->act = na;
-			rs->capact = cap;
-		}
-		rs->act[rs->nact++] = (struct comm){ r->ts, end, r->name };
+		/* Held until the next record: it may be the collective's. */
+		s->pending = *r;
+		s->have_pending = 1;
 		return EV_OK;
 	}
 	unsigned k;
@@ -493,7 +527,7 @@ static int run(struct opts *o)
 			status = ev_cli_reader_error(&o->cli, r, rc);
 		ev_reader_close(r);
 	}
-	if (!status && (rc = close_until(&s, 0, 1)) == EV_OK)
+	if (!status && (rc = flush_pending(&s, NULL)) == EV_OK && (rc = close_until(&s, 0, 1)) == EV_OK)
 		rc = totals(&s);
 	if (!status && rc)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
@@ -565,6 +599,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 6 },
 		{ "md", no_argument, NULL, 7 },
 		{ "tsv", no_argument, NULL, 8 },
+		{ "kernel-names", no_argument, NULL, 9 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -594,6 +629,7 @@ int main(int argc, char **argv)
 		case 6: o.fmt = EV_TABLE_JSON; break;
 		case 7: o.fmt = EV_TABLE_MD; break;
 		case 8: o.fmt = EV_TABLE_TSV; break;
+		case 9: o.kernel_names = 1; break;
 		default: return ev_cli_try_help(&o.cli);
 		}
 	}
