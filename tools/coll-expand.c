@@ -690,9 +690,12 @@ static int put_calc(struct state *s, struct cur *c, unsigned kind, uint32_t lane
 	r.dur = (uint64_t)llround(jitter(s, ns));
 	r.peer = -1;
 	r.channel = ch;
+	/* Callers may pass the same variable as dependency and output id
+	 * (a chain: "after this, then this"): read the dependency first. */
+	uint32_t first = ndeps > 0 ? deps[0] : 0;
 	int rc = put_rec(s, c, &r, id);
 	for (int i = 0; i < ndeps && !rc; i++)
-		rc = put_dep(s, c, lane, *id, deps[i]);
+		rc = put_dep(s, c, lane, *id, i == 0 ? first : deps[i]);
 	s->stats.calcs++;
 	return rc;
 }
