@@ -187,6 +187,8 @@ static int scan_value(ev_json *j, int c)
 			return fail(j, EV_ERR_TRUNCATED, "truncated JSON: the document ends inside a value");
 		}
 	}
+	if (j->vlen == 0) /* "[,", "[}", "{"a":}" ...: nothing where a value must be */
+		return fail(j, EV_ERR_FORMAT, "invalid JSON: a value is missing");
 	j->val[j->vlen] = '\0';
 	return EV_OK;
 limit:
