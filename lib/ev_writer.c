@@ -212,13 +212,14 @@ int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, s
 static int is_kw(const char *line, size_t len, const char *kw)
 {
 	size_t k = strlen(kw);
-	return len >= k && memcmp(line, kw, k) == 0 && (len == k || line[k] == ' ' || line[k] == '\t');
+	/* As the reader sees them: the keyword alone or followed by a space. */
+	return len >= k && memcmp(line, kw, k) == 0 && (len == k || line[k] == ' ');
 }
 
 int ev_write_text(ev_writer *w, const char *line, size_t len)
 {
 	int rc;
-	if (len < 2 || line[0] != '#' || memchr(line, '\n', len) ||
+	if (len < 1 || line[0] != '#' || memchr(line, '\n', len) ||
 	    is_kw(line, len, "#ev") || is_kw(line, len, "#str") || is_kw(line, len, "#end"))
 		return EV_ERR_ARG;
 	uint64_t h = ev_hash64(line, len);

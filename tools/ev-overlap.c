@@ -421,7 +421,8 @@ static int totals(struct state *s)
 	};
 	int rc = EV_OK;
 	ev_table *t = NULL;
-	qsort(s->ranks, s->nranks, sizeof *s->ranks, cmp_rank);
+	if (s->nranks > 1)
+		qsort(s->ranks, s->nranks, sizeof *s->ranks, cmp_rank);
 	if (s->o->mode == M_SUMMARY && (rc = ev_table_open(&t, s->out, s->o->fmt, cols, 8)) != EV_OK)
 		return rc;
 	for (size_t i = 0; i < s->nranks && !rc; i++) {

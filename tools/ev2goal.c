@@ -26,7 +26,7 @@
 #define GOAL_MAGIC 4223u
 #define NODE_BYTES 39      /* one op in the binary layout */
 #define NONE32 0xFFFFFFFFu
-#define MAX_RANKS (1u << 24)
+#define MAX_RANKS (1u << 20) /* a larger rank is refused: the table is dense */
 #define MAX_NODES ((1u << 29) - 1)
 
 enum nic_policy { NIC_ZERO, NIC_CHANNEL, NIC_RAIL };

@@ -2110,6 +2110,16 @@ static int prepare_cursors(struct state *s, struct file *f, int has_nccl)
 	return 0;
 }
 
+/* A time plus the file's UTC offset; garbage times near the int64 limits
+ * saturate instead of overflowing (they sort last and show as such). */
+static int64_t shift_time(int64_t t, int64_t off)
+{
+	int64_t r;
+	if (__builtin_add_overflow(t, off, &r))
+		return off > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 static uint64_t dur_of(int64_t start, int64_t end)
 {
 	return end > start ? (uint64_t)(end - start) : 0;
@@ -2130,7 +2140,7 @@ static int do_kernel(struct state *s, int fi, sqlite3_stmt *st)
 	r.type = EV_KERNEL;
 	r.rank = (uint32_t)g->rank;
 	r.stream = (uint32_t)sqlite3_column_int64(st, 4);
-	r.ts = start + f->offset;
+	r.ts = shift_time(start, f->offset);
 	r.dur = dur_of(start, end);
 	r.id = (uint32_t)sqlite3_column_int64(st, 5);
 	int64_t grid = sqlite3_column_int64(st, 7), block = sqlite3_column_int64(st, 8);
@@ -2162,7 +2172,7 @@ static int do_mem(struct state *s, int fi, sqlite3_stmt *st, int memcpy_)
 	r.type = memcpy_ ? EV_MEMCPY : EV_MEMSET;
 	r.rank = (uint32_t)g->rank;
 	r.stream = (uint32_t)sqlite3_column_int64(st, 4);
-	r.ts = start + f->offset;
+	r.ts = shift_time(start, f->offset);
 	r.dur = dur_of(start, end);
 	r.id = (uint32_t)sqlite3_column_int64(st, 5);
 	int64_t b = sqlite3_column_int64(st, 6);
@@ -2246,7 +2256,7 @@ static int do_nvtx(struct state *s, int fi, sqlite3_stmt *st)
 	const char *text = col_text(st, 5);
 	struct ev_rec r;
 	ev_rec_init(&r);
-	r.ts = start + f->offset;
+	r.ts = shift_time(start, f->offset);
 	r.dur = dur_of(start, end);
 	r.src = (uint16_t)fi;
 	r.type = mark ? EV_MARK : EV_RANGE;
@@ -2342,7 +2352,7 @@ static int do_runtime(struct state *s, int fi, sqlite3_stmt *st)
 	r.type = EV_API;
 	r.rank = (uint32_t)g->rank;
 	r.stream = tid;
-	r.ts = start + f->offset;
+	r.ts = shift_time(start, f->offset);
 	r.dur = dur_of(start, end);
 	r.id = (uint32_t)sqlite3_column_int64(st, 3);
 	r.src = (uint16_t)fi;
@@ -2406,7 +2416,7 @@ static int cur_step(struct state *s, struct cursor *c)
 	if (rc == SQLITE_ROW) {
 		c->row++;
 		f->rows[c->kind]++;
-		c->ts = sqlite3_column_int64(st, 0) + f->offset;
+		c->ts = shift_time(sqlite3_column_int64(st, 0), f->offset);
 		return 1;
 	}
 	if (rc == SQLITE_DONE)
