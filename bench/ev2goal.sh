@@ -12,27 +12,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="$root/pipelines:$PATH"
 d="$BENCH_DIR/ev2goal"
 mkdir -p "$d"
-gen() { # gen NCOLL FILE: 64 ranks in one communicator, time-ordered
-	[ -s "$2" ] && return 0
-	awk -v n="$1" 'BEGIN {
-		OFS = "\t"
-		printf "#ev 1.0 96 clock=ns origin=trace\n#meta nccl_version=2.22.3\n#comm 5 nranks=64 ranks=0"
-		for (r = 1; r < 64; r++) printf ",%d", r
-		printf "\n"
-		for (r = 0; r < 64; r++) printf "#rank %d host=node%d\n", r, int(r / 8)
-		print "type", "op", "rank", "stream", "ts", "dur", "bytes", "comm", "seq", "algo", "proto", "dtype", "channel", "aux"
-		split("16384 65536 262144 1048576 4096 524288", sz, " ")
-		split("allreduce allgather reducescatter allreduce", op, " ")
-		split("simple ll ll128 simple", pr, " ")
-		for (i = 0; i < n; i++)
-			for (r = 0; r < 64; r++)
-				print "coll", op[i % 4 + 1], r, 7, i * 100000 + r, 50000, sz[i % 6 + 1] * (op[i % 4 + 1] == "allreduce" ? 1 : 64),
-				      5, i, "ring", pr[int(i / 4) % 4 + 1], "float32", 1 + i % 2, 64
-	}' | ev-view --pack -o "$2"
-}
 n=30
-gen "$n" "$d/c$n.ev"
-gen $((n * 10)) "$d/c$((n * 10)).ev"
+gen_colls "$n" "$d/c$n.ev"
+gen_colls $((n * 10)) "$d/c$((n * 10)).ev"
 x="$d/x$n.ev"
 [ -s "$x" ] || coll-expand -q --only-comm -o "$x" "$d/c$n.ev"
 ev2goal -q --stats="$d/stats" -o "$d/x.goal" "$x"

@@ -632,6 +632,9 @@ int ev_rules_parse(const char *s, enum ev_rules *r); /* 0 or EV_ERR_ARG */
 const char *ev_rules_name(enum ev_rules r);
 /* Kernel class (enum ev_kclass) of a kernel name under a rule set. */
 unsigned ev_kernel_class(enum ev_rules r, const char *name);
+/* A comma list of class names ("gemm,attention") or "all" as a bit mask
+ * (bit per enum ev_kclass).  0 or EV_ERR_ARG (unknown name, empty item). */
+int ev_kclass_list_parse(const char *list, unsigned *mask);
 /* Does the name count as communication under the rule set? */
 int ev_is_comm_name(enum ev_rules r, const char *name);
 /* TraceLens's GPU-timeline bucket of a GPU event (type kernel, memcpy or

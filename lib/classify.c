@@ -35,6 +35,34 @@ const char *ev_rules_name(enum ev_rules r)
 	}
 }
 
+int ev_kclass_list_parse(const char *list, unsigned *mask)
+{
+	if (!strcmp(list, "all")) {
+		*mask = ~0u;
+		return EV_OK;
+	}
+	unsigned m = 0;
+	const char *p = list;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char word[32];
+		unsigned v;
+		if (n == 0 || n >= sizeof word)
+			return EV_ERR_ARG;
+		memcpy(word, p, n);
+		word[n] = '\0';
+		if (ev_kclass_parse(word, &v) != EV_OK || v >= 32)
+			return EV_ERR_ARG;
+		m |= 1u << v;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	*mask = m;
+	return EV_OK;
+}
+
 static int contains_ci(const char *h, const char *n)
 {
 	size_t ln = strlen(n);

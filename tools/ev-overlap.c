@@ -566,25 +566,18 @@ done:
 	return status;
 }
 
+/* Compute classes: "all" means every class but communication, which is
+ * what the kernels are overlapped with. */
 static int parse_classes(struct opts *o, const char *arg)
 {
-	if (!strcmp(arg, "all")) {
-		o->class_mask = ~(1u << EV_KC_COMM);
-		return 0;
-	}
-	char *copy = strdup(arg), *save = NULL;
-	if (!copy)
+	unsigned m;
+	if (ev_kclass_list_parse(arg, &m) != EV_OK)
 		return -1;
-	o->class_mask = 0;
-	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		unsigned v;
-		if (ev_kclass_parse(w, &v) != EV_OK || v == EV_KC_COMM) {
-			free(copy);
-			return -1;
-		}
-		o->class_mask |= 1u << v;
-	}
-	free(copy);
+	if (!strcmp(arg, "all"))
+		m &= ~(1u << EV_KC_COMM);
+	else if (m & (1u << EV_KC_COMM))
+		return -1;
+	o->class_mask = m;
 	return 0;
 }
 

@@ -513,6 +513,15 @@ static int by_keys(struct state *s, struct row *r, const struct gkey *k, size_t 
 	return rc;
 }
 
+/* A new row of rs for group key k, its --by key columns filled; *n is
+ * the next key column.  EV_OK or an error (then *out may be NULL). */
+static int group_row(struct state *s, struct rowset *rs, const struct gkey *k, struct row **out, size_t *n)
+{
+	*n = 0;
+	*out = rowset_add(rs, k->sg);
+	return *out ? by_keys(s, *out, k, n) : EV_ERR_NOMEM;
+}
+
 /* ------------------------------------------------------------------ */
 /* timeline                                                             */
 
@@ -637,13 +646,11 @@ static int timeline_rows(struct state *s, struct rowset *rs)
 		};
 		size_t nv = s->o->no_hta ? 8 : sizeof v / sizeof v[0];
 		for (size_t j = 0; !rc && j < nv; j++) {
-			struct row *r = rowset_add(rs, GROUP_KEY(&s->g, i)->sg);
-			size_t n = 0;
-			if (!r)
-				return EV_ERR_NOMEM;
-			rc = by_keys(s, r, GROUP_KEY(&s->g, i), &n);
-			if (!rc)
-				rc = row_key(r, n, v[j].type);
+			struct row *r;
+			size_t n;
+			if ((rc = group_row(s, rs, GROUP_KEY(&s->g, i), &r, &n)) != EV_OK)
+				return rc;
+			rc = row_key(r, n, v[j].type);
 			r->val[0] = v[j].ns / to_ms;
 			r->val[1] = v[j].base > 0 ? 100.0 * v[j].ns / v[j].base : 0.0;
 		}
@@ -749,14 +756,11 @@ static int kernels_rows(struct state *s, struct rowset *rs, int by_class)
 	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
 		size_t i = ord[j];
 		struct kstat *ks = GROUP_VAL(&s->g, i);
-		struct row *r = rowset_add(rs, GROUP_KEY(&s->g, i)->sg);
-		size_t n = 0;
-		if (!r) {
-			rc = EV_ERR_NOMEM;
+		struct row *r;
+		size_t n;
+		if ((rc = group_row(s, rs, GROUP_KEY(&s->g, i), &r, &n)) != EV_OK)
 			break;
-		}
-		rc = by_keys(s, r, GROUP_KEY(&s->g, i), &n);
-		if (!rc && !by_class)
+		if (!by_class)
 			rc = row_key(r, n++, str_of(s, ks->name));
 		if (!rc)
 			rc = row_key(r, n, class_name(ks->kclass));
@@ -882,15 +886,12 @@ static int variance_rows(struct state *s, struct rowset *rs)
 			continue;
 		in_group++;
 		struct kstat *ks = GROUP_VAL(&s->g, i);
-		struct row *r = rowset_add(rs, k->sg);
-		size_t n = 0;
+		struct row *r;
+		size_t n;
 		char b1[16], b2[16];
-		if (!r) {
-			rc = EV_ERR_NOMEM;
+		if ((rc = group_row(s, rs, k, &r, &n)) != EV_OK)
 			break;
-		}
-		rc = by_keys(s, r, k, &n);
-		rc = rc ? rc : row_key(r, n++, str_of(s, k->k1));
+		rc = row_key(r, n++, str_of(s, k->k1));
 		rc = rc ? rc : row_key(r, n++, str_of(s, ks->name));
 		rc = rc ? rc : row_key(r, n++, src_label(s, ks->min_src, b1, sizeof b1));
 		rc = rc ? rc : row_keyu(r, n++, ks->min_rank);
@@ -1160,14 +1161,11 @@ static int ops_rows(struct state *s, struct rowset *rs)
 	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
 		size_t i = ord[j];
 		struct kstat *ks = GROUP_VAL(&s->g, i);
-		struct row *r = rowset_add(rs, GROUP_KEY(&s->g, i)->sg);
-		size_t n = 0;
-		if (!r) {
-			rc = EV_ERR_NOMEM;
+		struct row *r;
+		size_t n;
+		if ((rc = group_row(s, rs, GROUP_KEY(&s->g, i), &r, &n)) != EV_OK)
 			break;
-		}
-		rc = by_keys(s, r, GROUP_KEY(&s->g, i), &n);
-		rc = rc ? rc : row_key(r, n++, str_of(s, GROUP_KEY(&s->g, i)->k1));
+		rc = row_key(r, n++, str_of(s, GROUP_KEY(&s->g, i)->k1));
 		rc = rc ? rc : row_key(r, n++, str_of(s, ks->name));
 		rc = rc ? rc : row_key(r, n++, class_name(ks->kclass));
 		double *v = r->val;
@@ -1415,16 +1413,13 @@ static int coll_rows(struct state *s, struct rowset *rs)
 			size_t i = ord[j];
 			const struct gkey *k = GROUP_KEY(&s->aux, i);
 			const struct strag *st = GROUP_VAL(&s->aux, i);
-			struct row *r = rowset_add(rs, k->sg);
-			size_t n = 0;
+			struct row *r;
+			size_t n;
 			struct gkey gk = *k;
-			gk.rank = 0;
-			if (!r) {
-				free(ord);
-				return EV_ERR_NOMEM;
-			}
-			rc = by_keys(s, r, &gk, &n);
-			rc = rc ? rc : row_keyu(r, n, k->rank);
+			gk.rank = 0; /* the rank is this table's own key column */
+			if ((rc = group_row(s, rs, &gk, &r, &n)) != EV_OK)
+				break;
+			rc = row_keyu(r, n, k->rank);
 			r->val[0] = (double)st->colls;
 			r->val[1] = (double)st->last;
 			r->val[2] = (double)st->first;
@@ -1451,11 +1446,10 @@ static int coll_rows(struct state *s, struct rowset *rs)
 	for (size_t i = 0; !rc && i < s->g.keys.len; i++) {
 		const struct gkey *k = GROUP_KEY(&s->g, i);
 		struct cstat *cs = GROUP_VAL(&s->g, i);
-		struct row *r = rowset_add(rs, k->sg);
-		size_t n = 0;
-		if (!r)
-			return EV_ERR_NOMEM;
-		rc = by_keys(s, r, k, &n);
+		struct row *r;
+		size_t n;
+		if ((rc = group_row(s, rs, k, &r, &n)) != EV_OK)
+			return rc;
 		const char *cn = ev_coll_name((unsigned)(k->k2 >> 8)), *dn = ev_dtype_name((unsigned)(k->k2 & 0xff));
 		rc = rc ? rc : row_key(r, n++, cn ? cn : "unknown");
 		rc = rc ? rc : row_key(r, n++, dn ? dn : "unknown");
@@ -1840,28 +1834,6 @@ static int parse_by(struct opts *o, const char *arg)
 	return 0;
 }
 
-static int parse_classes(struct opts *o, const char *arg)
-{
-	if (!strcmp(arg, "all")) {
-		o->class_mask = ~0u;
-		return 0;
-	}
-	char *copy = strdup(arg), *save = NULL;
-	if (!copy)
-		return -1;
-	o->class_mask = 0;
-	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		unsigned v;
-		if (ev_kclass_parse(w, &v) != EV_OK) {
-			free(copy);
-			return -1;
-		}
-		o->class_mask |= 1u << v;
-	}
-	free(copy);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1931,7 +1903,7 @@ int main(int argc, char **argv)
 		case 3: o.unlinked = 1; break;
 		case 4: o.no_hta = 1; break;
 		case 5:
-			if (parse_classes(&o, optarg))
+			if (ev_kclass_list_parse(optarg, &o.class_mask) != EV_OK)
 				return ev_cli_usage_error(&o.cli, "--class: unknown kernel class in '%s'", optarg);
 			o.class_given = 1;
 			break;

@@ -11,30 +11,7 @@
 #include <unistd.h>
 
 #include "ev.h"
-
-static int failures, checks, tests_passed, tests_failed;
-
-static void run_test(const char *name, void (*fn)(void))
-{
-	int before = failures;
-	fn();
-	if (failures == before) {
-		tests_passed++;
-	} else {
-		tests_failed++;
-		fprintf(stderr, "FAILED: %s\n", name);
-	}
-}
-#define RUN(fn) run_test(#fn, fn)
-
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		checks++;                                                        \
-		if (!(cond)) {                                                   \
-			failures++;                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                \
-	} while (0)
+#include "unit.h"
 
 static void test_cover(void)
 {
@@ -154,6 +131,11 @@ static void test_classify(void)
 	CHECK(ev_hta_kind("Stream Wait Event") == EV_HTA_OTHER);
 	CHECK(ev_hta_kind("Memcpy DtoH (Device -> Pinned)") == EV_HTA_MEMORY);
 	CHECK(ev_hta_kind("void foo_kernel<float>()") == EV_HTA_COMPUTATION);
+	unsigned m;
+	CHECK(ev_kclass_list_parse("gemm,attention", &m) == EV_OK && m == (1u << EV_KC_GEMM | 1u << EV_KC_ATTENTION));
+	CHECK(ev_kclass_list_parse("all", &m) == EV_OK && m == ~0u);
+	CHECK(ev_kclass_list_parse("gemm,,comm", &m) == EV_ERR_ARG);
+	CHECK(ev_kclass_list_parse("gemm,nope", &m) == EV_ERR_ARG && ev_kclass_list_parse("", &m) == EV_ERR_ARG);
 	enum ev_rules r;
 	CHECK(ev_rules_parse("hta", &r) == EV_OK && r == EV_RULES_HTA);
 	CHECK(ev_rules_parse("HTA", &r) == EV_ERR_ARG);

@@ -10,31 +10,7 @@
 #include <unistd.h>
 
 #include "ev.h"
-
-static int failures, checks, tests_passed, tests_failed;
-
-/* Each test function passes when it adds no failed check. */
-static void run_test(const char *name, void (*fn)(void))
-{
-	int before = failures;
-	fn();
-	if (failures == before) {
-		tests_passed++;
-	} else {
-		tests_failed++;
-		fprintf(stderr, "FAILED: %s\n", name);
-	}
-}
-#define RUN(fn) run_test(#fn, fn)
-
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		checks++;                                                        \
-		if (!(cond)) {                                                   \
-			failures++;                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                \
-	} while (0)
+#include "unit.h"
 
 static char tmpdir[] = "/tmp/ev-unit-XXXXXX";
 
