@@ -1,5 +1,5 @@
 # evkit - streaming tools for GPU collective-communication traces.
-# Plain GNU make.  Every tools/*.c is one program in bin/, every lib/*.c goes
+# Plain GNU make.  Every tools/*.c is one program in bin/, every lib/**/*.c goes
 # into libev.a, every tests/*.bats is a suite, every tests/unit/*.c a unit test.
 
 CC       ?= cc
@@ -26,7 +26,7 @@ libexecdir ?= $(prefix)/libexec/evkit
 mandir  ?= $(prefix)/share/man
 DESTDIR ?=
 
-LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_SRC   := $(sort $(shell find lib -name "*.c"))
 TOOL_SRC  := $(sort $(wildcard tools/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/*.c))
 GEN_SRC   := $(sort $(wildcard tests/gen/*.c))
@@ -45,6 +45,10 @@ DEB_PKGS := make gcc libsqlite3-dev zlib1g-dev libjsmn-dev bats bats-assert bats
         demo bench man lint fuzz fuzz-regress
 
 all: $(TOOLS) $(GENS)
+
+# Objects are intermediates of the tools; keep them so that a second `make`
+# rebuilds nothing.
+.SECONDARY:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -94,6 +98,8 @@ test check: deps
 	$(MAKE) bats
 
 SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all
+# Stack use after return and leaks are found only when asked for.
+asan: export ASAN_OPTIONS ?= detect_stack_use_after_return=1:detect_leaks=1:abort_on_error=1
 asan:
 	$(MAKE) BUILD=build/asan BIN=build/asan/bin CFLAGS="$(SAN_FLAGS) -fsanitize=address,undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" all unit bats
@@ -127,7 +133,7 @@ uninstall:
 
 lint:
 	shellcheck -x pipelines/* bench/*.sh tests/*.bash
-	@for h in include/*.h lib/*.h; do $(CC) $(CPPFLAGS) $(WARNFLAGS) -fsyntax-only -x c $$h || exit 1; done
+	@for h in include/*.h include/ev/*.h; do $(CC) $(CPPFLAGS) $(WARNFLAGS) -fsyntax-only -x c $$h || exit 1; done
 
 clean:
 	rm -rf $(BUILD) $(BIN) demo-out

@@ -127,5 +127,5 @@ replay() {
 			still="$still $(basename "$f")"
 		fi
 	done
-	[ -z "$still" ] || skip "still crashing (lib/json_scan.c NULL value buffer):$still"
+	[ -z "$still" ] || skip "still crashing (lib/json/json_scan.c NULL value buffer):$still"
 }

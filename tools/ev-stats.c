@@ -7,7 +7,7 @@
  *
  * Every analysis keeps one accumulator per group (distinct names, ranks,
  * sources), never per event; the only exception in size is the exact
- * quantile store, which is bounded by --exact-limit (see lib/dist.c).
+ * quantile store, which is bounded by --exact-limit (see lib/analysis/dist.c).
  */
 #include <getopt.h>
 #include <math.h>

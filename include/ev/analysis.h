@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev/analysis.h - analyses over records: clipping, kernel classes, coverage,
+ * distributions and tables.
+ */
+#ifndef EV_ANALYSIS_H
+#define EV_ANALYSIS_H
+
+#include "ev/stream.h"
+
+/* ------------------------------------------------------------------ */
+/* Clipping of same-stream overruns (lib/analysis/clip.c).                       */
+
+/* Some traces have a kernel whose duration runs past the start of the next
+ * kernel on its stream (TraceLens issue #669), which a stream cannot do.
+ * The clipper takes records in time order, holds each kernel until the next
+ * kernel of its (rank, stream) starts or the stream passes its end, cuts it
+ * at the next start (flag EV_F_CLIPPED) as Perfetto draws it, and writes
+ * everything in the same order.  Memory: the records inside one kernel. */
+typedef struct ev_clipper ev_clipper;
+int ev_clipper_open(ev_clipper **c, ev_writer *w) EV_RESULT_USED;
+int ev_clipper_add(ev_clipper *c, const struct ev_rec *r) EV_RESULT_USED;
+int ev_clipper_finish(ev_clipper *c) EV_RESULT_USED; /* writes what is held */
+uint64_t ev_clipper_clipped(const ev_clipper *c);
+void ev_clipper_free(ev_clipper *c);
+
+/* Temporary files to remove if a signal ends the process (async-safe
+ * removal by ev_output_abort_all_signal).  Returns a slot or -1. */
+int ev_temp_register(char *path);
+void ev_temp_unregister(int slot);
+
+/* ------------------------------------------------------------------ */
+/* Kernel classification rule sets (lib/analysis/classify.c).                   */
+
+/* tracelens: TraceLens HEAD (nccl|rccl|cross_device_reduce in any case is
+ * communication; ROCm legacy copy kernels are memcpy).  tracelens-2025: the
+ * Dec-2025 TraceLens aorta ran ("nccl" case-sensitive substring).  hta:
+ * HTA's anchored name patterns. */
+enum ev_rules { EV_RULES_TRACELENS = 0, EV_RULES_TRACELENS_2025 = 1, EV_RULES_HTA = 2 };
+int ev_rules_parse(const char *s, enum ev_rules *r); /* 0 or EV_ERR_ARG */
+const char *ev_rules_name(enum ev_rules r);
+/* Kernel class (enum ev_kclass) of a kernel name under a rule set. */
+unsigned ev_kernel_class(enum ev_rules r, const char *name);
+/* A comma list of class names ("gemm,attention") or "all" as a bit mask
+ * (bit per enum ev_kclass).  0 or EV_ERR_ARG (unknown name, empty item). */
+int ev_kclass_list_parse(const char *list, unsigned *mask);
+/* Does the name count as communication under the rule set? */
+int ev_is_comm_name(enum ev_rules r, const char *name);
+/* TraceLens's GPU-timeline bucket of a GPU event (type kernel, memcpy or
+ * memset), or EV_BUCKET_NONE for other types. */
+enum ev_bucket { EV_BUCKET_NONE = -1, EV_BUCKET_COMP = 0, EV_BUCKET_COMM = 1, EV_BUCKET_MEMCPY = 2 };
+int ev_timeline_bucket(enum ev_rules r, unsigned type, const char *name);
+/* HTA's kernel type of a GPU event name. */
+enum ev_hta_kind { EV_HTA_COMPUTATION = 0, EV_HTA_COMMUNICATION = 1, EV_HTA_MEMORY = 2, EV_HTA_OTHER = 3 };
+int ev_hta_kind(const char *name);
+const char *ev_hta_kind_name(int kind);
+
+/* ------------------------------------------------------------------ */
+/* Interval coverage sweep (lib/analysis/cover.c).                              */
+
+/* Measures the union algebra of up to EV_COVER_MAX interval classes in one
+ * pass: feed intervals in non-decreasing start order; the time covered by
+ * each exact combination of classes is accumulated (time[mask]).  Memory
+ * is constant: coverage before the latest start is final.  Times are
+ * doubles so that callers can work in exact ns offsets or, to reproduce
+ * tools that parse JSON microseconds into doubles, in those doubles. */
+#define EV_COVER_MAX 4
+struct ev_cover {
+	double frontier;            /* time accounted up to */
+	double end[EV_COVER_MAX];   /* furthest end seen per class */
+	double first, last;         /* earliest start, latest end of all */
+	int started;
+	double time[1u << EV_COVER_MAX];
+};
+void ev_cover_init(struct ev_cover *c);
+/* Add [start, end) of class k.  start must not go below the previous call's. */
+void ev_cover_add(struct ev_cover *c, unsigned k, double start, double end);
+/* Account everything (call once at the end). */
+void ev_cover_finish(struct ev_cover *c);
+/* Time covered by classes with (mask & want) == want and (mask & avoid) == 0. */
+double ev_cover_measure(const struct ev_cover *c, unsigned want, unsigned avoid);
+
+/* ------------------------------------------------------------------ */
+/* Distributions (lib/analysis/dist.c): count, sum, mean, std, min, max exactly, */
+/* quantiles exactly while the samples fit a shared budget, then from a */
+/* log-bucket sketch with relative error at most EV_DIST_SKETCH_ERR.     */
+
+#define EV_DIST_SKETCH_ERR 0.005
+struct ev_dist_pool {
+	uint64_t budget, used; /* samples kept exactly, all dists */
+	uint64_t sketched;     /* dists moved to the sketch */
+};
+struct ev_dist {
+	uint64_t n;
+	double sum, mean, m2;      /* Welford */
+	double min, max;
+	int64_t min_ts, max_ts;    /* time stamps of the min and max samples */
+	double *v; size_t len, cap; /* exact samples while exact */
+	uint32_t *bucket; int32_t bmin, bmax; /* sketch: counts per log bucket */
+	uint64_t zeros;            /* sketch: samples <= 0 */
+	int sketch;
+	int sorted;
+};
+void ev_dist_init(struct ev_dist *d);
+int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t ts) EV_RESULT_USED;
+double ev_dist_std(const struct ev_dist *d); /* sample std (n-1), 0 for n < 2 */
+/* Quantile q in [0,1]: linear interpolation between order statistics
+ * (numpy's default) when exact; the sketch's bucket value otherwise. */
+double ev_dist_quantile(struct ev_dist *d, double q);
+void ev_dist_free(struct ev_dist *d);
+
+/* ------------------------------------------------------------------ */
+/* Tables (lib/analysis/table.c): rows of named columns as TSV, CSV, JSON or     */
+/* Markdown, streamed to an ev_output.                                 */
+
+enum ev_table_fmt { EV_TABLE_TSV, EV_TABLE_CSV, EV_TABLE_JSON, EV_TABLE_MD };
+typedef struct ev_table ev_table;
+int ev_table_open(ev_table **t, ev_output *out, enum ev_table_fmt fmt, const char *const *cols, size_t ncols) EV_RESULT_USED;
+/* Cells in column order; a row ends after the last column. */
+int ev_table_str(ev_table *t, const char *s) EV_RESULT_USED;
+int ev_table_u64(ev_table *t, uint64_t v) EV_RESULT_USED;
+int ev_table_i64(ev_table *t, int64_t v) EV_RESULT_USED;
+int ev_table_f64(ev_table *t, double v) EV_RESULT_USED; /* %.17g-exact shortest form; NaN -> empty/null */
+int ev_table_null(ev_table *t) EV_RESULT_USED;
+/* Finish (JSON closes its array).  Does not close the output. */
+int ev_table_close(ev_table *t) EV_RESULT_USED;
+
+#endif /* EV_ANALYSIS_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev/json.h - streaming JSON: one top-level value at a time, then tokens.
+ */
+#ifndef EV_JSON_H
+#define EV_JSON_H
+
+#include "ev/stream.h"
+
+/* ------------------------------------------------------------------ */
+/* Streaming JSON (lib/json/json_scan.c): one value at a time, then jsmn.    */
+
+/* Reads a JSON document of the form {"k": v, ..., "<array_key>": [e, ...],
+ * ...} or a bare array [e, ...] and returns the elements of the big array
+ * one by one (EV_JSON_ELEM) and the other top-level members (EV_JSON_TOP)
+ * in document order.  Memory: the largest single value (<= max_value). */
+enum { EV_JSON_ELEM = 1, EV_JSON_TOP = 2 };
+struct ev_json_item {
+	int kind;
+	const char *key; size_t key_len; /* EV_JSON_TOP: the member name */
+	const char *text; size_t len;    /* the value's JSON text */
+	uint64_t offset;                 /* byte offset of the value */
+};
+typedef struct ev_json ev_json;
+int ev_json_open(ev_json **j, ev_input *in, const char *array_key, size_t max_value) EV_RESULT_USED;
+/* 1 = item, 0 = end of document, < 0 error (details in ev_json_errdetail). */
+int ev_json_next(ev_json *j, struct ev_json_item *it) EV_RESULT_USED;
+const char *ev_json_errdetail(const ev_json *j);
+void ev_json_close(ev_json *j);
+
+/* Tokens of one JSON value (jsmn, strict mode). */
+enum { EV_JT_UNDEF = 0, EV_JT_OBJECT = 1, EV_JT_ARRAY = 2, EV_JT_STRING = 4, EV_JT_PRIMITIVE = 8 };
+struct ev_json_tok { int type, start, end, size; };
+/* Tokenize text into toks[max].  Returns the token count, or EV_ERR_FORMAT
+ * (invalid JSON) or EV_ERR_LIMIT (more than max tokens). */
+int ev_json_tokenize(const char *text, size_t len, struct ev_json_tok *toks, int max);
+/* Index of the token after the value at i. */
+int ev_json_skip(const struct ev_json_tok *t, int i);
+/* Value token of member key in the object at i, or -1. */
+int ev_json_get(const char *text, const struct ev_json_tok *t, int i, const char *key);
+/* Does string or primitive token i equal s? */
+int ev_json_eq(const char *text, const struct ev_json_tok *t, int i, const char *s);
+/* Unescape string token i into out (capacity >= token length + 1): \uXXXX
+ * becomes UTF-8.  Returns the length, or (size_t)-1 on a bad escape. */
+size_t ev_json_str(const char *text, const struct ev_json_tok *t, int i, char *out);
+
+#endif /* EV_JSON_H */

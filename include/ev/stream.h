@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev/stream.h - the ev stream: status codes, the record and its vocabulary,
+ * strings, byte input/output, metadata, reader, writer, external sorter and
+ * the small utilities they share.  docs/FORMAT.md specifies the format; this
+ * header and that document change together.
+ */
+#ifndef EV_STREAM_H
+#define EV_STREAM_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define EV_VERSION_STRING "0.1.0" /* evkit release */
+#define EV_FORMAT_MAJOR 1
+#define EV_FORMAT_MINOR 0
+#define EV_RECORD_SIZE 96 /* bytes of a v1.0 record, type byte included */
+
+#if defined(__GNUC__)
+#define EV_RESULT_USED __attribute__((warn_unused_result))
+#define EV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define EV_RESULT_USED
+#define EV_PRINTF(a, b)
+#endif
+
+
+/* ------------------------------------------------------------------ */
+/* Status codes.  Zero and positive values are successes.             */
+
+enum ev_status {
+	EV_OK = 0,
+	EV_EOF = 0,          /* ev_read: no more items (same value as EV_OK) */
+	EV_REC = 1,          /* ev_read: a record was read */
+	EV_TEXT = 2,         /* ev_read: a metadata text line was read */
+	EV_ERR_IO = -1,      /* read/write/open failed; errno is kept */
+	EV_ERR_NOMEM = -2,
+	EV_ERR_FORMAT = -3,  /* malformed line, bad escape, wrong record size */
+	EV_ERR_TRUNCATED = -4, /* no #end, or last line without newline */
+	EV_ERR_VERSION = -5, /* unknown major version */
+	EV_ERR_NOSTR = -6,   /* record names a string id that was not defined */
+	EV_ERR_RANGE = -7,   /* a value does not fit its field */
+	EV_ERR_ORDER = -8,   /* records out of time order (see ev_order_check) */
+	EV_ERR_LIMIT = -9,   /* a line or object exceeds a configured limit */
+	EV_ERR_PIPE = -10,   /* output reader went away (EPIPE): exit quietly */
+	EV_ERR_ARG = -11,    /* invalid argument to a library call */
+	EV_ERR_GZIP = -12,   /* corrupt or truncated gzip data */
+	EV_ERR_COLLISION = -13, /* two texts with one string id */
+};
+
+/* A static English description of a status ("truncated stream", ...). */
+const char *ev_strerror(int status);
+
+/* ------------------------------------------------------------------ */
+/* The record.  Decoded form; the encoded form is EV_RECORD_SIZE bytes, */
+/* little-endian, fields at the offsets given in docs/FORMAT.md.        */
+
+/* Record types (byte 0).  0x0A and 0x0D are never used: a record line
+ * must not start with a newline or carriage return.  Numbers are permanent. */
+enum ev_type {
+	EV_KERNEL = 0x01,  /* GPU kernel; op = enum ev_kclass */
+	EV_MEMCPY = 0x02,  /* op = enum ev_copy */
+	EV_MEMSET = 0x03,
+	EV_COLL = 0x04,    /* one rank's part of a collective call */
+	EV_P2P = 0x05,     /* one rank's send or receive call; op = EV_OP_SEND/RECV */
+	EV_SEND = 0x06,    /* one wire message sent (schedule) */
+	EV_RECV = 0x07,    /* one wire message received (schedule) */
+	EV_CALC = 0x08,    /* local time in a schedule; op = enum ev_calc */
+	EV_RANGE = 0x09,   /* NVTX range, cpu_op, annotation; op = enum ev_range */
+	EV_API = 0x0B,     /* CUDA/HIP runtime or driver call */
+	EV_MARK = 0x0C,    /* instant; op = enum ev_range */
+	EV_DEP = 0x0E,     /* dependency edge of the preceding op (see FORMAT.md) */
+	EV_COUNTER = 0x0F, /* counter sample: bytes = value, name = series */
+	EV_CHAN = 0x10,    /* one channel's work of the preceding COLL */
+	EV_OVERLAP = 0x11, /* overlap of a compute kernel with communication */
+	EV_TYPE_MAX = 0x1F,
+};
+
+/* KERNEL op: kernel class. */
+enum ev_kclass {
+	EV_KC_OTHER = 0, EV_KC_GEMM = 1, EV_KC_COMM = 2, EV_KC_ATTENTION = 3,
+	EV_KC_ELEMENTWISE = 4, EV_KC_REDUCE = 5, EV_KC_MEMSET = 6, EV_KC_MEMCPY = 7,
+	EV_KC_CONV = 8,
+};
+
+/* COLL / P2P / SEND / RECV op: collective kind (also the kind a SEND/RECV
+ * was expanded from). */
+enum ev_coll {
+	EV_OP_UNKNOWN = 0, EV_OP_ALLREDUCE = 1, EV_OP_ALLGATHER = 2,
+	EV_OP_REDUCESCATTER = 3, EV_OP_BROADCAST = 4, EV_OP_REDUCE = 5,
+	EV_OP_ALLTOALL = 6, EV_OP_SEND = 7, EV_OP_RECV = 8, EV_OP_BARRIER = 9,
+	EV_OP_GATHER = 10, EV_OP_SCATTER = 11, EV_OP_ALLTOALLV = 12,
+	EV_OP_SENDRECV = 13,
+};
+
+/* MEMCPY op. */
+enum ev_copy {
+	EV_CP_UNKNOWN = 0, EV_CP_HTOD = 1, EV_CP_DTOH = 2, EV_CP_DTOD = 3,
+	EV_CP_HTOH = 4, EV_CP_PTOP = 5,
+};
+
+/* CALC op: what the local time stands for. */
+enum ev_calc {
+	EV_CALC_GAP = 0,      /* time between communication ops (ATLAHS style) */
+	EV_CALC_KERNEL = 1,   /* compute kernels' own time */
+	EV_CALC_REDUCE = 2,   /* reduction of a received slice */
+	EV_CALC_COPY = 3,     /* local copy of a slice */
+	EV_CALC_INTRA = 4,    /* intra-node transfer modelled as local time */
+	EV_CALC_SYNC = 5,     /* zero-length join point */
+};
+
+/* RANGE / MARK op: where the range came from. */
+enum ev_range {
+	EV_RG_NVTX = 0, EV_RG_CPU_OP = 1, EV_RG_USER = 2, EV_RG_GPU_USER = 3,
+	EV_RG_PYTHON = 4, EV_RG_NCCL = 5, EV_RG_STEP = 6, EV_RG_OTHER = 7,
+};
+
+/* API op. */
+enum ev_api { EV_API_RUNTIME = 0, EV_API_DRIVER = 1 };
+
+enum ev_algo {
+	EV_ALGO_UNKNOWN = 0, EV_ALGO_RING = 1, EV_ALGO_TREE = 2, EV_ALGO_NVLS = 3,
+	EV_ALGO_NVLS_TREE = 4, EV_ALGO_COLLNET_DIRECT = 5, EV_ALGO_COLLNET_CHAIN = 6,
+	EV_ALGO_PAT = 7,
+};
+
+enum ev_proto {
+	EV_PROTO_UNKNOWN = 0, EV_PROTO_LL = 1, EV_PROTO_LL128 = 2, EV_PROTO_SIMPLE = 3,
+};
+
+/* Element types, NCCL's order shifted by one so that 0 means unknown. */
+enum ev_dtype {
+	EV_DT_UNKNOWN = 0, EV_DT_INT8 = 1, EV_DT_UINT8 = 2, EV_DT_INT32 = 3,
+	EV_DT_UINT32 = 4, EV_DT_INT64 = 5, EV_DT_UINT64 = 6, EV_DT_FLOAT16 = 7,
+	EV_DT_FLOAT32 = 8, EV_DT_FLOAT64 = 9, EV_DT_BFLOAT16 = 10,
+	EV_DT_FP8E4M3 = 11, EV_DT_FP8E5M2 = 12,
+};
+
+enum ev_redop {
+	EV_RED_UNKNOWN = 0, EV_RED_SUM = 1, EV_RED_PROD = 2, EV_RED_MAX = 3,
+	EV_RED_MIN = 4, EV_RED_AVG = 5, EV_RED_PREMULSUM = 6, EV_RED_NONE = 7,
+};
+
+/* flags (16 bits).  Bits not listed are reserved and written as zero. */
+enum ev_flag {
+	EV_F_INTRA = 1u << 0,     /* message stays inside a node */
+	EV_F_PHASE_RS = 1u << 1,  /* ring AllReduce reduce-scatter phase */
+	EV_F_PHASE_AG = 1u << 2,  /* ring AllReduce all-gather phase */
+	EV_F_TREE_UP = 1u << 3,   /* tree: towards the root */
+	EV_F_TREE_DOWN = 1u << 4, /* tree: away from the root */
+	EV_F_SYNTH = 1u << 5,     /* synthesized, not observed */
+	EV_F_IREQ = 1u << 6,      /* DEP: irequires (wait for start, not end) */
+	EV_F_UNLINKED = 1u << 7,  /* GPU event with no launching call found */
+	EV_F_GROUP = 1u << 8,     /* op is part of an NCCL group */
+	EV_F_CLIPPED = 1u << 9,   /* duration was clipped to the next kernel */
+	EV_F_FALLBACK = 1u << 10, /* matched by the time fallback, not by id */
+	EV_F_KNOWN_MASK = (1u << 11) - 1,
+};
+
+/* Decoded record.  Field meanings per type are in docs/FORMAT.md. */
+struct ev_rec {
+	uint8_t type, op, algo, proto, dtype, redop;
+	uint16_t flags;
+	uint32_t rank;
+	uint32_t stream;
+	int64_t ts;      /* start, ns from the segment's origin */
+	uint64_t dur;    /* ns */
+	uint64_t bytes;
+	uint64_t name;   /* string id (0 = none) */
+	uint64_t sig;    /* string id (0 = none) */
+	uint64_t comm;
+	uint32_t seq;
+	int32_t peer;    /* -1 = none */
+	uint32_t id;
+	uint16_t channel;
+	uint16_t src;
+	uint32_t step;
+	uint32_t aux;
+	uint16_t nthreads;   /* threads per block of the op's kernel, 0 unknown */
+	uint8_t chunk_steps; /* NCCL chunkSteps, 0 unknown */
+	uint8_t slice_steps; /* NCCL sliceSteps, 0 unknown */
+	uint32_t step_size;  /* NCCL stepSize in bytes, 0 unknown */
+};
+
+/* A record with every field zero except peer = -1. */
+void ev_rec_init(struct ev_rec *r);
+/* Encode into buf[EV_RECORD_SIZE] (unescaped). */
+void ev_rec_encode(const struct ev_rec *r, unsigned char *buf);
+/* Decode from buf of at least EV_RECORD_SIZE bytes (extra bytes of a later
+ * minor version are ignored by the caller passing only the first 96). */
+void ev_rec_decode(const unsigned char *buf, struct ev_rec *r);
+/* End time, ts + dur. */
+static inline int64_t ev_rec_end(const struct ev_rec *r) { return r->ts + (int64_t)r->dur; }
+
+/* Names of enum values, as ev-view prints them and parses them back.
+ * ev_*_name returns NULL for a value without a name.  ev_*_parse returns
+ * 0 and sets *v, or EV_ERR_ARG.  `op` depends on the record type. */
+const char *ev_type_name(unsigned type);
+int ev_type_parse(const char *s, unsigned *v);
+const char *ev_op_name(unsigned type, unsigned op);
+int ev_op_parse(unsigned type, const char *s, unsigned *v);
+const char *ev_algo_name(unsigned v);
+int ev_algo_parse(const char *s, unsigned *v);
+const char *ev_proto_name(unsigned v);
+int ev_proto_parse(const char *s, unsigned *v);
+const char *ev_dtype_name(unsigned v);
+int ev_dtype_parse(const char *s, unsigned *v);
+unsigned ev_dtype_size(unsigned v); /* bytes per element, 0 unknown */
+const char *ev_redop_name(unsigned v);
+int ev_redop_parse(const char *s, unsigned *v);
+const char *ev_coll_name(unsigned v); /* enum ev_coll */
+int ev_coll_parse(const char *s, unsigned *v);
+const char *ev_kclass_name(unsigned v);
+int ev_kclass_parse(const char *s, unsigned *v);
+/* flags <-> "intra|phase_rs|..." ("" for none).  buf >= 160 bytes. */
+void ev_flags_format(unsigned flags, char *buf, size_t n);
+int ev_flags_parse(const char *s, unsigned *v);
+
+/* ------------------------------------------------------------------ */
+/* Little-endian helpers.                                              */
+
+static inline uint16_t ev_le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t ev_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t ev_le64(const unsigned char *p) { return ev_le32(p) | (uint64_t)ev_le32(p + 4) << 32; }
+static inline void ev_put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
+static inline void ev_put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+}
+static inline void ev_put64(unsigned char *p, uint64_t v) { ev_put32(p, (uint32_t)v); ev_put32(p + 4, (uint32_t)(v >> 32)); }
+
+/* ------------------------------------------------------------------ */
+/* Strings.  A string's id is ev_hash64() of its bytes (0 for "").      */
+
+uint64_t ev_hash64(const void *data, size_t len);
+
+typedef struct ev_strtab ev_strtab;
+ev_strtab *ev_strtab_new(void); /* NULL on out of memory */
+void ev_strtab_free(ev_strtab *t);
+/* Intern text; *id receives its id.  EV_OK, EV_ERR_NOMEM, or
+ * EV_ERR_COLLISION when another text already has this id. */
+int ev_strtab_intern(ev_strtab *t, const char *text, size_t len, uint64_t *id) EV_RESULT_USED;
+/* Define a string under a given id (as read from a #str line): checks that
+ * the id is the text's hash.  EV_OK, EV_ERR_FORMAT, EV_ERR_COLLISION, EV_ERR_NOMEM. */
+int ev_strtab_define(ev_strtab *t, uint64_t id, const char *text, size_t len) EV_RESULT_USED;
+/* Text of id, or NULL when unknown; id 0 gives "".  *len may be NULL. */
+const char *ev_strtab_get(const ev_strtab *t, uint64_t id, size_t *len);
+size_t ev_strtab_count(const ev_strtab *t);
+
+/* ------------------------------------------------------------------ */
+/* Text escaping for text fields: \ -> \\, TAB -> \t, LF -> \n.        */
+
+/* Escape src into dst (capacity n, needs 2*len+1); returns bytes written,
+ * NUL-terminated. */
+size_t ev_text_escape(const char *src, size_t len, char *dst, size_t n);
+/* Unescape in place; returns new length, or (size_t)-1 on a bad escape. */
+size_t ev_text_unescape(char *s, size_t len);
+/* Write s as a quoted JSON string into dst (capacity >= 6*len+3): control
+ * characters, quote and backslash escaped, invalid UTF-8 bytes replaced by
+ * U+FFFD.  Returns bytes written (not NUL-terminated). */
+size_t ev_json_escape(const char *s, size_t len, char *dst, size_t cap);
+
+/* ------------------------------------------------------------------ */
+/* Byte input: files or "-", gzip sniffed by magic bytes, big reads.    */
+
+typedef struct ev_input ev_input;
+/* Open path ("-" = stdin).  EV_OK or EV_ERR_IO (errno set). */
+int ev_input_open(ev_input **in, const char *path) EV_RESULT_USED;
+/* Use an already open descriptor (not closed by ev_input_close when own==0). */
+int ev_input_fdopen(ev_input **in, int fd, int own, const char *name) EV_RESULT_USED;
+/* Read up to n bytes: returns bytes read, 0 at end, or a negative status. */
+long ev_input_read(ev_input *in, void *buf, size_t n) EV_RESULT_USED;
+/* Next line without its '\n'.  EV_REC (1) with *line and *len set (valid until
+ * the next call), EV_EOF at the end, EV_ERR_TRUNCATED for a final line with
+ * no newline (*line and *len still set), EV_ERR_LIMIT over the line limit. */
+int ev_input_line(ev_input *in, const char **line, size_t *len) EV_RESULT_USED;
+void ev_input_set_line_limit(ev_input *in, size_t max); /* default 64 MiB */
+int ev_input_is_gzip(const ev_input *in);
+uint64_t ev_input_offset(const ev_input *in); /* bytes consumed (decompressed) */
+uint64_t ev_input_lineno(const ev_input *in); /* lines returned so far */
+const char *ev_input_name(const ev_input *in); /* "standard input" for "-" */
+int ev_input_close(ev_input *in);
+
+/* ------------------------------------------------------------------ */
+/* Byte output: buffered, to a temp name renamed on commit, or stdout.  */
+
+typedef struct ev_output ev_output;
+/* Open path ("-" or NULL = stdout).  A file is written as
+ * "<dir>/.<base>.XXXXXX" and renamed over path by ev_output_close. */
+int ev_output_open(ev_output **out, const char *path) EV_RESULT_USED;
+int ev_output_write(ev_output *out, const void *buf, size_t n) EV_RESULT_USED;
+int ev_output_printf(ev_output *out, const char *fmt, ...) EV_PRINTF(2, 3) EV_RESULT_USED;
+int ev_output_putc(ev_output *out, int c) EV_RESULT_USED;
+int ev_output_flush(ev_output *out) EV_RESULT_USED;
+/* Buffer space for up to n bytes; commit with ev_output_commit(out, used). */
+char *ev_output_reserve(ev_output *out, size_t n);
+void ev_output_commit(ev_output *out, size_t used);
+int ev_output_is_tty(const ev_output *out);
+const char *ev_output_name(const ev_output *out); /* "standard output" for "-" */
+/* Flush, close, rename.  Returns the first error seen, EV_ERR_PIPE for EPIPE. */
+int ev_output_close(ev_output *out) EV_RESULT_USED;
+/* Discard: remove the temp file (no rename), close.  Safe on NULL. */
+void ev_output_abort(ev_output *out);
+/* Remove every temp output still open (for signal handlers; async-safe). */
+void ev_output_abort_all_signal(void);
+
+/* ------------------------------------------------------------------ */
+/* Metadata from text lines: #src #rank #comm #ring #tree #meta.        */
+
+struct ev_kv { char *key; char *val; };
+
+struct ev_src_info { uint32_t n; char *label; char *file; struct ev_kv *kv; size_t nkv; };
+struct ev_rank_info { uint32_t rank; struct ev_kv *kv; size_t nkv; };
+struct ev_comm_info { uint64_t id; uint32_t nranks; int32_t *ranks; /* comm rank i -> global, -1 unknown */
+	struct ev_kv *kv; size_t nkv; };
+struct ev_ring_info { uint64_t comm; uint32_t channel; uint32_t n; int32_t *order; /* global ranks in ring order */ };
+struct ev_tree_node { int32_t rank, up, down[3]; };
+struct ev_tree_info { uint64_t comm; uint32_t channel; size_t n; struct ev_tree_node *nodes; };
+
+typedef struct ev_meta ev_meta;
+ev_meta *ev_meta_new(void);
+void ev_meta_free(ev_meta *m);
+/* Parse one text line (without '\n') and add it.  Lines other than the six
+ * kinds above are ignored (EV_OK).  EV_ERR_FORMAT on a malformed line. */
+int ev_meta_add_line(ev_meta *m, const char *line, size_t len) EV_RESULT_USED;
+/* Lookups return NULL when absent.  Later lines of the same key merge
+ * into (#tree nodes, #rank/#src/#comm key=values) or replace earlier ones. */
+const struct ev_src_info *ev_meta_src(const ev_meta *m, uint32_t n);
+const struct ev_rank_info *ev_meta_rank(const ev_meta *m, uint32_t rank);
+const struct ev_comm_info *ev_meta_comm(const ev_meta *m, uint64_t id);
+const struct ev_ring_info *ev_meta_ring(const ev_meta *m, uint64_t comm, uint32_t channel);
+const struct ev_tree_info *ev_meta_tree(const ev_meta *m, uint64_t comm, uint32_t channel);
+/* Iteration in order of first appearance. */
+size_t ev_meta_nsrc(const ev_meta *m);
+const struct ev_src_info *ev_meta_src_at(const ev_meta *m, size_t i);
+size_t ev_meta_nrank(const ev_meta *m);
+const struct ev_rank_info *ev_meta_rank_at(const ev_meta *m, size_t i);
+size_t ev_meta_ncomm(const ev_meta *m);
+const struct ev_comm_info *ev_meta_comm_at(const ev_meta *m, size_t i);
+size_t ev_meta_nring(const ev_meta *m);
+const struct ev_ring_info *ev_meta_ring_at(const ev_meta *m, size_t i);
+size_t ev_meta_ntree(const ev_meta *m);
+const struct ev_tree_info *ev_meta_tree_at(const ev_meta *m, size_t i);
+/* `#meta` key=value pairs, later values replace earlier ones. */
+const char *ev_meta_get(const ev_meta *m, const char *key);
+/* Value of key in a kv list, or NULL. */
+const char *ev_kv_get(const struct ev_kv *kv, size_t n, const char *key);
+
+/* ------------------------------------------------------------------ */
+/* Reader.                                                              */
+
+typedef struct ev_reader ev_reader;
+/* Open an ev stream.  strtab may be shared by several readers and
+ * writers (it must outlive them); meta likewise (NULL: the reader makes its
+ * own, see ev_reader_meta).  EV_OK or EV_ERR_IO/EV_ERR_NOMEM. */
+int ev_reader_open(ev_reader **r, const char *path, ev_strtab *strtab, ev_meta *meta) EV_RESULT_USED;
+int ev_reader_from_input(ev_reader **r, ev_input *in, ev_strtab *strtab, ev_meta *meta) EV_RESULT_USED;
+/* Next item: EV_REC (rec filled), EV_TEXT (a text line other than
+ * #ev/#str/#end: ev_reader_text gives it; it was already added to the
+ * meta store), EV_EOF, or an error < 0 (details in ev_reader_errdetail).
+ * With ev_reader_skip_text(r, 1) text lines are not returned. */
+int ev_read(ev_reader *r, struct ev_rec *rec) EV_RESULT_USED;
+void ev_reader_skip_text(ev_reader *r, int skip);
+/* Decode only type, flags, name and sig (other fields read as zero): for
+ * filters that forward records unchanged with ev_write_escaped. */
+void ev_reader_lazy_decode(ev_reader *r, int lazy);
+/* Return every line verbatim: EV_TEXT also for #ev, #str and #end lines
+ * (still checked and interned).  For ev-view's lossless TSV. */
+void ev_reader_raw_text(ev_reader *r, int raw);
+void ev_reader_text(const ev_reader *r, const char **line, size_t *len);
+/* The escaped line (without '\n') of the last EV_REC, valid until the next
+ * ev_read; *line is NULL when the record's size is not EV_RECORD_SIZE (a
+ * newer minor version) and so must be re-encoded. */
+void ev_reader_record_line(const ev_reader *r, const char **line, size_t *len);
+/* Raw record bytes of the last EV_REC (unescaped, ev_reader_recsize bytes). */
+const unsigned char *ev_reader_raw(const ev_reader *r);
+size_t ev_reader_recsize(const ev_reader *r);
+ev_strtab *ev_reader_strtab(const ev_reader *r);
+ev_meta *ev_reader_meta(const ev_reader *r);
+/* Header key=value of the current segment ("clock", "origin", ...). */
+const char *ev_reader_header(const ev_reader *r, const char *key);
+uint64_t ev_reader_recno(const ev_reader *r);  /* records read, 1-based of the last */
+uint64_t ev_reader_lineno(const ev_reader *r); /* line number of the last item */
+uint32_t ev_reader_segments(const ev_reader *r);
+const char *ev_reader_name(const ev_reader *r);
+/* "line 12: record size 80, expected 96" for the last error. */
+const char *ev_reader_errdetail(const ev_reader *r);
+int ev_reader_close(ev_reader *r);
+
+/* ------------------------------------------------------------------ */
+/* Writer.                                                              */
+
+typedef struct ev_writer ev_writer;
+/* Open an ev writer on path ("-" = stdout).  strtab resolves the
+ * string ids of written records (must outlive the writer). */
+int ev_writer_open(ev_writer **w, const char *path, ev_strtab *strtab) EV_RESULT_USED;
+/* Set a header key (before the first item of a segment), e.g.
+ * ("origin", "unix").  "clock" defaults to "ns". */
+int ev_writer_header(ev_writer *w, const char *key, const char *val) EV_RESULT_USED;
+/* Write one record; emits #str lines for name/sig first when this segment
+ * has not defined them.  EV_ERR_NOSTR when strtab lacks the text. */
+int ev_write(ev_writer *w, const struct ev_rec *rec) EV_RESULT_USED;
+/* Write a record given as its escaped line (from ev_reader_record_line)
+ * without re-encoding it; rec must be that line's decoded form (its strings
+ * are emitted as ev_write does).  The fast path of pass-through filters. */
+int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, size_t len) EV_RESULT_USED;
+/* Write a metadata text line (without '\n').  Exact duplicates of lines
+ * already written in this output are dropped.  #ev/#str/#end lines are
+ * refused with EV_ERR_ARG (use the functions here). */
+int ev_write_text(ev_writer *w, const char *line, size_t len) EV_RESULT_USED;
+/* printf into a text line (no '\n' in fmt), deduplicated as above. */
+int ev_write_textf(ev_writer *w, const char *fmt, ...) EV_PRINTF(2, 3) EV_RESULT_USED;
+/* Lossless pass-through for ev-view --pack: write a verbatim line of any
+ * kind.  "#ev" starts a segment (ending any open one), "#str" is checked and
+ * marks its id defined, "#end" ends the segment with the true count. */
+int ev_write_line_raw(ev_writer *w, const char *line, size_t len) EV_RESULT_USED;
+/* End the current segment (writes "#end N"); the next write starts a new
+ * one with the same header keys.  Called by ev_writer_close. */
+int ev_writer_end_segment(ev_writer *w) EV_RESULT_USED;
+uint64_t ev_writer_count(const ev_writer *w); /* records written in all segments */
+ev_output *ev_writer_output(ev_writer *w);
+/* End the segment (an empty stream still gets "#ev" and "#end 0"), flush,
+ * close, rename.  Returns the first error. */
+int ev_writer_close(ev_writer *w) EV_RESULT_USED;
+void ev_writer_abort(ev_writer *w);
+
+/* ------------------------------------------------------------------ */
+/* External sort of records in bounded memory.                          */
+
+/* Records are ordered by (ts, rank, stream, seq), ties by the order they
+ * were added, so detail records stay after their op.  When the buffer of
+ * `budget` bytes fills, a sorted run is written to tmpdir ($TMPDIR or
+ * /tmp when NULL); runs are removed by ev_sorter_close and by
+ * ev_output_abort_all_signal. */
+typedef struct ev_sorter ev_sorter;
+int ev_sorter_open(ev_sorter **s, uint64_t budget, const char *tmpdir) EV_RESULT_USED;
+int ev_sorter_add(ev_sorter *s, const struct ev_rec *rec) EV_RESULT_USED;
+/* Write every record in order.  fix, if not NULL, may change a record just
+ * before it is written (not its sort key); a non-zero return stops.  With
+ * w NULL nothing is written: fix receives the records in order (a sink). */
+int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev_rec *rec), void *ctx) EV_RESULT_USED;
+uint64_t ev_sorter_count(const ev_sorter *s);
+unsigned ev_sorter_runs(const ev_sorter *s);
+/* Path of the run file behind the last EV_ERR_IO, for messages. */
+const char *ev_sorter_errpath(const ev_sorter *s);
+void ev_sorter_close(ev_sorter *s);
+
+/* ------------------------------------------------------------------ */
+/* Time order check used by tools that need order.                      */
+
+struct ev_order { int64_t last_ts; uint64_t recno; int started; };
+/* EV_OK, or EV_ERR_ORDER when ts is below the previous one. */
+static inline int ev_order_check(struct ev_order *o, int64_t ts)
+{
+	if (o->started && ts < o->last_ts)
+		return EV_ERR_ORDER;
+	o->started = 1;
+	o->last_ts = ts;
+	return EV_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Small utilities.                                                     */
+
+/* Strict number parsing: the whole string, no sign where unsigned,
+ * range-checked.  0 or EV_ERR_ARG / EV_ERR_RANGE. */
+int ev_parse_u64(const char *s, uint64_t *v);
+int ev_parse_i64(const char *s, int64_t *v);
+int ev_parse_u32(const char *s, uint32_t *v);
+int ev_parse_i32(const char *s, int32_t *v);
+int ev_parse_double(const char *s, double *v); /* finite only */
+/* Size with optional K/M/G/T suffix (powers of 1024): "64M". */
+int ev_parse_size(const char *s, uint64_t *v);
+/* Parse a decimal number with an optional fraction and scale it by
+ * 10^scale exactly (no floating point): ("12.345", 3) -> 12345.
+ * Extra fraction digits beyond scale are rounded half away from zero. */
+int ev_parse_decimal_scaled(const char *s, size_t len, unsigned scale, int64_t *v);
+uint64_t ev_now_ns(void); /* monotonic clock */
+
+/* Growable array of fixed-size elements (no per-record malloc: grows
+ * geometrically). */
+struct ev_vec { void *data; size_t len, cap, elem; };
+void ev_vec_init(struct ev_vec *v, size_t elem);
+void *ev_vec_push(struct ev_vec *v); /* pointer to a new zeroed slot, NULL on ENOMEM */
+void ev_vec_free(struct ev_vec *v);
+
+/* Open-addressing map from 64-bit keys (any value except 0) to 64-bit values. */
+struct ev_map { uint64_t *keys; uint64_t *vals; size_t cap, len; };
+void ev_map_init(struct ev_map *m);
+int ev_map_put(struct ev_map *m, uint64_t key, uint64_t val) EV_RESULT_USED; /* EV_OK/EV_ERR_NOMEM/EV_ERR_ARG(key 0) */
+uint64_t *ev_map_get(const struct ev_map *m, uint64_t key); /* NULL if absent */
+void ev_map_free(struct ev_map *m);
+
+#endif /* EV_STREAM_H */
