@@ -127,14 +127,16 @@ struct ev_flex_opts {
 	int overlap;           /* enum ev_flex_overlap: what --overlap asked for */
 	int64_t rank;          /* every event of the input on this rank, -1: its pid */
 	int colls;             /* build per-rank collective spans (coll records) */
-	uint64_t sort_bytes;   /* memory of each of the two sorters [128M] */
+	uint64_t sort_bytes;   /* memory of each of the three sorters [64M] */
+	int ts_fix;            /* --flex-ts-fix: move a job's device events into its AIU Roundtrip */
+	int align;             /* align rank clocks on send/recv pairs (default 1) */
 };
 void ev_flex_opts_init(struct ev_flex_opts *o);
 
 struct ev_flex_counts {
 	uint64_t objects, begins, ends, completes, pairs, meta, instants, counters, other_ph;
 	uint64_t unmatched_b, unmatched_e, reversed, zero_dur, no_ts, ovc, dropped_prep, dropped_overlap;
-	uint64_t device, cpu, records, p2p_send, p2p_recv, colls, open_colls;
+	uint64_t device, cpu, records, p2p_send, p2p_recv, colls, open_colls, ts_fix_jobs, ts_fix_wide;
 	uint64_t cls[EV_FC_COUNT];
 };
 
@@ -151,6 +153,11 @@ void ev_flex_conv_end_source(ev_flex_conv *c, uint16_t src);
  * #comm lines and the records, in time order, to w. */
 int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w) EV_RESULT_USED;
 const struct ev_flex_counts *ev_flex_conv_counts(const ev_flex_conv *c);
+/* Clock alignment of rank i (in ev_flex_conv_rank order) after finish:
+ * aligned (the lowest rank is the reference), offset_ns subtracted from its
+ * times, the rank it was aligned to, whether pairs both ways were used. */
+struct ev_flex_align { uint32_t rank; int aligned; int64_t offset_ns; uint32_t via; int symmetric; uint64_t pairs; };
+const struct ev_flex_align *ev_flex_conv_align(const ev_flex_conv *c, size_t i);
 /* Number of distinct ranks seen, and the i-th (ascending). */
 size_t ev_flex_conv_nranks(const ev_flex_conv *c);
 uint32_t ev_flex_conv_rank(const ev_flex_conv *c, size_t i);

@@ -22,6 +22,7 @@
 /* Pass-1 aux: class + 1 in the low byte, then marks. */
 #define AUX_MCAST (1u << 8)  /* a MultiCast (final broadcast) send */
 #define AUX_FINAL (1u << 9)  /* a receive of the final broadcast */
+#define AUX_DEVICE (1u << 10) /* a device event (TS1..TS5) */
 #define MAX_DEPTH 64
 
 struct open_b {
@@ -37,11 +38,24 @@ struct window { int64_t first, last; };
 struct span { int64_t start, end; uint64_t bytes; uint32_t seq; int open, done; uint32_t rank; uint64_t comm; };
 struct lane { int64_t ends[MAX_DEPTH]; int depth; };
 struct comm_info { uint64_t id; uint64_t mask; int large; };
+/* --flex-ts-fix: the host ranges of a job's AIU Roundtrip and device events. */
+struct job { uint16_t src; uint32_t rank; int64_t cpu0, cpu1, aiu0, aiu1; int have_cpu, have_aiu; int64_t offset; };
+/* An unmatched end of a send/recv pair in time order. */
+struct pending { int64_t end; int side; /* 0 none, 1 send, 2 recv */ };
+/* The tightest send->recv pair seen between two ranks: recv end - send end. */
+struct edge { uint32_t from, to; int64_t min_diff; uint64_t pairs; };
 
 struct ev_flex_conv {
 	struct ev_flex_opts o;
 	ev_strtab *st;
-	ev_sorter *s1, *s2;
+	ev_sorter *s1, *s2, *s3;
+	struct ev_map jobs_ix;     /* (src, rank) -> index + 1: --flex-ts-fix ranges */
+	struct ev_vec jobs;        /* struct job */
+	struct ev_map pend_ix;     /* (comm, sender, receiver) -> index + 1 */
+	struct ev_vec pend;        /* struct pending */
+	struct ev_map edge_ix;     /* (sender, receiver) -> index + 1 */
+	struct ev_vec edges;       /* struct edge */
+	struct ev_flex_align *align; /* per rank, in c->ranks order */
 	struct ev_flex_counts n;
 	struct ev_map open_ix;     /* (src, pid, tid, name) -> top slot + 1 */
 	struct ev_vec slots;       /* struct open_b */
@@ -57,6 +71,7 @@ struct ev_flex_conv {
 	struct ev_map lane_ix;     /* (rank, stream) -> index + 1 */
 	struct ev_vec lanes;
 	struct ev_map rank_seen;   /* rank + 1 -> 1 */
+	struct ev_map p2p_seq;     /* (rank, comm, peer, direction) -> next seq */
 	uint32_t *ranks;
 	size_t nranks;
 	char *buf;
@@ -71,6 +86,7 @@ void ev_flex_opts_init(struct ev_flex_opts *o)
 	o->tighten = 1;
 	o->rank = -1;
 	o->colls = 1;
+	o->align = 1;
 }
 
 static uint64_t hkey(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
@@ -100,15 +116,24 @@ int ev_flex_conv_new(ev_flex_conv **out, const struct ev_flex_opts *o, ev_strtab
 	ev_map_init(&c->span_ix);
 	ev_map_init(&c->lane_ix);
 	ev_map_init(&c->rank_seen);
+	ev_map_init(&c->p2p_seq);
 	ev_vec_init(&c->slots, sizeof(struct open_b));
 	ev_vec_init(&c->windows, sizeof(struct window));
 	ev_vec_init(&c->comms, sizeof(struct comm_info));
 	ev_vec_init(&c->spans, sizeof(struct span));
 	ev_vec_init(&c->lanes, sizeof(struct lane));
-	uint64_t budget = o->sort_bytes ? o->sort_bytes : (128u << 20);
+	ev_map_init(&c->jobs_ix);
+	ev_map_init(&c->pend_ix);
+	ev_map_init(&c->edge_ix);
+	ev_vec_init(&c->jobs, sizeof(struct job));
+	ev_vec_init(&c->pend, sizeof(struct pending));
+	ev_vec_init(&c->edges, sizeof(struct edge));
+	uint64_t budget = o->sort_bytes ? o->sort_bytes : (64u << 20);
 	int rc = ev_sorter_open(&c->s1, budget, NULL);
 	if (rc == EV_OK)
 		rc = ev_sorter_open(&c->s2, budget, NULL);
+	if (rc == EV_OK)
+		rc = ev_sorter_open(&c->s3, budget, NULL);
 	if (rc != EV_OK) {
 		ev_flex_conv_free(c);
 		return rc;
@@ -129,6 +154,7 @@ void ev_flex_conv_free(ev_flex_conv *c)
 	ev_map_free(&c->span_ix);
 	ev_map_free(&c->lane_ix);
 	ev_map_free(&c->rank_seen);
+	ev_map_free(&c->p2p_seq);
 	ev_vec_free(&c->slots);
 	ev_vec_free(&c->windows);
 	ev_vec_free(&c->comms);
@@ -138,6 +164,15 @@ void ev_flex_conv_free(ev_flex_conv *c)
 		ev_sorter_close(c->s1);
 	if (c->s2)
 		ev_sorter_close(c->s2);
+	if (c->s3)
+		ev_sorter_close(c->s3);
+	ev_map_free(&c->jobs_ix);
+	ev_map_free(&c->pend_ix);
+	ev_map_free(&c->edge_ix);
+	ev_vec_free(&c->jobs);
+	ev_vec_free(&c->pend);
+	ev_vec_free(&c->edges);
+	free(c->align);
 	free(c->ranks);
 	free(c->buf);
 	free(c);
@@ -246,6 +281,37 @@ static int window_note(ev_flex_conv *c, uint16_t src, uint32_t rank, int64_t ts)
 	return EV_OK;
 }
 
+static int job_note(ev_flex_conv *c, uint16_t src, uint32_t rank, int device, int64_t ts, uint64_t dur)
+{
+	uint64_t k = hkey(src, rank, 0x4A42, 0);
+	uint64_t *ix = ev_map_get(&c->jobs_ix, k);
+	struct job *j;
+	if (ix) {
+		j = (struct job *)c->jobs.data + (*ix - 1);
+	} else {
+		j = ev_vec_push(&c->jobs);
+		if (!j || ev_map_put(&c->jobs_ix, k, c->jobs.len))
+			return EV_ERR_NOMEM;
+		j->src = src;
+		j->rank = rank;
+	}
+	int64_t end = ts + (int64_t)dur;
+	if (device) {
+		if (!j->have_aiu || ts < j->aiu0)
+			j->aiu0 = ts;
+		if (!j->have_aiu || end > j->aiu1)
+			j->aiu1 = end;
+		j->have_aiu = 1;
+	} else {
+		if (!j->have_cpu || ts < j->cpu0)
+			j->cpu0 = ts;
+		if (!j->have_cpu || end > j->cpu1)
+			j->cpu1 = end;
+		j->have_cpu = 1;
+	}
+	return EV_OK;
+}
+
 /* A complete event (host ts/dur known): classify and add its record. */
 static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, int64_t ts, uint64_t dur,
                 uint64_t name_id, uint64_t group_id, uint64_t sync_id)
@@ -282,6 +348,10 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 	if ((rc = stream_of(c, rank, e->tid, &r.stream)) != EV_OK)
 		return rc;
 	r.aux = cls + 1;
+	if (e->have_cyc)
+		r.aux |= AUX_DEVICE;
+	if (c->o.ts_fix && (e->have_cyc || cls == EV_FC_ROUNDTRIP_AIU) && (rc = job_note(c, src, rank, e->have_cyc, ts, dur)) != EV_OK)
+		return rc;
 	if (group_id) {
 		r.comm = group_id;
 		if ((rc = comm_note(c, group_id, rank, e)) != EV_OK)
@@ -425,33 +495,39 @@ int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event
 		return EV_OK;
 	}
 	c->n.pairs++;
-	/* Flex repeats the arguments on E; take B's where E has none. */
-	struct ev_flex_event m = *e;
-	if (!m.have_cyc && b->ev.have_cyc) {
-		memcpy(m.cyc, b->ev.cyc, sizeof m.cyc);
+	/* Flex repeats the arguments on E, not always with the same values (the
+	 * TP4 sample's rank 1 E has another TS4): B's win, as in acelyzer. */
+	struct ev_flex_event m = b->ev;
+	m.name = e->name;
+	m.name_len = e->name_len;
+	m.cat = e->cat;
+	m.cat_len = e->cat_len;
+	m.sync = e->sync;
+	m.sync_len = e->sync_len;
+	if (!m.have_cyc && e->have_cyc) {
+		memcpy(m.cyc, e->cyc, sizeof m.cyc);
 		m.have_cyc = 1;
 	}
-	if (!m.have_bytes && b->ev.have_bytes) {
-		m.bytes = b->ev.bytes;
+	if (!m.have_bytes && e->have_bytes) {
+		m.bytes = e->bytes;
 		m.have_bytes = 1;
 	}
 	if (!m.ctype)
-		m.ctype = b->ev.ctype;
+		m.ctype = e->ctype;
 	if (!m.npeers) {
-		m.npeers = b->ev.npeers;
-		memcpy(m.peers, b->ev.peers, sizeof m.peers);
+		m.npeers = e->npeers;
+		memcpy(m.peers, e->peers, sizeof m.peers);
 	}
 	if (!m.correlation)
-		m.correlation = b->ev.correlation;
-	if (!group_id && b->group_id) {
+		m.correlation = e->correlation;
+	if (b->group_id)
 		group_id = b->group_id;
+	if (group_id) {
 		size_t gl;
-		const char *g = ev_strtab_get(c->st, group_id, &gl);
-		m.group = g;
+		m.group = ev_strtab_get(c->st, group_id, &gl);
 		m.group_len = gl;
 	}
-	(void)ensure_buf;
-	return emit(c, src, &m, b->ts, (uint64_t)(e->ts - b->ts), name_id, group_id, sync_id ? sync_id : b->sync_id);
+	return emit(c, src, &m, b->ts, (uint64_t)(e->ts - b->ts), name_id, group_id, b->sync_id ? b->sync_id : sync_id);
 }
 
 void ev_flex_conv_end_source(ev_flex_conv *c, uint16_t src)
@@ -510,7 +586,7 @@ static int span_emit(ev_flex_conv *c, struct span *sp)
 	c->n.colls++;
 	if (!sp->done)
 		c->n.open_colls++;
-	return ev_sorter_add(c->s2, &r);
+	return ev_sorter_add(c->s3, &r);
 }
 
 static int span_note(ev_flex_conv *c, const struct ev_rec *r, unsigned marks)
@@ -575,21 +651,124 @@ static int lane_keep(ev_flex_conv *c, const struct ev_rec *r)
 	return 1;
 }
 
+/* Pass 2: the --flex-ts-fix job offsets, the refined DMA classes and the
+ * tightest send -> recv pair between every two ranks. */
 static int pass2(void *ctx, struct ev_rec *r)
+{
+	ev_flex_conv *c = ctx;
+	unsigned cls = (r->aux & 0xFF) - 1;
+	if (c->o.ts_fix && (r->aux & AUX_DEVICE)) {
+		uint64_t *ix = ev_map_get(&c->jobs_ix, hkey(r->src, r->rank, 0x4A42, 0));
+		if (ix)
+			r->ts += ((struct job *)c->jobs.data)[*ix - 1].offset;
+	}
+	if (cls == EV_FC_DATA_IN || cls == EV_FC_DATA_OUT) {
+		uint64_t *ix = ev_map_get(&c->windows_ix, hkey(r->src, r->rank, 0x574E, 0));
+		if (ix) {
+			const struct window *w = (const struct window *)c->windows.data + (*ix - 1);
+			if (r->ts > w->first && r->ts < w->last)
+				r->aux = (r->aux & ~0xFFu) | (ev_flex_refine(cls, 1, r->bytes) + 1);
+		}
+	}
+	if (r->type == EV_P2P && r->peer >= 0) {
+		int send = r->op == EV_OP_SEND;
+		uint32_t a = send ? r->rank : (uint32_t)r->peer, b = send ? (uint32_t)r->peer : r->rank;
+		uint64_t k = hkey(r->comm, a, b, 0x5032);
+		uint64_t *ix = ev_map_get(&c->pend_ix, k);
+		struct pending *p;
+		if (ix) {
+			p = (struct pending *)c->pend.data + (*ix - 1);
+		} else {
+			p = ev_vec_push(&c->pend);
+			if (!p || ev_map_put(&c->pend_ix, k, c->pend.len))
+				return EV_ERR_NOMEM;
+		}
+		if (p->side && p->side != (send ? 1 : 2)) {
+			int64_t diff = send ? p->end - ev_rec_end(r) : ev_rec_end(r) - p->end;
+			uint64_t ek = hkey(a, b, 0x4544, 0);
+			uint64_t *ei = ev_map_get(&c->edge_ix, ek);
+			struct edge *e;
+			if (ei) {
+				e = (struct edge *)c->edges.data + (*ei - 1);
+			} else {
+				e = ev_vec_push(&c->edges);
+				if (!e || ev_map_put(&c->edge_ix, ek, c->edges.len))
+					return EV_ERR_NOMEM;
+				e->from = a;
+				e->to = b;
+				e->min_diff = diff;
+			}
+			if (diff < e->min_diff)
+				e->min_diff = diff;
+			e->pairs++;
+			p->side = 0;
+		} else {
+			p->side = send ? 1 : 2;
+			p->end = ev_rec_end(r);
+		}
+	}
+	return ev_sorter_add(c->s2, r);
+}
+
+static struct ev_flex_align *align_of(ev_flex_conv *c, uint32_t rank)
+{
+	for (size_t i = 0; i < c->nranks; i++)
+		if (c->align[i].rank == rank)
+			return &c->align[i];
+	return NULL;
+}
+
+static const struct edge *edge_find(const ev_flex_conv *c, uint32_t a, uint32_t b)
+{
+	uint64_t *ix = ev_map_get(&c->edge_ix, hkey(a, b, 0x4544, 0));
+	return ix ? (const struct edge *)c->edges.data + (*ix - 1) : NULL;
+}
+
+/* Rank offsets from the pairs: a receive completes when its send has
+ * landed (acelyzer's premise TS5(send) = TS2(recv)), so off(b) - off(a) =
+ * recv end - send end for the tightest pair; with pairs both ways the
+ * symmetric estimate (d_ab - d_ba) / 2 cancels the transfer latency.  From
+ * the lowest rank, outwards over the pairs. */
+static void align_ranks(ev_flex_conv *c)
+{
+	for (size_t i = 0; i < c->nranks; i++) {
+		c->align[i].rank = c->ranks[i];
+		c->align[i].via = c->ranks[i];
+	}
+	if (!c->nranks || !c->o.align)
+		return;
+	c->align[0].aligned = 1;
+	for (int changed = 1; changed;) {
+		changed = 0;
+		const struct edge *e = c->edges.data;
+		for (size_t i = 0; i < c->edges.len; i++) {
+			struct ev_flex_align *fa = align_of(c, e[i].from), *ta = align_of(c, e[i].to);
+			if (!fa || !ta || fa->aligned == ta->aligned)
+				continue;
+			const struct edge *back = edge_find(c, e[i].to, e[i].from);
+			int64_t d = back ? (e[i].min_diff - back->min_diff) / 2 : e[i].min_diff;
+			struct ev_flex_align *known = fa->aligned ? fa : ta, *x = fa->aligned ? ta : fa;
+			x->offset_ns = fa->aligned ? known->offset_ns + d : known->offset_ns - d;
+			x->aligned = 1;
+			x->via = known->rank;
+			x->symmetric = back != NULL;
+			x->pairs = e[i].pairs + (back ? back->pairs : 0);
+			changed = 1;
+		}
+	}
+}
+
+/* Pass 3: rank offsets, overlap drop, class counts, spans, seq, sig text. */
+static int pass3(void *ctx, struct ev_rec *r)
 {
 	ev_flex_conv *c = ctx;
 	int rc;
 	unsigned cls = (r->aux & 0xFF) - 1, marks = r->aux & ~0xFFu;
 	if (cls >= EV_FC_COUNT)
 		cls = EV_FC_OTHER;
-	if (cls == EV_FC_DATA_IN || cls == EV_FC_DATA_OUT) {
-		uint64_t *ix = ev_map_get(&c->windows_ix, hkey(r->src, r->rank, 0x574E, 0));
-		if (ix) {
-			const struct window *w = (const struct window *)c->windows.data + (*ix - 1);
-			if (r->ts > w->first && r->ts < w->last)
-				cls = ev_flex_refine(cls, 1, r->bytes);
-		}
-	}
+	const struct ev_flex_align *al = align_of(c, r->rank);
+	if (al && al->aligned)
+		r->ts -= al->offset_ns;
 	if (c->o.overlap == EV_FLEX_OV_DROP && !lane_keep(c, r)) {
 		if (c->err)
 			return c->err;
@@ -614,16 +793,53 @@ static int pass2(void *ctx, struct ev_rec *r)
 	if ((rc = ev_strtab_intern(c->st, c->buf, n, &r->sig)) != EV_OK)
 		return rc;
 	r->aux = r->type == EV_P2P ? comm_nranks(c, r->comm) : 0;
-	if (r->type != EV_P2P)
+	if (r->type == EV_P2P) {
+		/* The k-th send a->b and the k-th receive b<-a share a seq. */
+		uint32_t a = r->op == EV_OP_SEND ? r->rank : (uint32_t)r->peer;
+		uint32_t b = r->op == EV_OP_SEND ? (uint32_t)r->peer : r->rank;
+		uint64_t k = hkey(a, b, r->comm, r->op);
+		uint64_t *v = ev_map_get(&c->p2p_seq, k);
+		r->seq = v ? (uint32_t)*v : 0;
+		if (ev_map_put(&c->p2p_seq, k, (uint64_t)r->seq + 1))
+			return EV_ERR_NOMEM;
+	} else {
 		r->comm = 0;
+	}
 	c->n.records++;
-	return ev_sorter_add(c->s2, r);
+	return ev_sorter_add(c->s3, r);
+}
+
+/* --flex-ts-fix: a job whose device events lie outside its AIU Roundtrip
+ * range moves them so that the first starts with the roundtrip; a job whose
+ * device range is wider than the roundtrip is left alone (acelyzer does the
+ * same, with a warning). */
+static void job_offsets(ev_flex_conv *c)
+{
+	struct job *j = c->jobs.data;
+	for (size_t i = 0; i < c->jobs.len; i++) {
+		if (!j[i].have_cpu || !j[i].have_aiu || (j[i].cpu0 <= j[i].aiu0 && j[i].cpu1 >= j[i].aiu1))
+			continue;
+		if (j[i].cpu1 - j[i].cpu0 < j[i].aiu1 - j[i].aiu0) {
+			c->n.ts_fix_wide++;
+			continue;
+		}
+		j[i].offset = j[i].cpu0 - j[i].aiu0;
+		c->n.ts_fix_jobs++;
+	}
 }
 
 int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 {
-	int rc = ev_sorter_finish(c->s1, NULL, pass2, c);
-	if (rc != EV_OK)
+	int rc;
+	free(c->align);
+	c->align = calloc(c->nranks ? c->nranks : 1, sizeof *c->align);
+	if (!c->align)
+		return EV_ERR_NOMEM;
+	job_offsets(c);
+	if ((rc = ev_sorter_finish(c->s1, NULL, pass2, c)) != EV_OK)
+		return rc;
+	align_ranks(c);
+	if ((rc = ev_sorter_finish(c->s2, NULL, pass3, c)) != EV_OK)
 		return rc;
 	struct span *sp = c->spans.data;
 	for (size_t i = 0; i < c->spans.len; i++)
@@ -631,6 +847,12 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 			return rc;
 	for (size_t i = 0; i < c->nranks; i++)
 		if ((rc = ev_write_textf(w, "#rank %u device=aiu%u", c->ranks[i], c->ranks[i])) != EV_OK)
+			return rc;
+	for (size_t i = 0; c->o.align && c->nranks > 1 && i < c->nranks; i++)
+		if (c->align[i].aligned &&
+		    (rc = ev_write_textf(w, "#meta align.rank%u.offset_ns=%lld align.rank%u.drift_ppm=0 align.rank%u.t0_ns=0",
+		                         c->align[i].rank, (long long)c->align[i].offset_ns, c->align[i].rank,
+		                         c->align[i].rank)) != EV_OK)
 			return rc;
 	const struct comm_info *ci = c->comms.data;
 	for (size_t i = 0; i < c->comms.len; i++) {
@@ -646,5 +868,10 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 		                         __builtin_popcountll(ci[i].mask), list, (int)gl, g ? g : "")) != EV_OK)
 			return rc;
 	}
-	return ev_sorter_finish(c->s2, w, NULL, NULL);
+	return ev_sorter_finish(c->s3, w, NULL, NULL);
+}
+
+const struct ev_flex_align *ev_flex_conv_align(const ev_flex_conv *c, size_t i)
+{
+	return c->align && i < c->nranks ? &c->align[i] : NULL;
 }
