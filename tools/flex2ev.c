@@ -18,7 +18,7 @@ struct opts {
 	struct ev_cli cli;
 	struct ev_flex_opts f;
 	uint64_t max_object;
-	int verbose;
+	int verbose, sniff;
 	char **inputs;
 	int ninputs;
 };
@@ -62,6 +62,9 @@ static void usage(FILE *f)
 "                         they lie outside it (acelyzer's --flex_ts_fix)\n"
 "      --rank=N           put every event of a single input on rank N\n"
 "                         (default: the event's pid, as acelyzer does)\n"
+"      --sniff            only decide each FILE's dialect from its first 1000\n"
+"                         events: print FILE, flex|kineto|metadata-only|empty|\n"
+"                         processed|unknown and what was seen, tab-separated\n"
 "  -S, --buffer-size=SIZE memory of each of the two time-ordering passes [128M]\n"
 "      --max-object=SIZE  largest single JSON event accepted [16M]\n"
 "  -f, --force            write binary output to a terminal\n"
@@ -314,6 +317,23 @@ out:
 	return ex;
 }
 
+/* --sniff: the dialect of each input, one line each. */
+static int sniff(struct opts *o)
+{
+	int ex = 0;
+	for (int i = 0; i < o->ninputs; i++) {
+		enum ev_dialect d;
+		char what[512];
+		int rc = ev_flex_sniff_file(o->inputs[i], 1000, &d, what, sizeof what);
+		if (rc != EV_OK) {
+			ex = ev_cli_error(&o->cli, "%s: %s", o->inputs[i], ev_strerror(rc));
+			continue;
+		}
+		printf("%s\t%s\t%s\n", o->inputs[i], ev_dialect_name(d), what);
+	}
+	return ex;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -325,6 +345,7 @@ int main(int argc, char **argv)
 		{ "no-colls", no_argument, NULL, 4 },
 		{ "align", required_argument, NULL, 'a' },
 		{ "flex-ts-fix", no_argument, NULL, 7 },
+		{ "sniff", no_argument, NULL, 8 },
 		{ "rank", required_argument, NULL, 5 },
 		{ "buffer-size", required_argument, NULL, 'S' },
 		{ "max-object", required_argument, NULL, 6 },
@@ -354,6 +375,7 @@ int main(int argc, char **argv)
 		case 3: o.f.drop_prep = 1; break;
 		case 4: o.f.colls = 0; break;
 		case 7: o.f.ts_fix = 1; break;
+		case 8: o.sniff = 1; break;
 		case 'a':
 			if (!strcmp(optarg, "p2p"))
 				o.f.align = 1;
@@ -398,6 +420,8 @@ int main(int argc, char **argv)
 	o.ninputs = argc - optind;
 	if (o.ninputs > 65535)
 		return ev_cli_usage_error(&o.cli, "at most 65535 inputs");
+	if (o.sniff)
+		return ev_cli_finish(&o.cli, sniff(&o));
 	if (ev_cli_check_binary_out(&o.cli))
 		return 1;
 	ev_cli_cleanup_on_signal(NULL);
