@@ -35,7 +35,7 @@ struct open_b {
 };
 
 struct window { int64_t first, last; };
-struct span { int64_t start, end; uint64_t bytes; uint32_t seq; int open, done; uint32_t rank; uint64_t comm; };
+struct span { int64_t start, end, final_end; uint64_t bytes; uint32_t seq; int open, done; uint32_t rank; uint64_t comm; };
 struct lane { int64_t ends[MAX_DEPTH]; int depth; };
 struct comm_info { uint64_t id; uint64_t mask; int large; };
 /* --flex-ts-fix: the host ranges of a job's AIU Roundtrip and device events. */
@@ -604,7 +604,9 @@ static int span_note(ev_flex_conv *c, const struct ev_rec *r, unsigned marks)
 		sp->rank = r->rank;
 		sp->comm = r->comm;
 	}
-	if (sp->open && sp->done && (rc = span_emit(c, sp)) != EV_OK)
+	/* A receive is posted early and sorts by its start: the span is over
+	 * once its final event has ended, not when that event starts. */
+	if (sp->open && sp->done && r->ts >= sp->final_end && (rc = span_emit(c, sp)) != EV_OK)
 		return rc;
 	if (!sp->open) {
 		sp->open = 1;
@@ -620,8 +622,11 @@ static int span_note(ev_flex_conv *c, const struct ev_rec *r, unsigned marks)
 		sp->bytes = r->bytes;
 	/* The chain AllReduce ends on a rank with the final broadcast: its
 	 * MultiCast send on the last rank, its receive on the others. */
-	if (marks & (AUX_MCAST | AUX_FINAL))
+	if (marks & (AUX_MCAST | AUX_FINAL)) {
+		if (!sp->done || ev_rec_end(r) > sp->final_end)
+			sp->final_end = ev_rec_end(r);
 		sp->done = 1;
+	}
 	return EV_OK;
 }
 
