@@ -259,9 +259,15 @@ rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,fr
 0,UNKN,Conv_fp16,495.615,0.3292,7,399.1273,439040,0.7892,0.8053
 0,UNKN,Total,1505.352,1,17,505.76,556336,1,0.336
 EOF
-	# Another core clock changes ideal time and utilisation, not cycles.
-	run -0 bash -c 'flex-stats categories --freq=1000:550 -c "$1" "$2" | grep Conv_fp16' _ "$A/sample_comp_log_ideal.txt" "$T/s.ev"
-	assert_output "0,UNKN,Conv_fp16,495.615,0.3292,7,798.2545,439040,0.7892,1.6106"
+	# Another core clock changes ideal time and utilisation, not cycles:
+	# 439040 / 2200 MHz = 199.5636 us, / 495.615 us = 0.4027.
+	run -0 bash -c 'flex-stats categories --freq=1000:2200 -c "$1" "$2" | grep Conv_fp16' _ "$A/sample_comp_log_ideal.txt" "$T/s.ev"
+	assert_output "0,UNKN,Conv_fp16,495.615,0.3292,7,199.5636,439040,0.7892,0.4027"
+	# A too slow core clock makes ideal times longer than observed ones:
+	# not counted, and said (acelyzer drops them too).
+	run -0 --separate-stderr bash -c 'flex-stats categories --freq=1000:550 -c "$1" "$2" | grep Conv_fp16' _ "$A/sample_comp_log_ideal.txt" "$T/s.ev"
+	assert_output "0,UNKN,Conv_fp16,495.615,0.3292,7,0,0,0,0"
+	[ "$stderr" = "flex-stats: warning: 8 kernel(s) ran shorter than their ideal time: ideal not counted (check --freq)" ]
 }
 
 @test "dt_cycles_table.log categories on the job fixture (acelyzer gives the same numbers)" {
