@@ -48,6 +48,7 @@ enum ev_status {
 	EV_ERR_ARG = -11,    /* invalid argument to a library call */
 	EV_ERR_GZIP = -12,   /* corrupt or truncated gzip data */
 	EV_ERR_COLLISION = -13, /* two texts with one string id */
+	EV_ERR_SAMEFILE = -14, /* an output is the same file as an input */
 };
 
 /* A static English description of a status ("truncated stream", ...). */
@@ -292,7 +293,9 @@ int ev_input_close(ev_input *in);
 
 typedef struct ev_output ev_output;
 /* Open path ("-" or NULL = stdout).  A file is written as
- * "<dir>/.<base>.XXXXXX" and renamed over path by ev_output_close. */
+ * "<dir>/.<base>.XXXXXX" and renamed over path by ev_output_close.  A
+ * symlink is written through: its target is replaced and keeps its mode.
+ * EV_ERR_SAMEFILE when path is an input of this process (see below). */
 int ev_output_open(ev_output **out, const char *path) EV_RESULT_USED;
 int ev_output_write(ev_output *out, const void *buf, size_t n) EV_RESULT_USED;
 int ev_output_printf(ev_output *out, const char *fmt, ...) EV_PRINTF(2, 3) EV_RESULT_USED;
@@ -309,6 +312,17 @@ int ev_output_close(ev_output *out) EV_RESULT_USED;
 void ev_output_abort(ev_output *out);
 /* Remove every temp output still open (for signal handlers; async-safe). */
 void ev_output_abort_all_signal(void);
+
+/* Inputs are sacred.  Every file opened by ev_input_open/ev_input_fdopen is
+ * remembered (device and inode, for the life of the process), and so is the
+ * file an open ev_output will replace (symlinks followed); opening an output
+ * onto a remembered input, or an input that an open output will replace,
+ * fails with EV_ERR_SAMEFILE.  Tools that read files by other means (SQLite)
+ * note them with ev_files_note_input(); ev_files_check_output() asks before
+ * anything is written. */
+int ev_files_note_input(int fd) EV_RESULT_USED;
+int ev_files_note_input_path(const char *path) EV_RESULT_USED;
+int ev_files_check_output(const char *path) EV_RESULT_USED;
 
 /* ------------------------------------------------------------------ */
 /* Metadata from text lines: #src #rank #comm #ring #tree #meta.        */

@@ -25,6 +25,9 @@ void ev_cli_init(struct ev_cli *cli, const char *prog)
 	/* Past `ulimit -f`, writes should fail with EFBIG and be reported like
 	 * any write error rather than kill the process. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* Every tool removes its temp outputs when interrupted; a tool with
+	 * more to clean calls ev_cli_cleanup_on_signal() again. */
+	ev_cli_cleanup_on_signal(NULL);
 }
 
 int ev_cli_common(struct ev_cli *cli, int opt, const char *arg)
