@@ -1,10 +1,11 @@
+#!/usr/bin/env bash
 # Helpers for bench scripts (source it): timing with peak RSS, medians.
 # measure OUTVAR CMD...: runs CMD (a shell string) 3 times, sets
 #   OUTVAR_wall (median seconds) and OUTVAR_rss (median peak RSS in MiB).
 measure() {
-	local var="$1" cmd="$2" i f walls=() rsss=()
+	local var="$1" cmd="$2" f walls=() rsss=()
 	f=$(mktemp)
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		/usr/bin/time -f '%e %M' -o "$f" bash -c "$cmd" >/dev/null
 		read -r w r <"$f"
 		walls+=("$w")
