@@ -89,8 +89,13 @@ deps:
 unit: $(UNITS)
 	@set -e; for t in $(UNITS); do echo "unit: $$t"; $$t; done
 
+# The suites run between two snapshots of ../shared/data and the source
+# tree: a test that writes into its inputs fails the run.
 bats: all
+	@mkdir -p $(BUILD)
+	@tests/untouched.sh snapshot $(BUILD)/untouched.state
 	EV_BIN=$(abspath $(BIN)) bats --print-output-on-failure tests/
+	@tests/untouched.sh compare $(BUILD)/untouched.state
 
 test check: deps
 	$(MAKE) all
