@@ -192,8 +192,15 @@ void ev_rec_encode(const struct ev_rec *r, unsigned char *buf);
 /* Decode from buf of at least EV_RECORD_SIZE bytes (extra bytes of a later
  * minor version are ignored by the caller passing only the first 96). */
 void ev_rec_decode(const unsigned char *buf, struct ev_rec *r);
-/* End time, ts + dur. */
-static inline int64_t ev_rec_end(const struct ev_rec *r) { return r->ts + (int64_t)r->dur; }
+/* End time, ts + dur, saturated at INT64_MAX: the format allows any ts and
+ * dur, and an end past the largest time stays there instead of wrapping
+ * negative (docs/FORMAT.md §8). */
+static inline int64_t ev_rec_end(const struct ev_rec *r)
+{
+	/* Room above ts, computed without signed overflow for any ts. */
+	uint64_t room = r->ts >= 0 ? (uint64_t)(INT64_MAX - r->ts) : (uint64_t)INT64_MAX + (uint64_t)(-(r->ts + 1)) + 1u;
+	return r->dur > room ? INT64_MAX : (int64_t)((uint64_t)r->ts + r->dur);
+}
 
 /* Names of enum values, as ev-view prints them and parses them back.
  * ev_*_name returns NULL for a value without a name.  ev_*_parse returns
