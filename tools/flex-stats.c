@@ -336,6 +336,12 @@ static int on_record(struct state *s, const struct ev_rec *r)
 	return EV_OK;
 }
 
+static int filter_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
+{
+	(void)r;
+	return on_record(ctx, rec);
+}
+
 static int cmp_rank_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -555,29 +561,8 @@ static int run(struct opts *o)
 		ex = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	static char dash[] = "-";
-	char *stdin_only[] = { dash };
-	char **inputs = o->ninputs ? o->inputs : stdin_only;
-	int ninputs = o->ninputs ? o->ninputs : 1;
-	for (int i = 0; i < ninputs && !ex; i++) {
-		ev_reader *r;
-		if ((rc = ev_reader_open(&r, inputs[i], s.st, NULL)) != EV_OK) {
-			ex = ev_cli_file_error(&o->cli, inputs[i], rc);
-			break;
-		}
-		ev_reader_skip_text(r, 1);
-		struct ev_rec rec;
-		while ((rc = ev_read(r, &rec)) == EV_REC) {
-			if ((rc = on_record(&s, &rec)) != EV_OK) {
-				ex = ev_cli_file_error(&o->cli, o->cli.output, rc);
-				break;
-			}
-		}
-		if (!ex && rc < 0)
-			ex = ev_cli_reader_error(&o->cli, r, rc);
-		(void)ev_reader_close(r);
-	}
-	if (ex)
+	struct ev_filter flt = { .flags = EV_FILTER_SKIP_TEXT, .rec = filter_rec };
+	if ((ex = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, s.st, NULL, &flt, &s)) != 0)
 		goto done;
 	uint32_t *ranks = ranks_sorted(&s);
 	if (!ranks) {
