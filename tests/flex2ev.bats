@@ -337,3 +337,20 @@ EOF
 	run -0 python3 "$V" "$T/g.tl.json"
 	assert_line --regexp "^flows collective=[0-9]+ p2p=$(awk '$1 == "p2p" { print $2 }' "$T/truth.txt")$"
 }
+
+@test "launch flows by correlation: a Launch*ControlBlock call and its kernel" {
+	cat >"$T/l.json" <<'EOF'
+[
+{"name":"LaunchControlBlock","ph":"X","pid":0,"tid":7,"ts":10,"dur":2,"args":{"correlation":42}},
+{"name":"k Cmpt Exec","ph":"X","pid":0,"tid":12,"ts":15,"dur":5,"args":{"correlation":42,"TS1":"0","TS2":"0","TS3":"0","TS4":"3000","TS5":"3001"}}
+]
+EOF
+	run -0 bash -c 'flex2ev -q "$1" | ev-view -M -H -c type,id,ts,dur,name' _ "$T/l.json"
+	assert_output - <<'EOF'
+api	42	10000	2000	LaunchControlBlock
+kernel	42	17000	3000	k Cmpt Exec
+EOF
+	flex2ev -q "$T/l.json" | ev2perfetto -q -o "$T/l.tl.json"
+	run -0 python3 "$V" "$T/l.tl.json"
+	assert_line "flows launch=1"
+}

@@ -181,7 +181,7 @@ EOF
 	A="$SHARED_DATA/acelyzer"
 	run -0 --separate-stderr process-traces -n tp4 -o "$T/out" "$A/allreduce_tp4.json"
 	[[ "$stderr" == *"flex2ev: rank 1 clock offset -1367.572 us"* ]]
-	[[ "$stderr" == *"no compiler log (-c): every kernel is in category 'other'"* ]]
+	[[ "$stderr" == *"flex-stats: warning: no compiler log (-c): every kernel is in category 'other'"* ]]
 	run -0 ls "$T/out"
 	assert_output - <<'EOF2'
 tp4.json
@@ -296,4 +296,14 @@ EOF2
 	assert_output "$(printf '4\n%.0s' 1 2 3)"
 	run -0 bash -c 'awk -F, '"'"'$2 == "COMPUTE_EXEC" { n += $3 } END { print n }'"'"' "$1"' _ "$T/out/g_classes.csv"
 	assert_output "$(awk '$1 == "exec" { print $2 }' "$T/truth")"
+}
+
+@test "Flex and PyTorch traces together: both converted, not aligned to each other (said)" {
+	need_shared_data
+	run -0 --separate-stderr process-traces -n mix -o "$T/out" "$SHARED_DATA/acelyzer/allreduce_tp4.json" "$TESTS_DIR/fixtures/kineto2ev/small.json"
+	[[ "$stderr" == *"warning: Flex and PyTorch traces together: their clocks are not aligned to each other"* ]]
+	run -0 python3 "$V" "$T/out/mix.json"
+	# The PyTorch rank keeps its own process and pid (rank 1 CPU, pid 100).
+	assert_line "process 3 rank 1 CPU (pid 100)"
+	assert_line "flows collective=3 launch=1 p2p=6"
 }
