@@ -148,7 +148,11 @@ static int read_file(struct opts *o, ev_flex_conv *conv, uint16_t src, struct ev
 			                  nt == EV_ERR_LIMIT ? "too many JSON tokens in one event" : "invalid JSON");
 			goto out;
 		}
-		ev_flex_sniff_event(&sn, it.text, toks, 0);
+		/* Evidence until the file is known to be Flex (1000 events in). */
+		if (sn.events < 1000 || ev_flex_sniff_verdict(&sn) != EV_DIALECT_FLEX)
+			ev_flex_sniff_event(&sn, it.text, toks, 0);
+		else
+			sn.events++;
 		if (ev_flex_sniff_verdict(&sn) == EV_DIALECT_KINETO) {
 			ex = ev_cli_error(&o->cli, "%s: record %llu: this is a PyTorch profiler trace (cat \"%s\"): use kineto2ev",
 			                  path, (unsigned long long)n, sn.cat_seen);

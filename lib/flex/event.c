@@ -106,44 +106,68 @@ static int parse_peers(const char *s, size_t n, struct ev_flex_event *e)
 	return 0;
 }
 
+static int key_is(const char *text, const struct ev_json_tok *t, int k, const char *s, size_t n)
+{
+	return (size_t)(t[k].end - t[k].start) == n && memcmp(text + t[k].start, s, n) == 0;
+}
+
+/* One pass over the members of attr/args: the TS counters, Bytes,
+ * CollGroup, Peer(s), Type and correlation.  The first value wins (attr is
+ * read before args). */
 static void args_of(const char *text, const struct ev_json_tok *t, int a, char *buf, size_t cap, size_t *used,
                     struct ev_flex_event *e)
 {
-	static const char *const tsk[5] = { "TS1", "TS2", "TS3", "TS4", "TS5" };
-	int k, all = 1;
 	uint64_t cyc[5];
-	for (int j = 0; j < 5; j++) {
-		k = ev_json_get(text, t, a, tsk[j]);
-		if (k < 0 || tok_u64(text, t, k, &cyc[j]))
-			all = 0;
+	unsigned have = 0;
+	int type_k = -1, peers_k = -1, peer_k = -1;
+	size_t len;
+	const char *s;
+	for (int m = 0, k = a + 1; m < t[a].size; m++) {
+		int v = k + 1;
+		int klen = t[k].end - t[k].start;
+		const char *key = text + t[k].start;
+		if (klen == 3 && key[0] == 'T' && key[1] == 'S' && key[2] >= '1' && key[2] <= '5') {
+			if (tok_u64(text, t, v, &cyc[key[2] - '1']) == 0)
+				have |= 1u << (key[2] - '1');
+		} else if (key_is(text, t, k, "Bytes", 5) || key_is(text, t, k, "bytes", 5)) {
+			if (!e->have_bytes && tok_u64(text, t, v, &e->bytes) == 0)
+				e->have_bytes = 1;
+		} else if (key_is(text, t, k, "CollGroup", 9)) {
+			if (!e->group && (s = tok_text(text, t, v, buf, cap, used, &len))) {
+				e->group = s;
+				e->group_len = len;
+			}
+		} else if (key_is(text, t, k, "Peers", 5)) {
+			peers_k = v;
+		} else if (key_is(text, t, k, "Peer", 4)) {
+			peer_k = v;
+		} else if (key_is(text, t, k, "Type", 4)) {
+			type_k = v;
+		} else if (key_is(text, t, k, "correlation", 11)) {
+			uint64_t c;
+			if (!e->correlation && tok_u64(text, t, v, &c) == 0)
+				e->correlation = (uint32_t)c;
+		}
+		k = ev_json_skip(t, v);
 	}
-	if (all && !e->have_cyc) {
+	if (have == 0x1F && !e->have_cyc) {
 		memcpy(e->cyc, cyc, sizeof cyc);
 		e->have_cyc = 1;
 	}
-	if (!e->have_bytes && ((k = ev_json_get(text, t, a, "Bytes")) >= 0 || (k = ev_json_get(text, t, a, "bytes")) >= 0) &&
-	    tok_u64(text, t, k, &e->bytes) == 0)
-		e->have_bytes = 1;
-	size_t len;
-	const char *s;
-	if (!e->group && (k = ev_json_get(text, t, a, "CollGroup")) >= 0 &&
-	    (s = tok_text(text, t, k, buf, cap, used, &len))) {
-		e->group = s;
-		e->group_len = len;
-	}
-	if (!e->npeers && ((k = ev_json_get(text, t, a, "Peers")) >= 0 || (k = ev_json_get(text, t, a, "Peer")) >= 0)) {
-		if (t[k].type == EV_JT_ARRAY) {
-			for (int j = 0, x = k + 1; j < t[k].size; j++, x = ev_json_skip(t, x)) {
+	int pk = peers_k >= 0 ? peers_k : peer_k;
+	if (!e->npeers && pk >= 0) {
+		if (t[pk].type == EV_JT_ARRAY) {
+			for (int j = 0, x = pk + 1; j < t[pk].size; j++, x = ev_json_skip(t, x)) {
 				uint64_t v;
 				if (tok_u64(text, t, x, &v) == 0 && v < INT32_MAX && e->npeers < EV_FLEX_MAX_PEERS)
 					e->peers[e->npeers++] = (int32_t)v;
 			}
-		} else if ((s = tok_text(text, t, k, buf, cap, used, &len))) {
+		} else if ((s = tok_text(text, t, pk, buf, cap, used, &len))) {
 			if (parse_peers(s, len, e))
 				e->npeers = 0;
 		}
 	}
-	if (!e->ctype && (k = ev_json_get(text, t, a, "Type")) >= 0 && (s = tok_text(text, t, k, buf, cap, used, &len))) {
+	if (!e->ctype && type_k >= 0 && (s = tok_text(text, t, type_k, buf, cap, used, &len))) {
 		if (len >= 5 && memcmp(s, "WDone", 5) == 0 && strstr(s, "Barrier"))
 			e->ctype = EV_FT_DONE;
 		else if (strcmp(s, "MultiCast XSEG") == 0)
@@ -155,9 +179,6 @@ static void args_of(const char *text, const struct ev_json_tok *t, int a, char *
 		else if (strcmp(s, "Set BCList") == 0)
 			e->ctype = EV_FT_BCLIST;
 	}
-	uint64_t v;
-	if (!e->correlation && (k = ev_json_get(text, t, a, "correlation")) >= 0 && tok_u64(text, t, k, &v) == 0)
-		e->correlation = (uint32_t)v;
 }
 
 /* "[sync=...]" in the name, and the peer of RdmaRecv_<peer>_ names. */
@@ -189,51 +210,58 @@ int ev_flex_event_parse(const char *text, const struct ev_json_tok *t, int i, ch
                         struct ev_flex_event *e)
 {
 	memset(e, 0, sizeof *e);
+	e->name = "";
 	if (t[i].type != EV_JT_OBJECT)
 		return EV_ERR_FORMAT;
 	size_t used = 0, len;
-	int k;
-	if ((k = ev_json_get(text, t, i, "ph")) >= 0 && t[k].end > t[k].start)
-		e->ph = text[t[k].start];
-	if ((k = ev_json_get(text, t, i, "name")) >= 0) {
-		e->name = tok_text(text, t, k, buf, cap, &used, &len);
-		if (!e->name)
-			return EV_ERR_FORMAT;
-		e->name_len = len;
-	} else {
-		e->name = "";
+	int attr = -1, args = -1;
+	/* One pass over the members. */
+	for (int m = 0, k = i + 1; m < t[i].size; m++) {
+		int v = k + 1;
+		const char *key = text + t[k].start;
+		int kl = t[k].end - t[k].start;
+		if (kl == 2 && !memcmp(key, "ph", 2)) {
+			if (t[v].end > t[v].start)
+				e->ph = text[t[v].start];
+		} else if (kl == 4 && !memcmp(key, "name", 4)) {
+			e->name = tok_text(text, t, v, buf, cap, &used, &len);
+			if (!e->name)
+				return EV_ERR_FORMAT;
+			e->name_len = len;
+		} else if (kl == 3 && !memcmp(key, "cat", 3)) {
+			e->cat = tok_text(text, t, v, buf, cap, &used, &len);
+			e->cat_len = e->cat ? len : 0;
+		} else if (kl == 3 && !memcmp(key, "pid", 3)) {
+			if (tok_i64v(text, t, v, &e->pid) == 0)
+				e->have_pid = 1;
+			else
+				e->pid = (int64_t)(ev_hash64(text + t[v].start, (size_t)(t[v].end - t[v].start)) & 0x7FFFFFFF);
+		} else if (kl == 3 && !memcmp(key, "tid", 3)) {
+			if (tok_u64(text, t, v, &e->tid))
+				e->tid = ev_hash64(text + t[v].start, (size_t)(t[v].end - t[v].start));
+		} else if (kl == 2 && !memcmp(key, "ts", 2)) {
+			if (t[v].type != EV_JT_PRIMITIVE ||
+			    ev_parse_decimal_scaled(text + t[v].start, (size_t)(t[v].end - t[v].start), 3, &e->ts))
+				return EV_ERR_FORMAT;
+			e->have_ts = 1;
+		} else if (kl == 3 && !memcmp(key, "dur", 3)) {
+			int64_t d;
+			if (t[v].type != EV_JT_PRIMITIVE ||
+			    ev_parse_decimal_scaled(text + t[v].start, (size_t)(t[v].end - t[v].start), 3, &d))
+				return EV_ERR_FORMAT;
+			e->dur = d < 0 ? 0 : (uint64_t)d;
+			e->have_dur = d >= 0 ? 1 : -1;
+		} else if (kl == 4 && !memcmp(key, "attr", 4)) {
+			attr = v;
+		} else if (kl == 4 && !memcmp(key, "args", 4)) {
+			args = v;
+		}
+		k = ev_json_skip(t, v);
 	}
-	if ((k = ev_json_get(text, t, i, "cat")) >= 0) {
-		e->cat = tok_text(text, t, k, buf, cap, &used, &len);
-		e->cat_len = e->cat ? len : 0;
-	}
-	if ((k = ev_json_get(text, t, i, "pid")) >= 0) {
-		if (tok_i64v(text, t, k, &e->pid) == 0)
-			e->have_pid = 1;
-		else
-			e->pid = (int64_t)(ev_hash64(text + t[k].start, (size_t)(t[k].end - t[k].start)) & 0x7FFFFFFF);
-	}
-	if ((k = ev_json_get(text, t, i, "tid")) >= 0 && tok_u64(text, t, k, &e->tid))
-		e->tid = ev_hash64(text + t[k].start, (size_t)(t[k].end - t[k].start));
-	if ((k = ev_json_get(text, t, i, "ts")) >= 0) {
-		if (t[k].type != EV_JT_PRIMITIVE ||
-		    ev_parse_decimal_scaled(text + t[k].start, (size_t)(t[k].end - t[k].start), 3, &e->ts))
-			return EV_ERR_FORMAT;
-		e->have_ts = 1;
-	}
-	if ((k = ev_json_get(text, t, i, "dur")) >= 0) {
-		int64_t d;
-		if (t[k].type != EV_JT_PRIMITIVE ||
-		    ev_parse_decimal_scaled(text + t[k].start, (size_t)(t[k].end - t[k].start), 3, &d))
-			return EV_ERR_FORMAT;
-		e->dur = d < 0 ? 0 : (uint64_t)d;
-		e->have_dur = d >= 0 ? 1 : -1;
-	}
-	for (int a = 0; a < 2; a++) {
-		k = ev_json_get(text, t, i, a ? "attr" : "args");
-		if (k >= 0 && t[k].type == EV_JT_OBJECT)
-			args_of(text, t, k, buf, cap, &used, e);
-	}
+	if (attr >= 0 && t[attr].type == EV_JT_OBJECT)
+		args_of(text, t, attr, buf, cap, &used, e);
+	if (args >= 0 && t[args].type == EV_JT_OBJECT)
+		args_of(text, t, args, buf, cap, &used, e);
 	name_parts(e);
 	return EV_OK;
 }
