@@ -77,7 +77,7 @@ static void usage(FILE *f)
 	f);
 }
 
-struct kstat { uint32_t rank; uint64_t name; struct ev_dist d; };
+struct kstat { uint32_t rank; uint64_t name; uint64_t sum_ns; struct ev_dist d; };
 struct cstat { uint32_t rank; int cat; double time, ideal; uint64_t calls; };
 struct rstat {
 	uint32_t rank; int have, have_k; int64_t first, last, kfirst, klast;
@@ -191,6 +191,7 @@ static int on_kernel(struct state *s, const struct ev_rec *r, const char *n, siz
 			k->name = id;
 			ev_dist_init(&k->d);
 		}
+		k->sum_ns += r->dur; /* exact: the mean of integer ns rounds as acelyzer's exact mean does */
 		return ev_dist_add(&k->d, &s->pool, (double)r->dur / 1000.0, r->ts);
 	}
 	if (s->o->table == T_CATEGORIES) {
@@ -367,8 +368,8 @@ static int cmp_k(const void *a, const void *b)
 	(void)g_sort_ks;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
-	if (x->d.sum != y->d.sum)
-		return x->d.sum > y->d.sum ? -1 : 1;
+	if (x->sum_ns != y->sum_ns)
+		return x->sum_ns > y->sum_ns ? -1 : 1;
 	return 0;
 }
 
@@ -389,12 +390,12 @@ static int write_summary(struct state *s)
 		const char *nm = ev_strtab_get(s->st, k->name, NULL);
 		double std = ev_dist_std(&k->d);
 		if ((rc = ev_table_u64(s->t, k->rank)) || (rc = ev_table_str(s->t, nm ? nm : "")) ||
-		    (rc = ev_table_u64(s->t, k->d.n)) || (rc = ev_table_f64(s->t, round(k->d.sum * 1000) / 1000)) ||
-		    (rc = ev_table_f64(s->t, round(k->d.mean * 1000) / 1000)) ||
+		    (rc = ev_table_u64(s->t, k->d.n)) || (rc = ev_table_f64(s->t, (double)k->sum_ns / 1000.0)) ||
+		    (rc = ev_table_f64(s->t, round((double)k->sum_ns / (double)k->d.n) / 1000.0)) ||
 		    (rc = ev_table_f64(s->t, round(ev_dist_quantile(&k->d, 0.5) * 1000) / 1000)) ||
 		    (rc = ev_table_f64(s->t, k->d.min)) || (rc = ev_table_f64(s->t, k->d.max)) ||
 		    (rc = ev_table_f64(s->t, round(std * 1000) / 1000)) ||
-		    (rc = ev_table_f64(s->t, tot > 0 ? round(k->d.sum / tot * 10000) / 100 : 0)))
+		    (rc = ev_table_f64(s->t, tot > 0 ? round((double)k->sum_ns / 1000.0 / tot * 10000) / 100 : 0)))
 			break;
 	}
 	free(v);
