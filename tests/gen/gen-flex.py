@@ -80,7 +80,7 @@ def main():
         ends = []
         for r in range(R):
             t = t0
-            slice_(r, 13, "Input_%d DmaI" % i, (t, t + 3000, t + 3000, t + 3000, t + 3000), (0, 1), ',"Bytes":"65536"')
+            slice_(r, 13, "Input DmaI", (t, t + 3000, t + 3000, t + 3000, t + 3000), (0, 1), ',"Bytes":"65536"')
             t += 3000
             for k in range(a.kernels):
                 d = rnd.randint(5_000, 40_000)
@@ -127,7 +127,7 @@ def main():
         t += 30000
         n["colls"] += R
         for r in range(R):
-            slice_(r, 14, "Output_%d DmaO" % i, (t, t, t, t, t + 4000), (3, 4), ',"Bytes":"65536"')
+            slice_(r, 14, "Output DmaO", (t, t, t, t, t + 4000), (3, 4), ',"Bytes":"65536"')
         i += 1
     out.write("\n]\n")
     out.close()
