@@ -686,7 +686,6 @@ int main(int argc, char **argv)
 		default:
 			return ev_cli_try_help(&o.cli);
 		}
-		/* Options may also follow TABLE: getopt restarts below. */
 	}
 	if (optind >= argc)
 		return ev_cli_usage_error(&o.cli, "no TABLE given (summary, categories, stats, active, colls, classes)");
@@ -698,8 +697,12 @@ int main(int argc, char **argv)
 		return ev_cli_usage_error(&o.cli, "unknown TABLE '%s' (summary, categories, stats, active, colls, classes)",
 		                          argv[optind]);
 	o.table = (enum table)t;
-	optind++;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "c:", longopts, NULL)) != -1) {
+	/* Options may follow TABLE and the files: scan again from TABLE on
+	 * (optind 0 re-initialises GNU getopt, which permutes). */
+	int sargc = argc - optind;
+	char **sargv = argv + optind;
+	optind = 0;
+	while ((c = getopt_long(sargc, sargv, EV_CLI_COMMON_SHORT "c:", longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
 		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
@@ -730,8 +733,8 @@ int main(int argc, char **argv)
 	}
 	if (o.nlogs && o.table != T_CATEGORIES)
 		return ev_cli_usage_error(&o.cli, "-c applies to the categories table");
-	o.inputs = argv + optind;
-	o.ninputs = argc - optind;
+	o.inputs = sargv + optind;
+	o.ninputs = sargc - optind;
 	ev_cli_cleanup_on_signal(NULL);
 	return ev_cli_finish(&o.cli, run(&o));
 }
