@@ -354,3 +354,11 @@ EOF
 	run -0 python3 "$V" "$T/l.tl.json"
 	assert_line "flows launch=1"
 }
+
+@test "our own timeline (ev2perfetto output) is refused as processed, not as PyTorch" {
+	flex2ev -q "$F/job.json" | ev2perfetto -q -o "$T/tl.json"
+	run -1 flex2ev -o "$T/x.ev" "$T/tl.json"
+	assert_output --partial "already processed output"
+	run -0 flex2ev --sniff "$T/tl.json"
+	assert_output --regexp "	processed	"
+}

@@ -125,16 +125,16 @@ static int read_file(struct opts *o, ev_flex_conv *conv, uint16_t src, struct ev
 		return ev_cli_file_error(&o->cli, path, rc);
 	}
 	struct ev_json_item it;
-	uint64_t n = 0;
+	uint64_t n = 0, kineto_at = 0;
 	while ((rc = ev_json_next(j, &it)) > 0) {
 		if (it.kind == EV_JSON_TOP) {
 			ev_flex_sniff_top(&sn, it.key, it.key_len, it.text, it.len);
-			if (ev_flex_sniff_verdict(&sn) == EV_DIALECT_KINETO) {
+			if (sn.kineto_top && !sn.processed_top) {
 				ex = ev_cli_error(&o->cli, "%s: this is a PyTorch profiler trace (top-level \"%.*s\"): use kineto2ev",
 				                  path, (int)it.key_len, it.key);
 				goto out;
 			}
-			if (ev_flex_sniff_verdict(&sn) == EV_DIALECT_PROCESSED) {
+			if (sn.processed_top) {
 				ex = ev_cli_error(&o->cli, "%s: this is already processed output (acelyzer or ev2perfetto otherData), not a Flex trace",
 				                  path);
 				goto out;
@@ -142,6 +142,11 @@ static int read_file(struct opts *o, ev_flex_conv *conv, uint16_t src, struct ev
 			continue;
 		}
 		n++;
+		/* PyTorch event categories: converting stops, but the rest is still
+		 * scanned for a top-level otherData (ev2perfetto's own output has
+		 * "kernel" slices and its otherData at the end). */
+		if (kineto_at)
+			continue;
 		int nt = ev_json_tokenize(it.text, it.len, toks, ntok);
 		if (nt < 0) {
 			ex = ev_cli_error(&o->cli, "%s: record %llu: %s", path, (unsigned long long)n,
@@ -154,9 +159,8 @@ static int read_file(struct opts *o, ev_flex_conv *conv, uint16_t src, struct ev
 		else
 			sn.events++;
 		if (ev_flex_sniff_verdict(&sn) == EV_DIALECT_KINETO) {
-			ex = ev_cli_error(&o->cli, "%s: record %llu: this is a PyTorch profiler trace (cat \"%s\"): use kineto2ev",
-			                  path, (unsigned long long)n, sn.cat_seen);
-			goto out;
+			kineto_at = n;
+			continue;
 		}
 		if (toks[0].type != EV_JT_OBJECT)
 			continue;
@@ -187,6 +191,11 @@ static int read_file(struct opts *o, ev_flex_conv *conv, uint16_t src, struct ev
 	}
 	if (rc < 0) {
 		ex = ev_cli_error(&o->cli, "%s: %s", path, ev_json_errdetail(j)[0] ? ev_json_errdetail(j) : ev_strerror(rc));
+		goto out;
+	}
+	if (kineto_at) {
+		ex = ev_cli_error(&o->cli, "%s: record %llu: this is a PyTorch profiler trace (cat \"%s\"): use kineto2ev",
+		                  path, (unsigned long long)kineto_at, sn.cat_seen);
 		goto out;
 	}
 	ev_flex_conv_end_source(conv, src);

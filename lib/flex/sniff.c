@@ -197,11 +197,18 @@ int ev_flex_sniff_file(const char *path, uint64_t max_events, enum ev_dialect *d
 	if ((rc = ev_json_open(&j, in, "traceEvents", 64u << 20)) != EV_OK)
 		goto out;
 	struct ev_json_item it;
+	int decided = 0;
 	while ((rc = ev_json_next(j, &it)) > 0) {
 		if (it.kind == EV_JSON_TOP) {
 			ev_flex_sniff_top(&s, it.key, it.key_len, it.text, it.len);
+			if (s.kineto_top || s.processed_top)
+				break;
 			continue;
 		}
+		/* Decided on PyTorch categories alone: scan on (without tokenizing)
+		 * for a top-level otherData, which ev2perfetto writes at the end. */
+		if (decided)
+			continue;
 		int nt = ev_json_tokenize(it.text, it.len, toks, ntok);
 		if (nt == EV_ERR_LIMIT)
 			continue; /* a huge event decides nothing */
@@ -210,9 +217,9 @@ int ev_flex_sniff_file(const char *path, uint64_t max_events, enum ev_dialect *d
 			goto out;
 		}
 		ev_flex_sniff_event(&s, it.text, toks, 0);
-		if (max_events && s.events >= max_events)
-			break;
 		if (ev_flex_sniff_verdict(&s) == EV_DIALECT_KINETO)
+			decided = 1;
+		else if (max_events && s.events >= max_events)
 			break;
 	}
 	if (rc >= 0)
