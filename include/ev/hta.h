@@ -33,6 +33,7 @@ struct ev_hta_result {
 };
 
 struct ev_hta {
+	int round_us;            /* HTA's rounding: start up, end down to whole µs (set after init; default on) */
 	int64_t base;            /* ns subtracted from every time (exact doubles) */
 	int have_base;
 	int have_step, any_cpu;
@@ -47,6 +48,9 @@ struct ev_hta {
 	uint64_t launched_total;
 };
 
+/* HTA rounds every event inward to whole microseconds (start up, end
+ * down) before it measures anything, so that ns-resolution events do not
+ * overlap; round_us (on after init) does the same, off gives exact ns. */
 void ev_hta_init(struct ev_hta *h);
 /* A runtime/driver call with its correlation id (the launch of a GPU event). */
 int ev_hta_launch(struct ev_hta *h, uint32_t correlation, int64_t ts) EV_RESULT_USED;

@@ -30,6 +30,19 @@ void ev_hta_init(struct ev_hta *h)
 	ev_cover_init(&h->before);
 	ev_cover_init(&h->after);
 	ev_map_init(&h->launch);
+	h->round_us = 1;
+}
+
+static int64_t floor_us(int64_t t)
+{
+	int64_t r = t % 1000;
+	return r < 0 ? t - r - 1000 : t - r;
+}
+
+static int64_t ceil_us(int64_t t)
+{
+	int64_t f = floor_us(t);
+	return f == t ? t : f + 1000;
 }
 
 static double rel(struct ev_hta *h, int64_t t)
@@ -103,6 +116,12 @@ void ev_hta_step(struct ev_hta *h, int64_t ts)
 
 void ev_hta_gpu(struct ev_hta *h, int64_t ts, int64_t end, int kind, uint32_t correlation)
 {
+	if (h->round_us) {
+		ts = ceil_us(ts);
+		end = floor_us(end);
+		if (end < ts)
+			end = ts;
+	}
 	double s = rel(h, ts), e = rel(h, end);
 	unsigned c = cls(kind);
 	ev_cover_add(&h->all, c, s, e);

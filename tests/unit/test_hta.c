@@ -77,6 +77,7 @@ static void one_trace(int with_steps)
 	qsort(g, N, sizeof g[0], cmp_gpu);
 	struct ev_hta h;
 	ev_hta_init(&h);
+	h.round_us = 0;
 	/* Launches and steps are fed in time order with the GPU events, as a
 	 * stream carries them: merge by time. */
 	int si = 0;
@@ -122,14 +123,29 @@ static void test_no_cpu_events(void)
 	struct ev_hta h;
 	struct ev_hta_result r;
 	ev_hta_init(&h);
-	ev_hta_gpu(&h, 100, 200, EV_HTA_COMPUTATION, 0);
-	ev_hta_gpu(&h, 150, 300, EV_HTA_COMMUNICATION, 0);
-	ev_hta_gpu(&h, 400, 450, EV_HTA_MEMORY, 0);
+	ev_hta_gpu(&h, 100000, 200000, EV_HTA_COMPUTATION, 0);
+	ev_hta_gpu(&h, 150000, 300000, EV_HTA_COMMUNICATION, 0);
+	ev_hta_gpu(&h, 400000, 450000, EV_HTA_MEMORY, 0);
 	ev_hta_finish(&h, &r);
 	ev_hta_free(&h);
 	CHECK(r.no_cpu_events);
-	CHECK(r.kernel_time == 350 && r.idle_time == 100 && r.compute_time == 100);
-	CHECK(r.comm_time == 150 && r.comm_comp_overlap == 50);
+	CHECK(r.kernel_time == 350000 && r.idle_time == 100000 && r.compute_time == 100000);
+	CHECK(r.comm_time == 150000 && r.comm_comp_overlap == 50000);
+}
+
+static void test_rounding(void)
+{
+	/* ns events shrink inward to whole µs, as HTA's parser does. */
+	struct ev_hta h;
+	struct ev_hta_result r;
+	ev_hta_init(&h);
+	ev_hta_gpu(&h, -2500, -900, EV_HTA_MEMORY, 0);      /* -> [-2000, -1000) */
+	ev_hta_gpu(&h, 1500, 4700, EV_HTA_COMPUTATION, 0);  /* -> [2000, 4000) */
+	ev_hta_gpu(&h, 4900, 5300, EV_HTA_COMPUTATION, 0);  /* -> [5000, 5000) */
+	ev_hta_finish(&h, &r);
+	ev_hta_free(&h);
+	CHECK(r.compute_time == 2000);
+	CHECK(r.kernel_time == 7000 && r.idle_time == 4000);
 }
 
 static void test_launch_window(void)
@@ -149,6 +165,7 @@ int main(void)
 	RUN(test_random_traces);
 	RUN(test_no_cpu_events);
 	RUN(test_launch_window);
+	RUN(test_rounding);
 	printf("test_hta: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed != 0;
 }
