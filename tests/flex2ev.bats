@@ -362,3 +362,27 @@ EOF
 	run -0 flex2ev --sniff "$T/tl.json"
 	assert_output --regexp "	processed	"
 }
+
+@test "--strip-ids: request ids out of communication names, into id; kernels keep their names" {
+	need_shared_data
+	run -0 --separate-stderr flex2ev -v --strip-ids -o "$T/s.ev" "$SHARED_DATA/acelyzer/allreduce_tp4.json"
+	# 6 sends, 6 receives, Set BcList and the MultiCast data: 14 names.
+	[[ "$stderr" == *"--strip-ids: 14 request id(s) taken out of names"* ]]
+	run -0 bash -c 'ev-view -M -H -c rank,id,name -t p2p,memcpy "$1" | sort -u | head -3' _ "$T/s.ev"
+	assert_output - <<'EOF'
+0	82227	SenRdmaSend [sync=AllReduce_all_reduce_4_s0_r1_0] DmaO
+0	82229	SenRdmaReceive [524288B] [sync=AllReduce_all_reduce_4_s3_r0x7_6] DmaI
+1	82236	SenRdmaReceive [524288B] [sync=AllReduce_all_reduce_4_s0_r1_0] DmaI
+EOF
+	run -0 bash -c 'ev-view -M -H -c name -t kernel "$1" | sort -u' _ "$T/s.ev"
+	assert_output - <<'EOF'
+AllReduce_all_reduce_4_Add_1 Cmpt Exec
+AllReduce_all_reduce_4_Add_3 Cmpt Exec
+AllReduce_all_reduce_4_Add_5 Cmpt Exec
+add_11 Cmpt Exec
+EOF
+	# Same flows: the pairs do not depend on names.
+	ev2perfetto -q -o "$T/s.json" "$T/s.ev"
+	run -0 python3 "$V" "$T/s.json"
+	assert_line "flows collective=3 p2p=6"
+}

@@ -54,6 +54,11 @@ static void usage(FILE *f)
 "                         tid (keep; ev2perfetto moves them to an extra lane),\n"
 "                         drop (leave them out, counted) [tid]\n"
 "      --no-colls         no per-rank collective spans (coll records)\n"
+"      --strip-ids        take request ids out of communication event names\n"
+"                         (SenRdmaSend_82227 [sync=..] -> SenRdmaSend [sync=..],\n"
+"                         the id in the record's id), as acelyzer's\n"
+"                         remove_ids_from_name: one string per kind, not per\n"
+"                         request, for long traces\n"
 "  -a, --align=MODE       rank clocks: p2p (each rank shifted so that a receive\n"
 "                         ends when its send ends, acelyzer's premise TS5(send)\n"
 "                         = TS2(recv); the offsets on stderr and as #meta\n"
@@ -274,6 +279,8 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	for (unsigned c = 0; c < EV_FC_COUNT; c++)
 		if (n->cls[c])
 			fprintf(stderr, "flex2ev: class %s %llu\n", ev_flex_class_name(c), (unsigned long long)n->cls[c]);
+	if (n->stripped)
+		fprintf(stderr, "flex2ev: --strip-ids: %llu request id(s) taken out of names\n", (unsigned long long)n->stripped);
 	fprintf(stderr, "flex2ev: %llu records, %llu p2p sends, %llu p2p receives, %llu collective spans, %zu rank(s)\n",
 	        (unsigned long long)n->records, (unsigned long long)n->p2p_send, (unsigned long long)n->p2p_recv,
 	        (unsigned long long)n->colls, ev_flex_conv_nranks(conv));
@@ -359,6 +366,7 @@ int main(int argc, char **argv)
 		{ "align", required_argument, NULL, 'a' },
 		{ "flex-ts-fix", no_argument, NULL, 7 },
 		{ "sniff", no_argument, NULL, 8 },
+		{ "strip-ids", no_argument, NULL, 9 },
 		{ "rank", required_argument, NULL, 5 },
 		{ "buffer-size", required_argument, NULL, 'S' },
 		{ "max-object", required_argument, NULL, 6 },
@@ -389,6 +397,7 @@ int main(int argc, char **argv)
 		case 4: o.f.colls = 0; break;
 		case 7: o.f.ts_fix = 1; break;
 		case 8: o.sniff = 1; break;
+		case 9: o.f.strip_ids = 1; break;
 		case 'a':
 			if (!strcmp(optarg, "p2p"))
 				o.f.align = 1;

@@ -130,13 +130,14 @@ struct ev_flex_opts {
 	uint64_t sort_bytes;   /* memory of each of the three sorters [64M] */
 	int ts_fix;            /* --flex-ts-fix: move a job's device events into its AIU Roundtrip */
 	int align;             /* align rank clocks on send/recv pairs (default 1) */
+	int strip_ids;         /* request ids out of communication event names, into id */
 };
 void ev_flex_opts_init(struct ev_flex_opts *o);
 
 struct ev_flex_counts {
 	uint64_t objects, begins, ends, completes, pairs, meta, instants, counters, other_ph;
 	uint64_t unmatched_b, unmatched_e, reversed, zero_dur, no_ts, ovc, dropped_prep, dropped_overlap;
-	uint64_t device, cpu, records, p2p_send, p2p_recv, colls, open_colls, ts_fix_jobs, ts_fix_wide;
+	uint64_t device, cpu, records, p2p_send, p2p_recv, colls, open_colls, ts_fix_jobs, ts_fix_wide, stripped;
 	uint64_t cls[EV_FC_COUNT];
 };
 

@@ -31,7 +31,7 @@ struct open_b {
 	int64_t ts;
 	uint16_t src;
 	struct ev_flex_event ev; /* strings replaced by ids below */
-	uint64_t name_id, cat_id, group_id, sync_id;
+	uint64_t group_id, sync_id;
 };
 
 struct window { int64_t first, last; };
@@ -313,9 +313,59 @@ static int job_note(ev_flex_conv *c, uint16_t src, uint32_t rank, int device, in
 }
 
 /* A complete event (host ts/dur known): classify and add its record. */
-static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, int64_t ts, uint64_t dur,
-                uint64_t name_id, uint64_t group_id, uint64_t sync_id)
+/* --strip-ids: acelyzer's remove_ids_from_name for communication events
+ * (CollGroup, not Prep/Exec):
+ * the first "_<digits>" followed by ' ', '_' or '-' becomes a space (not in
+ * "Recv_<peer>_" names, where the number is the peer); the number is
+ * returned (0 if none).  out has room for n + 1 bytes. */
+static uint32_t strip_id(const char *s, size_t n, char *out, size_t *len)
 {
+	memcpy(out, s, n);
+	*len = n;
+	if (memmem(s, n, "Recv_", 5))
+		return 0;
+	for (size_t i = 0; i + 2 < n; i++) {
+		if (s[i] != '_' || s[i + 1] < '0' || s[i + 1] > '9')
+			continue;
+		size_t j = i + 1;
+		uint64_t v = 0;
+		while (j < n && s[j] >= '0' && s[j] <= '9') {
+			v = v * 10 + (uint64_t)(s[j] - '0');
+			j++;
+		}
+		if (j >= n || (s[j] != ' ' && s[j] != '_' && s[j] != '-'))
+			continue;
+		out[i] = ' ';
+		memcpy(out + i + 1, s + j + 1, n - j - 1);
+		*len = i + 1 + (n - j - 1);
+		return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	}
+	return 0;
+}
+
+static int ensure_buf(ev_flex_conv *c, size_t n);
+
+static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, int64_t ts, uint64_t dur,
+                uint64_t group_id, uint64_t sync_id)
+{
+	uint64_t name_id;
+	uint32_t reqid = 0;
+	int instr = ev_flex_instr(e->name, e->name_len);
+	if (c->o.strip_ids && group_id && instr != 1 && instr != 2) { /* not kernels: their names are kept */
+		size_t nl;
+		int src_rc = ensure_buf(c, e->name_len + 1);
+		if (src_rc != EV_OK)
+			return src_rc;
+		reqid = strip_id(e->name, e->name_len, c->buf, &nl);
+		if ((src_rc = intern(c, c->buf, nl, &name_id)) != EV_OK)
+			return src_rc;
+		if (reqid)
+			c->n.stripped++;
+	} else {
+		int irc = intern(c, e->name, e->name_len, &name_id);
+		if (irc != EV_OK)
+			return irc;
+	}
 	int64_t r64 = c->o.rank >= 0 ? c->o.rank : e->pid;
 	if (r64 < 0 || r64 > (int64_t)UINT32_MAX - 1)
 		return EV_ERR_RANGE;
@@ -363,7 +413,7 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 	}
 	if (e->have_bytes)
 		r.bytes = e->bytes;
-	r.id = e->correlation;
+	r.id = e->correlation ? e->correlation : reqid;
 	if (cls == EV_FC_COMPUTE_EXEC) {
 		r.type = EV_KERNEL;
 		if ((rc = window_note(c, src, rank, r.ts)) != EV_OK)
@@ -410,7 +460,7 @@ static int ensure_buf(ev_flex_conv *c, size_t n)
 int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e)
 {
 	int rc;
-	uint64_t name_id, group_id, sync_id;
+	uint64_t name_hash, group_id, sync_id;
 	c->n.objects++;
 	switch (e->ph) {
 	case 'M': c->n.meta++; return EV_OK;
@@ -425,8 +475,10 @@ int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event
 		c->n.no_ts++;
 		return EV_OK;
 	}
-	if ((rc = intern(c, e->name, e->name_len, &name_id)) != EV_OK ||
-	    (rc = intern(c, e->group, e->group_len, &group_id)) != EV_OK ||
+	/* Names are interned when a slice is written (after --strip-ids), so a
+	 * B waiting for its E costs no string. */
+	name_hash = e->name_len ? ev_hash64(e->name, e->name_len) : 1;
+	if ((rc = intern(c, e->group, e->group_len, &group_id)) != EV_OK ||
 	    (rc = intern(c, e->sync, e->sync_len, &sync_id)) != EV_OK)
 		return rc;
 	if (e->ph == 'X') {
@@ -434,7 +486,7 @@ int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event
 			c->n.reversed++;
 			return EV_OK;
 		}
-		return emit(c, src, e, e->ts, e->dur, name_id, group_id, sync_id);
+		return emit(c, src, e, e->ts, e->dur, group_id, sync_id);
 	}
 	if (e->ph == 'i' || e->ph == 'I' || e->ph == 'n') {
 		int64_t r64 = c->o.rank >= 0 ? c->o.rank : e->pid;
@@ -447,13 +499,14 @@ int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event
 		r.rank = (uint32_t)r64;
 		r.src = src;
 		r.ts = e->ts;
-		r.name = name_id;
 		r.aux = EV_FC_OTHER + 1;
+		if ((rc = intern(c, e->name, e->name_len, &r.name)) != EV_OK)
+			return rc;
 		if ((rc = note_rank(c, r.rank)) != EV_OK || (rc = stream_of(c, r.rank, e->tid, &r.stream)) != EV_OK)
 			return rc;
 		return ev_sorter_add(c->s1, &r);
 	}
-	uint64_t key = hkey(src, (uint64_t)e->pid, e->tid, name_id);
+	uint64_t key = hkey(src, (uint64_t)e->pid, e->tid, name_hash);
 	uint64_t *top = ev_map_get(&c->open_ix, key);
 	if (e->ph == 'B') {
 		struct open_b *b;
@@ -474,7 +527,6 @@ int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event
 		b->src = src;
 		b->ev = *e;
 		b->ev.name = b->ev.group = b->ev.sync = b->ev.cat = NULL;
-		b->name_id = name_id;
 		b->group_id = group_id;
 		b->sync_id = sync_id;
 		return ev_map_put(&c->open_ix, key, (uint64_t)slot + 1);
@@ -527,7 +579,7 @@ int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event
 		m.group = ev_strtab_get(c->st, group_id, &gl);
 		m.group_len = gl;
 	}
-	return emit(c, src, &m, b->ts, (uint64_t)(e->ts - b->ts), name_id, group_id, b->sync_id ? b->sync_id : sync_id);
+	return emit(c, src, &m, b->ts, (uint64_t)(e->ts - b->ts), group_id, b->sync_id ? b->sync_id : sync_id);
 }
 
 void ev_flex_conv_end_source(ev_flex_conv *c, uint16_t src)
