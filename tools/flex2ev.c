@@ -113,118 +113,61 @@ static int parse_freq(const char *s, uint64_t *khz)
 	return 0;
 }
 
+static void progress(void *ctx, uint64_t events, uint64_t bytes)
+{
+	ev_cli_progress(ctx, events, bytes);
+}
+
 /* Read one file into the converter.  Returns an exit code. */
-static int read_file(struct opts *o, ev_flex_conv *conv, uint16_t src, struct ev_json_tok *toks, int ntok,
-                     char **buf, size_t *cap)
+static int read_file(struct opts *o, ev_flex_reader *rd, ev_flex_conv *conv, uint16_t src)
 {
 	const char *path = o->inputs[src];
-	ev_input *in = NULL;
-	ev_json *j = NULL;
-	struct ev_flex_sniff sn;
-	int rc = ev_input_open(&in, path), ex = 0;
-	ev_flex_sniff_init(&sn);
-	if (rc != EV_OK)
-		return ev_cli_file_error(&o->cli, path, rc);
-	if ((rc = ev_json_open(&j, in, "traceEvents", (size_t)o->max_object)) != EV_OK) {
-		(void)ev_input_close(in);
-		return ev_cli_file_error(&o->cli, path, rc);
-	}
-	struct ev_json_item it;
-	uint64_t n = 0, kineto_at = 0;
-	while ((rc = ev_json_next(j, &it)) > 0) {
-		if (it.kind == EV_JSON_TOP) {
-			ev_flex_sniff_top(&sn, it.key, it.key_len, it.text, it.len);
-			if (sn.kineto_top && !sn.processed_top) {
-				ex = ev_cli_error(&o->cli, "%s: this is a PyTorch profiler trace (top-level \"%.*s\"): use kineto2ev",
-				                  path, (int)it.key_len, it.key);
-				goto out;
-			}
-			if (sn.processed_top) {
-				ex = ev_cli_error(&o->cli, "%s: this is already processed output (acelyzer or ev2perfetto otherData), not a Flex trace",
-				                  path);
-				goto out;
-			}
-			continue;
-		}
-		n++;
-		/* PyTorch event categories: converting stops, but the rest is still
-		 * scanned for a top-level otherData (ev2perfetto's own output has
-		 * "kernel" slices and its otherData at the end). */
-		if (kineto_at)
-			continue;
-		int nt = ev_json_tokenize(it.text, it.len, toks, ntok);
-		if (nt < 0) {
-			ex = ev_cli_error(&o->cli, "%s: record %llu: %s", path, (unsigned long long)n,
-			                  nt == EV_ERR_LIMIT ? "too many JSON tokens in one event" : "invalid JSON");
-			goto out;
-		}
-		/* Evidence until the file is known to be Flex (1000 events in). */
-		if (sn.events < 1000 || ev_flex_sniff_verdict(&sn) != EV_DIALECT_FLEX)
-			ev_flex_sniff_event(&sn, it.text, toks, 0);
-		else
-			sn.events++;
-		if (ev_flex_sniff_verdict(&sn) == EV_DIALECT_KINETO) {
-			kineto_at = n;
-			continue;
-		}
-		if (toks[0].type != EV_JT_OBJECT)
-			continue;
-		if (it.len * 2 + 64 > *cap) {
-			char *b = realloc(*buf, it.len * 2 + 64);
-			if (!b) {
-				ex = ev_cli_file_error(&o->cli, path, EV_ERR_NOMEM);
-				goto out;
-			}
-			*buf = b;
-			*cap = it.len * 2 + 64;
-		}
-		struct ev_flex_event e;
-		if (ev_flex_event_parse(it.text, toks, 0, *buf, *cap, &e) != EV_OK) {
-			ex = ev_cli_error(&o->cli, "%s: record %llu: bad event (ts, dur or a string)", path, (unsigned long long)n);
-			goto out;
-		}
-		if ((rc = ev_flex_conv_event(conv, src, &e)) != EV_OK) {
-			if (rc == EV_ERR_RANGE)
-				ex = ev_cli_error(&o->cli, "%s: record %llu: pid %lld is not a rank (use --rank)", path,
-				                  (unsigned long long)n, (long long)e.pid);
-			else
-				ex = ev_cli_file_error(&o->cli, path, rc);
-			goto out;
-		}
-		if ((n & 0xFFFF) == 0)
-			ev_cli_progress(&o->cli, n, ev_input_offset(in));
-	}
-	if (rc < 0) {
-		ex = ev_cli_error(&o->cli, "%s: %s", path, ev_json_errdetail(j)[0] ? ev_json_errdetail(j) : ev_strerror(rc));
-		goto out;
-	}
-	if (kineto_at) {
-		ex = ev_cli_error(&o->cli, "%s: record %llu: this is a PyTorch profiler trace (cat \"%s\"): use kineto2ev",
-		                  path, (unsigned long long)kineto_at, sn.cat_seen);
-		goto out;
-	}
-	ev_flex_conv_end_source(conv, src);
+	struct ev_flex_read res;
+	int rc = ev_flex_read_file(rd, conv, src, path, (size_t)o->max_object, progress, &o->cli, &res);
+	if (rc == EV_OK)
+		return 0;
+	unsigned long long rec = (unsigned long long)res.record;
+	const struct ev_flex_sniff *sn = &res.sniff;
 	char what[512];
-	ev_flex_sniff_describe(&sn, what, sizeof what);
-	switch (ev_flex_sniff_verdict(&sn)) {
-	case EV_DIALECT_FLEX:
-		break;
-	case EV_DIALECT_META_ONLY:
-		ex = ev_cli_error(&o->cli, "%s: only metadata events (%llu \"M\" events, no trace events): nothing to convert",
-		                  path, (unsigned long long)sn.meta);
-		break;
-	case EV_DIALECT_EMPTY:
-		ex = ev_cli_error(&o->cli, "%s: no events: nothing to convert", path);
-		break;
+	switch (res.error) {
+	case EV_FLEX_RE_OPEN:
+		return ev_cli_file_error(&o->cli, path, rc);
+	case EV_FLEX_RE_JSON:
+		if (rec)
+			return ev_cli_error(&o->cli, "%s: record %llu: invalid JSON", path, rec);
+		return ev_cli_error(&o->cli, "%s: %s", path, res.detail);
+	case EV_FLEX_RE_TOKENS:
+		return ev_cli_error(&o->cli, "%s: record %llu: too many JSON tokens in one event", path, rec);
+	case EV_FLEX_RE_EVENT:
+		return ev_cli_error(&o->cli, "%s: record %llu: bad event (ts, dur or a string)", path, rec);
+	case EV_FLEX_RE_CONVERT:
+		if (rc == EV_ERR_RANGE)
+			return ev_cli_error(&o->cli, "%s: record %llu: pid %lld is not a rank (use --rank)", path, rec,
+			                    (long long)res.pid);
+		return ev_cli_file_error(&o->cli, path, rc);
 	default:
-		ex = ev_cli_error(&o->cli, "%s: not a Flex trace (no TS1..TS5 device counters, Flex instruction names or CollGroup): %s",
-		                  path, what);
 		break;
 	}
-out:
-	ev_json_close(j);
-	(void)ev_input_close(in);
-	return ex;
+	switch (res.dialect) {
+	case EV_DIALECT_PROCESSED:
+		return ev_cli_error(&o->cli, "%s: this is already processed output (acelyzer or ev2perfetto otherData), not a Flex trace",
+		                    path);
+	case EV_DIALECT_KINETO:
+		if (res.key[0])
+			return ev_cli_error(&o->cli, "%s: this is a PyTorch profiler trace (top-level \"%s\"): use kineto2ev", path,
+			                    res.key);
+		return ev_cli_error(&o->cli, "%s: record %llu: this is a PyTorch profiler trace (cat \"%s\"): use kineto2ev",
+		                    path, rec, sn->cat_seen);
+	case EV_DIALECT_META_ONLY:
+		return ev_cli_error(&o->cli, "%s: only metadata events (%llu \"M\" events, no trace events): nothing to convert",
+		                    path, (unsigned long long)sn->meta);
+	case EV_DIALECT_EMPTY:
+		return ev_cli_error(&o->cli, "%s: no events: nothing to convert", path);
+	default:
+		ev_flex_sniff_describe(sn, what, sizeof what);
+		return ev_cli_error(&o->cli, "%s: not a Flex trace (no TS1..TS5 device counters, Flex instruction names or CollGroup): %s",
+		                    path, what);
+	}
 }
 
 static void report(const struct opts *o, const ev_flex_conv *conv)
@@ -290,17 +233,15 @@ static int run(struct opts *o)
 {
 	ev_strtab *st = ev_strtab_new();
 	ev_flex_conv *conv = NULL;
+	ev_flex_reader *rd = NULL;
 	ev_writer *w = NULL;
-	int ntok = 1 << 16, ex = 0, rc;
-	struct ev_json_tok *toks = malloc((size_t)ntok * sizeof *toks);
-	char *buf = NULL;
-	size_t cap = 0;
-	if (!st || !toks || (rc = ev_flex_conv_new(&conv, &o->f, st)) != EV_OK) {
+	int ex = 0, rc;
+	if (!st || ev_flex_reader_new(&rd) != EV_OK || (rc = ev_flex_conv_new(&conv, &o->f, st)) != EV_OK) {
 		ex = ev_cli_error(&o->cli, "out of memory");
 		goto out;
 	}
 	for (int i = 0; i < o->ninputs && !ex; i++)
-		ex = read_file(o, conv, (uint16_t)i, toks, ntok, &buf, &cap);
+		ex = read_file(o, rd, conv, (uint16_t)i);
 	ev_cli_progress_done(&o->cli);
 	if (ex)
 		goto out;
@@ -331,9 +272,8 @@ out:
 	if (w)
 		ev_writer_abort(w);
 	ev_flex_conv_free(conv);
+	ev_flex_reader_free(rd);
 	ev_strtab_free(st);
-	free(toks);
-	free(buf);
 	return ex;
 }
 

@@ -164,6 +164,40 @@ size_t ev_flex_conv_nranks(const ev_flex_conv *c);
 uint32_t ev_flex_conv_rank(const ev_flex_conv *c, size_t i);
 
 /* ------------------------------------------------------------------ */
+/* One file into the converter (lib/flex/read.c).                       */
+
+enum ev_flex_read_error {
+	EV_FLEX_RE_NONE = 0,
+	EV_FLEX_RE_OPEN,     /* the file could not be opened or read */
+	EV_FLEX_RE_JSON,     /* invalid or truncated JSON (detail, record) */
+	EV_FLEX_RE_TOKENS,   /* an event with more JSON tokens than allowed (record) */
+	EV_FLEX_RE_EVENT,    /* a bad ts, dur or string in an event (record) */
+	EV_FLEX_RE_CONVERT,  /* the converter refused the event (status; pid for EV_ERR_RANGE) */
+	EV_FLEX_RE_DIALECT,  /* not Flex: see dialect, key (top-level) or record (first PyTorch event) */
+};
+struct ev_flex_read {
+	enum ev_flex_read_error error;
+	enum ev_dialect dialect;
+	struct ev_flex_sniff sniff;
+	uint64_t events;  /* events read */
+	uint64_t record;  /* 1-based event of the error, 0 none */
+	int64_t pid;      /* EV_FLEX_RE_CONVERT with EV_ERR_RANGE */
+	char key[64];     /* the top-level key that decided the dialect */
+	char detail[256]; /* the JSON scanner's message */
+};
+typedef struct ev_flex_reader ev_flex_reader; /* token and string buffers */
+int ev_flex_reader_new(ev_flex_reader **r) EV_RESULT_USED;
+void ev_flex_reader_free(ev_flex_reader *r);
+/* Read path (plain or gzip; "-" stdin) into c as source src.  EV_OK when
+ * the file is Flex and every event was converted; otherwise a status with
+ * res->error telling what (EV_ERR_FORMAT with EV_FLEX_RE_DIALECT when it is
+ * not Flex: res->dialect and the evidence in res->sniff).  progress, if
+ * not NULL, is called every 65536 events. */
+int ev_flex_read_file(ev_flex_reader *rd, ev_flex_conv *c, uint16_t src, const char *path, size_t max_object,
+                      void (*progress)(void *ctx, uint64_t events, uint64_t bytes), void *ctx,
+                      struct ev_flex_read *res) EV_RESULT_USED;
+
+/* ------------------------------------------------------------------ */
 /* Compiler logs: "Perf Summary / Ideal/Total Cycles" tables (lib/flex/complog.c). */
 
 struct ev_flex_kernel_info {
