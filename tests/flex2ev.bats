@@ -386,3 +386,11 @@ EOF
 	run -0 python3 "$V" "$T/s.json"
 	assert_line "flows collective=3 p2p=6"
 }
+
+@test "a Flex file whose events are all left out is an error, not an empty stream" {
+	printf '[{"name":"x Cmpt Exec","ph":"B","pid":0,"tid":1,"ts":1}]' >"$T/b.json"
+	run -1 flex2ev -o "$T/b.ev" "$T/b.json"
+	assert_line "flex2ev: warning: 1 B event(s) without their E and 0 E event(s) without their B: left out"
+	assert_line "flex2ev: no slices or marks in the input: nothing converted (see the counts above)"
+	[ ! -e "$T/b.ev" ]
+}

@@ -261,6 +261,12 @@ static int run(struct opts *o)
 	if ((rc = ev_flex_conv_finish(conv, w)) != EV_OK)
 		goto werr;
 	report(o, conv);
+	if (!ev_flex_conv_counts(conv)->records) {
+		/* Everything was left out (unmatched, reversed, without ts): no
+		 * empty stream that looks like a result. */
+		ex = ev_cli_error(&o->cli, "no slices or marks in the input: nothing converted (see the counts above)");
+		goto out;
+	}
 	rc = ev_writer_close(w);
 	w = NULL;
 	if (rc != EV_OK)

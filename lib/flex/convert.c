@@ -893,10 +893,12 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 	if (!c->align)
 		return EV_ERR_NOMEM;
 	job_offsets(c);
-	if ((rc = ev_sorter_finish(c->s1, NULL, pass2, c)) != EV_OK)
+	/* (An empty sorter is not finished: ev_sorter_finish would qsort a NULL
+	 * array, which UBSan reports.) */
+	if (ev_sorter_count(c->s1) && (rc = ev_sorter_finish(c->s1, NULL, pass2, c)) != EV_OK)
 		return rc;
 	align_ranks(c);
-	if ((rc = ev_sorter_finish(c->s2, NULL, pass3, c)) != EV_OK)
+	if (ev_sorter_count(c->s2) && (rc = ev_sorter_finish(c->s2, NULL, pass3, c)) != EV_OK)
 		return rc;
 	struct span *sp = c->spans.data;
 	for (size_t i = 0; i < c->spans.len; i++)
@@ -925,7 +927,7 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 		                         __builtin_popcountll(ci[i].mask), list, (int)gl, g ? g : "")) != EV_OK)
 			return rc;
 	}
-	return ev_sorter_finish(c->s3, w, NULL, NULL);
+	return ev_sorter_count(c->s3) ? ev_sorter_finish(c->s3, w, NULL, NULL) : EV_OK;
 }
 
 const struct ev_flex_align *ev_flex_conv_align(const ev_flex_conv *c, size_t i)
