@@ -255,50 +255,61 @@ EOF
 @test "gaps between operations of a stream, pass-through, --only-comm, --compute" {
 	ev-view --pack -o "$T/g.ev" "$FX/ar2.tsv"
 	coll-expand -o "$T/g.out" "$T/g.ev"
+	# the stream starts at its first operation (ATLAHS): no CALC for the
+	# 900 ns before it unless --lead-in asks for it
 	run -0 ev-view -M -H -t calc,kernel -r 0 -c type,op,ts,dur "$T/g.out"
 	assert_output - <<'EOF'
 kernel	gemm	100	400
-calc	gap	1000	900
 calc	sync	3000	0
 calc	gap	3000	1500
 EOF
-	run -0 bash -c "coll-expand --only-comm '$T/g.ev' | ev-view -M -H -t kernel -c type"
+	run -0 bash -c "coll-expand -q --lead-in '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,ts,dur"
+	assert_output - <<'EOF'
+gap	1000	900
+sync	3000	0
+gap	3000	1500
+EOF
+	run -0 --separate-stderr coll-expand -o "$T/g2.out" "$T/g.ev"
+	[[ "$stderr" == *"1 stream(s) start at their first operation"* ]]
+	run -0 bash -c "coll-expand -q --only-comm '$T/g.ev' | ev-view -M -H -t kernel -c type"
 	assert_output ""
-	run -0 bash -c "coll-expand --compute=kernels '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,dur"
+	run -0 bash -c "coll-expand -q --compute=kernels --lead-in '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,dur"
 	assert_output - <<'EOF'
 kernel	400
 sync	0
 EOF
-	run -0 bash -c "coll-expand --compute=none '$T/g.ev' | ev-view -M -H -t calc -c op | sort -u"
+	run -0 bash -c "coll-expand -q --compute=kernels '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,dur"
 	assert_output sync
-	run -0 bash -c "coll-expand --keep-coll '$T/g.ev' | ev-view -M -H -t coll -c rank,seq"
+	run -0 bash -c "coll-expand -q --compute=none '$T/g.ev' | ev-view -M -H -t calc -c op | sort -u"
+	assert_output sync
+	run -0 bash -c "coll-expand -q --keep-coll '$T/g.ev' | ev-view -M -H -t coll -c rank,seq"
 	assert_equal "${#lines[@]}" 4
-	run -0 bash -c "coll-expand '$T/g.ev' | ev-view | grep '^#comm'"
+	run -0 bash -c "coll-expand -q '$T/g.ev' | ev-view | grep '^#comm'"
 	assert_output "#comm 7 nranks=2 ranks=0,1"
 }
 
 @test "channel split per NCCL version; CHAN records are used as recorded" {
 	mkcoll "$T/a.ev" 2 allreduce 4000000 ring simple float32 2
 	# >= 2.22: continuous byte distribution in 16 KiB cells
-	run -0 bash -c "coll-expand --nccl-version 2.22 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	run -0 bash -c "coll-expand -q --nccl-version 2.22 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
 	assert_output - <<'EOF'
 0 2015232
 1 1984768
 EOF
 	# 2.20-2.21: contiguous, aligned to 4 KiB
-	run -0 bash -c "coll-expand --nccl-version 2.20.5 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	run -0 bash -c "coll-expand -q --nccl-version 2.20.5 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
 	assert_output - <<'EOF'
 0 2002944
 1 1997056
 EOF
 	# <= 2.19: interleaved grid loop: chunks of roundUp(250000, 1024) elements,
 	# channel 0 takes chunks 0-1, channel 1 chunks 2-3 (the last one short)
-	run -0 bash -c "coll-expand --nccl-version 2.18.3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	run -0 bash -c "coll-expand -q --nccl-version 2.18.3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
 	assert_output - <<'EOF'
 0 2007040
 1 1992960
 EOF
-	coll-expand --nccl-version 2.18.3 -o "$T/a18.out" "$T/a.ev"
+	coll-expand -q --nccl-version 2.18.3 -o "$T/a18.out" "$T/a.ev"
 	run -0 check "$T/a18.out"
 	# CHAN records: channel 3 with workCount 1000 elements, chunkCount 400
 	{
@@ -311,7 +322,7 @@ EOF
 		printf '#end 4\n'
 	} >"$T/c.tsv"
 	ev-view --pack -o "$T/c.ev" "$T/c.tsv"
-	run -0 bash -c "coll-expand '$T/c.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | paste -sd' '"
+	run -0 bash -c "coll-expand -q '$T/c.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | paste -sd' '"
 	# loop 1: chunks of 400 elements, loop 2: lastChunkCount 100; SIMPLE posts
 	# two slices per ring step, the second one empty here
 	assert_output "$(printf '3\t1600 3\t0 3\t1600 3\t0 3\t400 3\t0 3\t400 3\t0')"
@@ -319,14 +330,14 @@ EOF
 
 @test "the chooser picks algorithm, protocol and channels when the trace has none" {
 	mkcoll "$T/a.ev" 8 allreduce 1073741824 - - float32 0
-	run -0 bash -c "coll-expand '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto | sort -u"
+	run -0 bash -c "coll-expand -q '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto | sort -u"
 	assert_output "$(printf 'ring\tsimple')"
 	mkcoll "$T/b.ev" 8 allreduce 4096 - - float32 0
-	run -0 bash -c "coll-expand --algo ring '$T/b.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u"
+	run -0 bash -c "coll-expand -q --algo ring '$T/b.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u"
 	assert_output "$(printf 'ring\tll\t0')"
-	run -0 bash -c "coll-expand --algo ring --proto simple --nchannels 3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u | wc -l"
+	run -0 bash -c "coll-expand -q --algo ring --proto simple --nchannels 3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u | wc -l"
 	assert_output 3
-	run -0 bash -c "coll-expand --proto '^ll,ll128' '$T/b.ev' | ev-view -M -H -t send -r 0 -c proto | sort -u"
+	run -0 bash -c "coll-expand -q --proto '^ll,ll128' '$T/b.ev' | ev-view -M -H -t send -r 0 -c proto | sort -u"
 	assert_output simple
 }
 
