@@ -106,6 +106,8 @@ static const char *pattern(unsigned algo, unsigned op, int dir)
 	return "OTHER";
 }
 
+static int is_p2p_pattern(const char *pat) { return strcmp(pat, "SEND") == 0 || strcmp(pat, "RECV") == 0; }
+
 static const char *fine_stage(unsigned flags, unsigned op, const char *pat)
 {
 	if (flags & EV_F_PHASE_RS)
@@ -116,8 +118,8 @@ static const char *fine_stage(unsigned flags, unsigned op, const char *pat)
 		return "tree-up";
 	if (flags & EV_F_TREE_DOWN)
 		return "tree-down";
-	if (pat[0] == 'S' || pat[0] == 'R')
-		return pat[1] == 'E' && pat[0] == 'R' ? "p2p" : pat[0] == 'S' && pat[1] == 'E' ? "p2p" : "ring";
+	if (is_p2p_pattern(pat))
+		return "p2p";
 	if (op == EV_OP_BROADCAST)
 		return "broadcast";
 	if (op == EV_OP_REDUCE)
@@ -212,7 +214,7 @@ static int flush_pending(ev_nccl_flows *f, struct pending *p)
 		struct agg *a = &p->ch[c];
 		const char *pat = pattern(p->algo, p->coll, a->nsends ? 0 : 1);
 		const char *cn = ev_coll_name(p->coll) ? ev_coll_name(p->coll) : "unknown";
-		if ((pat[0] == 'S' || pat[0] == 'R') && a->nsends && a->nrecvs) {
+		if (is_p2p_pattern(pat) && a->nsends && a->nrecvs) {
 			pat = "SEND_RECV";
 			cn = "sendrecv";
 		}
