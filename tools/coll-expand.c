@@ -166,71 +166,80 @@ static int report(struct run *x, ev_nccl_sched *s, int rc)
 	return ev_cli_file_error(&o->cli, o->cli.output, rc);
 }
 
-static int start_output(struct run *x, ev_reader *r, int *done)
+/* The driver's callbacks (ev_filter_run). */
+struct loop {
+	struct run *x;
+	ev_nccl_sched *s;
+	int header;
+};
+
+/* Output headers come from the first input's #ev line, read with its
+ * first item. */
+static int start_output(struct loop *l, ev_reader *r)
 {
-	if (*done || !x->w)
+	if (l->header || !l->x->w)
 		return EV_OK;
-	*done = 1;
+	l->header = 1;
 	const char *origin = ev_reader_header(r, "origin");
 	int rc = EV_OK;
 	if (origin)
-		rc = ev_writer_header(x->w, "origin", origin);
+		rc = ev_writer_header(l->x->w, "origin", origin);
 	if (!rc)
-		rc = ev_writer_header(x->w, "producer", "coll-expand");
+		rc = ev_writer_header(l->x->w, "producer", "coll-expand");
 	return rc;
 }
 
-static int one_input(struct run *x, ev_nccl_sched *s, const char *path, ev_strtab *st, ev_meta *meta, int *header)
+static int out_error(struct loop *l, int rc)
 {
-	struct opts *o = x->o;
-	ev_reader *r;
-	int rc = ev_reader_open(&r, path, st, meta);
+	ev_cli_file_error(&l->x->o->cli, l->x->o->cli.output, rc);
+	return EV_FILTER_REPORTED;
+}
+
+static int on_begin(void *ctx, ev_reader *r, size_t i)
+{
+	struct loop *l = ctx;
+	(void)i;
+	l->x->fname = ev_reader_name(r);
+	return EV_OK;
+}
+
+/* Metadata passes through (ev_write_text drops duplicates). */
+static int on_text(void *ctx, ev_reader *r, const char *line, size_t len)
+{
+	struct loop *l = ctx;
+	int rc = start_output(l, r);
+	if (!rc && l->x->w)
+		rc = ev_write_text(l->x->w, line, len);
+	return rc ? out_error(l, rc) : EV_OK;
+}
+
+static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
+{
+	struct loop *l = ctx;
+	struct run *x = l->x;
+	int pass, rc = start_output(l, r);
 	if (rc)
-		return ev_cli_file_error(&o->cli, path, rc);
-	x->fname = ev_reader_name(r);
-	struct ev_rec rec;
-	int status = 0;
-	while ((rc = ev_read(r, &rec)) > 0) {
-		int kind = rc;
-		if ((rc = start_output(x, r, header)) != EV_OK) {
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-			break;
-		}
-		if (kind == EV_TEXT) {
-			/* metadata passes through (ev_write_text drops duplicates) */
-			const char *line;
-			size_t len;
-			ev_reader_text(r, &line, &len);
-			if (x->w && (rc = ev_write_text(x->w, line, len)) != EV_OK) {
-				status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-				break;
-			}
-			continue;
-		}
-		uint64_t nread = ev_reader_recno(r);
-		int pass;
-		rc = ev_nccl_sched_feed(s, &rec, nread, &pass);
-		if (rc && (status = report(x, s, rc)) != 0)
-			break;
-		if (!pass || o->only_comm || !x->w)
-			continue;
-		const char *line;
-		size_t len;
-		ev_reader_record_line(r, &line, &len);
-		rc = line ? ev_write_escaped(x->w, &rec, line, len) : ev_write(x->w, &rec);
-		if (rc) {
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-			break;
-		}
-		if ((nread & 0xFFFF) == 0)
-			ev_cli_progress(&o->cli, nread, 0);
-	}
-	if (!status && rc < 0)
-		status = ev_cli_reader_error(&o->cli, r, rc);
-	if (!status && (rc = ev_nccl_sched_flush(s)) != 0)
-		status = report(x, s, rc);
-	ev_reader_close(r);
-	return status;
+		return out_error(l, rc);
+	rc = ev_nccl_sched_feed(l->s, rec, ev_reader_recno(r), &pass);
+	if (rc && report(x, l->s, rc))
+		return EV_FILTER_REPORTED;
+	if (!pass || x->o->only_comm || !x->w)
+		return EV_OK;
+	const char *line;
+	size_t len;
+	ev_reader_record_line(r, &line, &len);
+	rc = line ? ev_write_escaped(x->w, rec, line, len) : ev_write(x->w, rec);
+	return rc ? out_error(l, rc) : EV_OK;
+}
+
+/* The last operation of an input is expanded before the next input. */
+static int on_end(void *ctx, ev_reader *r, size_t i)
+{
+	struct loop *l = ctx;
+	(void)r;
+	(void)i;
+	int rc = ev_nccl_sched_flush(l->s);
+	return rc && report(l->x, l->s, rc) ? EV_FILTER_REPORTED : EV_OK;
 }
 
 /* What was inferred, once, at the end. */
@@ -264,7 +273,7 @@ static int run(struct opts *o)
 	ev_meta *meta = ev_meta_new();
 	ev_nccl_lat *lat = NULL;
 	ev_nccl_sched *s = NULL;
-	int status = 0, rc, header = 0;
+	int status = 0, rc;
 	if (!st || !meta) {
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
@@ -309,11 +318,12 @@ static int run(struct opts *o)
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
 	}
-	for (int i = 0; i < o->ninputs && !status; i++)
-		status = one_input(&x, s, o->inputs[i], st, meta, &header);
+	struct loop l = { .x = &x, .s = s };
+	const struct ev_filter f = { .flags = EV_FILTER_ORDER, .begin = on_begin, .text = on_text, .rec = on_rec,
+		                     .end = on_end };
+	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &l);
 	if (!status) {
 		ev_nccl_sched_finish(s);
-		summary(&x, s);
 		ev_cli_progress_done(&o->cli);
 		if (x.w) {
 			rc = ev_writer_close(x.w);
@@ -324,6 +334,8 @@ static int run(struct opts *o)
 		}
 		if (rc)
 			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+		else
+			summary(&x, s); /* not when the reader went away */
 	}
 done:
 	ev_writer_abort(x.w);
@@ -480,8 +492,7 @@ int main(int argc, char **argv)
 		return ev_cli_usage_error(&o.cli, "--format=flows writes messages only (no --keep-coll or --only-comm)");
 	if (o.format == FMT_FLOWS)
 		o.p.intra_send = 1; /* flows carry real bytes for every message */
-	static char *stdin_only[] = { (char *)"-" };
-	o.inputs = optind < argc ? argv + optind : stdin_only;
-	o.ninputs = optind < argc ? argc - optind : 1;
+	o.inputs = argv + optind;
+	o.ninputs = argc - optind; /* none: standard input */
 	return ev_cli_finish(&o.cli, run(&o));
 }
