@@ -484,7 +484,12 @@ int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t p
 	if (!ctr)
 		return EV_ERR_NOMEM;
 	uint32_t tag = make_tag(c->comm->idx, ch, (uint32_t)(*ctr)++);
-	int intra = sched_same_node(s, (int32_t)c->me, peer);
+	/* a channel talks to the same peer message after message */
+	if (peer != c->last_peer) {
+		c->last_peer = peer;
+		c->last_intra = sched_same_node(s, (int32_t)c->me, peer);
+	}
+	int intra = c->last_intra;
 	struct ev_rec r = c->base;
 	r.type = is_send ? EV_SEND : EV_RECV;
 	r.proto = (uint8_t)c->pl.proto;
@@ -672,6 +677,7 @@ static int expand(struct ev_nccl_sched *s, const struct ev_rec *r)
 	struct cur c;
 	int rc;
 	memset(&c, 0, sizeof c);
+	c.last_peer = -2;
 	s->err[0] = '\0';
 	s->msg_budget = s->p.max_messages ? s->p.max_messages : EV_NCCL_DEFAULT_MAX_MESSAGES;
 	if (r->rank > EV_NCCL_MAX_RANK)

@@ -120,6 +120,8 @@ struct cur {
 	uint32_t lane0;
 	int has_start;
 	uint32_t start;
+	int32_t last_peer;      /* one-entry cache of the peer's node test (-2: empty) */
+	int last_intra;
 };
 
 /* Warning kinds (each reported once through the sink). */
