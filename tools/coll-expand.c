@@ -128,10 +128,10 @@ static int emit_none(void *ctx, const struct ev_rec *r)
 	return EV_OK;
 }
 
-static int flows_message(void *ctx, const struct ev_rec *r, const struct ev_nccl_plan *pl, int32_t prev, int32_t next)
+static int flows_message(void *ctx, const struct ev_rec *r, const struct ev_nccl_plan *pl)
 {
 	struct run *x = ctx;
-	return ev_nccl_flows_message(x->flows, r, pl, prev, next);
+	return ev_nccl_flows_message(x->flows, r, pl);
 }
 
 static int flows_op_done(void *ctx, const struct ev_rec *op, const struct ev_nccl_plan *pl)

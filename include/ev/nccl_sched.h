@@ -208,9 +208,9 @@ void ev_nccl_params_default(struct ev_nccl_params *p);
 struct ev_nccl_sink {
 	int (*emit)(void *ctx, const struct ev_rec *r);
 	void (*warn)(void *ctx, const char *msg);
-	/* optional: every message with its context, for flow writers */
-	int (*message)(void *ctx, const struct ev_rec *r, const struct ev_nccl_plan *pl, int32_t ring_prev,
-	               int32_t ring_next);
+	/* optional: every message (bytes = wire bytes, also for intra-node
+	 * handshakes) with its operation's plan, for flow writers */
+	int (*message)(void *ctx, const struct ev_rec *r, const struct ev_nccl_plan *pl);
 	/* optional: an operation's expansion on one rank is complete */
 	int (*op_done)(void *ctx, const struct ev_rec *op, const struct ev_nccl_plan *pl);
 	void *ctx;
@@ -261,8 +261,7 @@ typedef struct ev_nccl_flows ev_nccl_flows;
  * (operation, channel) ("kind":"proxy") to out. */
 int ev_nccl_flows_new(ev_nccl_flows **f, ev_output *out);
 /* Forward the sink's message and op_done callbacks here. */
-int ev_nccl_flows_message(ev_nccl_flows *f, const struct ev_rec *r, const struct ev_nccl_plan *pl, int32_t ring_prev,
-                          int32_t ring_next);
+int ev_nccl_flows_message(ev_nccl_flows *f, const struct ev_rec *r, const struct ev_nccl_plan *pl);
 int ev_nccl_flows_op_done(ev_nccl_flows *f, const struct ev_rec *op, const struct ev_nccl_plan *pl);
 /* Write what is still pending (at the end of the stream). */
 int ev_nccl_flows_close(ev_nccl_flows *f);

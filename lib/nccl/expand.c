@@ -266,8 +266,7 @@ static int ring_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 			for (int sl = 0; sl < nsl; sl++) {
 				uint32_t d[3], id, after;
 				int nd = ndeps_of(d, &x, c, k > 0 && have_avail, avail[sl]);
-				rc = sched_put_msg(s, c, 1, next, bid, x.lane, ssl[sl] * T, fl, x.step, d, nd, &id, &after, prev,
-				                   next);
+				rc = sched_put_msg(s, c, 1, next, bid, x.lane, ssl[sl] * T, fl, x.step, d, nd, &id, &after);
 				if (rc)
 					return rc;
 				x.last_send = after;
@@ -281,8 +280,7 @@ static int ring_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 			for (int sl = 0; sl < nsl; sl++) {
 				uint32_t d[1], id, after;
 				int nd = start_deps(d, c);
-				rc = sched_put_msg(s, c, 0, prev, bid, x.lane, rsl[sl] * T, fl, x.step, d, nd, &id, &after, prev,
-				                   next);
+				rc = sched_put_msg(s, c, 0, prev, bid, x.lane, rsl[sl] * T, fl, x.step, d, nd, &id, &after);
 				if (rc)
 					return rc;
 				uint32_t out = after;
@@ -347,7 +345,7 @@ static int pipe_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 		if (do_recv) {
 			uint32_t d[1], id, after;
 			int nd = start_deps(d, c);
-			if ((rc = sched_put_msg(s, c, 0, prev, bid, x.lane, ne * T, 0, x.step, d, nd, &id, &after, prev, next)))
+			if ((rc = sched_put_msg(s, c, 0, prev, bid, x.lane, ne * T, 0, x.step, d, nd, &id, &after)))
 				return rc;
 			double cost = prim >= 0 ? lat_cost(s, (enum ev_nccl_prim)prim, c->pl.proto, ne * T) : 0;
 			if (cost > 0 && (rc = sched_put_calc(s, c, prim == EV_NCCL_P_RCS ? EV_CALC_COPY : EV_CALC_REDUCE, x.lane,
@@ -361,7 +359,7 @@ static int pipe_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 		if (do_send) {
 			uint32_t d[3], id, after;
 			int nd = ndeps_of(d, &x, c, has_data, data);
-			if ((rc = sched_put_msg(s, c, 1, next, bid, x.lane, ne * T, 0, x.step, d, nd, &id, &after, prev, next)))
+			if ((rc = sched_put_msg(s, c, 1, next, bid, x.lane, ne * T, 0, x.step, d, nd, &id, &after)))
 				return rc;
 			x.last_send = after;
 			x.has_last_send = 1;
@@ -398,8 +396,7 @@ static int tree_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 				continue;
 			uint32_t d[1], id, after;
 			int nd = start_deps(d, c);
-			if ((rc = sched_put_msg(s, c, 0, t.down[k], bid, x.lane, b, EV_F_TREE_UP, x.step, d, nd, &id, &after,
-			                        -1, -1)))
+			if ((rc = sched_put_msg(s, c, 0, t.down[k], bid, x.lane, b, EV_F_TREE_UP, x.step, d, nd, &id, &after)))
 				return rc;
 			double cost = lat_cost(s, t.up < 0 ? EV_NCCL_P_RRCS : EV_NCCL_P_RRS, proto, b);
 			if (cost > 0 &&
@@ -419,15 +416,13 @@ static int tree_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 				d[nd++] = got[k];
 			if (!nd && c->has_start)
 				d[nd++] = c->start;
-			if ((rc = sched_put_msg(s, c, 1, t.up, bid, x.lane, b, EV_F_TREE_UP, x.step, d, nd, &id, &after, -1,
-			                        -1)))
+			if ((rc = sched_put_msg(s, c, 1, t.up, bid, x.lane, b, EV_F_TREE_UP, x.step, d, nd, &id, &after)))
 				return rc;
 			last_up = after;
 			has_up = 1;
 			/* Down: receive the result from up. */
 			int ns = start_deps(d, c);
-			if ((rc = sched_put_msg(s, c, 0, t.up, bid, x.lane, b, EV_F_TREE_DOWN, x.step, d, ns, &id, &after, -1,
-			                        -1)))
+			if ((rc = sched_put_msg(s, c, 0, t.up, bid, x.lane, b, EV_F_TREE_DOWN, x.step, d, ns, &id, &after)))
 				return rc;
 			int has_child = t.down[0] >= 0 || t.down[1] >= 0 || t.down[2] >= 0;
 			double cost = has_child ? lat_cost(s, EV_NCCL_P_RCS, proto, b) : 0;
@@ -452,8 +447,7 @@ static int tree_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 				d[nd++] = down_src[q];
 			if (!nd && c->has_start)
 				d[nd++] = c->start;
-			if ((rc = sched_put_msg(s, c, 1, t.down[k], bid, x.lane, b, EV_F_TREE_DOWN, x.step, d, nd, &id, &after,
-			                        -1, -1)))
+			if ((rc = sched_put_msg(s, c, 1, t.down[k], bid, x.lane, b, EV_F_TREE_DOWN, x.step, d, nd, &id, &after)))
 				return rc;
 			last_down_send = after;
 			has_dsend = 1;
@@ -533,7 +527,7 @@ static int p2p_emit(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t
 			uint64_t b = p->bytes ? umin(p->chunk, p->bytes - k * p->chunk) : 0;
 			uint32_t d[1], id, after;
 			int nd = has_last ? (d[0] = last, 1) : start_deps(d, c);
-			rc = sched_put_msg(s, c, is_send, peer, ch, lane, b, 0, (uint32_t)k, d, nd, &id, &after, -1, -1);
+			rc = sched_put_msg(s, c, is_send, peer, ch, lane, b, 0, (uint32_t)k, d, nd, &id, &after);
 			last = after;
 			has_last = 1;
 		}

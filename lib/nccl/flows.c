@@ -154,12 +154,9 @@ static uint64_t chunk_size(unsigned proto, uint64_t step, uint64_t cs)
 	return step * cs;
 }
 
-int ev_nccl_flows_message(ev_nccl_flows *f, const struct ev_rec *r, const struct ev_nccl_plan *pl, int32_t ring_prev,
-                          int32_t ring_next)
+int ev_nccl_flows_message(ev_nccl_flows *f, const struct ev_rec *r, const struct ev_nccl_plan *pl)
 {
-	(void)pl;
-	(void)ring_prev;
-	(void)ring_next;
+	(void)pl; /* the operation's plan is read once, at op_done */
 	if (f->n == f->cap) {
 		size_t nc = f->cap ? 2 * f->cap : 1024;
 		struct fmsg *p = realloc(f->m, nc * sizeof *p);

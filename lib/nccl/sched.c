@@ -473,7 +473,7 @@ static uint32_t make_tag(uint32_t comm_idx, unsigned ch, uint32_t ctr)
  * a 0-byte message plus a CALC intra on this side (returned in *after). */
 int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t peer, unsigned ch, uint32_t lane,
                   uint64_t data, uint16_t flags, uint32_t step, const uint32_t *deps, int ndeps, uint32_t *id,
-                  uint32_t *after, int32_t ring_prev, int32_t ring_next)
+                  uint32_t *after)
 {
 	if (s->msg_budget == 0)
 		return sched_fail(s, EV_ERR_LIMIT, "more messages than the limit of %llu for one operation (--max-messages)",
@@ -511,7 +511,7 @@ int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t p
 	if (!rc && s->sink.message) {
 		struct ev_rec m = r;
 		m.bytes = wire;
-		rc = s->sink.message(s->sink.ctx, &m, &c->pl, ring_prev, ring_next);
+		rc = s->sink.message(s->sink.ctx, &m, &c->pl);
 	}
 	*after = *id;
 	if (!rc && intra && !s->p.intra_send)

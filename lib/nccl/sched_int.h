@@ -138,7 +138,7 @@ int sched_put_calc(struct ev_nccl_sched *s, struct cur *c, unsigned kind, uint32
                    const uint32_t *deps, int ndeps, uint16_t ch, uint32_t *id);
 int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t peer, unsigned ch, uint32_t lane,
                   uint64_t data, uint16_t flags, uint32_t step, const uint32_t *deps, int ndeps, uint32_t *id,
-                  uint32_t *after, int32_t ring_prev, int32_t ring_next);
+                  uint32_t *after);
 
 void sched_note_decision(struct ev_nccl_sched *s, const struct cur *c);
 
