@@ -10,6 +10,15 @@ setup() {
 
 tsv2ev() { ev-view --pack -o "$2" "$1"; }
 
+# ends_within_seq FILE: the collectives of each (source keys, seq) end within
+# 10 us of each other.
+ends_within_seq() {
+	ev-view -M -H --type=coll -c src,seq,ts,dur "$1" >"$T/coll.tsv"
+	grep -a '^#src' "$1" | awk '{ c = ""; for (i = 3; i <= NF; i++) if ($i ~ /^(threads|channels)=/) c = c $i; print $2 "\t" c }' >"$T/srccfg.tsv"
+	awk -F'\t' 'NR == FNR { cfg[$1] = $2; next } { k = cfg[$1] "/" $2; e = $3 + $4; if (!(k in lo) || e < lo[k]) lo[k] = e; if (e > hi[k]) hi[k] = e }
+		END { m = 0; for (k in lo) if (hi[k] - lo[k] > m) m = hi[k] - lo[k]; if (m > 10000) { print "spread " m; exit 1 } }' "$T/srccfg.tsv" "$T/coll.tsv"
+}
+
 @test "merge order is (ts, rank, stream, seq), ties by input order" {
 	printf 'type\trank\tstream\tts\tseq\tname\nkernel\t1\t0\t10\t0\ta\nkernel\t0\t5\t20\t0\tb\nkernel\t0\t5\t20\t1\tc\n' >"$T/a.tsv"
 	printf 'type\trank\tstream\tts\tseq\tname\nkernel\t0\t0\t10\t0\td\nkernel\t0\t5\t20\t0\te\nkernel\t1\t0\t30\t0\tf\n' >"$T/b.tsv"
@@ -132,19 +141,97 @@ tsv2ev() { ev-view --pack -o "$2" "$1"; }
 @test "--align=coll recovers known offsets to within 10 us" {
 	bash "$GEN" "$T/g" 8 100 11 50000000 0
 	ev-merge --align=coll -o "$T/m.ev" "$T"/g/rank*.ev 2>"$T/err"
-	grep -q 'align: rank 7 offset' "$T/err"
+	grep -q 'align:   rank 7: offset' "$T/err"
 	grep -a '^#meta align.rank' "$T/m.ev" | tr ' ' '\n' | sed -n 's/^align.rank\([0-9]*\).offset_ns=\(.*\)/\1\t\2/p' >"$T/got.tsv"
-	run -0 awk -F'\t' 'NR == FNR { truth[$1] = $2; next } { d = $2 - truth[$1]; if (d < 0) d = -d; if (d > 10000) { print "rank " $1 " off by " d; bad = 1 } n++ } END { if (n != 8) print "ranks: " n; exit bad || n != 8 }' "$T/g/truth.tsv" "$T/got.tsv"
+	run -0 awk -F'\t' 'NR == FNR { truth[$1] = $2; next } { d = $2 - truth[$1]; if (d < 0) d = -d; if (d > 10000) { print "rank " $1 " off by " d; bad = 1 } n++ } END { if (n != 7) print "ranks: " n; exit bad || n != 7 }' "$T/g/truth.tsv" "$T/got.tsv"
 	# After alignment the collectives end together on every rank.
 	run -0 bash -c 'ev-view -M -H --type=coll -c seq,ts,dur "$1" | awk -F"\t" "{ e = \$2 + \$3; if (!(\$1 in lo) || e < lo[\$1]) lo[\$1] = e; if (e > hi[\$1]) hi[\$1] = e } END { m = 0; for (k in lo) if (hi[k] - lo[k] > m) m = hi[k] - lo[k]; print (m <= 10000) ? \"ok\" : \"spread \" m }"' _ "$T/m.ev"
 	assert_output ok
 }
 
-@test "--align=coll-drift also recovers drift" {
-	bash "$GEN" "$T/g" 4 200 5 20000000 30
+# ends_within FILE PERIOD TOL: every communication record of FILE (coll, p2p,
+# NCCL kernel) ends within TOL ns after the true end of its iteration
+# (generator: GEN_UNIX=1, T0 = 1e10 ns after the epoch prefix, ends at 3/4 of
+# the period).  Prints "ok" or the worst error.
+ends_within() {
+	ev-view -M -H -c type,op,ts,dur "$1" | awk -F'\t' -v P="$2" -v tol="$3" '
+		$1 == "coll" || $1 == "p2p" || ($1 == "kernel" && $2 == "comm") {
+			e = substr($3, 8) + $4 - 10000000000 - 0.75 * P
+			i = int(e / P + 0.5); err = e - i * P
+			if (err < 0) err = -err
+			if (err > worst) worst = err
+			n++
+		}
+		END { if (n == 0) print "no records"; else if (worst <= tol) print "ok"; else print "worst " worst " ns over " n }'
+}
+
+@test "10-minute run, offsets up to 2 s, 50 ppm drift: recovered within 10 us from one multi-rank input, per anchor kind" {
+	for kind in coll p2p kernel; do
+		rm -rf "$T/g"
+		GEN_ANCHOR=$kind GEN_PERIOD_NS=1000000000 GEN_UNIX=1 GEN_JITTER_NS=2000 bash "$GEN" "$T/g" 8 600 5 2000000000 50
+		# One input holding every rank, as merge-traces gives it.
+		ev-merge -o "$T/one.ev" "$T"/g/rank*.ev
+		ev-merge --align=coll-drift --report="$T/rep.tsv" -o "$T/m.ev" "$T/one.ev" 2>"$T/err"
+		run -0 bash -c 'ev-view -M -H -c ts "$1" | sort -c -n && echo ordered' _ "$T/m.ev"
+		assert_output ordered
+		[ "$(ev-view -M -H "$T/m.ev" | wc -l)" = "$(ev-view -M -H "$T/one.ev" | wc -l)" ]
+		run -0 ends_within "$T/m.ev" 1000000000 10000
+		assert_output ok
+		# The report: every rank aligned with its drift, residuals shown.
+		run -0 awk -F'\t' 'NR > 1 && $3 == "aligned" { n++; if ($18 != "drift fitted") bad = 1 } END { print n + 0, bad + 0 }' "$T/rep.tsv"
+		assert_output "7 0"
+		grep -q 'residual median' "$T/err"
+		# The drift is the truth within 0.05 ppm.
+		run -0 awk -F'\t' 'NR == FNR { truth[$1] = $3; next } FNR > 1 && $3 == "aligned" { d = $6 - truth[$2]; if (d < 0) d = -d; if (d > 0.05) { print "rank " $2 " drift off by " d; bad = 1 } } END { exit bad }' "$T/g/truth.tsv" "$T/rep.tsv"
+		if [ "$kind" = kernel ]; then grep -q 'no coll or p2p records.*NCCL kernels' "$T/err"; fi
+		# Same result from one file per rank.
+		ev-merge -q --align=coll-drift -o "$T/m2.ev" "$T"/g/rank*.ev
+		run -0 ends_within "$T/m2.ev" 1000000000 10000
+		assert_output ok
+	done
+}
+
+@test "offset-only coll-drift applies the offset right at +2 s and 50 ppm (no drift x offset error)" {
+	GEN_PERIOD_NS=1000000000 GEN_UNIX=1 bash "$GEN" "$T/g" 2 600 5 2000000000 50
 	ev-merge -q --align=coll-drift -o "$T/m.ev" "$T"/g/rank*.ev
-	grep -a '^#meta align.rank' "$T/m.ev" | tr ' ' '\n' | sed -n 's/^align.rank\([0-9]*\).drift_ppm=\(.*\)/\1\t\2/p' >"$T/got.tsv"
-	run -0 awk -F'\t' 'NR == FNR { truth[$1] = $3; next } { d = $2 - truth[$1]; if (d < 0) d = -d; if (d > 0.1) { print "rank " $1 " drift off by " d; bad = 1 } } END { exit bad }' "$T/g/truth.tsv" "$T/got.tsv"
+	run -0 ends_within "$T/m.ev" 1000000000 1000
+	assert_output ok
+}
+
+@test "a short trace gets offsets only, and says so" {
+	bash "$GEN" "$T/g" 4 70 5 20000000 30
+	ev-merge --align=coll-drift --report="$T/rep.tsv" -o "$T/m.ev" "$T"/g/rank*.ev 2>"$T/err"
+	grep -q 'offset only: anchors span too short a time for a drift' "$T/err"
+	run -0 awk -F'\t' 'NR > 1 && $3 == "aligned" && $6 != 0 { print "drift applied" }' "$T/rep.tsv"
+	assert_output ""
+	# A longer minimum span is an option.
+	ev-merge -q --align=coll-drift --drift-min-span=1ms --report="$T/rep.tsv" -o "$T/m.ev" "$T"/g/rank*.ev
+	run -0 awk -F'\t' 'NR == FNR { truth[$1] = $3; next } FNR > 1 && $3 == "aligned" { d = $6 - truth[$2]; if (d < 0) d = -d; if (d > 0.1) { print "rank " $2 " drift off by " d; bad = 1 } } END { exit bad }' "$T/g/truth.tsv" "$T/rep.tsv"
+}
+
+@test "no anchors: not a silent no-op" {
+	printf 'type\trank\tts\tname\nkernel\t0\t10\tk\nkernel\t1\t20\tk\n' >"$T/a.tsv"
+	tsv2ev "$T/a.tsv" "$T/a.ev"
+	run -0 ev-merge --align=coll -o "$T/m.ev" "$T/a.ev"
+	assert_output --partial "no coll or p2p records"
+	assert_output --partial "no rank could be aligned"
+}
+
+@test "configurations are aligned separately; missing ranks are named" {
+	mkdir -p "$T/s/256thread/nccl_28channels" "$T/s/512thread/nccl_56channels"
+	bash "$GEN" "$T/g1" 4 50 3 5000000 0
+	bash "$GEN" "$T/g2" 4 50 4 7000000 0
+	rm "$T/g2/rank2.ev"
+	ev-merge -o "$T/s/256thread/nccl_28channels.ev" "$T"/g1/rank*.ev
+	ev-merge -o "$T/s/512thread/nccl_56channels.ev" "$T"/g2/rank*.ev
+	ev-merge -k threads,channels -x '([0-9]+)thread/nccl_([0-9]+)channels' -o "$T/sweep.ev" "$T"/s/*thread/nccl_*channels.ev
+	run -0 ev-merge --align=coll --report="$T/rep.tsv" -o "$T/m.ev" "$T/sweep.ev"
+	assert_output --partial "configuration channels=28 threads=256: 4 ranks"
+	assert_output --partial "configuration channels=56 threads=512: 3 ranks"
+	assert_output --partial "1 of world_size 4 rank(s) missing: 2"
+	run -0 grep -c $'\taligned\t' "$T/rep.tsv"
+	assert_output 5
+	run -0 ends_within_seq "$T/m.ev"
 }
 
 @test "alignment reads a pipe through a spool file" {

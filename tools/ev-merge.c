@@ -757,9 +757,10 @@ static int advance(struct merge *m, int i)
 			changed = 1;
 		}
 		if (o->align != AL_NONE) {
-			int64_t ts = ev_align_apply(m->al, m->srcs->cfg_of[in->out_src], in->rec.rank, in->rec.ts);
-			changed |= ts != in->rec.ts;
-			in->rec.ts = ts;
+			int64_t ts = in->rec.ts;
+			uint64_t dur = in->rec.dur;
+			ev_align_apply_rec(m->al, m->srcs->cfg_of[in->out_src], in->rec.rank, &in->rec);
+			changed |= ts != in->rec.ts || dur != in->rec.dur;
 		}
 		if (changed)
 			in->line = NULL;

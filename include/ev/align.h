@@ -125,6 +125,11 @@ const struct ev_align_rank *ev_align_get(const ev_align *a, uint32_t config, uin
 /* Corrected time of a record of (config, rank); unchanged when unknown or
  * unaligned. */
 int64_t ev_align_apply(const ev_align *a, uint32_t config, uint32_t rank, int64_t ts);
+/* Correct a record of (config, rank) in place: ts, and for timed types
+ * (kernel, memcpy, memset, coll, p2p, range, api) the duration, which a
+ * drifting clock stretches too.  Detail records (chan, dep) keep their dur,
+ * which is not a time. */
+void ev_align_apply_rec(const ev_align *a, uint32_t config, uint32_t rank, struct ev_rec *r);
 /* Anchor thinning level reached (0: every anchor kept). */
 unsigned ev_align_thinning(const ev_align *a, enum ev_anchor_kind k);
 const char *ev_anchor_kind_name(enum ev_anchor_kind k);

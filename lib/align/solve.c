@@ -434,6 +434,27 @@ int64_t ev_align_apply(const ev_align *a, uint32_t config, uint32_t rank, int64_
 	return ev_align_apply_fit(&r->fit, ts);
 }
 
+void ev_align_apply_rec(const ev_align *a, uint32_t config, uint32_t rank, struct ev_rec *r)
+{
+	const struct ev_align_rank *ar = ev_align_get(a, config, rank);
+	if (!ar || ar->state == EV_UNALIGNED || ar->state == EV_ALIGNED_REF)
+		return;
+	int64_t ts = ev_align_apply_fit(&ar->fit, r->ts);
+	/* A drifting clock also stretches durations: map the end too, for the
+	 * types whose dur is a time on the rank's clock. */
+	int timed = r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET || r->type == EV_COLL ||
+	            r->type == EV_P2P || r->type == EV_RANGE || r->type == EV_API;
+	if (ar->fit.drift != 0 && timed && r->dur > 0 && r->dur <= (uint64_t)INT64_MAX) {
+		int64_t end = rec_end(r);
+		if (end != INT64_MAX) {
+			int64_t e2 = ev_align_apply_fit(&ar->fit, end);
+			if (e2 >= ts)
+				r->dur = (uint64_t)e2 - (uint64_t)ts;
+		}
+	}
+	r->ts = ts;
+}
+
 unsigned ev_align_thinning(const ev_align *a, enum ev_anchor_kind k) { return a->level[k]; }
 
 const char *ev_anchor_kind_name(enum ev_anchor_kind k)
