@@ -564,7 +564,7 @@ static int report_alignment(struct opts *o, const ev_align *al)
 	for (size_t k = 0; k < n;) {
 		const struct ev_align_rank *r0 = ev_align_at(al, k);
 		uint32_t cfg = r0->config;
-		size_t e = k, unaligned = 0, bad = 0, nodrift[5] = { 0 };
+		size_t e = k, unaligned = 0, bad = 0, nodrift[6] = { 0 };
 		memset(kinds_cfg, 0, sizeof kinds_cfg);
 		while (e < n && ev_align_at(al, e)->config == cfg) {
 			const struct ev_align_rank *r = ev_align_at(al, e);
@@ -572,7 +572,7 @@ static int report_alignment(struct opts *o, const ev_align *al)
 				kinds_cfg[x] += r->anchors[x];
 			e++;
 		}
-		const char *cname = *cfg_names[cfg] ? cfg_names[cfg] : "(all sources)";
+		const char *cname = *cfg_names[cfg] ? cfg_names[cfg] : "(single)";
 		if (say)
 			fprintf(stderr, "%s: align %s: configuration %s: %zu ranks, anchors coll %llu, p2p %llu, kernel %llu\n",
 			        o->cli.prog, mode_name(o->align), cname, e - k, (unsigned long long)kinds_cfg[0],
@@ -628,7 +628,7 @@ static int report_alignment(struct opts *o, const ev_align *al)
 			if (bad)
 				ev_cli_warn(&o->cli, "configuration %s: %zu rank(s) with a median residual above %llu ns: their alignment is doubtful (see the report)",
 				            cname, bad, (unsigned long long)o->aopt.warn_residual);
-			for (int d = EV_DRIFT_SHORT_SPAN; d <= EV_DRIFT_NOISE; d++)
+			for (int d = EV_DRIFT_SHORT_SPAN; d <= EV_DRIFT_IMPLAUSIBLE; d++)
 				if (nodrift[d])
 					ev_cli_warn(&o->cli, "configuration %s: %zu rank(s) %s%s", cname, nodrift[d],
 					            ev_drift_note_text((enum ev_drift_note)d),

@@ -69,7 +69,9 @@ enum ev_drift_note {
 	EV_DRIFT_SHORT_SPAN = 2, /* anchors span less than min_drift_span */
 	EV_DRIFT_FEW = 3,        /* fewer than 8 anchors */
 	EV_DRIFT_NOISE = 4,      /* fitted slope within 3 standard errors of 0 */
+	EV_DRIFT_IMPLAUSIBLE = 5, /* |D| > EV_ALIGN_MAX_DRIFT: no real oscillator drifts so */
 };
+#define EV_ALIGN_MAX_DRIFT 200e-6
 
 /* A fitted clock model and its quality. */
 struct ev_align_fit {

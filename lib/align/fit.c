@@ -134,7 +134,9 @@ int ev_align_fit(const int64_t *tref, const int64_t *d, size_t n, enum ev_align_
 			double se = sqrt(ss / (double)(m - 2) / sxx);
 			out->drift_se = se;
 			/* Significant, or so exact that noise cannot explain it. */
-			if (fabs(slope) > 3 * se && fabs(slope) * (xmax - xmin) >= 1) {
+			if (fabs(slope) > EV_ALIGN_MAX_DRIFT) {
+				out->drift_note = EV_DRIFT_IMPLAUSIBLE;
+			} else if (fabs(slope) > 3 * se && fabs(slope) * (xmax - xmin) >= 1) {
 				a = icpt;
 				b = slope;
 				out->drift_note = EV_DRIFT_FITTED;
@@ -180,6 +182,7 @@ const char *ev_drift_note_text(enum ev_drift_note n)
 	case EV_DRIFT_SHORT_SPAN: return "offset only: anchors span too short a time for a drift";
 	case EV_DRIFT_FEW: return "offset only: fewer than 8 anchors for a drift";
 	case EV_DRIFT_NOISE: return "offset only: fitted drift not significant";
+	case EV_DRIFT_IMPLAUSIBLE: return "offset only: fitted drift above 200 ppm, beyond any real clock";
 	}
 	return "?";
 }
