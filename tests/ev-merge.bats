@@ -249,3 +249,39 @@ ends_within() {
 	run -2 ev-merge - -
 	assert_output --partial "only once"
 }
+
+@test "wrong inputs are named: JSON, gzip JSON, SQLite" {
+	printf '{"traceEvents": []}' >"$T/t.json"
+	run -1 ev-merge -o "$T/m.ev" "$T/t.json"
+	assert_output "ev-merge: $T/t.json: line 1: not an ev stream (looks like JSON: convert a PyTorch profiler trace with kineto2ev)"
+	printf '[\n{"a": 1}\n]\n' | gzip >"$T/t.json.gz"
+	run -1 ev-merge -o "$T/m.ev" "$T/t.json.gz"
+	assert_output --partial "not an ev stream (looks like gzip-compressed JSON"
+	printf 'SQLite format 3\0\0\0\0\n' >"$T/x.sqlite"
+	run -1 ev-merge -o "$T/m.ev" "$T/x.sqlite"
+	assert_output --partial "not an ev stream (SQLite database: convert an Nsight Systems export with nsys2ev)"
+	[ ! -e "$T/m.ev" ]
+}
+
+@test "#src keys of the inputs survive a merge; no warning for the README sweep workflow" {
+	printf '#src 0 file=r0.json rank=0 base_ns=1759300074000000000\n#src 1 file=r1.json rank=1 base_ns=1759300074000000001\ntype\trank\tsrc\tts\tname\nkernel\t0\t0\t1\tk\nkernel\t1\t1\t2\tk\n' >"$T/a.tsv"
+	mkdir -p "$T/s/256thread" "$T/s/512thread"
+	tsv2ev "$T/a.tsv" "$T/s/256thread/nccl_28channels.ev"
+	tsv2ev "$T/a.tsv" "$T/s/512thread/nccl_56channels.ev"
+	cd "$T"
+	run -0 --separate-stderr ev-merge -k threads,channels -x '([0-9]+)thread/nccl_([0-9]+)channels' -o sweep.ev s/*thread/nccl_*channels.ev
+	[ -z "$stderr" ]
+	run -0 grep -a '^#src' sweep.ev
+	assert_output - <<'OUT'
+#src 0 file=r0.json rank=0 base_ns=1759300074000000000 input=s/256thread/nccl_28channels.ev threads=256 channels=28
+#src 1 file=r1.json rank=1 base_ns=1759300074000000001 input=s/256thread/nccl_28channels.ev threads=256 channels=28
+#src 2 file=r0.json rank=0 base_ns=1759300074000000000 input=s/512thread/nccl_56channels.ev threads=512 channels=56
+#src 3 file=r1.json rank=1 base_ns=1759300074000000001 input=s/512thread/nccl_56channels.ev threads=512 channels=56
+OUT
+	run -0 ev-view -M -H -c src,rank sweep.ev
+	assert_output "$(printf '0\t0\n2\t0\n1\t1\n3\t1')"
+	# Merging again keeps every key and adds the label.
+	ev-merge -o again.ev base=sweep.ev
+	run -0 grep -a '^#src 3' again.ev
+	assert_output '#src 3 label=base file=r1.json rank=1 base_ns=1759300074000000001 input=s/512thread/nccl_56channels.ev threads=512 channels=56'
+}
