@@ -344,7 +344,21 @@ static void ev_begin(struct state *s, const char *ph, int64_t pid, int64_t tid)
 	s->nevents++;
 }
 
-static int64_t rel_ts(const struct state *s, int64_t ts) { return s->o->absolute ? ts : ts - s->base; }
+/* Differences in two's complement: format-legal extreme times wrap instead
+ * of overflowing (ts >= base in an ordered stream). */
+static int64_t rel_ts(const struct state *s, int64_t ts)
+{
+	return s->o->absolute ? ts : (int64_t)((uint64_t)ts - (uint64_t)s->base);
+}
+
+/* ts + dur, saturating at INT64_MAX. */
+static int64_t rec_end(const struct ev_rec *r)
+{
+	int64_t e;
+	if (r->dur > (uint64_t)INT64_MAX || __builtin_add_overflow(r->ts, (int64_t)r->dur, &e))
+		return INT64_MAX;
+	return e;
+}
 
 static void meta_event(struct state *s, const char *what, int64_t pid, int64_t tid, const char *name, int64_t sort)
 {
@@ -958,7 +972,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 	if (n->oom)
 		return EV_ERR_NOMEM;
 
-	int64_t end = ev_rec_end(r);
+	int64_t end = rec_end(r);
 	if (r->type == EV_MARK)
 		end = r->ts;
 	struct track *t = r->type == EV_MARK ? get_track(s, r->rank, gpu, kind, id, 0)
@@ -976,7 +990,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 		sb_puts(b, ",\"s\":\"t\"");
 	} else {
 		sb_puts(b, ",\"dur\":");
-		sb_us(b, end - r->ts);
+		sb_us(b, (int64_t)((uint64_t)end - (uint64_t)r->ts));
 	}
 	sb_puts(b, ",\"args\":{\"rank\":");
 	sb_u64(b, r->rank);
@@ -1023,7 +1037,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 		sb_key(b, "op");
 		sb_jstr(b, sig, siglen);
 	}
-	if (end != ev_rec_end(r) && r->type != EV_MARK)
+	if (end != rec_end(r) && r->type != EV_MARK)
 		sb_kv_u64(b, "clipped_from_ns", r->dur);
 	args_flags(b, r->flags);
 	sb_puts(b, "}}");
@@ -1065,7 +1079,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 			struct proc *p = get_proc(s, r->rank, 1);
 			if (!p)
 				return EV_ERR_NOMEM;
-			counter_add(s, p, which, r->ts, ev_rec_end(r), which == C_KERNELS ? 1 : r->bytes);
+			counter_add(s, p, which, r->ts, rec_end(r), which == C_KERNELS ? 1 : r->bytes);
 		}
 	}
 	return b->oom ? EV_ERR_NOMEM : EV_OK;
