@@ -668,8 +668,8 @@ static int write_align_meta(struct opts *o, ev_writer *w, const ev_align *al)
 	int rc = 0;
 	for (size_t k = 0; k < ev_align_count(al) && !rc; k++) {
 		const struct ev_align_rank *r = ev_align_at(al, k);
-		if (r->state == EV_UNALIGNED || r->state == EV_ALIGNED_REF)
-			continue;
+		if (r->state == EV_UNALIGNED)
+			continue; /* consumers read a missing rank as "not aligned" */
 		char pre[32] = "";
 		if (ncfg > 1)
 			snprintf(pre, sizeof pre, "cfg%u.", r->config);
