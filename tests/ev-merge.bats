@@ -296,3 +296,42 @@ OUT
 	done
 	run -0 ev-merge --sort -o "$T/y.ev" "$T/x.ev"
 }
+
+# shift_rank IN OUT RANK NS DRIFT_PPM: rank RANK's times in IN seen through a
+# clock that is NS ahead and drifts DRIFT_PPM against the others (from the
+# rank's first event), to OUT.  Exact decimal arithmetic on 19-digit times
+# (awk doubles are not).  The output is re-sorted.
+shift_rank() {
+	ev-view "$1" | awk -F'\t' -v OFS='\t' -v rank="$3" -v off="$4" -v ppm="$5" '
+		# a + d for a decimal string a and |d| < 1e12
+		function add(a, d,   n, hi, lo) {
+			n = length(a); if (n <= 12) return sprintf("%.0f", a + d)
+			hi = substr(a, 1, n - 12); lo = substr(a, n - 11) + d
+			while (lo < 0) { lo += 1e12; hi = sprintf("%.0f", hi - 1) }
+			while (lo >= 1e12) { lo -= 1e12; hi = sprintf("%.0f", hi + 1) }
+			return hi sprintf("%012.0f", lo)
+		}
+		function since(a, b) { return substr(a, length(a) - 11) - substr(b, length(b) - 11) }
+		/^#/ { print; next }
+		$1 == "type" { for (i = 1; i <= NF; i++) col[$i] = i; print; next }
+		$col["rank"] == rank {
+			if (first == "") first = $col["ts"]
+			$col["ts"] = add($col["ts"], off + int(ppm * since($col["ts"], first) / 1e6))
+		}
+		{ print }' | ev-view --pack | ev-merge --sort -o "$2"
+}
+
+@test "shared data: offsets injected into real traces (nsys export, aorta Kineto) are recovered within 10 us" {
+	need_shared_data
+	nsys2ev -q -o "$T/ns.ev" "$SHARED_DATA/nsys/nsysai_mfu_2gpu_before.sqlite"
+	kineto2ev -q -o "$T/ao.ev" "$SHARED_DATA"/kineto/aorta-sweep/256thread/nccl_28channels/torch_profiler/rank*/*.json.gz
+	for t in ns ao; do
+		ev-merge -q --align=coll --report="$T/base.tsv" -o /dev/null "$T/$t.ev"
+		for off in 1230000 -37000000 2000000000; do
+			shift_rank "$T/$t.ev" "$T/s.ev" 1 "$off" 0
+			ev-merge -q --align=coll --report="$T/r.tsv" -o /dev/null "$T/s.ev"
+			run -0 awk -F'\t' -v off="$off" 'NR == FNR { if ($2 == 1) base = $5; next } $2 == 1 { d = $5 - base - off; if (d < 0) d = -d; print (d <= 10000 && $3 == "aligned") ? "ok" : "off by " d " (" $3 ")" }' "$T/base.tsv" "$T/r.tsv"
+			assert_output ok
+		done
+	done
+}

@@ -13,10 +13,11 @@
  *           rank that took part;
  *   p2p     the end of the k-th send a->b and of the k-th receive b<-a
  *           (same communicator and seq);
- *   kernel  the end of the k-th NCCL kernel with the same name on the same
- *           stream number, used only where the two ranks ran as many such
- *           kernels in the trace (so ordinals match) and only for ranks that
- *           have no coll or p2p anchor.
+ *   kernel  the end of the k-th NCCL kernel with the same name on the j-th
+ *           stream that runs that name (streams numbered in order of first
+ *           use, as stream ids differ between ranks), used only where the
+ *           two ranks ran as many such kernels (so ordinals match) and only
+ *           for ranks that no coll or p2p anchor reaches.
  * Anchors are kept per configuration (a caller-given id, one per set of
  * sweep settings): configurations are never aligned against each other.
  *

@@ -184,9 +184,20 @@ int ev_align_add(ev_align *a, uint32_t config, uint32_t rank, const struct ev_re
 		return add_anchor(a, s, EV_ANCHOR_P2P, hash_words(w, 6), 0, rec_end(r));
 	}
 	if (r->type == EV_KERNEL && r->op == EV_KC_COMM && r->name) {
-		uint64_t g[3] = { EV_ANCHOR_KERNEL, config, ((uint64_t)r->stream << 32) };
-		g[2] ^= r->name;
-		uint64_t grp = hash_words(g, 3);
+		/* Stream ids differ between ranks (7 on one, 15 on another): number
+		 * the streams that run this kernel name in order of first use. */
+		uint64_t sw[5] = { 0x5354, config, rank, r->name, r->stream }, *j = ev_map_get(&a->kcount, hash_words(sw, 5));
+		uint64_t lane;
+		if (j) {
+			lane = *j - 1;
+		} else {
+			uint64_t nw[4] = { 0x4e58, config, rank, r->name }, nk = hash_words(nw, 4), *next = ev_map_get(&a->kcount, nk);
+			lane = next ? *next : 0;
+			if (ev_map_put(&a->kcount, nk, lane + 1) || ev_map_put(&a->kcount, hash_words(sw, 5), lane + 1))
+				return EV_ERR_NOMEM;
+		}
+		uint64_t g[4] = { EV_ANCHOR_KERNEL, config, r->name, lane };
+		uint64_t grp = hash_words(g, 4);
 		uint64_t c[2] = { grp, rank };
 		uint64_t ck = hash_words(c, 2), *cnt = ev_map_get(&a->kcount, ck);
 		uint64_t ordinal = cnt ? *cnt : 0;
