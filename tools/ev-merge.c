@@ -559,13 +559,13 @@ static const char *state_name(enum ev_align_state s)
  * for what the alignment could not do. */
 static int report_alignment(struct opts *o, const ev_align *al)
 {
-	FILE *rf = NULL;
-	if (o->report && !(rf = fopen(o->report, "w")))
-		return ev_cli_error(&o->cli, "%s: %s", o->report, strerror(errno));
+	ev_output *rf = NULL;
+	int rc;
+	if (o->report && (rc = ev_output_open(&rf, o->report)) != EV_OK)
+		return ev_cli_file_error(&o->cli, o->report, rc);
 	if (rf)
-		fputs("config\trank\tstate\tvia\toffset_ns\tdrift_ppm\tt0_ns\tanchors_coll\tanchors_p2p\tanchors_kernel\t"
-		      "used_coll\tused_p2p\tused_kernel\toutliers\tresid_median_ns\tresid_max_ns\tspan_ns\tnote\n",
-		      rf);
+		rc = ev_output_printf(rf, "%s", "config\trank\tstate\tvia\toffset_ns\tdrift_ppm\tt0_ns\tanchors_coll\tanchors_p2p\tanchors_kernel\t"
+		      "used_coll\tused_p2p\tused_kernel\toutliers\tresid_median_ns\tresid_max_ns\tspan_ns\tnote\n");
 	size_t n = ev_align_count(al);
 	int say = !o->cli.quiet;
 	uint64_t kinds_cfg[EV_ANCHOR_KINDS];
@@ -604,8 +604,8 @@ static int report_alignment(struct opts *o, const ev_align *al)
 			else if (say)
 				fprintf(stderr, "%s: align:   rank %u: %s\n", o->cli.prog, r->rank,
 				        r->state == EV_ALIGNED_REF ? "reference" : "left on its own clock");
-			if (rf)
-				fprintf(rf, "%s\t%u\t%s\t%u\t%lld\t%.6f\t%lld\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%.0f\t%.0f\t%llu\t%s\n",
+			if (rf && !rc)
+				rc = ev_output_printf(rf, "%s\t%u\t%s\t%u\t%lld\t%.6f\t%lld\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%.0f\t%.0f\t%llu\t%s\n",
 				        cname, r->rank, state_name(r->state), r->via, (long long)f->offset, f->drift * 1e6,
 				        (long long)f->t0, (unsigned long long)r->anchors[0], (unsigned long long)r->anchors[1],
 				        (unsigned long long)r->anchors[2], (unsigned long long)r->used[0],
@@ -658,8 +658,14 @@ static int report_alignment(struct opts *o, const ev_align *al)
 		}
 		k = e;
 	}
-	if (rf && fclose(rf) != 0)
-		return ev_cli_error(&o->cli, "%s: %s", o->report, strerror(errno));
+	if (rf) {
+		if (rc)
+			ev_output_abort(rf);
+		else
+			rc = ev_output_close(rf);
+		if (rc)
+			return ev_cli_file_error(&o->cli, o->report, rc);
+	}
 	return 0;
 }
 
