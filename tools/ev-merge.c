@@ -474,13 +474,15 @@ static int scan_for_alignment(struct opts *o, struct input *ins, int n, struct s
 					if ((status = src_line(o, srcs, in, line, len, NULL)) != 0)
 						break;
 					last_src = UINT32_MAX;
-				} else if (!o->origin_scan) {
-					const char *org = ev_reader_header(in->r, "origin"), *prod = ev_reader_header(in->r, "producer");
-					snprintf(o->origin, sizeof o->origin, "%s", org ? org : "");
-					snprintf(o->producer, sizeof o->producer, "%s", prod ? prod : "");
-					o->origin_scan = 1;
 				}
 				continue;
+			}
+			if (!o->origin_scan) {
+				/* What the times mean, for the report of unaligned ranks. */
+				const char *org = ev_reader_header(in->r, "origin"), *prod = ev_reader_header(in->r, "producer");
+				snprintf(o->origin, sizeof o->origin, "%s", org ? org : "");
+				snprintf(o->producer, sizeof o->producer, "%s", prod ? prod : "");
+				o->origin_scan = 1;
 			}
 			if (r.src != last_src) {
 				if ((status = map_src(o, srcs, in, r.src, NULL, 0, NULL, &out)) != 0)
