@@ -319,7 +319,7 @@ static int compose_src(struct opts *o, struct input *in, uint32_t out, const cha
 	const char *rv[10] = { 0 };
 	size_t rl[10] = { 0 };
 	int have_re = regex_keys(o, in, rv, rl);
-	int seen_label = 0, seen_file = 0, seen_input = 0, seen_key[10] = { 0 };
+	int seen_file = 0, seen_input = 0, seen_key[10] = { 0 };
 	const char *path = strcmp(in->path, "-") == 0 ? "standard input" : in->path;
 	size_t n = (size_t)snprintf(line, cap, "#src %u", out);
 	if (in->label)
@@ -341,7 +341,6 @@ static int compose_src(struct opts *o, struct input *in, uint32_t out, const cha
 			/* Our label names the source now; the earlier one is kept. */
 			if (n < cap)
 				n += (size_t)snprintf(line + n, cap - n, " label.prev%.*s", (int)(p - t - (int)klen), t + klen);
-			seen_label = 1;
 			continue;
 		}
 		seen_file |= strcmp(key, "file") == 0;
@@ -363,7 +362,6 @@ static int compose_src(struct opts *o, struct input *in, uint32_t out, const cha
 		if (!replaced && n < cap)
 			n += (size_t)snprintf(line + n, cap - n, " %.*s", (int)(p - t), t);
 	}
-	(void)seen_label;
 	if (!seen_file)
 		n = put_kv(line, cap, n, "file", path, strlen(path));
 	else if (!seen_input)
