@@ -11,6 +11,7 @@
  *   ev/nccl.h      the NCCL/RCCL name vocabulary
  *   ev/hta.h       HTA's temporal breakdown, streaming
  *   ev/tsv.h       records as TSV/CSV/JSON Lines rows, and TSV packed back
+ *   ev/align.h     clock alignment of ranks from anchors
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H
@@ -23,5 +24,6 @@
 #include "ev/nccl.h"
 #include "ev/hta.h"
 #include "ev/tsv.h"
+#include "ev/align.h"
 
 #endif /* EV_H */
