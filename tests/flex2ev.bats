@@ -394,3 +394,17 @@ EOF
 	assert_line "flex2ev: no slices or marks in the input: nothing converted (see the counts above)"
 	[ ! -e "$T/b.ev" ]
 }
+
+@test "shared data: ev-merge's anchor alignment agrees with flex2ev's send/recv alignment" {
+	need_shared_data
+	run -0 --separate-stderr flex2ev -o "$T/a.ev" "$A/allreduce_tp4.json"
+	mine="$stderr"
+	flex2ev -q --align=none -o "$T/raw.ev" "$A/allreduce_tp4.json"
+	run -0 --separate-stderr ev-merge --align=coll -o "$T/m.ev" "$T/raw.ev"
+	# Within a microsecond per rank (ev-merge also uses the span ends).
+	for r in 1 2 3; do
+		a=$(sed -n "s/.*rank $r clock offset \([-+0-9.]*\) us.*/\1/p" <<<"$mine")
+		b=$(sed -n "s/.*rank $r: offset \([-+0-9.]*\) ms.*/\1/p" <<<"$stderr")
+		awk -v a="$a" -v b="$b" 'BEGIN { d = a - b * 1000; exit !(d < 1 && d > -1) }'
+	done
+}
