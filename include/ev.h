@@ -16,6 +16,7 @@
 #include "ev/stream.h"
 #include "ev/json.h"
 #include "ev/analysis.h"
+#include "ev/stats.h"
 #include "ev/tool.h"
 
 #endif /* EV_H */
