@@ -78,6 +78,8 @@ static void usage(FILE *f)
 
 struct comp { /* an open compute kernel */
 	struct ev_rec rec;
+	int64_t end;            /* ev_end_sat(&rec) */
+	uint64_t seq;           /* open order, for ties in the close heap */
 	int64_t cur_s, cur_e;   /* current merged overlap interval */
 	uint64_t uni;           /* merged overlap before it */
 	uint64_t best;          /* largest single overlap */
@@ -101,6 +103,10 @@ struct rankstate {
 	uint64_t kernels, overlapped;
 };
 
+/* The close heap: every open compute kernel by (end, rank index, open
+ * order), so that closing costs O(log open) and never visits idle ranks. */
+struct hent { int64_t end; uint32_t ri; uint64_t seq; };
+
 struct state {
 	struct opts *o;
 	ev_strtab *st;
@@ -116,9 +122,9 @@ struct state {
 	struct ev_order order;
 	struct ev_rec pending;      /* a communication kernel awaiting its collective */
 	int have_pending;
-	/* closing in end order */
-	struct comp *closing;
-	size_t nclosing, capclosing;
+	struct hent *heap;
+	size_t nheap, capheap;
+	uint64_t nseq;
 };
 
 static const char *str_of(struct state *s, uint64_t id)
@@ -179,11 +185,11 @@ static struct rankstate *rank_of(struct state *s, uint32_t src, uint32_t rank)
 
 static void intersect(struct comp *k, int64_t s, int64_t e, uint64_t name)
 {
-	int64_t ks = k->rec.ts, ke = ev_rec_end(&k->rec);
+	int64_t ks = k->rec.ts, ke = k->end;
 	int64_t a = s > ks ? s : ks, b = e < ke ? e : ke;
 	if (b <= a)
 		return;
-	uint64_t ov = (uint64_t)(b - a);
+	uint64_t ov = ev_span(a, b);
 	k->count++;
 	if (ov > k->best) {
 		k->best = ov;
@@ -203,7 +209,7 @@ static void intersect(struct comp *k, int64_t s, int64_t e, uint64_t name)
 		k->cur_s = a;
 		k->cur_e = b;
 	} else if (a > k->cur_e) {
-		k->uni += (uint64_t)(k->cur_e - k->cur_s);
+		k->uni += ev_span(k->cur_s, k->cur_e);
 		k->cur_s = a;
 		k->cur_e = b;
 	} else if (b > k->cur_e) {
@@ -213,7 +219,7 @@ static void intersect(struct comp *k, int64_t s, int64_t e, uint64_t name)
 
 static uint64_t union_of(const struct comp *k)
 {
-	return k->uni + (k->cur_e > k->cur_s ? (uint64_t)(k->cur_e - k->cur_s) : 0);
+	return k->uni + ev_span(k->cur_s, k->cur_e);
 }
 
 static const char *src_label(struct state *s, uint32_t src, char *buf, size_t n)
@@ -237,7 +243,7 @@ static int emit(struct state *s, const struct comp *k)
 		o.rank = k->rec.rank;
 		o.stream = k->rec.stream;
 		o.src = k->rec.src;
-		o.ts = ev_rec_end(&k->rec);
+		o.ts = k->end;
 		o.dur = k->rec.dur;
 		o.bytes = uni;
 		o.aux = k->count;
@@ -273,56 +279,92 @@ static int emit(struct state *s, const struct comp *k)
 	return rc;
 }
 
-static int cmp_end(const void *a, const void *b)
+static int hent_less(const struct hent *x, const struct hent *y)
 {
-	int64_t x = ev_rec_end(&((const struct comp *)a)->rec), y = ev_rec_end(&((const struct comp *)b)->rec);
-	return x < y ? -1 : x > y;
+	if (x->end != y->end)
+		return x->end < y->end;
+	if (x->ri != y->ri)
+		return x->ri < y->ri;
+	return x->seq < y->seq;
 }
 
-/* Close every compute kernel that ended at or before t (all ranks), in end
- * order, so overlap records keep the output in time order. */
+static int heap_push(struct state *s, struct hent e)
+{
+	if (s->nheap == s->capheap) {
+		size_t cap = s->capheap ? 2 * s->capheap : 64;
+		struct hent *nh = realloc(s->heap, cap * sizeof *nh);
+		if (!nh)
+			return EV_ERR_NOMEM;
+		s->heap = nh;
+		s->capheap = cap;
+	}
+	size_t i = s->nheap++;
+	while (i > 0 && hent_less(&e, &s->heap[(i - 1) / 2])) {
+		s->heap[i] = s->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->heap[i] = e;
+	return EV_OK;
+}
+
+static struct hent heap_pop(struct state *s)
+{
+	struct hent top = s->heap[0], e = s->heap[--s->nheap];
+	size_t i = 0, n = s->nheap;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && hent_less(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!hent_less(&s->heap[c], &e))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (n)
+		s->heap[i] = e;
+	return top;
+}
+
+/* Close every compute kernel that ended at or before t (all: every one), in
+ * end order (ties: rank first seen, then open order), so overlap records
+ * keep the output in time order. */
 static int close_until(struct state *s, int64_t t, int all)
 {
-	s->nclosing = 0;
-	for (size_t r = 0; r < s->nranks; r++) {
-		struct rankstate *rs = &s->ranks[r];
-		size_t w = 0;
-		for (size_t i = 0; i < rs->nopen; i++) {
-			struct comp *k = &rs->open[i];
-			if (all || ev_rec_end(&k->rec) <= t) {
-				if (s->nclosing == s->capclosing) {
-					size_t cap = s->capclosing ? 2 * s->capclosing : 64;
-					struct comp *nc = realloc(s->closing, cap * sizeof *nc);
-					if (!nc)
-						return EV_ERR_NOMEM;
-					s->closing = nc;
-					s->capclosing = cap;
-				}
-				s->closing[s->nclosing++] = *k;
-				rs->overlapped += k->count > 0;
-			} else {
-				rs->open[w++] = *k;
-			}
-		}
-		rs->nopen = w;
-		w = 0;
-		for (size_t i = 0; i < rs->nact; i++)
-			if (!all && rs->act[i].e > t)
-				rs->act[w++] = rs->act[i];
-		rs->nact = w;
-	}
-	if (s->nclosing > 1)
-		qsort(s->closing, s->nclosing, sizeof *s->closing, cmp_end);
 	int rc = EV_OK;
-	for (size_t i = 0; i < s->nclosing && !rc; i++)
-		rc = emit(s, &s->closing[i]);
+	while (!rc && s->nheap && (all || s->heap[0].end <= t)) {
+		struct hent e = heap_pop(s);
+		struct rankstate *rs = &s->ranks[e.ri];
+		size_t i;
+		for (i = 0; i < rs->nopen && rs->open[i].seq != e.seq; i++)
+			;
+		if (i == rs->nopen)
+			continue; /* cannot happen: every open kernel is in the heap once */
+		struct comp k = rs->open[i];
+		rs->open[i] = rs->open[--rs->nopen];
+		rs->overlapped += k.count > 0;
+		rc = emit(s, &k);
+	}
 	return rc;
 }
 
-/* A communication kernel meets the compute kernels open on its rank. */
-static int add_comm(struct rankstate *rs, const struct ev_rec *r)
+/* Forget the communication kernels of a rank that ended by t: they cannot
+ * overlap anything that starts at t or later. */
+static void prune_act(struct rankstate *rs, int64_t t)
 {
-	int64_t end = ev_rec_end(r);
+	size_t w = 0;
+	for (size_t i = 0; i < rs->nact; i++)
+		if (rs->act[i].e > t)
+			rs->act[w++] = rs->act[i];
+	rs->nact = w;
+}
+
+/* A communication kernel meets the compute kernels open on its rank. */
+static int add_comm(struct rankstate *rs, const struct ev_rec *r, int64_t now)
+{
+	int64_t end = ev_end_sat(r);
+	prune_act(rs, now);
 	for (size_t i = 0; i < rs->nopen; i++)
 		intersect(&rs->open[i], r->ts, end, r->name);
 	if (rs->nact == rs->capact) {
@@ -352,7 +394,7 @@ static int flush_pending(struct state *s, const struct ev_rec *next)
 			return EV_ERR_NOMEM;
 	}
 	struct rankstate *rs = rank_of(s, p->src, p->rank);
-	return rs ? add_comm(rs, p) : EV_ERR_NOMEM;
+	return rs ? add_comm(rs, p, next ? next->ts : p->ts) : EV_ERR_NOMEM;
 }
 
 static int on_record(struct state *s, const struct ev_rec *r)
@@ -372,7 +414,7 @@ static int on_record(struct state *s, const struct ev_rec *r)
 		return EV_ERR_NOMEM;
 	if (!rs->cov.started)
 		rs->t0 = r->ts;
-	double a = (double)(r->ts - rs->t0);
+	double a = (double)ev_span(rs->t0, r->ts);
 	if (comm)
 		ev_cover_add(&rs->cov, 1, a, a + (double)r->dur);
 	else if (s->o->rules != EV_RULES_HTA || ev_hta_kind(str_of(s, r->name)) == EV_HTA_COMPUTATION)
@@ -400,6 +442,11 @@ static int on_record(struct state *s, const struct ev_rec *r)
 	struct comp *c = &rs->open[rs->nopen++];
 	memset(c, 0, sizeof *c);
 	c->rec = *r;
+	c->end = ev_end_sat(r);
+	c->seq = s->nseq++;
+	if ((rc = heap_push(s, (struct hent){ c->end, (uint32_t)(rs - s->ranks), c->seq })) != EV_OK)
+		return rc;
+	prune_act(rs, r->ts);
 	for (size_t i = 0; i < rs->nact; i++)
 		intersect(c, rs->act[i].s, rs->act[i].e, rs->act[i].name);
 	return EV_OK;
@@ -557,7 +604,7 @@ done:
 		free(s.ranks[i].act);
 	}
 	free(s.ranks);
-	free(s.closing);
+	free(s.heap);
 	ev_map_free(&s.rank_idx);
 	ev_map_free(&s.comm_cache);
 	ev_map_free(&s.class_cache);

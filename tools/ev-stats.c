@@ -505,7 +505,14 @@ int main(int argc, char **argv)
 	if (k == nsub)
 		return ev_cli_usage_error(&o.cli, "unknown subcommand '%s'", subname);
 	o.sub = (enum sub)k;
-	/* Options may follow file names (GNU getopt permutes). */
+	/* The subcommand's arguments, scanned afresh (optind = 0) so that GNU
+	 * getopt permutes them: options may follow file names. */
+	int sargc = argc - optind + 1;
+	char **sargv = argv + optind - 1;
+	sargv[0] = argv[0];
+	optind = 0;
+	argc = sargc;
+	argv = sargv;
 	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
