@@ -377,7 +377,7 @@ rankfile() {
 	printf 'type\top\trank\tts\tdur\tbytes\tcomm\tseq\taux\ncoll\tallreduce\t0\t-9223372036854775808\t5\t8\t1\t0\t2\ncoll\tallreduce\t1\t9223372036854775000\t18446744073709551615\t8\t1\t0\t2\n' >"$T/c.tsv"
 	pack "$T/c.tsv" "$T/c.ev"
 	run -0 bash -c 'ev-stats coll --table=each "$1" | cut -f10-13' _ "$T/c.ev"
-	assert_line --index 1 "$(printf '0.005\t18446744073709.55\t18446744073709.55\t9223372036854.775')"
+	assert_line --index 1 "$(printf '0.005\t1.844674407370955e+16\t1.844674407370955e+16\t9223372036854776')"
 }
 
 @test "SIGTERM leaves no temporary output behind" {
