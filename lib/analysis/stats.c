@@ -30,7 +30,7 @@ static size_t config_text(const struct ev_src_info *si, char *buf, size_t cap)
 	if (si->label && *si->label)
 		n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s", si->label);
 	for (size_t i = 0; i < si->nkv; i++)
-		if (!ev_stats_is_process_key(si->kv[i].key))
+		if (!ev_stats_is_process_key(si->kv[i].key) && strcmp(si->kv[i].key, "label"))
 			n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%s=%s", n ? "," : "", si->kv[i].key,
 			                      si->kv[i].val);
 	return n < cap ? n : cap - 1;
