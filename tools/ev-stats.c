@@ -174,6 +174,9 @@ static void report(const struct opts *o, const struct ev_stats_counts *c)
 			ev_cli_warn(&o->cli, "%llu of them have no communicator size (no aux, no #comm nranks=)",
 			            (unsigned long long)c->coll_unsized);
 	}
+	if (c->ops_window)
+		ev_cli_warn(&o->cli, "%llu op instances closed while open: more than 65536 open at once (a later kernel of one "
+		            "counts as a new instance)", (unsigned long long)c->ops_window);
 	if (c->sketched)
 		ev_cli_warn(&o->cli, "quantiles of the largest groups come from a sketch (within %.1f%%): over --exact-limit",
 		            EV_DIST_SKETCH_ERR * 100);

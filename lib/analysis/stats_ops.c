@@ -38,16 +38,38 @@ static int inst_close(struct ev_stats *s, struct inst *in)
 
 /* Instances whose kernels ended more than a second before now are done:
  * an op's kernels are launched together, and keeping every instance open
- * to the end would grow with the trace. */
+ * to the end would grow with the trace.  Past INST_MAX open instances (a
+ * dense trace) the half that ended first is closed too, so memory is
+ * bounded whatever the kernel rate. */
 #define INST_WINDOW_NS 1000000000LL
+#define INST_MAX 65536
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
 
 static int ops_sweep(struct ev_stats *s, int all)
 {
 	size_t w = 0;
 	int rc = EV_OK;
+	int64_t cut = INT64_MIN; /* close also what ended at or before cut */
+	if (!all && s->ninst >= INST_MAX) {
+		int64_t *ends = malloc(s->ninst * sizeof *ends);
+		if (!ends)
+			return EV_ERR_NOMEM;
+		for (size_t i = 0; i < s->ninst; i++)
+			ends[i] = s->inst[i].end;
+		qsort(ends, s->ninst, sizeof *ends, cmp_i64);
+		cut = ends[s->ninst / 2];
+		free(ends);
+	}
 	for (size_t i = 0; i < s->ninst; i++) {
 		struct inst *in = &s->inst[i];
-		if (!rc && (all || (s->now > INT64_MIN + INST_WINDOW_NS && in->end < s->now - INST_WINDOW_NS))) {
+		int expired = s->now > INT64_MIN + INST_WINDOW_NS && in->end < s->now - INST_WINDOW_NS;
+		if (!rc && (all || expired || in->end <= cut)) {
+			s->n.ops_window += !all && !expired;
 			rc = inst_close(s, in);
 			continue;
 		}
@@ -97,7 +119,8 @@ int ops_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (s->ninst == s->capinst) {
 		if (s->ninst > 4096 && (rc = ops_sweep(s, 0)) != EV_OK)
 			return rc;
-		if (s->ninst == s->capinst) {
+		/* Grow unless the sweep freed half: sweeps stay amortised O(1). */
+		if (s->ninst == s->capinst || (s->ninst > s->capinst / 2 && s->capinst < INST_MAX)) {
 			size_t cap = s->capinst ? 2 * s->capinst : 256;
 			struct inst *ni = realloc(s->inst, cap * sizeof *ni);
 			if (!ni)
