@@ -82,7 +82,7 @@ static void usage(FILE *f)
 "      --threshold=PCT    compare: changes within PCT percent are Similar [1]\n"
 "      --exact-limit=N    keep up to N samples in all for exact quantiles;\n"
 "                         past it quantiles come from a sketch within 0.5%\n"
-"                         [1048576]\n"
+"                         [262144]\n"
 "      --csv, --json, --md  output format [TSV]\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
 "  -q, --quiet            no warnings\n"
@@ -486,7 +486,7 @@ int main(int argc, char **argv)
 	ev_cli_init(&o.cli, "ev-stats");
 	atexit(free_by_keys);
 	o.so.class_mask = 1u << EV_KC_GEMM;
-	o.so.exact_limit = 1048576;
+	o.so.exact_limit = 262144;
 	o.so.coll_limits.max_open = EV_COLLMATCH_MAX_OPEN;
 	o.threshold = 1.0;
 	o.what = SUB_TIMELINE;

@@ -351,8 +351,6 @@ void ev_stats_free(ev_stats *s)
 		case EV_STATS_COLL:
 			cs = GROUP_VAL(&s->g, i);
 			ev_dist_free(&cs->lat);
-			ev_dist_free(&cs->sskew);
-			ev_dist_free(&cs->eskew);
 			ev_dist_free(&cs->algbw);
 			ev_dist_free(&cs->busbw);
 			break;

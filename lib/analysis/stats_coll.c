@@ -52,6 +52,14 @@ static int each_row(struct ev_stats *s, const struct ev_coll_done *c, int64_t tm
 	return rc;
 }
 
+static void moments_add(struct moments *m, double x)
+{
+	m->n++;
+	m->mean += (x - m->mean) / (double)m->n;
+	if (m->n == 1 || x > m->max)
+		m->max = x;
+}
+
 /* One collective, complete or released incomplete. */
 static int coll_done(void *ctx, const struct ev_coll_done *c)
 {
@@ -107,8 +115,8 @@ static int coll_done(void *ctx, const struct ev_coll_done *c)
 	cs->nranks = (uint64_t)n;
 	cs->total_lat_us += lat_us;
 	rc = ev_dist_add(&cs->lat, &s->pool, lat_us, tmin);
-	rc = rc ? rc : ev_dist_add(&cs->sskew, &s->pool, sskew, tmin);
-	rc = rc ? rc : ev_dist_add(&cs->eskew, &s->pool, eskew, tmin);
+	moments_add(&cs->sskew, sskew);
+	moments_add(&cs->eskew, eskew);
 	if (!rc && isfinite(algbw)) {
 		rc = ev_dist_add(&cs->algbw, &s->pool, algbw, tmin);
 		rc = rc ? rc : ev_dist_add(&cs->busbw, &s->pool, busbw, tmin);

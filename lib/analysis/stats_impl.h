@@ -52,8 +52,13 @@ struct tl { /* timeline per group */
 	int started;
 };
 
+/* Mean and max only (the skews need no quantiles, so no samples): the
+ * same running-mean arithmetic as ev_dist, so the numbers are identical. */
+struct moments { uint64_t n; double mean, max; };
+
 struct cstat { /* coll summary per (sg, op, dtype, bytes) */
-	struct ev_dist lat, sskew, eskew, algbw, busbw;
+	struct ev_dist lat, algbw, busbw;
+	struct moments sskew, eskew;
 	uint64_t nranks;
 	double total_lat_us;
 };
