@@ -346,13 +346,15 @@ rankfile() {
 
 @test "options a subcommand does not use are usage errors" {
 	run -2 ev-stats kernels --what=timeline
-	assert_output --partial "ev-stats: --what does not apply to kernels"
+	assert_output --partial "ev-stats: kernels: --what does not apply (it is for: compare)"
 	run -2 ev-stats timeline --table=each
 	run -2 ev-stats timeline --exact-limit=5
 	run -2 ev-stats coll --key=name
 	run -2 ev-stats compare --what=kernels --no-hta
-	assert_output --partial "--no-hta does not apply to compare --what=kernels"
+	assert_output --partial "ev-stats: compare --what=kernels: --no-hta does not apply (it is for: timeline)"
 	run -2 ev-stats compare --table=each
+	run -2 ev-stats coll --table=nope
+	assert_output --partial "--table: 'nope' is not one of: summary, each, stragglers"
 	# Options of the compared analysis, and after the file names, are fine.
 	printf 'type\tts\tdur\tname\nkernel\t0\t1000\tk\n' >"$T/k.tsv"
 	pack "$T/k.tsv" "$T/k.ev"

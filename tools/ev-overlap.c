@@ -125,6 +125,7 @@ struct state {
 	struct hent *heap;
 	size_t nheap, capheap;
 	uint64_t nseq;
+	int header_done;
 };
 
 static const char *str_of(struct state *s, uint64_t id)
@@ -500,6 +501,54 @@ static int totals(struct state *s)
 	return rc;
 }
 
+/* The first input's origin goes into the output header, before anything
+ * else is written. */
+static int header(struct state *s, ev_reader *r)
+{
+	if (s->o->mode != M_EV || s->header_done)
+		return EV_OK;
+	s->header_done = 1;
+	const char *origin = ev_reader_header(r, "origin");
+	return origin ? ev_writer_header(s->w, "origin", origin) : EV_OK;
+}
+
+/* An output failure, reported naming the output. */
+static int out_error(struct state *s, int rc)
+{
+	if (rc == EV_ERR_PIPE)
+		return rc;
+	ev_cli_file_error(&s->o->cli, s->o->cli.output, rc);
+	return EV_FILTER_REPORTED;
+}
+
+static int on_text(void *ctx, ev_reader *r, const char *line, size_t len)
+{
+	struct state *s = ctx;
+	int rc = header(s, r);
+	if (!rc && s->o->mode == M_EV)
+		rc = ev_write_text(s->w, line, len);
+	return rc ? out_error(s, rc) : EV_OK;
+}
+
+static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
+{
+	struct state *s = ctx;
+	/* Order across the whole stream, not per input: overlap records
+	 * are written in time order. */
+	if (ev_order_check(&s->order, rec->ts) != EV_OK) {
+		ev_cli_error(&s->o->cli, "%s: record %llu: out of order (ts %lld after %lld); sort with ev-merge --sort",
+		             ev_reader_name(r), (unsigned long long)ev_reader_recno(r), (long long)rec->ts,
+		             (long long)s->order.last_ts);
+		return EV_FILTER_REPORTED;
+	}
+	int rc = header(s, r);
+	if (!rc)
+		rc = on_record(s, rec);
+	if (!rc && s->o->mode == M_EV)
+		rc = ev_write(s->w, rec);
+	return rc ? out_error(s, rc) : EV_OK;
+}
+
 static int run(struct opts *o)
 {
 	static const char *const cols[] = {
@@ -534,47 +583,8 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	int header_done = 0;
-	for (int i = 0; i < o->ninputs && !status; i++) {
-		ev_reader *r = NULL;
-		struct ev_rec rec;
-		if ((rc = ev_reader_open(&r, o->inputs[i], s.st, s.meta)) != EV_OK) {
-			status = ev_cli_file_error(&o->cli, o->inputs[i], rc);
-			break;
-		}
-		int wrc = EV_OK; /* output-side failure */
-		while ((rc = ev_read(r, &rec)) > 0) {
-			if (o->mode == M_EV && !header_done) {
-				const char *origin = ev_reader_header(r, "origin");
-				header_done = 1;
-				if (origin && (wrc = ev_writer_header(s.w, "origin", origin)) != EV_OK)
-					break;
-			}
-			if (rc == EV_TEXT) {
-				const char *line;
-				size_t len;
-				ev_reader_text(r, &line, &len);
-				if (o->mode == M_EV && (wrc = ev_write_text(s.w, line, len)) != EV_OK)
-					break;
-				continue;
-			}
-			if (ev_order_check(&s.order, rec.ts) != EV_OK) {
-				status = ev_cli_error(&o->cli, "%s: record %llu: out of order (ts %lld after %lld); sort with ev-merge --sort",
-				                      ev_reader_name(r), (unsigned long long)ev_reader_recno(r),
-				                      (long long)rec.ts, (long long)s.order.last_ts);
-				break;
-			}
-			if ((wrc = on_record(&s, &rec)) != EV_OK)
-				break;
-			if (o->mode == M_EV && (wrc = ev_write(s.w, &rec)) != EV_OK)
-				break;
-		}
-		if (!status && wrc)
-			status = ev_cli_file_error(&o->cli, o->cli.output, wrc);
-		else if (!status && rc < 0)
-			status = ev_cli_reader_error(&o->cli, r, rc);
-		ev_reader_close(r);
-	}
+	struct ev_filter f = { 0, NULL, on_text, on_rec, NULL };
+	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, s.st, s.meta, &f, &s);
 	if (!status && (rc = flush_pending(&s, NULL)) == EV_OK && (rc = close_until(&s, 0, 1)) == EV_OK)
 		rc = totals(&s);
 	if (!status && rc)
@@ -674,9 +684,7 @@ int main(int argc, char **argv)
 		default: return ev_cli_try_help(&o.cli);
 		}
 	}
-	static char *stdin_only[] = { (char *)"-" };
-	o.inputs = optind < argc ? argv + optind : stdin_only;
-	o.ninputs = optind < argc ? argc - optind : 1;
-	ev_cli_cleanup_on_signal(NULL);
+	o.inputs = argv + optind;
+	o.ninputs = optind < argc ? argc - optind : 0;
 	return ev_cli_finish(&o.cli, run(&o));
 }

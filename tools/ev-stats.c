@@ -184,6 +184,24 @@ static void report(const struct opts *o, const struct ev_stats_counts *c)
 
 /* ------------------------------------------------------------------ */
 
+struct loop { struct opts *o; ev_stats *s; };
+
+/* One record into the analysis.  Order is checked per group by the
+ * analysis (a stream may interleave ranks and sources). */
+static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
+{
+	struct loop *lp = ctx;
+	int rc = ev_stats_add(lp->s, rec);
+	if (rc == EV_OK || rc == EV_ERR_PIPE)
+		return rc;
+	if (rc == EV_ERR_ORDER)
+		ev_cli_error(&lp->o->cli, "%s: record %llu: out of order (rank %u, ts %lld); sort with ev-merge --sort",
+		             ev_reader_name(r), (unsigned long long)ev_reader_recno(r), rec->rank, (long long)rec->ts);
+	else /* out of memory, or the streamed table's output failed */
+		ev_cli_file_error(&lp->o->cli, lp->o->cli.output, rc);
+	return EV_FILTER_REPORTED;
+}
+
 static int run(struct opts *o)
 {
 	enum sub what = o->sub == SUB_COMPARE ? o->what : o->sub;
@@ -219,31 +237,9 @@ static int run(struct opts *o)
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
 	}
-	for (int i = 0; i < o->ninputs && !status; i++) {
-		ev_reader *r = NULL;
-		struct ev_rec rec;
-		if ((rc = ev_reader_open(&r, o->inputs[i], st, meta)) != EV_OK) {
-			status = ev_cli_file_error(&o->cli, o->inputs[i], rc);
-			break;
-		}
-		ev_reader_skip_text(r, 1);
-		while ((rc = ev_read(r, &rec)) == EV_REC) {
-			rc = ev_stats_add(s, &rec);
-			if (rc == EV_ERR_ORDER) {
-				status = ev_cli_error(&o->cli, "%s: record %llu: out of order (rank %u, ts %lld); sort with ev-merge --sort",
-				                      ev_reader_name(r), (unsigned long long)ev_reader_recno(r), rec.rank,
-				                      (long long)rec.ts);
-				break;
-			}
-			if (rc < 0) {
-				status = rc == EV_ERR_PIPE ? 1 : ev_cli_file_error(&o->cli, o->cli.output, rc);
-				break;
-			}
-		}
-		if (!status && rc < 0)
-			status = ev_cli_reader_error(&o->cli, r, rc);
-		ev_reader_close(r);
-	}
+	struct loop lp = { o, s };
+	struct ev_filter f = { EV_FILTER_SKIP_TEXT, NULL, NULL, on_rec, NULL };
+	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &lp);
 	if (status)
 		goto done;
 	if ((rc = ev_stats_finish(s)) != EV_OK) {
@@ -392,16 +388,22 @@ static int check_options(struct opts *o)
 	for (int code = O_BY; code <= O_MAX_OPEN; code++) {
 		if (!(o->given & (1u << code)))
 			continue;
-		unsigned subs = option_subs(code);
-		if ((subs & B(what)) || (o->sub == SUB_COMPARE && (subs & B(SUB_COMPARE))))
+		unsigned subs_of_option = option_subs(code);
+		if ((subs_of_option & B(what)) || (o->sub == SUB_COMPARE && (subs_of_option & B(SUB_COMPARE))))
 			continue;
-		const char *name = "?";
+		char name[32], subs[128];
+		size_t n = 0;
 		for (const struct option *p = longopts; p->name; p++)
 			if (p->val == code)
-				name = p->name;
-		return ev_cli_usage_error(&o->cli, "--%s does not apply to %s%s%s", name, sub_names[o->sub],
-		                          o->sub == SUB_COMPARE ? " --what=" : "",
-		                          o->sub == SUB_COMPARE ? sub_names[what] : "");
+				snprintf(name, sizeof name, "--%s", p->name);
+		for (unsigned k = 0; k <= SUB_COMPARE; k++)
+			if (subs_of_option & (1u << k))
+				n += (size_t)snprintf(subs + n, n < sizeof subs ? sizeof subs - n : 0, "%s%s", n ? ", " : "",
+				                      sub_names[k]);
+		char sub[48];
+		snprintf(sub, sizeof sub, "%s%s%s", sub_names[o->sub], o->sub == SUB_COMPARE ? " --what=" : "",
+		         o->sub == SUB_COMPARE ? sub_names[what] : "");
+		return ev_cli_not_for(&o->cli, sub, name, subs);
 	}
 	return 0;
 }
@@ -409,6 +411,7 @@ static int check_options(struct opts *o)
 static int parse_option(struct opts *o, int c, const char *arg)
 {
 	struct ev_stats_opts *so = &o->so;
+	int rc;
 	if (c > 0 && c < 32)
 		o->given |= 1u << c;
 	switch (c) {
@@ -417,10 +420,15 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			return ev_cli_usage_error(&o->cli, "--by: at most %d fields, got '%s'", EV_STATS_MAX_BY, arg);
 		o->by_given = 1;
 		break;
-	case O_RULES:
-		if (ev_rules_parse(arg, &so->rules) != EV_OK)
-			return ev_cli_usage_error(&o->cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", arg);
+	case O_RULES: {
+		/* In the order of enum ev_rules. */
+		static const char *const words[] = { "tracelens", "tracelens-2025", "hta", NULL };
+		unsigned w;
+		if ((rc = ev_cli_word(&o->cli, "--rules", arg, words, &w)) != 0)
+			return rc;
+		so->rules = (enum ev_rules)w;
 		break;
+	}
 	case O_UNLINKED: so->unlinked = 1; break;
 	case O_NO_HTA: so->no_hta = 1; break;
 	case O_CLASS:
@@ -428,29 +436,34 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			return ev_cli_usage_error(&o->cli, "--class: unknown kernel class in '%s'", arg);
 		so->class_given = 1;
 		break;
-	case O_KEY:
-		if (!strcmp(arg, "name") || !strcmp(arg, "sig"))
-			so->key_name = !strcmp(arg, "name");
-		else
-			return ev_cli_usage_error(&o->cli, "--key: expected name or sig, got '%s'", arg);
+	case O_KEY: {
+		static const char *const words[] = { "sig", "name", NULL };
+		unsigned w;
+		if ((rc = ev_cli_word(&o->cli, "--key", arg, words, &w)) != 0)
+			return rc;
+		so->key_name = w == 1;
 		break;
+	}
 	case O_TOP:
 		if (ev_parse_u64(arg, &so->top) != EV_OK || so->top == 0)
 			return ev_cli_usage_error(&o->cli, "--top: expected a positive count, got '%s'", arg);
 		break;
-	case O_TABLE:
-		if (!strcmp(arg, "summary")) so->coll_table = EV_COLL_SUMMARY;
-		else if (!strcmp(arg, "each")) so->coll_table = EV_COLL_EACH;
-		else if (!strcmp(arg, "stragglers")) so->coll_table = EV_COLL_STRAGGLERS;
-		else return ev_cli_usage_error(&o->cli, "--table: expected summary, each or stragglers, got '%s'", arg);
+	case O_TABLE: {
+		/* In the order of enum ev_coll_table. */
+		static const char *const words[] = { "summary", "each", "stragglers", NULL };
+		unsigned w;
+		if ((rc = ev_cli_word(&o->cli, "--table", arg, words, &w)) != 0)
+			return rc;
+		so->coll_table = (enum ev_coll_table)w;
 		break;
+	}
 	case O_WHAT: {
-		size_t w;
-		for (w = 0; w < SUB_VARIANCE && strcmp(arg, sub_names[w]); w++)
-			;
-		if (w == SUB_VARIANCE || w == SUB_CATEGORIES)
-			return ev_cli_usage_error(&o->cli, "--what: expected timeline, kernels, ops or coll, got '%s'", arg);
-		o->what = (enum sub)w;
+		static const char *const words[] = { "timeline", "kernels", "ops", "coll", NULL };
+		static const enum sub subs[] = { SUB_TIMELINE, SUB_KERNELS, SUB_OPS, SUB_COLL };
+		unsigned w;
+		if ((rc = ev_cli_word(&o->cli, "--what", arg, words, &w)) != 0)
+			return rc;
+		o->what = subs[w];
 		break;
 	}
 	case O_THRESHOLD:
@@ -513,14 +526,6 @@ int main(int argc, char **argv)
 	if (k == nsub)
 		return ev_cli_usage_error(&o.cli, "unknown subcommand '%s'", subname);
 	o.sub = (enum sub)k;
-	/* The subcommand's arguments, scanned afresh (optind = 0) so that GNU
-	 * getopt permutes them: options may follow file names. */
-	int sargc = argc - optind + 1;
-	char **sargv = argv + optind - 1;
-	sargv[0] = argv[0];
-	optind = 0;
-	argc = sargc;
-	argv = sargv;
 	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
@@ -551,9 +556,7 @@ int main(int argc, char **argv)
 		if (so->nby < EV_STATS_MAX_BY)
 			so->nby++;
 	}
-	static char *stdin_only[] = { (char *)"-" };
-	o.inputs = optind < argc ? argv + optind : stdin_only;
-	o.ninputs = optind < argc ? argc - optind : 1;
-	ev_cli_cleanup_on_signal(NULL);
+	o.inputs = argv + optind;
+	o.ninputs = optind < argc ? argc - optind : 0;
 	return ev_cli_finish(&o.cli, run(&o));
 }
