@@ -10,18 +10,17 @@
 
 #include "ev.h"
 
-static void run_one(const char *in, const struct ev_stats_opts *so, int compare)
+#define MAX_RECS 4096
+
+/* The records of the input, read once; every analysis then runs on them. */
+static struct ev_rec recs[MAX_RECS];
+static size_t nrecs;
+
+static void run_one(ev_strtab *st, ev_meta *meta, ev_output *out, const struct ev_stats_opts *so, int compare)
 {
-	ev_strtab *st = ev_strtab_new();
-	ev_meta *meta = ev_meta_new();
-	ev_reader *r = NULL;
 	ev_stats *s = NULL;
-	ev_output *out = NULL;
 	struct ev_rowset rs;
-	struct ev_rec rec;
 	memset(&rs, 0, sizeof rs);
-	if (!st || !meta || ev_output_open(&out, "/dev/null") != EV_OK)
-		abort();
 	struct ev_stats_opts o = *so;
 	ev_table *each = NULL;
 	static const char *const cols[] = { "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o",
@@ -31,20 +30,16 @@ static void run_one(const char *in, const struct ev_stats_opts *so, int compare)
 			abort();
 		o.each = each;
 	}
-	if (ev_stats_new(&s, &o, st, meta) != EV_OK || ev_reader_open(&r, in, st, meta) != EV_OK)
+	if (ev_stats_new(&s, &o, st, meta) != EV_OK)
 		abort();
-	ev_reader_skip_text(r, 1);
-	int rc, bad = 0;
-	while ((rc = ev_read(r, &rec)) == EV_REC) {
-		rc = ev_stats_add(s, &rec);
-		if (rc == EV_ERR_ORDER) {
+	int bad = 0;
+	for (size_t i = 0; i < nrecs && !bad; i++) {
+		int rc = ev_stats_add(s, &recs[i]);
+		if (rc == EV_ERR_ORDER)
 			bad = 1;
-			break;
-		}
-		if (rc != EV_OK)
+		else if (rc != EV_OK)
 			abort(); /* an accepted record must not break an analysis */
 	}
-	ev_reader_close(r);
 	if (!bad && ev_stats_finish(s) == EV_OK && ev_stats_rows(s, &rs) == EV_OK) {
 		if (compare) {
 			struct ev_compare_opts co = { 1.0, EV_TABLE_CSV };
@@ -57,16 +52,26 @@ static void run_one(const char *in, const struct ev_stats_opts *so, int compare)
 	}
 	if (each && ev_table_close(each) != EV_OK && !bad)
 		abort();
-	ev_output_abort(out);
 	ev_rowset_free(&rs);
 	ev_stats_free(s);
-	ev_meta_free(meta);
-	ev_strtab_free(st);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *in = fuzz_input_file(data, size, "in.ev");
+	ev_strtab *st = ev_strtab_new();
+	ev_meta *meta = ev_meta_new();
+	ev_reader *r = NULL;
+	if (!st || !meta || ev_reader_open(&r, in, st, meta) != EV_OK)
+		abort();
+	ev_reader_skip_text(r, 1);
+	nrecs = 0;
+	while (nrecs < MAX_RECS && ev_read(r, &recs[nrecs]) == EV_REC)
+		nrecs++;
+	ev_reader_close(r);
+	ev_output *out = NULL;
+	if (ev_output_open(&out, "/dev/null") != EV_OK)
+		abort();
 	struct ev_stats_opts o;
 	memset(&o, 0, sizeof o);
 	o.exact_limit = 16; /* sketches too */
@@ -83,10 +88,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			o.float_us = (int)b == 1;
 			o.top = b;
 			o.coll_table = (enum ev_coll_table)b;
-			run_one(in, &o, 0);
+			run_one(st, meta, out, &o, 0);
 			if (o.by[0] == EV_BY_SRC && what != EV_STATS_COLL)
-				run_one(in, &o, 1);
+				run_one(st, meta, out, &o, 1);
 		}
 	}
+	ev_output_abort(out);
+	ev_meta_free(meta);
+	ev_strtab_free(st);
 	return 0;
 }
