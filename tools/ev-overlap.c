@@ -78,7 +78,7 @@ static void usage(FILE *f)
 
 struct comp { /* an open compute kernel */
 	struct ev_rec rec;
-	int64_t end;            /* ev_end_sat(&rec) */
+	int64_t end;            /* ev_rec_end(&rec) */
 	uint64_t seq;           /* open order, for ties in the close heap */
 	int64_t cur_s, cur_e;   /* current merged overlap interval */
 	uint64_t uni;           /* merged overlap before it */
@@ -364,7 +364,7 @@ static void prune_act(struct rankstate *rs, int64_t t)
 /* A communication kernel meets the compute kernels open on its rank. */
 static int add_comm(struct rankstate *rs, const struct ev_rec *r, int64_t now)
 {
-	int64_t end = ev_end_sat(r);
+	int64_t end = ev_rec_end(r);
 	prune_act(rs, now);
 	for (size_t i = 0; i < rs->nopen; i++)
 		intersect(&rs->open[i], r->ts, end, r->name);
@@ -443,7 +443,7 @@ static int on_record(struct state *s, const struct ev_rec *r)
 	struct comp *c = &rs->open[rs->nopen++];
 	memset(c, 0, sizeof *c);
 	c->rec = *r;
-	c->end = ev_end_sat(r);
+	c->end = ev_rec_end(r);
 	c->seq = s->nseq++;
 	if ((rc = heap_push(s, (struct hent){ c->end, (uint32_t)(rs - s->ranks), c->seq })) != EV_OK)
 		return rc;

@@ -18,18 +18,11 @@
 #include "ev/analysis.h"
 
 /* ------------------------------------------------------------------ */
-/* Time arithmetic that cannot overflow (lib/analysis/stats.c).          */
+/* Time arithmetic that cannot overflow.                                 */
 
-/* ts + dur, saturated at INT64_MAX: a format-legal record with an extreme
- * ts or dur never yields an end before its start. */
-static inline int64_t ev_end_sat(const struct ev_rec *r)
-{
-	/* Room above ts, as an unsigned count: INT64_MAX - ts. */
-	uint64_t room = r->ts >= 0 ? (uint64_t)(INT64_MAX - r->ts) : (uint64_t)INT64_MAX + ((uint64_t)-(r->ts + 1) + 1);
-	if (r->dur > room)
-		return INT64_MAX;
-	return (int64_t)((uint64_t)r->ts + r->dur); /* in range: two's complement wrap is exact */
-}
+/* Ends are ev_rec_end(): ts + dur saturated at INT64_MAX, so a
+ * format-legal record with an extreme ts or dur never yields an end before
+ * its start. */
 /* b - a for a <= b as an exact unsigned count of ns (0 when b < a). */
 static inline uint64_t ev_span(int64_t a, int64_t b)
 {
@@ -58,7 +51,7 @@ struct ev_coll_key { uint64_t group, comm, seq; uint32_t kind; };
 
 struct ev_coll_arrival {
 	uint32_t rank;
-	int64_t ts, end;     /* end = ev_end_sat() */
+	int64_t ts, end;     /* end = ev_rec_end() */
 	uint64_t dur;
 	uint64_t data;       /* the caller's, as passed to ev_collmatch_add */
 };

@@ -256,7 +256,7 @@ int ev_collmatch_add(ev_collmatch *m, const struct ev_coll_key *k, uint32_t expe
 	struct ev_coll_arrival *a = &p->arr[p->seen++];
 	a->rank = r->rank;
 	a->ts = r->ts;
-	a->end = ev_end_sat(r);
+	a->end = ev_rec_end(r);
 	a->dur = r->dur;
 	a->data = data;
 	m->held++;

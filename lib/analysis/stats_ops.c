@@ -105,7 +105,7 @@ int ops_rec(struct ev_stats *s, const struct ev_rec *r)
 	struct inst *in = slot ? &s->inst[*slot - 1] : NULL;
 	if (in && memcmp(&in->key, &key.key, sizeof key.key) != 0)
 		in = NULL; /* hash clash: treat as a new instance */
-	int64_t end = ev_end_sat(r);
+	int64_t end = ev_rec_end(r);
 	if (in) {
 		if (r->ts > in->end) {
 			in->busy += ev_span(in->start, in->end);

@@ -80,7 +80,7 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 		/* Exact: ns offsets from the group's first event fit a double
 		 * exactly for 104 days. */
 		a = (double)ev_span(t->t0, r->ts);
-		z = a + (double)ev_span(r->ts, ev_end_sat(r)); /* saturated: never before a */
+		z = a + (double)ev_span(r->ts, ev_rec_end(r)); /* saturated: never before a */
 	}
 	/* HTA counts every GPU event, linked or not. */
 	ev_cover_add(&t->hta, 0, a, z);

@@ -151,20 +151,20 @@ static void test_time_sat(void)
 	ev_rec_init(&r);
 	r.ts = 100;
 	r.dur = 5;
-	CHECK(ev_end_sat(&r) == 105);
+	CHECK(ev_rec_end(&r) == 105);
 	r.ts = INT64_MAX - 3;
 	r.dur = 10;
-	CHECK(ev_end_sat(&r) == INT64_MAX);
+	CHECK(ev_rec_end(&r) == INT64_MAX);
 	r.dur = UINT64_MAX;
-	CHECK(ev_end_sat(&r) == INT64_MAX);
+	CHECK(ev_rec_end(&r) == INT64_MAX);
 	r.ts = INT64_MIN;
 	r.dur = UINT64_MAX;
-	CHECK(ev_end_sat(&r) == INT64_MAX);
+	CHECK(ev_rec_end(&r) == INT64_MAX);
 	r.dur = (uint64_t)INT64_MAX + 10;
-	CHECK(ev_end_sat(&r) == 9);
+	CHECK(ev_rec_end(&r) == 9);
 	r.ts = -5;
 	r.dur = 3;
-	CHECK(ev_end_sat(&r) == -2);
+	CHECK(ev_rec_end(&r) == -2);
 	CHECK(ev_span(INT64_MIN, INT64_MAX) == UINT64_MAX);
 	CHECK(ev_span(5, 3) == 0 && ev_span(-3, 4) == 7);
 }
