@@ -126,6 +126,7 @@ struct state {
 	size_t nheap, capheap;
 	uint64_t nseq;
 	int header_done;
+	uint64_t nkernels, ncomm, nselected; /* to say why a result is empty */
 };
 
 static const char *str_of(struct state *s, uint64_t id)
@@ -416,10 +417,13 @@ static int on_record(struct state *s, const struct ev_rec *r)
 	if (!rs->cov.started)
 		rs->t0 = r->ts;
 	double a = (double)ev_span(rs->t0, r->ts);
+	double z = a + (double)ev_span(r->ts, ev_rec_end(r)); /* saturated end */
+	s->nkernels++;
+	s->ncomm += comm > 0;
 	if (comm)
-		ev_cover_add(&rs->cov, 1, a, a + (double)r->dur);
+		ev_cover_add(&rs->cov, 1, a, z);
 	else if (s->o->rules != EV_RULES_HTA || ev_hta_kind(str_of(s, r->name)) == EV_HTA_COMPUTATION)
-		ev_cover_add(&rs->cov, 0, a, a + (double)r->dur);
+		ev_cover_add(&rs->cov, 0, a, z);
 	if (comm) {
 		/* Held until the next record: it may be the collective's. */
 		s->pending = *r;
@@ -432,6 +436,7 @@ static int on_record(struct state *s, const struct ev_rec *r)
 	if (!(s->o->class_mask & (1u << k)))
 		return EV_OK;
 	rs->kernels++;
+	s->nselected++;
 	if (rs->nopen == rs->capopen) {
 		size_t cap = rs->capopen ? 2 * rs->capopen : 16;
 		struct comp *no = realloc(rs->open, cap * sizeof *no);
@@ -549,6 +554,25 @@ static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 	return rc ? out_error(s, rc) : EV_OK;
 }
 
+/* Never an empty or all-zero answer without a word on stderr. */
+static void explain(const struct state *s)
+{
+	char cl[256];
+	size_t w = 0;
+	cl[0] = '\0';
+	for (unsigned k = 0; k < 32; k++)
+		if (s->o->class_mask & (1u << k) && ev_kclass_name(k))
+			w += (size_t)snprintf(cl + w, w < sizeof cl ? sizeof cl - w : 0, "%s%s", w ? "," : "", ev_kclass_name(k));
+	if (s->nkernels == 0)
+		ev_cli_warn(&s->o->cli, "no kernels in the input: nothing to overlap");
+	else if (s->nselected == 0)
+		ev_cli_warn(&s->o->cli, "no compute kernel of class %s among %llu kernels: nothing to report (try --class=all)",
+		            cl, (unsigned long long)s->nkernels);
+	else if (s->ncomm == 0)
+		ev_cli_warn(&s->o->cli, "no communication kernels among %llu kernels (--rules=%s): every overlap is 0",
+		            (unsigned long long)s->nkernels, ev_rules_name(s->o->rules));
+}
+
 static int run(struct opts *o)
 {
 	static const char *const cols[] = {
@@ -587,6 +611,8 @@ static int run(struct opts *o)
 	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, s.st, s.meta, &f, &s);
 	if (!status && (rc = flush_pending(&s, NULL)) == EV_OK && (rc = close_until(&s, 0, 1)) == EV_OK)
 		rc = totals(&s);
+	if (!status && !rc && !o->cli.quiet)
+		explain(&s);
 	if (!status && rc)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 	if (!status && s.t) {
