@@ -66,6 +66,8 @@ struct ev_coll_done {
 	int complete;            /* 1: expect ranks arrived; 0: released incomplete */
 	const struct ev_coll_arrival *arr;
 };
+/* Called once per collective; must not call back into the matcher.  A
+ * non-zero return is passed up by the add/flush call that released it. */
 typedef int (*ev_coll_done_fn)(void *ctx, const struct ev_coll_done *d);
 
 #define EV_COLLMATCH_MAX_OPEN 65536u     /* default open collectives */
