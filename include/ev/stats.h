@@ -155,8 +155,9 @@ struct ev_stats_opts {
 
 /* Source groups: --by src, a #src key, or "config" make sources into
  * groups.  config = sources with the same label and the same #src keys
- * apart from those that name one process's own file (file, rank, node,
- * host, pid, device, gpu, base_ns): the ranks of one run. */
+ * apart from those that name one process's own file (file, rank,
+ * local_rank, node, host, hostname, pid, tid, device, gpu, base_ns): the
+ * ranks of one run. */
 int ev_stats_is_process_key(const char *key);
 
 /* What an analysis saw, to say why a table is empty or partial. */

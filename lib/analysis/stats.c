@@ -14,7 +14,8 @@
  * to: kineto2ev writes file, rank, base_ns; nsys2ev file, node, host. */
 int ev_stats_is_process_key(const char *key)
 {
-	static const char *const k[] = { "file", "rank", "node", "host", "pid", "device", "gpu", "base_ns" };
+	static const char *const k[] = { "file",   "rank", "local_rank", "node", "host", "hostname",
+		                          "pid",    "tid",  "device",     "gpu",  "base_ns" };
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
 		if (!strcmp(key, k[i]))
 			return 1;
