@@ -698,10 +698,16 @@ int main(int argc, char **argv)
 			if (parse_classes(&o, optarg))
 				return ev_cli_usage_error(&o.cli, "--class: unknown or communication class in '%s'", optarg);
 			break;
-		case 4:
-			if (ev_rules_parse(optarg, &o.rules) != EV_OK)
-				return ev_cli_usage_error(&o.cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", optarg);
+		case 4: {
+			/* In the order of enum ev_rules. */
+			static const char *const words[] = { "tracelens", "tracelens-2025", "hta", NULL };
+			unsigned w;
+			int rc = ev_cli_word(&o.cli, "--rules", optarg, words, &w);
+			if (rc)
+				return rc;
+			o.rules = (enum ev_rules)w;
 			break;
+		}
 		case 5: o.fmt = EV_TABLE_CSV; break;
 		case 6: o.fmt = EV_TABLE_JSON; break;
 		case 7: o.fmt = EV_TABLE_MD; break;
