@@ -21,6 +21,7 @@
 #include "ev/stream.h"
 #include "ev/json.h"
 #include "ev/analysis.h"
+#include "ev/stats.h"
 #include "ev/tool.h"
 #include "ev/nccl.h"
 #include "ev/hta.h"
