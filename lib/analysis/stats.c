@@ -56,7 +56,12 @@ int src_group(struct ev_stats *s, uint32_t src, uint32_t *sg)
 		const char *v = NULL;
 		char num[1024];
 		if (o->by[i] == EV_BY_SRC) {
-			snprintf(num, sizeof num, "%u", src);
+			/* A source is a run: the per-rank #src lines that ev-merge
+			 * keeps of one input (same label and run keys, other
+			 * process keys) are one group, numbered by its first src. */
+			size_t cn = config_text(si, num, sizeof num);
+			if (!si || cn == 0 || cn + 1 >= sizeof num)
+				snprintf(num, sizeof num, "%u", src);
 			v = num;
 		} else if (o->by[i] == EV_BY_CONFIG) {
 			config_text(si, num, sizeof num);
@@ -198,10 +203,11 @@ static int by_keys(struct ev_stats *s, struct ev_row *r, const struct gkey *k, s
 			memcpy(v, p, len);
 			v[len] = '\0';
 			if (o->by[i] == EV_BY_SRC) {
-				uint32_t src = (uint32_t)strtoul(v, NULL, 10);
-				const struct ev_src_info *si = ev_meta_src(s->meta, src);
+				const struct ev_src_info *si = ev_meta_src(s->meta, g->first_src);
 				if (si && si->label && *si->label)
 					snprintf(v, sizeof v, "%s", si->label);
+				else
+					snprintf(v, sizeof v, "%u", g->first_src);
 			} else if (o->by[i] == EV_BY_CONFIG && !*v) {
 				snprintf(v, sizeof v, "*"); /* every source is one run */
 			}
