@@ -13,6 +13,10 @@
 
 #include "internal.h"
 
+#ifndef EV_NSYS_CACHE_KIB
+#define EV_NSYS_CACHE_KIB "2000"
+#endif
+
 const char *const nsys_cur_table[NCUR] = {
 	"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
 	"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME",
@@ -92,6 +96,10 @@ int nsys_db_configure(struct ev_nsys *s, struct file *f)
 	sqlite3_db_config(f->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, (int *)NULL);
 #endif
 	sqlite3_limit(f->db, SQLITE_LIMIT_LENGTH, 256 << 20);
+	/* Each ORDER BY cursor sorts in at most cache_size of memory, then
+	 * spills to temporary files: a fixed budget per table and file keeps
+	 * memory flat whatever the export's size. */
+	sqlite3_exec(f->db, "PRAGMA cache_size = -" EV_NSYS_CACHE_KIB, NULL, NULL, NULL);
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(f->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL);
 	if (rc == SQLITE_OK)
