@@ -65,11 +65,11 @@ void nsys_note(struct ev_nsys *s, struct file *f, enum nsys_warn_kind k, const c
 void nsys_notes_flush(struct ev_nsys *s)
 {
 	static const char *const what[NWARN] = {
-		[W_BAD_TIME] = "start or end is not an integer; read as 0",
-		[W_BAD_END] = "end before start; duration 0",
-		[W_SAT_TIME] = "time overflows with the UTC offset; clamped to the int64 range",
+		[W_BAD_TIME] = "start is not an integer; row left out (it cannot be placed in time)",
+		[W_BAD_END] = "end is not an integer or before start; duration 0",
+		[W_SAT_TIME] = "start overflows with the UTC offset; row left out",
 		[W_NO_STRING] = "string id not in StringIds; empty name",
-		[W_BAD_UTC] = "utcEpochNs or systemClockNs is not an integer; the trace clock is used",
+		[W_BAD_UTC] = "utcEpochNs or systemClockNs is not an integer or not a plausible UTC time; the trace clock is used",
 		[W_BAD_INT] = "a number is not an integer (id, size, grid or pid); read as 0",
 	};
 	for (int i = 0; i < s->nfiles; i++) {
