@@ -30,6 +30,7 @@ int ev_nsys_new(ev_nsys **out, const struct ev_nsys_opts *opts)
 	ev_map_init(&s->logidx);
 	ev_map_init(&s->logseen);
 	ev_vec_init(&s->logops, 1);
+	ev_vec_init(&s->kinfos, sizeof(struct kinfo));
 	ev_vec_init(&s->usage, sizeof(struct usage));
 	*out = s;
 	if (!s->st)
@@ -221,6 +222,11 @@ void ev_nsys_finish(ev_nsys *s)
 			nsys_warn(s, "%s: %llu records before and %llu after the profiled window (%s) left out", f->path,
 			          (unsigned long long)f->cut_before, (unsigned long long)f->cut_after,
 			          s->o.steps ? "--steps" : s->o.have_range ? "--window" : "nsys profiling start/stopped marks");
+		if (f->algo_hint || f->proto_threads)
+			nsys_warn(s, "%s: NCCL operations without annotated info: %llu take the algorithm from the kernel name "
+			          "(NCCL >= 2.19 names tell only TREE or RING; NVLS, CollNet and PAT kernels are named RING), "
+			          "%llu the protocol from the threads per block", f->path, (unsigned long long)f->algo_hint,
+			          (unsigned long long)f->proto_threads);
 		if (f->nccl_nosize)
 			nsys_warn(s, "%s: %llu of %llu NCCL calls have no size, peer or communicator: %s", f->path,
 			          (unsigned long long)f->nccl_nosize, (unsigned long long)f->nccl_calls,
@@ -307,6 +313,7 @@ void ev_nsys_free(ev_nsys *s)
 	ev_map_free(&s->usage_seen);
 	ev_vec_free(&s->usage);
 	ev_vec_free(&s->logops);
+	ev_vec_free(&s->kinfos);
 	ev_map_free(&s->logidx);
 	ev_map_free(&s->logseen);
 	ev_strtab_free(s->st);

@@ -59,6 +59,7 @@ struct file {
 	uint64_t skipped_nopid, skipped_bad;
 	uint64_t cut_before, cut_after;
 	uint64_t nccl_calls, nccl_nosize; /* stock calls, those without a size */
+	uint64_t algo_hint, proto_threads;  /* ops whose algo/proto come from the kernel's name/threads */
 	uint64_t warn_count[NWARN], warn_row[NWARN];
 	const char *warn_table[NWARN];
 };
@@ -155,7 +156,8 @@ struct ev_nsys {
 	struct ev_map comm_rank;  /* (file, pid, comm id) -> comm rank + 1 */
 	struct ev_map strs;       /* (file, StringIds id) -> ev string id */
 	struct ev_map seq;        /* (rank, comm, kind...) -> next seq */
-	struct ev_map kinfo;      /* kernel name id -> packed struct kinfo + 1 */
+	struct ev_map kinfo;      /* kernel name id -> kinfos index + 1 */
+	struct ev_vec kinfos;     /* of struct kinfo, one per distinct kernel name */
 	struct ev_vec usage;      /* of struct usage: comms seen only in calls */
 	struct ev_map usage_seen;
 	struct ev_vec logops;     /* of struct logop: calls from --nccl-log */
@@ -236,7 +238,8 @@ struct call {
 	uint64_t name;
 };
 enum { HC_COMM = 1, HC_BYTES = 2, HC_TS = 4, HC_REDOP = 8, HC_ROOT = 16, HC_PEER = 32, HC_STREAM = 64 };
-struct kinfo { uint8_t kclass, nccl, kind, dtype, algo, proto; };
+/* Per kernel name: its class and what the NCCL vocabulary decodes. */
+struct kinfo { uint8_t kclass, nccl; struct ev_nccl_kname kn; };
 int nsys_add_call(struct ev_nsys *s, struct gpu *g, uint32_t tid, int64_t start, int64_t end, const struct call *c);
 int nsys_group_mark(struct gpu *g, uint32_t tid, int64_t start, int64_t end, int is_start);
 void nsys_coll_info(struct gpu *g, const char *t, uint64_t *bad);

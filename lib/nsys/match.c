@@ -364,14 +364,13 @@ int nsys_p2p_kernel(struct gpu *g, const char *t, uint64_t *bad)
 	return add_chan(g, best, (uint64_t)bytes, 0, chunk > 0 ? (uint64_t)chunk : 0, 0);
 }
 
-/* Per kernel name: class and NCCL facts, computed once per distinct name. */
+/* Per kernel name: class and NCCL facts, computed once per distinct name
+ * (the cache holds an index into a table of distinct names). */
 int nsys_kinfo_of(struct ev_nsys *s, uint64_t name, struct kinfo *ki)
 {
 	uint64_t *v = ev_map_get(&s->kinfo, name ? name : 1);
 	if (v) {
-		uint64_t x = *v - 1;
-		ki->kclass = (uint8_t)x, ki->nccl = (uint8_t)(x >> 8), ki->kind = (uint8_t)(x >> 16);
-		ki->dtype = (uint8_t)(x >> 24), ki->algo = (uint8_t)(x >> 32), ki->proto = (uint8_t)(x >> 40);
+		*ki = ((const struct kinfo *)s->kinfos.data)[*v - 1];
 		return 0;
 	}
 	const char *t = ev_strtab_get(s->st, name, NULL);
@@ -379,19 +378,29 @@ int nsys_kinfo_of(struct ev_nsys *s, uint64_t name, struct kinfo *ki)
 		t = "";
 	memset(ki, 0, sizeof *ki);
 	/* One vocabulary for every converter (lib/nccl/names.c, lib/analysis/classify.c). */
-	struct ev_nccl_kname kn;
 	ki->kclass = (uint8_t)ev_kernel_class(EV_RULES_TRACELENS, t);
-	ki->nccl = ev_nccl_kernel_decode(t, &kn);
-	if (ki->nccl) {
+	ki->nccl = (uint8_t)ev_nccl_kernel_decode(t, &ki->kn);
+	if (ki->nccl)
 		ki->kclass = EV_KC_COMM;
-		ki->kind = (uint8_t)kn.coll;
-		ki->dtype = (uint8_t)kn.dtype;
-		ki->algo = (uint8_t)kn.algo;
-		ki->proto = (kn.known & EV_NCCL_K_PROTO) ? (uint8_t)kn.proto : 0;
-	}
-	uint64_t x = (uint64_t)ki->kclass | (uint64_t)ki->nccl << 8 | (uint64_t)ki->kind << 16 |
-	             (uint64_t)ki->dtype << 24 | (uint64_t)ki->algo << 32 | (uint64_t)ki->proto << 40;
-	return ev_map_put(&s->kinfo, name ? name : 1, x + 1);
+	struct kinfo *slot = ev_vec_push(&s->kinfos);
+	if (!slot)
+		return EV_ERR_NOMEM;
+	*slot = *ki;
+	return ev_map_put(&s->kinfo, name ? name : 1, s->kinfos.len);
+}
+
+/* Algorithm, protocol, type and reduction the kernel's name and launch
+ * geometry give where the call did not (ev_nccl_kname_apply), counted when
+ * they are inferences rather than facts. */
+static void apply_kname(struct ev_nsys *s, struct gpu *g, const struct kinfo *ki, struct ev_rec *r)
+{
+	unsigned had_proto = r->proto;
+	unsigned hints = ev_nccl_kname_apply(&ki->kn, r);
+	struct file *f = &s->files[g->file];
+	if (hints & EV_NCCL_K_ALGO)
+		f->algo_hint++;
+	if (!had_proto && r->proto && !(ki->kn.known & EV_NCCL_K_PROTO))
+		f->proto_threads++;
 }
 
 static int kind_fits(unsigned kernel, const struct op *p)
@@ -431,8 +440,8 @@ static int emit_op(struct ev_nsys *s, struct gpu *g, struct op *p, const struct 
 	r.bytes = p->bytes;
 	if (c && (p->kind == EV_OP_ALLGATHER || p->kind == EV_OP_REDUCESCATTER))
 		r.bytes = p->bytes * c->nranks; /* the call names the smaller buffer */
-	int same = ki->kind == p->kind || (ki->kind == EV_OP_SENDRECV && p->p2p);
-	r.dtype = same && ki->dtype && ki->kind != EV_OP_SENDRECV ? ki->dtype : (uint8_t)dtype_from_size(p->type_size);
+	int same = ki->kn.coll == p->kind || (ki->kn.coll == EV_OP_SENDRECV && p->p2p);
+	r.dtype = same && ki->kn.dtype && ki->kn.coll != EV_OP_SENDRECV ? ki->kn.dtype : (uint8_t)dtype_from_size(p->type_size);
 	if ((p->kind == EV_OP_ALLGATHER || p->kind == EV_OP_BROADCAST || p->p2p) && p->type_size <= 1)
 		r.dtype = p->type_size == 1 ? EV_DT_INT8 : r.dtype;
 	if (!r.dtype && (p->p2p || p->kind == EV_OP_ALLGATHER || p->kind == EV_OP_BROADCAST))
@@ -445,12 +454,14 @@ static int emit_op(struct ev_nsys *s, struct gpu *g, struct op *p, const struct 
 	r.id = k->id;
 	r.channel = (uint16_t)(p->nchan ? p->nchan : k->aux);
 	r.nthreads = k->nthreads ? k->nthreads : p->nthreads;
-	r.algo = p->have_info ? p->algo : same ? ki->algo : 0;
-	r.proto = p->proto ? p->proto : same ? ki->proto : 0;
+	r.algo = p->have_info ? p->algo : 0;
+	r.proto = p->proto;
 	r.chunk_steps = p->chunk_steps;
 	r.slice_steps = p->slice_steps;
 	r.step_size = p->step_size;
 	r.aux = c ? c->nranks : 0;
+	if (same)
+		apply_kname(s, g, ki, &r);
 	r.name = k->name;
 	r.sig = p->name;
 	r.flags = (uint16_t)((group ? EV_F_GROUP : 0) | (fallback ? EV_F_FALLBACK : 0));
@@ -509,7 +520,7 @@ int nsys_nccl_kernel(struct ev_nsys *s, struct gpu *g, const struct ev_rec *k, i
 				continue;
 			for (uint64_t q = g->op_head; q < g->op_tail; q++) {
 				struct op *p = &g->ops[q % OPCAP];
-				if (p->unit == x->id && !p->emitted && kind_fits(ki->kind, p) && stream_fits(g, p, k->stream)) {
+				if (p->unit == x->id && !p->emitted && kind_fits(ki->kn.coll, p) && stream_fits(g, p, k->stream)) {
 					u = x;
 					fallback = 1;
 					break;
@@ -521,10 +532,11 @@ int nsys_nccl_kernel(struct ev_nsys *s, struct gpu *g, const struct ev_rec *k, i
 		/* No API call known: a collective from the kernel alone. */
 		struct ev_rec r = *k;
 		r.type = EV_COLL;
-		r.op = ki->kind;
-		r.dtype = ki->dtype;
-		r.algo = ki->algo;
-		r.proto = ki->proto;
+		r.op = ki->kn.coll;
+		r.dtype = 0;
+		r.algo = r.proto = 0;
+		r.nthreads = k->nthreads;
+		apply_kname(s, g, ki, &r);
 		r.channel = (uint16_t)k->aux;
 		r.aux = 0;
 		r.flags = EV_F_UNLINKED;

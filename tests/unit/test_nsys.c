@@ -354,6 +354,7 @@ static void test_stock_payload(void)
 			CHECK(c->bytes == 1 << 20 && c->comm == 0xc0ffee && c->redop == EV_RED_MAX);
 			CHECK(c->dtype == EV_DT_BFLOAT16 && c->id == 42 && !(c->flags & EV_F_FALLBACK));
 			CHECK(c->ts == 300 && c->channel == 2 && c->nthreads == 544);
+			CHECK(c->algo == EV_ALGO_RING && c->proto == EV_PROTO_SIMPLE); /* from the name and 544 threads */
 		}
 		CHECK(strstr(res.comm_line, "nranks=1 ranks=0") != NULL);
 	}
