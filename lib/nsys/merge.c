@@ -16,6 +16,35 @@ static int has_prefix(const char *s, const char *p)
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* " ORDER BY rowid" when the table's rows are stored in start order (as
+ * nsys export writes them), so SQLite reads them as they lie and sorts
+ * nothing: memory stays flat whatever the size.  Otherwise " ORDER BY
+ * start": SQLite sorts, in memory up to its cache budget per cursor and
+ * in temporary files beyond.  (Rows whose start is not an integer are
+ * left out by the reader either way.) */
+static const char *order_of(struct file *f, const char *table)
+{
+	char sql[160];
+	sqlite3_stmt *st;
+	int sorted = 0, rc = SQLITE_DONE;
+	snprintf(sql, sizeof sql, "SELECT start FROM %s ORDER BY rowid", table);
+	if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) == SQLITE_OK) {
+		int64_t last = INT64_MIN;
+		sorted = 1;
+		while (sorted && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (sqlite3_column_type(st, 0) != SQLITE_INTEGER)
+				continue;
+			int64_t t = sqlite3_column_int64(st, 0);
+			sorted = t >= last;
+			last = t;
+		}
+		if (sorted && rc != SQLITE_DONE)
+			sorted = 0; /* a damaged page: let the sorting query report it */
+		sqlite3_finalize(st);
+	}
+	return sorted ? " ORDER BY rowid" : " ORDER BY start";
+}
+
 int nsys_prepare_cursors(struct ev_nsys *s, struct file *f, int has_nccl)
 {
 	char sql[1536];
@@ -31,7 +60,7 @@ int nsys_prepare_cursors(struct ev_nsys *s, struct file *f, int has_nccl)
 		nsys_add_col(sql, sizeof sql, f, t, "gridX", "0");
 		nsys_add_col(sql, sizeof sql, f, t, "blockX", "0");
 		n = strlen(sql);
-		snprintf(sql + n, sizeof sql - n, " FROM %s ORDER BY start", t);
+		snprintf(sql + n, sizeof sql - n, " FROM %s%s", t, order_of(f, t));
 		if (sqlite3_prepare_v2(f->db, sql, -1, &f->cur[CUR_KERNEL], NULL) != SQLITE_OK)
 			return nsys_sql_error(s, f, t);
 	}
@@ -43,7 +72,7 @@ int nsys_prepare_cursors(struct ev_nsys *s, struct file *f, int has_nccl)
 		for (int i = 0; i < (k == CUR_MEMCPY ? 6 : 5); i++)
 			nsys_add_col(sql, sizeof sql, f, t, mc[i], "0");
 		n = strlen(sql);
-		snprintf(sql + n, sizeof sql - n, " FROM %s ORDER BY start", t);
+		snprintf(sql + n, sizeof sql - n, " FROM %s%s", t, order_of(f, t));
 		if (sqlite3_prepare_v2(f->db, sql, -1, &f->cur[k], NULL) != SQLITE_OK)
 			return nsys_sql_error(s, f, t);
 	}
@@ -54,8 +83,8 @@ int nsys_prepare_cursors(struct ev_nsys *s, struct file *f, int has_nccl)
 		for (int i = 0; i < 7; i++)
 			nsys_add_col(sql, sizeof sql, f, t, nc[i], NULL);
 		n = strlen(sql);
-		snprintf(sql + n, sizeof sql - n, " FROM %s%s ORDER BY start", t,
-		         nsys_column_exists(f, t, "eventType") ? " WHERE eventType IN (34, 59, 60)" : "");
+		snprintf(sql + n, sizeof sql - n, " FROM %s%s%s", t,
+		         nsys_column_exists(f, t, "eventType") ? " WHERE eventType IN (34, 59, 60)" : "", order_of(f, t));
 		if (sqlite3_prepare_v2(f->db, sql, -1, &f->cur[CUR_NVTX], NULL) != SQLITE_OK)
 			return nsys_sql_error(s, f, t);
 	}
@@ -64,10 +93,10 @@ int nsys_prepare_cursors(struct ev_nsys *s, struct file *f, int has_nccl)
 	if ((s->o.api || has_nccl) && nsys_table_exists(f, t = nsys_cur_table[CUR_RUNTIME]) && nsys_column_exists(f, t, "nameId") &&
 	    nsys_column_exists(f, t, "globalTid") && nsys_column_exists(f, t, "correlationId")) {
 		snprintf(sql, sizeof sql,
-		         "SELECT start, end, globalTid, correlationId, nameId FROM %s%s ORDER BY start", t,
+		         "SELECT start, end, globalTid, correlationId, nameId FROM %s%s%s", t,
 		         s->o.api ? "" : " WHERE nameId IN (SELECT id FROM StringIds WHERE value LIKE 'cudaLaunchKernel%' "
 		                          "OR value LIKE 'cuLaunchKernel%' OR value LIKE 'cudaLaunchCooperativeKernel%' "
-		                          "OR value LIKE 'cuLaunchCooperativeKernel%')");
+		                          "OR value LIKE 'cuLaunchCooperativeKernel%')", order_of(f, t));
 		if (sqlite3_prepare_v2(f->db, sql, -1, &f->cur[CUR_RUNTIME], NULL) != SQLITE_OK)
 			return nsys_sql_error(s, f, t);
 		f->has_runtime_launch = 1;
@@ -75,8 +104,6 @@ int nsys_prepare_cursors(struct ev_nsys *s, struct file *f, int has_nccl)
 	return 0;
 }
 
-/* A time plus the file's UTC offset; garbage times near the int64 limits
- * saturate instead of overflowing (they sort last and show as such). */
 /* A time plus the file's UTC offset.  A time that overflows is counted
  * and its row left out (returns 1). */
 static int shift(struct ev_nsys *s, struct file *f, int64_t t, uint64_t row, int kind, int64_t *out)

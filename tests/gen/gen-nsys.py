@@ -32,6 +32,7 @@ Usage: gen-nsys.py [--flavour annotated|stock] [--nodes N] [--gpus G]
                    [--no-blobs] [--nccl-log FILE] [--marks] [--iter-ranges] OUTDIR
 """
 import argparse
+import heapq
 import os
 import random
 import sqlite3
@@ -134,6 +135,10 @@ class Db:
 
     def close(self):
         for table, rows in self.rows.items():
+            # nsys export writes the activity tables in start order.
+            if table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                         "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+                rows.sort(key=lambda row: row[0])
             ph = ",".join("?" * len(rows[0]))
             self.con.executemany(f"INSERT INTO {table} VALUES ({ph})", rows)
         self.con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, s) for s, i in self.strings.items()])
@@ -434,9 +439,10 @@ def main():
                 yield (t, t + dur, r.local, 1, None, r.stream, corr, gpid(r.pid), sid, short, None, 1, 0, 32,
                        grid, 1, 1, block, 1, 1, 0, 0, 0, 0, corr, 0, None, None)
                 t += dur + 1000
-        for r in ranks:
-            r.db.con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + ",".join("?" * 28) + ")",
-                                 rows(r, a.bench_kernels // n))
+        # In start order across the ranks, as nsys export writes them.
+        db = ranks[0].db
+        db.con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + ",".join("?" * 28) + ")",
+                           heapq.merge(*(rows(r, a.bench_kernels // n) for r in ranks), key=lambda row: row[0]))
     else:
         for it in range(a.iters):
             if a.marks and it in (1, a.iters - 1):
