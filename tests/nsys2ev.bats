@@ -376,11 +376,12 @@ OUT
 @test "-o onto an input is refused and the input stays intact" {
 	python3 "$GEN" --iters 1 --nodes 1 --gpus 1 one
 	cp one/nsys_nid000000.sqlite keep.sqlite
-	run -2 nsys2ev -o one/nsys_nid000000.sqlite one
-	assert_output --partial "one/nsys_nid000000.sqlite: the output is also an input; refusing to overwrite it"
+	run -1 nsys2ev -o one/nsys_nid000000.sqlite one
+	assert_output "nsys2ev: one/nsys_nid000000.sqlite: is also an input: refusing to overwrite an input"
 	cmp keep.sqlite one/nsys_nid000000.sqlite
 	ln -s one/nsys_nid000000.sqlite link.sqlite
-	run -2 nsys2ev -o link.sqlite one/nsys_nid000000.sqlite
+	run -1 nsys2ev -o link.sqlite one/nsys_nid000000.sqlite
+	assert_output "nsys2ev: link.sqlite: is also an input: refusing to overwrite an input"
 	cmp keep.sqlite one/nsys_nid000000.sqlite
 }
 

@@ -104,20 +104,6 @@ static void progress(void *ctx, uint64_t records)
 	ev_cli_progress(ctx, records, 0);
 }
 
-/* -o must not name an input (same device and inode): it would be
- * replaced by the output. */
-static int output_is_input(struct opts *o, char **inputs, size_t n)
-{
-	struct stat so, si;
-	if (!strcmp(o->cli.output, "-") || stat(o->cli.output, &so) != 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-			return ev_cli_usage_error(&o->cli, "%s: the output is also an input; refusing to overwrite it",
-			                          o->cli.output);
-	return 0;
-}
-
 static void verbose_counts(struct opts *o, ev_nsys *ns)
 {
 	if (!o->verbose || o->cli.quiet)
@@ -390,8 +376,6 @@ int main(int argc, char **argv)
 	}
 	if (!status && inputs.len > 65535)
 		status = ev_cli_usage_error(&o.cli, "at most 65535 inputs");
-	if (!status)
-		status = output_is_input(&o, inputs.data, inputs.len);
 	if (!status) {
 		ev_cli_cleanup_on_signal(NULL);
 		status = run(&o, inputs.data, inputs.len);

@@ -51,7 +51,10 @@ struct result {
 	struct ev_nsys_file_stats fs;
 };
 
+/* A new name for every conversion: a file read back is an input of this
+ * process, and the library refuses to write onto inputs. */
 static char out_path[64];
+static int nout;
 
 static void convert(struct result *res, sqlite3 *db, const char *name, const struct ev_nsys_opts *opts)
 {
@@ -59,6 +62,8 @@ static void convert(struct result *res, sqlite3 *db, const char *name, const str
 	ev_writer *w = NULL;
 	struct ev_nsys_opts o = opts ? *opts : (struct ev_nsys_opts){ 0 };
 	memset(res, 0, sizeof *res);
+	unlink(out_path);
+	snprintf(out_path, sizeof out_path, "/tmp/test_nsys.%ld.%d.ev", (long)getpid(), nout++);
 	warnings[0] = '\0';
 	nwarnings = 0;
 	o.warn = collect;
@@ -453,7 +458,6 @@ static void test_errors(void)
 
 int main(void)
 {
-	snprintf(out_path, sizeof out_path, "/tmp/test_nsys.%ld.ev", (long)getpid());
 	RUN(test_marker_num);
 	RUN(test_log_parse);
 	RUN(test_annotated);
