@@ -408,3 +408,20 @@ OUT
 	run -0 bash -c "ev-view -M -H -t kernel b.ev | wc -l"
 	assert_output "$((n - 2))"
 }
+
+@test "PyTorch shapes (--pytorch=autograd-shapes-nvtx) size the calls whose kernel names a type; the rest is said" {
+	python3 "$GEN" --flavour stock --iters 1 --no-blobs --torch-shapes ts
+	run -0 --separate-stderr nsys2ev -o ts.ev ts
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 10 NCCL calls sized from PyTorch's NVTX shapes (elements x the kernel's type)"* ]]
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 4 NCCL operations have element counts but no element type: bytes 0"* ]]
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 6 of 16 NCCL calls have no size"* ]]
+	run -0 ev-view -M -H -t coll -r 0 -c op,bytes,dtype ts.ev
+	assert_output - <<'OUT'
+allreduce	4194304	float32
+allreduce	65536	bfloat16
+allgather	0	int8
+reducescatter	0	float32
+broadcast	0	int8
+reduce	131072	float32
+OUT
+}

@@ -227,6 +227,15 @@ void ev_nsys_finish(ev_nsys *s)
 			          "(NCCL >= 2.19 names tell only TREE or RING; NVLS, CollNet and PAT kernels are named RING), "
 			          "%llu the protocol from the threads per block", f->path, (unsigned long long)f->algo_hint,
 			          (unsigned long long)f->proto_threads);
+		if (f->torch_sized)
+			nsys_warn(s, "%s: %llu NCCL calls sized from PyTorch's NVTX shapes (elements x the kernel's type)%s",
+			          f->path, (unsigned long long)f->torch_sized,
+			          f->torch_untyped ? "; some have no type in their kernel name (AllGather, Broadcast): "
+			                             "bytes 0, counted below" : "");
+		if (f->torch_untyped)
+			nsys_warn(s, "%s: %llu NCCL operations have element counts but no element type: bytes 0; give "
+			          "--nccl-log or export with --include-blobs=true", f->path,
+			          (unsigned long long)f->torch_untyped);
 		if (f->nccl_nosize)
 			nsys_warn(s, "%s: %llu of %llu NCCL calls have no size, peer or communicator: %s", f->path,
 			          (unsigned long long)f->nccl_nosize, (unsigned long long)f->nccl_calls,

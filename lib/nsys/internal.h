@@ -60,6 +60,7 @@ struct file {
 	uint64_t cut_before, cut_after;
 	uint64_t nccl_calls, nccl_nosize; /* stock calls, those without a size */
 	uint64_t algo_hint, proto_threads;  /* ops whose algo/proto come from the kernel's name/threads */
+	uint64_t torch_sized, torch_untyped; /* calls sized from PyTorch shapes; of those, no element type */
 	uint64_t warn_count[NWARN], warn_row[NWARN];
 	const char *warn_table[NWARN];
 };
@@ -68,7 +69,7 @@ struct file {
 struct chan { uint64_t a, b, c, d; };
 struct op {
 	uint64_t unit;
-	uint8_t kind, p2p, redop, algo, proto, chunk_steps, slice_steps, have_info, emitted, dtype_hint;
+	uint8_t kind, p2p, redop, algo, proto, chunk_steps, slice_steps, have_info, emitted, elems;
 	uint16_t nthreads;
 	uint32_t type_size, step_size, seq;
 	int32_t peer;       /* comm rank of root or peer, -1 */
@@ -96,7 +97,16 @@ struct unit {
 	uint32_t nops, total; /* ops not yet written, ops in all */
 };
 
-struct thr { uint32_t tid; int depth; uint64_t group_unit; int group_open; };
+struct thr {
+	uint32_t tid;
+	int depth;
+	uint64_t group_unit;
+	int group_open;
+	/* The thread's last PyTorch collective range with shapes. */
+	int64_t torch_start, torch_end;
+	uint64_t torch_numel;
+	unsigned torch_kind;
+};
 
 struct gpu {
 	int file;
@@ -237,7 +247,10 @@ struct call {
 	unsigned have; /* bit per field present */
 	uint64_t name;
 };
-enum { HC_COMM = 1, HC_BYTES = 2, HC_TS = 4, HC_REDOP = 8, HC_ROOT = 16, HC_PEER = 32, HC_STREAM = 64 };
+enum { HC_COMM = 1, HC_BYTES = 2, HC_TS = 4, HC_REDOP = 8, HC_ROOT = 16, HC_PEER = 32, HC_STREAM = 64,
+       HC_ELEMS = 128 /* bytes holds an element count (PyTorch shapes) */ };
+int nsys_torch_range(struct gpu *g, uint32_t tid, int64_t start, int64_t end, const char *text);
+int nsys_torch_fill(struct gpu *g, uint32_t tid, int64_t start, struct call *c);
 /* Per kernel name: its class and what the NCCL vocabulary decodes. */
 struct kinfo { uint8_t kclass, nccl; struct ev_nccl_kname kn; };
 int nsys_add_call(struct ev_nsys *s, struct gpu *g, uint32_t tid, int64_t start, int64_t end, const struct call *c);

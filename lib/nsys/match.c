@@ -205,6 +205,7 @@ int nsys_add_call(struct ev_nsys *s, struct gpu *g, uint32_t tid, int64_t start,
 	p->name = c->name;
 	p->comm = (c->have & HC_COMM) ? (uint64_t)c->comm : 0;
 	p->bytes = (c->have & HC_BYTES) && c->bytes > 0 ? (uint64_t)c->bytes : 0;
+	p->elems = (c->have & HC_ELEMS) != 0;
 	p->type_size = (c->have & HC_TS) && c->type_size > 0 && c->type_size < 256 ? (uint32_t)c->type_size : 0;
 	p->redop = (c->have & HC_REDOP) ? (uint8_t)ev_nccl_redop_code(c->redop) : 0;
 	if (c->p2p)
@@ -441,6 +442,13 @@ static int emit_op(struct ev_nsys *s, struct gpu *g, struct op *p, const struct 
 	if (c && (p->kind == EV_OP_ALLGATHER || p->kind == EV_OP_REDUCESCATTER))
 		r.bytes = p->bytes * c->nranks; /* the call names the smaller buffer */
 	int same = ki->kn.coll == p->kind || (ki->kn.coll == EV_OP_SENDRECV && p->p2p);
+	if (p->elems) {
+		/* PyTorch shapes count elements: bytes need the kernel's type. */
+		unsigned ts = same && ki->kn.coll != EV_OP_SENDRECV ? ev_dtype_size(ki->kn.dtype) : 0;
+		r.bytes = ts ? p->bytes * ts : 0;
+		if (!ts)
+			s->files[g->file].torch_untyped++;
+	}
 	r.dtype = same && ki->kn.dtype && ki->kn.coll != EV_OP_SENDRECV ? ki->kn.dtype : (uint8_t)dtype_from_size(p->type_size);
 	if ((p->kind == EV_OP_ALLGATHER || p->kind == EV_OP_BROADCAST || p->p2p) && p->type_size <= 1)
 		r.dtype = p->type_size == 1 ? EV_DT_INT8 : r.dtype;
@@ -586,4 +594,64 @@ void nsys_note_launch(struct gpu *g, uint32_t tid, int64_t start, uint64_t corr)
 			u->corr[u->ncorr++] = corr;
 		break;
 	}
+}
+
+/* PyTorch's collective ranges with shapes (nsys profile
+ * --pytorch=autograd-shapes-nvtx): "nccl:all_reduce, op_id = 7, sizes =
+ * [[1024, 16]], ...".  The element count of the first tensor is kept per
+ * thread for the NCCL call made inside the range. */
+int nsys_torch_range(struct gpu *g, uint32_t tid, int64_t start, int64_t end, const char *text)
+{
+	char name[48];
+	const char *comma = strchr(text, ',');
+	size_t n = comma ? (size_t)(comma - text) : strlen(text);
+	const char *sz = strstr(text, "sizes = [[");
+	if (!sz || n >= sizeof name)
+		return 0;
+	memcpy(name, text, n);
+	name[n] = '\0';
+	unsigned kind = ev_torch_coll(name);
+	if (kind == EV_OP_UNKNOWN)
+		return 0;
+	uint64_t numel = 1;
+	const char *p = sz + 10;
+	while (*p != ']') {
+		char *stop;
+		unsigned long long d = strtoull(p, &stop, 10);
+		if (stop == p || __builtin_mul_overflow(numel, (uint64_t)d, &numel))
+			return 0;
+		p = stop;
+		if (*p == ',' && p[1] == ' ')
+			p += 2;
+		else if (*p != ']')
+			return 0;
+	}
+	struct thr *th = thr_get(g, tid);
+	if (!th)
+		return EV_ERR_NOMEM;
+	th->torch_start = start;
+	th->torch_end = end;
+	th->torch_numel = numel;
+	th->torch_kind = kind;
+	return 0;
+}
+
+/* A stock call without payload values inside such a range on its thread:
+ * its element count, for the kinds whose NCCL count is the first tensor's
+ * (AllReduce, AllGather's input, Broadcast, Reduce).  1 when filled. */
+int nsys_torch_fill(struct gpu *g, uint32_t tid, int64_t start, struct call *c)
+{
+	for (size_t i = 0; i < g->nthr; i++) {
+		struct thr *th = &g->thr[i];
+		if (th->tid != tid)
+			continue;
+		if (!th->torch_kind || start < th->torch_start || start > th->torch_end || th->torch_kind != c->kind ||
+		    (c->kind != EV_OP_ALLREDUCE && c->kind != EV_OP_ALLGATHER && c->kind != EV_OP_BROADCAST &&
+		     c->kind != EV_OP_REDUCE) || th->torch_numel > INT64_MAX)
+			return 0;
+		c->bytes = (int64_t)th->torch_numel;
+		c->have |= HC_BYTES | HC_ELEMS;
+		return 1;
+	}
+	return 0;
 }

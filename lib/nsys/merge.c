@@ -367,6 +367,8 @@ static int do_nvtx(struct ev_nsys *s, int fi, sqlite3_stmt *st, int64_t start, i
 			f->nccl_calls++;
 			if (!(c.have & HC_BYTES) && (rc = nsys_log_fill(s, g, &c)) != 0)
 				return rc;
+			if (!(c.have & HC_BYTES) && nsys_torch_fill(g, tid, start, &c))
+				f->torch_sized++;
 			if (!(c.have & HC_BYTES))
 				f->nccl_nosize++;
 			if ((rc = nsys_add_call(s, g, tid, start, end, &c)) != 0)
@@ -375,6 +377,8 @@ static int do_nvtx(struct ev_nsys *s, int fi, sqlite3_stmt *st, int64_t start, i
 	}
 	if (has_prefix(name, "nccl"))
 		r.op = EV_RG_NCCL;
+	if (text && name[0] == 'n' && !strncmp(name, "nccl:", 5) && nsys_torch_range(g, tid, start, end, name))
+		return nsys_nomem(s);
 	return put(s, g, &r);
 }
 

@@ -25,11 +25,14 @@ a memcpy and a memset between them.
   --marks          'nsys profiling start/stopped' marks around iterations
                    1 .. K-2 (ATLAHS' application patch); needs K >= 3
   --iter-ranges    one NVTX range 'ProfilerStep#N' spanning each iteration
+  --torch-shapes   stock: PyTorch's 'nccl:all_reduce, op_id = N, sizes = [[C]]'
+                   range around each collective (--pytorch=autograd-shapes-nvtx)
 
 Usage: gen-nsys.py [--flavour annotated|stock] [--nodes N] [--gpus G]
                    [--iters K] [--seed S] [--channels C] [--no-init]
                    [--no-runtime] [--compute K] [--bench-kernels N]
-                   [--no-blobs] [--nccl-log FILE] [--marks] [--iter-ranges] OUTDIR
+                   [--no-blobs] [--nccl-log FILE] [--marks] [--iter-ranges]
+                   [--torch-shapes] OUTDIR
 """
 import argparse
 import heapq
@@ -235,6 +238,7 @@ def main():
     ap.add_argument("--nccl-log", help="stock: write NCCL_DEBUG=INFO lines of the run to this file")
     ap.add_argument("--marks", action="store_true", help="nsys profiling start/stopped marks (iterations 1..K-2)")
     ap.add_argument("--iter-ranges", action="store_true", help="NVTX range ProfilerStep#N around each iteration")
+    ap.add_argument("--torch-shapes", action="store_true", help="stock: PyTorch nccl:<coll> ranges with sizes")
     ap.add_argument("outdir")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
@@ -366,6 +370,11 @@ def main():
                 vals = {"AllGather": [comm_hash, size], "AllReduce": [comm_hash, size, redop],
                         "Broadcast": [comm_hash, size, root], "ReduceScatter": [comm_hash, size, redop],
                         "Reduce": [comm_hash, size, root, redop]}[api]
+                if a.torch_shapes:
+                    torch = {"AllReduce": "all_reduce", "AllGather": "_allgather_base",
+                             "ReduceScatter": "_reduce_scatter_base", "Broadcast": "broadcast", "Reduce": "reduce"}[api]
+                    count = size // ts * (n if api == "ReduceScatter" else 1)
+                    r.nvtx(t - 1000, t + 36_000, f"nccl:{torch}, op_id = {r.corr}, sizes = [[{count}]]")
                 r.nvtx(t, t + 30_000, text_id=r.db.sid(f"nccl{api}"), domain=NCCL_DOMAIN,
                        blob=mkblob(NCCL_DOMAIN, api, vals))
                 log_call(r, t + 1, api, size // ts, dt, redop, root)
