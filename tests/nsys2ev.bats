@@ -125,6 +125,7 @@ OUT
 	python3 "$GEN" --iters 1 --no-init noinit
 	run -0 --separate-stderr nsys2ev -o noinit.ev noinit
 	[[ "$stderr" == *"no init markers; 4 members, rings and trees synthesized"* ]]
+	[[ "$stderr" == *"1 communicator synthesized: no init markers (commHash ... commId ...) in the exports; members are the GPUs that called them, in (node, pid) order"* ]]
 	run -0 grep -a '^#\(comm\|ring\)' noinit.ev
 	assert_output - <<'OUT'
 #comm 405852560972185601 nranks=4 ranks=0,1,2,3 synthesized=1
