@@ -340,11 +340,13 @@ OUT
 	run -0 --separate-stderr nsys2ev --nccl-log run.log -o log.ev noblobs
 	[[ "$stderr" != *"no size"* ]] || false
 	cmp <(ev-view -M -t coll,p2p log.ev) <(ev-view -M -t coll,p2p blobs.ev)
-	run -0 grep -a '^#\(comm\|ring\)' log.ev
+	run -0 grep -a '^#\(comm\|ring\|tree\)' log.ev
 	assert_output - <<'OUT'
 #comm 405852560972185601 nranks=4 ranks=0,1,2,3
 #ring 405852560972185601 0 0 1 2 3
 #ring 405852560972185601 1 0 3 2 1
+#tree 405852560972185601 0 0:-1:1,2,-1 1:0:3,-1,-1 2:0:-1,-1,-1 3:1:-1,-1,-1
+#tree 405852560972185601 1 0:-1:1,2,-1 1:0:3,-1,-1 2:0:-1,-1,-1 3:1:-1,-1,-1
 OUT
 }
 

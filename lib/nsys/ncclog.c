@@ -178,6 +178,37 @@ static int log_ring(struct ev_nsys *s, struct comm *c, const struct ev_nsys_log_
 	return 0;
 }
 
+/* "Trees [0] 1/-1/-1->0->-1 [1] ...": the logging rank's children and
+ * parent on each channel. */
+static int log_tree(struct ev_nsys *s, struct comm *c, const struct ev_nsys_log_line *l)
+{
+	const char *p = l->rest;
+	while ((p = strchr(p, '[')) != NULL) {
+		char *end;
+		long ch = strtol(p + 1, &end, 10);
+		int64_t v[5];
+		if (end == p + 1 || end[0] != ']' || end[1] != ' ' || ch < 0 || ch >= MAXCH ||
+		    nsys_parse_chain(end + 2, v, 5) || v[3] < 0 || v[3] >= (int64_t)c->nranks)
+			return 0;
+		if (!c->tree) {
+			c->tree = malloc(MAXCH * (size_t)c->nranks * 4 * sizeof *c->tree);
+			if (!c->tree)
+				return nsys_nomem(s);
+			for (size_t i = 0; i < MAXCH * (size_t)c->nranks * 4; i++)
+				c->tree[i] = -2;
+		}
+		int32_t *node = c->tree + ((size_t)ch * c->nranks + (size_t)v[3]) * 4;
+		for (int k = 0; k < 4; k++) {
+			int64_t x = k == 0 ? v[4] : v[k - 1];
+			node[k] = x >= 0 && x < (int64_t)c->nranks ? (int32_t)x : -1;
+		}
+		if ((uint32_t)ch + 1 > c->nch_tree)
+			c->nch_tree = (uint32_t)ch + 1;
+		p = end;
+	}
+	return 0;
+}
+
 int nsys_read_nccl_log(struct ev_nsys *s)
 {
 	FILE *in = fopen(s->o.nccl_log, "r");
@@ -227,6 +258,11 @@ int nsys_read_nccl_log(struct ev_nsys *s)
 			struct comm *c = id ? nsys_comm_find(s, *id) : NULL;
 			if (c && c->from_log)
 				status = log_ring(s, c, &l);
+		} else if (kind == EV_NSYS_LOG_TREE) {
+			uint64_t *id = ev_map_get(&ls.last_init, (uint64_t)l.pid + 1);
+			struct comm *c = id ? nsys_comm_find(s, *id) : NULL;
+			if (c && c->from_log)
+				status = log_tree(s, c, &l);
 		} else if (kind == EV_NSYS_LOG_COLL) {
 			ls.colls++;
 			if (!g) {

@@ -320,6 +320,9 @@ def main():
                 for c in range(nch):
                     order = list(range(n)) if c % 2 == 0 else list(reversed(range(n)))
                     logline(r, t + 20 + c, f"Channel {c:02d}/{nch:02d} : " + " ".join(f"{x:3d}" for x in order))
+            kids = [k for k in (2 * r.rank + 1, 2 * r.rank + 2) if k < n] + [-1, -1]
+            up = (r.rank - 1) // 2 if r.rank else -1
+            logline(r, t + 30_000, "Trees " + " ".join(f"[{c}] {kids[0]}/{kids[1]}/-1->{r.rank}->{up}" for c in range(nch)))
             logline(r, t + 40_000, f"{nch} coll channels, {nch} collnet channels, 0 nvls channels, "
                                    f"{nch} p2p channels, {max(1, nch // 2)} p2p channels per peer")
             logline(r, t + 40_001, init + " - Init COMPLETE")
