@@ -23,7 +23,9 @@ FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/bin/%)
 FUZZ_REGRESS_BINS := $(FUZZ_NAMES:%=$(FUZZ_REGRESS_BUILD)/bin/%)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+# -MMD -MP: objects depend on the headers they include (the Makefile reads
+# every .d under $(BUILD)), so a changed header rebuilds them.
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -MMD -MP
 FUZZ_DEB_PKGS := clang libclang-rt-dev llvm
 
 .PHONY: fuzz-deps fuzz-build fuzz-corpus
