@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * goal_int.h - what the files of lib/goal/ share: spool files, the message
+ * matching table and the per-rank state of an ev_goal.  Not installed.
+ */
+#ifndef EV_GOAL_INT_H
+#define EV_GOAL_INT_H
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "ev/goal.h"
+
+#define NONE32 0xFFFFFFFFu
+#define MAX_NODES ((1u << 29) - 1)
+
+/* ---- spool.c: a buffered append-only file per rank part ---------------- */
+
+struct spool {
+	char *path;
+	unsigned char *buf;
+	size_t len, cap;
+	int fd;
+	uint64_t bytes; /* written to the file so far */
+};
+
+int spool_init(struct spool *s, const char *dir, const char *name, uint32_t rank, size_t cap);
+int spool_flush(struct spool *s);
+int spool_close(struct spool *s);
+void spool_free(struct spool *s, int remove);
+/* Append n bytes (n is at most a line or a node, far below the buffer). */
+static inline int spool_put(struct spool *s, const void *p, size_t n)
+{
+	if (s->len + n > s->cap && spool_flush(s))
+		return -1;
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
+	return 0;
+}
+/* Space for n more bytes at s->buf + s->len (flushing first if needed). */
+static inline unsigned char *spool_room(struct spool *s, size_t n)
+{
+	if (s->len + n > s->cap && spool_flush(s))
+		return NULL;
+	return s->buf + s->len;
+}
+/* Set how many descriptors spools may keep open (from RLIMIT_NOFILE). */
+void spool_fd_budget(void);
+/* Copy a whole file to out.  -1 with *werr = 0 on a read error (errno set),
+ * -1 with *werr = the ev_output status on a write error. */
+int goal_copy_file(const char *path, ev_output *out, int *werr);
+int goal_write_all(int fd, const void *p, size_t n);
+
+/* ---- match.c: open messages per (source, destination, tag) ------------- */
+
+struct mkey { uint32_t src, dst, tag; };
+struct mslot {
+	struct mkey k;
+	int used;
+	int sends;             /* 1: the queue holds sends, 0: receives */
+	uint32_t head, n, cap; /* FIFO in q (inline while cap <= 2) */
+	uint64_t inl[2];
+	uint64_t *q;
+	uint64_t first_rec;    /* record number of the oldest queued op */
+	uint32_t first_rank;
+};
+struct mtable { struct mslot *s; size_t cap, len; uint64_t open_max; };
+
+struct mslot *mt_find(struct mtable *t, const struct mkey *k, int create);
+void mt_remove(struct mtable *t, struct mslot *e);
+int mt_push(struct mslot *e, uint64_t size);
+uint64_t mt_pop(struct mslot *e);
+/* The oldest unmatched entry, or NULL when everything balanced. */
+const struct mslot *mt_oldest(const struct mtable *t);
+void mt_free(struct mtable *t);
+
+/* ---- schedule.c: per-rank state -------------------------------------- */
+
+/* Id window entry: kind in the top 3 bits, node index below. */
+#define K_UNDEF 0u
+#define K_REAL (1u << 29)
+#define K_ALIAS (2u << 29)
+#define K_NONE (3u << 29)
+#define K_MASK (3u << 29)
+#define K_IDX ((1u << 29) - 1)
+
+/* Binary: a node still in the window: its successor lists and the first
+ * 23 bytes of its record (the counts and offsets follow when it leaves). */
+struct nslot {
+	uint32_t rh, rt, ih, it;
+	unsigned char node[23];
+};
+
+struct dep { uint32_t target; int ireq; };
+
+struct rankst {
+	uint32_t rank;
+	int emit;
+	struct spool text, nodes, app, roots;
+	/* Id window: ids (last_id - wcap, last_id] live in map[id & (wcap-1)]. */
+	uint32_t *map;
+	uint32_t wcap;
+	uint32_t first_id, last_id; /* first id still in the window */
+	uint32_t min_id;            /* first id of the rank */
+	int have_id;
+	/* Binary: successor lists of nodes [node_lo, next_node). */
+	struct nslot *ns;
+	uint32_t node_lo, next_node;
+	uint64_t nroots, nedges, app_run;
+	/* The op being collected (its DEP records follow it). */
+	int pending;
+	struct ev_rec pend;
+	uint64_t pend_recno;
+	struct dep *deps;
+	size_t ndeps, capdeps;
+	/* Stats. */
+	uint64_t nsend, nrecv, ncalc, nreq, nireq, bytes_sent, elided, dups;
+	uint64_t in_ops, in_deps;
+	int rail_known;
+	uint32_t rail;
+	/* ATLAHS-style estimate: the current group of ops. */
+	int g_open;
+	uint64_t g_comm;
+	uint32_t g_seq, g_chan, g_step, g_first;
+	uint32_t g_n, g_roots;
+	unsigned char *g_succ;
+	size_t g_cap;
+	uint64_t atlahs_extra;
+};
+
+struct edgepool { uint32_t *succ, *next; uint32_t cap, len, free; };
+
+#define RANK_PAGE 1024u
+#define LANE_DENSE 4096u
+
+struct ev_goal {
+	struct ev_goal_opts o;
+	struct ev_goal_ranks sel; /* copy of *o.ranks (not owned) */
+	struct ev_goal_error err;
+	const char *fname;        /* current input, for messages */
+	/* Ranks: a sparse two-level table, pages of RANK_PAGE pointers. */
+	struct rankst ***pages;
+	uint32_t nr;              /* largest rank seen + 1 */
+	uint32_t max_peer_plus1;
+	uint32_t nranks;          /* final num_ranks */
+	struct mtable mt;
+	uint32_t lane_cpu[LANE_DENSE]; /* --cpu=dense: lane -> cpu + 1 (0 unseen) */
+	struct ev_map lanes;      /* the same for lanes >= LANE_DENSE: lane + 1 -> cpu */
+	uint32_t nlanes;
+	uint8_t max_cpu, max_nic;
+	struct edgepool ep;
+	char *dir;                /* spool directory */
+	char **paths;             /* every spool path (for signal cleanup) */
+	size_t npaths, cappaths;
+	uint64_t ignored;
+	uint64_t hist[66];
+	uint64_t max_dist;        /* longest dependency seen (ops back) */
+	int finished;
+	struct ev_goal *next_live; /* list of live builders (signal cleanup) */
+};
+
+static inline struct rankst *goal_rank(const struct ev_goal *g, uint32_t r)
+{
+	if (r >= g->nr)
+		return NULL;
+	struct rankst **p = g->pages[r / RANK_PAGE];
+	return p ? p[r % RANK_PAGE] : NULL;
+}
+
+int goal_fail(struct ev_goal *g, int status, uint64_t recno, const char *fmt, ...) EV_PRINTF(4, 5);
+int goal_io_fail(struct ev_goal *g, const char *path);
+int goal_nomem(struct ev_goal *g);
+/* assemble.c: one rank's binary section to out. */
+int goal_write_section(struct ev_goal *g, struct rankst *rs, ev_output *out);
+/* join.c: the binary file header and jump table. */
+int goal_write_bin_header(ev_output *out, uint32_t nranks, uint8_t max_cpu, uint8_t max_nic,
+                          const uint64_t *sizes);
+
+#endif /* EV_GOAL_INT_H */
