@@ -234,6 +234,7 @@ static int run(struct opts *o)
 	o->g.spool_parent = base && *base ? base : "/tmp";
 	o->g.ranks = &o->sel;
 	o->g.meta = meta;
+	o->g.estimate = o->stats;
 	if (!st || !meta) {
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto out;

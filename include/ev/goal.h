@@ -78,6 +78,7 @@ struct ev_goal_opts {
 	const char *spool_parent; /* the spool directory is made under it */
 	const struct ev_goal_ranks *ranks; /* emit only these (NULL: all) */
 	const ev_meta *meta;      /* #rank host/node for EV_GOAL_NIC_RAIL */
+	int estimate;             /* count lines_atlahs_style (costs time) */
 };
 void ev_goal_opts_init(struct ev_goal_opts *o);
 
@@ -113,7 +114,8 @@ struct ev_goal_stats {
 	uint64_t ops, send, recv, calc, requires, irequires, bytes_sent;
 	uint64_t folded_zero_calcs, duplicate_deps, open_messages_max, ignored_records;
 	uint64_t lines;              /* lines of the text form */
-	uint64_t lines_atlahs_style; /* lines ATLAHS's emitter would write */
+	uint64_t lines_atlahs_style; /* lines ATLAHS's emitter would write
+	                                (0 unless opts.estimate) */
 	uint64_t hist[66];           /* sends by bit length of their size */
 };
 struct ev_goal_rank_stats { uint64_t sends, recvs, calcs, bytes_sent; };

@@ -27,6 +27,10 @@ struct spool {
 int spool_init(struct spool *s, const char *dir, const char *name, uint32_t rank, size_t cap);
 int spool_flush(struct spool *s);
 int spool_close(struct spool *s);
+/* The last write: a spool that never reached its file stays in memory
+ * (no file is made); else the rest is flushed and the file closed. */
+int spool_finish(struct spool *s);
+static inline int spool_in_memory(const struct spool *s) { return s->bytes == 0; }
 void spool_free(struct spool *s, int remove);
 /* Append n bytes (n is at most a line or a node, far below the buffer). */
 static inline int spool_put(struct spool *s, const void *p, size_t n)
@@ -48,7 +52,8 @@ static inline unsigned char *spool_room(struct spool *s, size_t n)
 void spool_fd_budget(void);
 /* Copy a whole file to out.  -1 with *werr = 0 on a read error (errno set),
  * -1 with *werr = the ev_output status on a write error. */
-int goal_copy_file(const char *path, ev_output *out, int *werr);
+int goal_copy_file(const char *path, ev_output *out, int *werr, unsigned char *buf, size_t cap);
+#define GOAL_IOBUF (1u << 20)
 int goal_write_all(int fd, const void *p, size_t n);
 
 /* ---- match.c: open messages per (source, destination, tag) ------------- */
@@ -96,7 +101,11 @@ struct dep { uint32_t target; int ireq; };
 struct rankst {
 	uint32_t rank;
 	int emit;
-	struct spool text, nodes, app, roots;
+	/* text: the rank block.  Binary: nodes holds each finished node's 39
+	 * bytes followed by its successor entries (the appendix is gathered
+	 * from there at the end); roots, the nodes without dependencies, is
+	 * a file only when there are many. */
+	struct spool text, nodes, roots;
 	/* Id window: ids (last_id - wcap, last_id] live in map[id & (wcap-1)]. */
 	uint32_t *map;
 	uint32_t wcap;
@@ -135,6 +144,7 @@ struct edgepool { uint32_t *succ, *next; uint32_t cap, len, free; };
 
 struct ev_goal {
 	struct ev_goal_opts o;
+	int estimate;             /* keep the ATLAHS-style line estimate */
 	struct ev_goal_ranks sel; /* copy of *o.ranks (not owned) */
 	struct ev_goal_error err;
 	const char *fname;        /* current input, for messages */
@@ -150,6 +160,7 @@ struct ev_goal {
 	uint8_t max_cpu, max_nic;
 	struct edgepool ep;
 	char *dir;                /* spool directory */
+	unsigned char *iobuf;     /* GOAL_IOBUF bytes for reading spools back */
 	char **paths;             /* every spool path (for signal cleanup) */
 	size_t npaths, cappaths;
 	uint64_t ignored;

@@ -384,10 +384,16 @@ int ev_goal_join(const char *dir, int binary, uint32_t expect, ev_output *out, u
 	free(sizes);
 	if (rc)
 		return jout(err, rc);
+	unsigned char *buf = malloc(GOAL_IOBUF);
+	if (!buf)
+		return jfail(err, EV_ERR_NOMEM, "out of memory");
 	for (uint32_t r = 0; r < n; r++) {
 		ev_goal_part_name(path, sizeof path, dir, r, 1);
-		if (goal_copy_file(path, out, &werr))
+		if (goal_copy_file(path, out, &werr, buf, GOAL_IOBUF)) {
+			free(buf);
 			return werr ? jout(err, werr) : jfail(err, EV_ERR_IO, "%s: %s", path, strerror(errno));
+		}
 	}
+	free(buf);
 	return EV_OK;
 }

@@ -107,6 +107,7 @@ int ev_goal_new(ev_goal **out, const struct ev_goal_opts *o)
 		return EV_ERR_NOMEM;
 	*out = g;
 	g->o = *o;
+	g->estimate = o->estimate;
 	if (o->ranks)
 		g->sel = *o->ranks;
 	g->o.ranks = NULL;
@@ -120,6 +121,8 @@ int ev_goal_new(ev_goal **out, const struct ev_goal_opts *o)
 	if (!g->pages)
 		return goal_nomem(g);
 	spool_fd_budget();
+	if (!(g->iobuf = malloc(GOAL_IOBUF)))
+		return goal_nomem(g);
 	const char *base = o->spool_parent && *o->spool_parent ? o->spool_parent : "/tmp";
 	size_t n = strlen(base) + 32;
 	if (!(g->dir = malloc(n)))
@@ -162,7 +165,6 @@ void ev_goal_free(ev_goal *g)
 			continue;
 		spool_free(&rs->text, 1);
 		spool_free(&rs->nodes, 1);
-		spool_free(&rs->app, 1);
 		spool_free(&rs->roots, 1);
 		free(rs->map);
 		free(rs->ns);
@@ -175,6 +177,7 @@ void ev_goal_free(ev_goal *g)
 			free(g->pages[i]);
 	free(g->pages);
 	free(g->paths);
+	free(g->iobuf);
 	mt_free(&g->mt);
 	ev_map_free(&g->lanes);
 	free(g->ep.succ);
@@ -210,9 +213,8 @@ static struct rankst *new_rank(struct ev_goal *g, uint32_t rank)
 	size_t big = g->nr > 4096 ? 4096 : g->nr > 256 ? 16384 : 1 << 18;
 	if (g->o.binary) {
 		if (spool_init(&rs->nodes, g->dir, ".nodes.", rank, big) ||
-		    spool_init(&rs->app, g->dir, ".app.", rank, big / 4) ||
-		    spool_init(&rs->roots, g->dir, ".roots.", rank, 1024) || add_path(g, rs->nodes.path) ||
-		    add_path(g, rs->app.path) || add_path(g, rs->roots.path))
+		    spool_init(&rs->roots, g->dir, ".roots.", rank, 4096) || add_path(g, rs->nodes.path) ||
+		    add_path(g, rs->roots.path))
 			return NULL;
 	} else {
 		if (spool_init(&rs->text, g->dir, ".rank_", rank, big) || add_path(g, rs->text.path))
@@ -315,49 +317,58 @@ static int edge_add(struct ev_goal *g, struct nslot *n, uint32_t succ, int ireq)
 	return 0;
 }
 
-/* Append one successor list to the appendix spool and free its edges;
- * returns the count or -1. */
-static int64_t edge_drain(struct ev_goal *g, struct rankst *rs, uint32_t h)
+static uint32_t edge_count(const struct ev_goal *g, uint32_t h)
 {
-	struct edgepool *p = &g->ep;
-	int64_t n = 0;
-	while (h != NONE32) {
-		uint32_t nx = p->next[h];
-		unsigned char *b = spool_room(&rs->app, 4);
-		if (!b)
-			return -1;
-		ev_put32(b, p->succ[h]);
-		rs->app.len += 4;
-		p->next[h] = p->free;
-		p->free = h;
-		h = nx;
+	uint32_t n = 0;
+	for (; h != NONE32; h = g->ep.next[h])
 		n++;
-	}
 	return n;
 }
 
+/* Append one successor list (n entries) after its node and free its edges. */
+static int edge_drain(struct ev_goal *g, struct rankst *rs, uint32_t h, uint32_t n)
+{
+	struct edgepool *p = &g->ep;
+	while (n) {
+		/* As many entries as fit the spool buffer at a time. */
+		uint32_t k = n < rs->nodes.cap / 4 ? n : (uint32_t)(rs->nodes.cap / 4);
+		unsigned char *b = spool_room(&rs->nodes, 4 * (size_t)k);
+		if (!b)
+			return -1;
+		for (uint32_t i = 0; i < k; i++) {
+			uint32_t nx = p->next[h];
+			ev_put32(b + 4 * i, p->succ[h]);
+			p->next[h] = p->free;
+			p->free = h;
+			h = nx;
+		}
+		rs->nodes.len += 4 * (size_t)k;
+		n -= k;
+	}
+	return 0;
+}
+
 /* Binary: the oldest node leaves the window; its successor lists are final,
- * so its whole record is written. */
+ * so its whole record is written, and its successors after it. */
 static int node_finish(struct ev_goal *g, struct rankst *rs)
 {
 	struct nslot *sl = &rs->ns[rs->node_lo & (rs->wcap - 1)];
 	rs->node_lo++;
 	if (!rs->emit)
 		return 0;
-	int64_t a = edge_drain(g, rs, sl->rh);
-	int64_t b = a < 0 ? -1 : edge_drain(g, rs, sl->ih);
-	unsigned char *p = b < 0 ? NULL : spool_room(&rs->nodes, EV_GOAL_NODE_BYTES);
+	uint32_t nr = edge_count(g, sl->rh), ni = edge_count(g, sl->ih);
+	unsigned char *p = spool_room(&rs->nodes, EV_GOAL_NODE_BYTES);
 	if (!p)
 		return -1;
 	memcpy(p, sl->node, 23);
-	ev_put32(p + 23, (uint32_t)a);
+	ev_put32(p + 23, nr);
 	ev_put32(p + 27, (uint32_t)rs->app_run);
-	rs->app_run += (uint64_t)a;
-	ev_put32(p + 31, (uint32_t)b);
+	rs->app_run += nr;
+	ev_put32(p + 31, ni);
 	ev_put32(p + 35, (uint32_t)rs->app_run);
-	rs->app_run += (uint64_t)b;
+	rs->app_run += ni;
 	rs->nodes.len += EV_GOAL_NODE_BYTES;
-	return 0;
+	return edge_drain(g, rs, sl->rh, nr) || edge_drain(g, rs, sl->ih, ni) ? -1 : 0;
 }
 
 /* Drop the oldest id of the window (finishing its node in binary mode). */
@@ -737,7 +748,7 @@ static int flush_op(struct ev_goal *g, struct rankst *rs)
 	const struct ev_rec *op = &rs->pend;
 	uint64_t recno = rs->pend_recno;
 	struct dep *d = rs->deps;
-	if (group_op(rs, op, d, rs->ndeps))
+	if (g->estimate && group_op(rs, op, d, rs->ndeps))
 		return goal_nomem(g);
 	long rn = resolve_deps(g, rs, op, recno);
 	if (rn < 0)
@@ -914,14 +925,14 @@ static int finish_rank(struct ev_goal *g, struct rankst *rs)
 				return goal_fail(g, EV_ERR_FORMAT, rs->pend_recno, "rank %u: internal error: window out of step",
 				                 rs->rank);
 			if (e)
-				return goal_io_fail(g, rs->app.path);
+				return goal_io_fail(g, rs->nodes.path);
 			if (rs->first_id == 0)
 				break; /* wrapped past UINT32_MAX */
 		}
-		if (rs->emit && (spool_close(&rs->nodes) || spool_close(&rs->app) || spool_close(&rs->roots)))
+		if (rs->emit && (spool_finish(&rs->nodes) || spool_finish(&rs->roots)))
 			return goal_io_fail(g, rs->nodes.path);
 	} else if (rs->emit) {
-		if (spool_put(&rs->text, "}\n", 2) || spool_close(&rs->text))
+		if (spool_put(&rs->text, "}\n", 2) || spool_finish(&rs->text))
 			return goal_io_fail(g, rs->text.path);
 	}
 	return 0;

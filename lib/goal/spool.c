@@ -74,6 +74,13 @@ int spool_close(struct spool *s)
 	return rc;
 }
 
+int spool_finish(struct spool *s)
+{
+	if (spool_in_memory(s) && s->fd < 0)
+		return 0;
+	return spool_close(s);
+}
+
 int spool_init(struct spool *s, const char *dir, const char *name, uint32_t rank, size_t cap)
 {
 	memset(s, 0, sizeof *s);
@@ -103,15 +110,14 @@ void spool_free(struct spool *s, int remove)
 	s->buf = NULL;
 }
 
-int goal_copy_file(const char *path, ev_output *out, int *werr)
+int goal_copy_file(const char *path, ev_output *out, int *werr, unsigned char *buf, size_t cap)
 {
 	*werr = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	static unsigned char buf[1 << 18];
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof buf);
+		ssize_t n = read(fd, buf, cap);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
