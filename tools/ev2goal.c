@@ -173,29 +173,22 @@ static int print_stats(const struct opts *o, const ev_goal *g)
 	return fclose(f) ? ev_cli_error(&o->cli, "%s: %s", o->stats_file, strerror(errno)) : 0;
 }
 
-static int read_input(struct opts *o, ev_goal *g, const char *path, ev_strtab *st, ev_meta *meta)
+static void progress(void *ctx, uint64_t records)
+{
+	ev_cli_progress(ctx, records, 0);
+}
+
+static int read_input(struct opts *o, ev_goal *g, const char *path, ev_strtab *st, ev_meta *meta, uint64_t *recno)
 {
 	ev_reader *r;
-	int rc = ev_reader_open(&r, path, st, meta);
+	int rc = ev_reader_open(&r, path, st, meta), rrc = 0;
 	if (rc)
 		return ev_cli_file_error(&o->cli, path, rc);
 	ev_reader_skip_text(r, 1);
 	ev_goal_source(g, ev_reader_name(r));
-	struct ev_rec rec;
 	int status = 0;
-	uint64_t recno = 0;
-	while ((rc = ev_read(r, &rec)) > 0) {
-		/* Every record read is counted; ev_read returns only records here. */
-		recno++;
-		if (ev_goal_add(g, &rec, recno)) {
-			status = goal_error(o, ev_goal_error(g), o->cli.output);
-			break;
-		}
-		if ((recno & 0xFFFF) == 0)
-			ev_cli_progress(&o->cli, recno, 0);
-	}
-	if (!status && rc < 0)
-		status = ev_cli_reader_error(&o->cli, r, rc);
+	if (ev_goal_feed(g, r, recno, &rrc, progress, &o->cli))
+		status = rrc ? ev_cli_reader_error(&o->cli, r, rrc) : goal_error(o, ev_goal_error(g), o->cli.output);
 	ev_reader_close(r);
 	return status;
 }
@@ -243,8 +236,10 @@ static int run(struct opts *o)
 		status = g ? goal_error(o, ev_goal_error(g), o->cli.output) : ev_cli_error(&o->cli, "out of memory");
 		goto out;
 	}
+	/* Record numbers run on across the inputs, as in one stream. */
+	uint64_t recno = 0;
 	for (int i = 0; i < o->ninputs && !status; i++)
-		status = read_input(o, g, o->inputs[i], st, meta);
+		status = read_input(o, g, o->inputs[i], st, meta, &recno);
 	ev_cli_progress_done(&o->cli);
 	if (status)
 		goto out;

@@ -45,91 +45,178 @@ static int copy_spool(struct ev_goal *g, const struct spool *s, uint64_t want, e
 	return EV_OK;
 }
 
-/* The nodes spool holds each node's 39 bytes followed by its successor
- * entries.  A walk over it in pieces: pass 0 writes the nodes, pass 1 the
- * successor entries (the appendix, in node order). */
-struct walk {
-	int pass;
-	unsigned char node[EV_GOAL_NODE_BYTES];
-	size_t have;       /* bytes of node collected */
-	uint64_t succ;     /* successor bytes still to come for the current node */
-	uint64_t nodes;    /* nodes seen */
+/* A sequential reader over a spool: its buffer, or its file in pieces. */
+struct sread {
+	int fd;
+	const unsigned char *p; /* unread bytes: p[pos .. len) */
+	unsigned char *buf;
+	size_t cap, pos, len;
 };
 
-static int walk_piece(struct walk *w, const unsigned char *p, size_t n, ev_output *out)
+static int sr_open(struct sread *r, const struct spool *s, unsigned char *buf, size_t cap)
 {
-	int rc;
-	while (n) {
-		if (w->succ) {
-			size_t k = n < w->succ ? n : (size_t)w->succ;
-			if (w->pass == 1 && (rc = ev_output_write(out, p, k)))
-				return rc;
-			p += k;
-			n -= k;
-			w->succ -= k;
-			continue;
-		}
-		if (!w->have && n >= EV_GOAL_NODE_BYTES) {
-			/* The common case: a whole node in the piece. */
-			if (w->pass == 0 && (rc = ev_output_write(out, p, EV_GOAL_NODE_BYTES)))
-				return rc;
-			w->succ = 4 * ((uint64_t)ev_le32(p + 23) + ev_le32(p + 31));
-			p += EV_GOAL_NODE_BYTES;
-			n -= EV_GOAL_NODE_BYTES;
-			w->nodes++;
-			continue;
-		}
-		size_t k = EV_GOAL_NODE_BYTES - w->have;
-		k = n < k ? n : k;
-		memcpy(w->node + w->have, p, k);
-		w->have += k;
-		p += k;
-		n -= k;
-		if (w->have == EV_GOAL_NODE_BYTES) {
-			if (w->pass == 0 && (rc = ev_output_write(out, w->node, EV_GOAL_NODE_BYTES)))
-				return rc;
-			w->succ = 4 * ((uint64_t)ev_le32(w->node + 23) + ev_le32(w->node + 31));
-			w->have = 0;
-			w->nodes++;
-		}
+	r->fd = -1;
+	r->pos = 0;
+	if (spool_in_memory(s)) {
+		r->p = s->buf;
+		r->len = s->len;
+		r->buf = NULL;
+		return 0;
 	}
-	return EV_OK;
+	r->p = r->buf = buf;
+	r->cap = cap;
+	r->len = 0;
+	r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	return r->fd < 0 ? -1 : 0;
 }
 
-static int walk_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out, int pass)
+static void sr_close(struct sread *r)
 {
-	struct walk w = { .pass = pass };
-	const struct spool *s = &rs->nodes;
-	int rc;
-	if (spool_in_memory(s)) {
-		if ((rc = walk_piece(&w, s->buf, s->len, out)))
-			return out_fail(g, rc);
-	} else {
-		int fd = open(s->path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return goal_io_fail(g, s->path);
-		for (;;) {
-			ssize_t n = read(fd, g->iobuf, GOAL_IOBUF);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				int e = errno;
-				close(fd);
-				errno = e;
-				return goal_io_fail(g, s->path);
-			}
-			if (n == 0)
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+/* Keep the unread bytes, read more.  -1 on a read error (errno set). */
+static int sr_fill(struct sread *r)
+{
+	if (r->fd < 0)
+		return 0;
+	memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+	r->len -= r->pos;
+	r->pos = 0;
+	while (r->len < r->cap) {
+		ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		r->len += (size_t)n;
+	}
+	return 0;
+}
+
+/* The next n bytes (n far below the buffer), or NULL at the end (errno 0)
+ * or on a read error. */
+static inline const unsigned char *sr_take(struct sread *r, size_t n)
+{
+	if (r->len - r->pos < n) {
+		errno = 0;
+		if (sr_fill(r) || r->len - r->pos < n)
+			return NULL;
+	}
+	const unsigned char *q = r->p + r->pos;
+	r->pos += n;
+	return q;
+}
+
+/* Pass n bytes on, to out when it is set.  -1 with *werr set on a write
+ * error, -1 with *werr = 0 at a short end or on a read error. */
+static int sr_pass(struct sread *r, uint64_t n, ev_output *out, int *werr)
+{
+	*werr = 0;
+	while (n) {
+		if (r->pos == r->len) {
+			errno = 0;
+			if (sr_fill(r) || r->pos == r->len)
+				return -1;
+		}
+		size_t k = r->len - r->pos < n ? r->len - r->pos : (size_t)n;
+		if (out && (*werr = ev_output_write(out, r->p + r->pos, k)))
+			return -1;
+		r->pos += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static int spool_short(struct ev_goal *g, const struct spool *s)
+{
+	if (errno)
+		return goal_io_fail(g, s->path);
+	g->err.status = EV_ERR_IO;
+	g->err.in_output = 0;
+	snprintf(g->err.msg, sizeof g->err.msg, "%s: spool ends early", s->path ? s->path : "spool");
+	return EV_ERR_IO;
+}
+
+/* The nodes of a section: the first 23 bytes of each from the nodes spool,
+ * its successor counts from the succ spool, the offsets into the appendix
+ * counted here. */
+static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
+{
+	enum { K = 1024 };
+	struct sread e, f;
+	int rc = EV_OK, werr;
+	if (sr_open(&e, &rs->nodes, g->iobuf, GOAL_IOBUF / 2))
+		return goal_io_fail(g, rs->nodes.path);
+	if (sr_open(&f, &rs->succ, g->iobuf + GOAL_IOBUF / 2, GOAL_IOBUF / 2)) {
+		sr_close(&e);
+		return goal_io_fail(g, rs->succ.path);
+	}
+	uint64_t run = 0;
+	for (uint32_t i = 0; i < rs->next_node && !rc;) {
+		uint32_t k = rs->next_node - i < K ? rs->next_node - i : K;
+		unsigned char *o = (unsigned char *)ev_output_reserve(out, (size_t)k * EV_GOAL_NODE_BYTES);
+		if (!o) {
+			static const char z;
+			rc = ev_output_write(out, &z, 0);
+			rc = out_fail(g, rc ? rc : EV_ERR_NOMEM);
+			break;
+		}
+		for (uint32_t j = 0; j < k; j++, o += EV_GOAL_NODE_BYTES) {
+			const unsigned char *a = sr_take(&e, 23), *c = sr_take(&f, 8);
+			if (!a || !c) {
+				rc = spool_short(g, a ? &rs->succ : &rs->nodes);
 				break;
-			if ((rc = walk_piece(&w, g->iobuf, (size_t)n, out))) {
-				close(fd);
-				return out_fail(g, rc);
+			}
+			uint32_t nr = ev_le32(c), ni = ev_le32(c + 4);
+			memcpy(o, a, 23);
+			ev_put32(o + 23, nr);
+			ev_put32(o + 27, (uint32_t)run);
+			run += nr;
+			ev_put32(o + 31, ni);
+			ev_put32(o + 35, (uint32_t)run);
+			run += ni;
+			if (sr_pass(&f, 4 * ((uint64_t)nr + ni), NULL, &werr)) {
+				rc = spool_short(g, &rs->succ);
+				break;
 			}
 		}
-		close(fd);
+		if (rc)
+			break;
+		ev_output_commit(out, (size_t)k * EV_GOAL_NODE_BYTES);
+		i += k;
 	}
-	if (w.nodes != rs->next_node || w.have || w.succ)
-		return spool_size_error(g, s, w.nodes, rs->next_node);
-	return EV_OK;
+	sr_close(&e);
+	sr_close(&f);
+	if (!rc && run != rs->nedges)
+		rc = spool_size_error(g, &rs->succ, run, rs->nedges);
+	return rc;
+}
+
+/* The appendix: each node's successors, in node order. */
+static int write_appendix(struct ev_goal *g, struct rankst *rs, ev_output *out)
+{
+	struct sread f;
+	int rc = EV_OK, werr;
+	if (sr_open(&f, &rs->succ, g->iobuf, GOAL_IOBUF))
+		return goal_io_fail(g, rs->succ.path);
+	for (uint32_t i = 0; i < rs->next_node; i++) {
+		const unsigned char *c = sr_take(&f, 8);
+		if (!c) {
+			rc = spool_short(g, &rs->succ);
+			break;
+		}
+		if (sr_pass(&f, 4 * ((uint64_t)ev_le32(c) + ev_le32(c + 4)), out, &werr)) {
+			rc = werr ? out_fail(g, werr) : spool_short(g, &rs->succ);
+			break;
+		}
+	}
+	sr_close(&f);
+	return rc;
 }
 
 static uint64_t section_size(const struct rankst *rs)
@@ -147,8 +234,8 @@ int goal_write_section(struct ev_goal *g, struct rankst *rs, ev_output *out)
 		return out_fail(g, rc);
 	if (!rs)
 		return EV_OK;
-	if ((rc = copy_spool(g, &rs->roots, 4 * rs->nroots, out)) || (rc = walk_nodes(g, rs, out, 0)) ||
-	    (rc = walk_nodes(g, rs, out, 1)))
+	if ((rc = copy_spool(g, &rs->roots, 4 * rs->nroots, out)) || (rc = write_nodes(g, rs, out)) ||
+	    (rc = write_appendix(g, rs, out)))
 		return rc;
 	return EV_OK;
 }

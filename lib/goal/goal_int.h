@@ -89,23 +89,21 @@ void mt_free(struct mtable *t);
 #define K_MASK (3u << 29)
 #define K_IDX ((1u << 29) - 1)
 
-/* Binary: a node still in the window: its successor lists and the first
- * 23 bytes of its record (the counts and offsets follow when it leaves). */
-struct nslot {
-	uint32_t rh, rt, ih, it;
-	unsigned char node[23];
-};
+/* Binary: a node still in the window: its successor lists. */
+struct nslot { uint32_t rh, rt, ih, it; };
 
 struct dep { uint32_t target; int ireq; };
 
 struct rankst {
 	uint32_t rank;
 	int emit;
-	/* text: the rank block.  Binary: nodes holds each finished node's 39
-	 * bytes followed by its successor entries (the appendix is gathered
-	 * from there at the end); roots, the nodes without dependencies, is
-	 * a file only when there are many. */
-	struct spool text, nodes, roots;
+	/* text: the rank block.  Binary: nodes gets the first 23 bytes of each
+	 * node as it is defined; succ, when the node leaves the window, its
+	 * two successor counts and then the successors (the node's counts,
+	 * offsets and the appendix are put together from these at the end);
+	 * roots, the nodes without dependencies.  A spool becomes a file only
+	 * when it outgrows its buffer. */
+	struct spool text, nodes, succ, roots;
 	/* Id window: ids (last_id - wcap, last_id] live in map[id & (wcap-1)]. */
 	uint32_t *map;
 	uint32_t wcap;

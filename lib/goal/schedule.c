@@ -165,6 +165,7 @@ void ev_goal_free(ev_goal *g)
 			continue;
 		spool_free(&rs->text, 1);
 		spool_free(&rs->nodes, 1);
+		spool_free(&rs->succ, 1);
 		spool_free(&rs->roots, 1);
 		free(rs->map);
 		free(rs->ns);
@@ -210,11 +211,12 @@ static struct rankst *new_rank(struct ev_goal *g, uint32_t rank)
 	if (!rs->emit)
 		return rs;
 	/* Big buffers mean few writes; many ranks get smaller ones. */
-	size_t big = g->nr > 4096 ? 4096 : g->nr > 256 ? 16384 : 1 << 18;
+	size_t big = g->nr > 4096 ? 4096 : g->nr > 256 ? 16384 : 1 << 16;
 	if (g->o.binary) {
 		if (spool_init(&rs->nodes, g->dir, ".nodes.", rank, big) ||
+		    spool_init(&rs->succ, g->dir, ".succ.", rank, big / 2) ||
 		    spool_init(&rs->roots, g->dir, ".roots.", rank, 4096) || add_path(g, rs->nodes.path) ||
-		    add_path(g, rs->roots.path))
+		    add_path(g, rs->succ.path) || add_path(g, rs->roots.path))
 			return NULL;
 	} else {
 		if (spool_init(&rs->text, g->dir, ".rank_", rank, big) || add_path(g, rs->text.path))
@@ -331,8 +333,8 @@ static int edge_drain(struct ev_goal *g, struct rankst *rs, uint32_t h, uint32_t
 	struct edgepool *p = &g->ep;
 	while (n) {
 		/* As many entries as fit the spool buffer at a time. */
-		uint32_t k = n < rs->nodes.cap / 4 ? n : (uint32_t)(rs->nodes.cap / 4);
-		unsigned char *b = spool_room(&rs->nodes, 4 * (size_t)k);
+		uint32_t k = n < rs->succ.cap / 4 ? n : (uint32_t)(rs->succ.cap / 4);
+		unsigned char *b = spool_room(&rs->succ, 4 * (size_t)k);
 		if (!b)
 			return -1;
 		for (uint32_t i = 0; i < k; i++) {
@@ -342,7 +344,7 @@ static int edge_drain(struct ev_goal *g, struct rankst *rs, uint32_t h, uint32_t
 			p->free = h;
 			h = nx;
 		}
-		rs->nodes.len += 4 * (size_t)k;
+		rs->succ.len += 4 * (size_t)k;
 		n -= k;
 	}
 	return 0;
@@ -357,17 +359,12 @@ static int node_finish(struct ev_goal *g, struct rankst *rs)
 	if (!rs->emit)
 		return 0;
 	uint32_t nr = edge_count(g, sl->rh), ni = edge_count(g, sl->ih);
-	unsigned char *p = spool_room(&rs->nodes, EV_GOAL_NODE_BYTES);
+	unsigned char *p = spool_room(&rs->succ, 8);
 	if (!p)
 		return -1;
-	memcpy(p, sl->node, 23);
-	ev_put32(p + 23, nr);
-	ev_put32(p + 27, (uint32_t)rs->app_run);
-	rs->app_run += nr;
-	ev_put32(p + 31, ni);
-	ev_put32(p + 35, (uint32_t)rs->app_run);
-	rs->app_run += ni;
-	rs->nodes.len += EV_GOAL_NODE_BYTES;
+	ev_put32(p, nr);
+	ev_put32(p + 4, ni);
+	rs->succ.len += 8;
 	return edge_drain(g, rs, sl->rh, nr) || edge_drain(g, rs, sl->ih, ni) ? -1 : 0;
 }
 
@@ -656,7 +653,9 @@ static int emit_binary(struct ev_goal *g, struct rankst *rs, const struct ev_rec
 		if (edge_add(g, ps, node, deps[i].ireq))
 			return -1;
 	}
-	unsigned char *b = sl->node;
+	unsigned char *b = spool_room(&rs->nodes, 23);
+	if (!b)
+		return -1;
 	ev_put32(b, (uint32_t)nd);
 	b[4] = op->type == EV_SEND ? 1 : op->type == EV_RECV ? 2 : 3;
 	ev_put32(b + 5, op->type == EV_CALC ? 0 : op->peer < 0 ? NONE32 : (uint32_t)op->peer);
@@ -664,6 +663,7 @@ static int emit_binary(struct ev_goal *g, struct rankst *rs, const struct ev_rec
 	ev_put32(b + 17, op->type == EV_CALC ? 0 : op->aux);
 	b[21] = (unsigned char)cpu;
 	b[22] = (unsigned char)nic;
+	rs->nodes.len += 23;
 	if (!nd) {
 		unsigned char r[4];
 		ev_put32(r, node);
@@ -929,7 +929,7 @@ static int finish_rank(struct ev_goal *g, struct rankst *rs)
 			if (rs->first_id == 0)
 				break; /* wrapped past UINT32_MAX */
 		}
-		if (rs->emit && (spool_finish(&rs->nodes) || spool_finish(&rs->roots)))
+		if (rs->emit && (spool_finish(&rs->nodes) || spool_finish(&rs->succ) || spool_finish(&rs->roots)))
 			return goal_io_fail(g, rs->nodes.path);
 	} else if (rs->emit) {
 		if (spool_put(&rs->text, "}\n", 2) || spool_finish(&rs->text))
