@@ -59,21 +59,27 @@ int goal_write_all(int fd, const void *p, size_t n);
 /* ---- match.c: open messages per (source, destination, tag) ------------- */
 
 struct mkey { uint32_t src, dst, tag; };
+/* A slot is 32 bytes, two to a cache line: most keys carry one message at
+ * a time, whose size is kept inline; longer queues live in a side FIFO. */
+#define MT_SENDS (1u << 31) /* the queue holds sends (else receives) */
+#define MT_FIFO (1u << 30)  /* u.q is allocated */
+#define MT_COUNT (MT_FIFO - 1)
+struct mfifo { uint32_t head, cap; uint64_t v[]; };
 struct mslot {
 	struct mkey k;
-	int used;
-	int sends;             /* 1: the queue holds sends, 0: receives */
-	uint32_t head, n, cap; /* FIFO in q (inline while cap <= 2) */
-	uint64_t inl[2];
-	uint64_t *q;
-	uint64_t first_rec;    /* record number of the oldest queued op */
-	uint32_t first_rank;
+	uint32_t n;            /* flags | queued messages; 0: a free slot */
+	union { uint64_t one; struct mfifo *q; } u;
+	uint64_t first_rec;    /* record number of the op that opened the queue */
 };
 struct mtable { struct mslot *s; size_t cap, len; uint64_t open_max; };
 
+static inline uint32_t mt_count(const struct mslot *e) { return e->n & MT_COUNT; }
+static inline int mt_sends(const struct mslot *e) { return (e->n & MT_SENDS) != 0; }
+/* The slot of k, made (empty, n = 0 until the first push) when create is set;
+ * NULL when absent or out of memory. */
 struct mslot *mt_find(struct mtable *t, const struct mkey *k, int create);
 void mt_remove(struct mtable *t, struct mslot *e);
-int mt_push(struct mslot *e, uint64_t size);
+int mt_push(struct mslot *e, uint64_t size, int sends);
 uint64_t mt_pop(struct mslot *e);
 /* The oldest unmatched entry, or NULL when everything balanced. */
 const struct mslot *mt_oldest(const struct mtable *t);

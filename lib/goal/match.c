@@ -3,20 +3,22 @@
  * match.c - the FIFO send/receive matching table of the GOAL check: per
  * (source, destination, tag) a queue of message sizes waiting for their
  * other side.  An entry is removed when it balances, so the table holds only
- * messages in flight (coll-expand's time order keeps that small).
+ * messages in flight (coll-expand's time order keeps that small).  Open
+ * addressing with linear probing and backward-shift deletion; a slot is in
+ * use while its queue is not empty.
  */
 #include <stdlib.h>
 
 #include "goal_int.h"
 
-static uint64_t mhash(const struct mkey *k)
+static inline size_t mhash(const struct mkey *k, size_t mask)
 {
-	uint64_t h = (uint64_t)k->src * 0x9E3779B97F4A7C15ull ^ (uint64_t)k->dst * 0xC2B2AE3D27D4EB4Full ^
-	             (uint64_t)k->tag * 0x165667B19E3779F9ull;
-	h ^= h >> 29;
-	h *= 0xBF58476D1CE4E5B9ull;
-	return h ^ (h >> 32);
+	uint64_t h = ((uint64_t)k->src << 32 | k->dst) * 0x9E3779B97F4A7C15ull;
+	h ^= (uint64_t)k->tag * 0xC2B2AE3D27D4EB4Full;
+	return (size_t)(h ^ (h >> 31)) & mask;
 }
+
+static inline int used(const struct mslot *e) { return e->n != 0; }
 
 static int mgrow(struct mtable *t)
 {
@@ -25,10 +27,10 @@ static int mgrow(struct mtable *t)
 	if (!ns)
 		return -1;
 	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->s[i].used)
+		if (!used(&t->s[i]))
 			continue;
-		size_t j = mhash(&t->s[i].k) & (ncap - 1);
-		while (ns[j].used)
+		size_t j = mhash(&t->s[i].k, ncap - 1);
+		while (used(&ns[j]))
 			j = (j + 1) & (ncap - 1);
 		ns[j] = t->s[i];
 	}
@@ -44,19 +46,17 @@ struct mslot *mt_find(struct mtable *t, const struct mkey *k, int create)
 		return NULL;
 	if (!t->cap)
 		return NULL;
-	size_t j = mhash(k) & (t->cap - 1);
-	while (t->s[j].used) {
-		if (t->s[j].k.src == k->src && t->s[j].k.dst == k->dst && t->s[j].k.tag == k->tag)
-			return &t->s[j];
+	size_t j = mhash(k, t->cap - 1);
+	while (used(&t->s[j])) {
+		struct mslot *e = &t->s[j];
+		if (e->k.tag == k->tag && e->k.src == k->src && e->k.dst == k->dst)
+			return e;
 		j = (j + 1) & (t->cap - 1);
 	}
 	if (!create)
 		return NULL;
-	memset(&t->s[j], 0, sizeof t->s[j]);
-	t->s[j].used = 1;
+	/* Left free (n == 0) until mt_push counts it in. */
 	t->s[j].k = *k;
-	t->s[j].cap = 2;
-	t->len++;
 	return &t->s[j];
 }
 
@@ -64,53 +64,74 @@ struct mslot *mt_find(struct mtable *t, const struct mkey *k, int create)
 void mt_remove(struct mtable *t, struct mslot *e)
 {
 	size_t i = (size_t)(e - t->s);
-	free(t->s[i].q);
-	t->s[i].q = NULL;
-	t->s[i].used = 0;
+	if (e->n & MT_FIFO)
+		free(e->u.q);
+	e->n = 0;
 	t->len--;
 	size_t j = i;
 	for (;;) {
 		j = (j + 1) & (t->cap - 1);
-		if (!t->s[j].used)
+		if (!used(&t->s[j]))
 			return;
-		size_t h = mhash(&t->s[j].k) & (t->cap - 1);
+		size_t h = mhash(&t->s[j].k, t->cap - 1);
 		/* Can the entry at j move to the hole at i? */
 		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
 			t->s[i] = t->s[j];
-			t->s[j].used = 0;
-			t->s[j].q = NULL;
+			t->s[j].n = 0;
 			i = j;
 		}
 	}
 }
 
-static uint64_t *mq(struct mslot *e) { return e->q ? e->q : e->inl; }
-
-int mt_push(struct mslot *e, uint64_t size)
+int mt_push(struct mslot *e, uint64_t size, int sends)
 {
-	if (e->n == e->cap) {
-		uint32_t ncap = e->cap * 2;
-		uint64_t *nq = malloc(ncap * sizeof *nq);
+	uint32_t c = mt_count(e);
+	if (c == MT_COUNT)
+		return -1;
+	if (c == 0 && !(e->n & MT_FIFO)) {
+		e->n = (sends ? MT_SENDS : 0) | 1;
+		e->u.one = size;
+		return 0;
+	}
+	if (!(e->n & MT_FIFO)) {
+		/* A second message in flight: move to a side FIFO. */
+		struct mfifo *q = malloc(sizeof *q + 4 * sizeof q->v[0]);
+		if (!q)
+			return -1;
+		q->head = 0;
+		q->cap = 4;
+		q->v[0] = e->u.one;
+		e->u.q = q;
+		e->n |= MT_FIFO;
+	}
+	struct mfifo *q = e->u.q;
+	if (c == q->cap) {
+		uint32_t ncap = q->cap * 2;
+		struct mfifo *nq = malloc(sizeof *nq + ncap * sizeof nq->v[0]);
 		if (!nq)
 			return -1;
-		uint64_t *old = mq(e);
-		for (uint32_t i = 0; i < e->n; i++)
-			nq[i] = old[(e->head + i) % e->cap];
-		free(e->q);
-		e->q = nq;
-		e->head = 0;
-		e->cap = ncap;
+		for (uint32_t i = 0; i < c; i++)
+			nq->v[i] = q->v[(q->head + i) % q->cap];
+		nq->head = 0;
+		nq->cap = ncap;
+		free(q);
+		e->u.q = q = nq;
 	}
-	mq(e)[(e->head + e->n) % e->cap] = size;
+	q->v[(q->head + c) % q->cap] = size;
+	if (c == 0)
+		e->n = (e->n & MT_FIFO) | (sends ? MT_SENDS : 0);
 	e->n++;
 	return 0;
 }
 
 uint64_t mt_pop(struct mslot *e)
 {
-	uint64_t v = mq(e)[e->head];
-	e->head = (e->head + 1) % e->cap;
 	e->n--;
+	if (!(e->n & MT_FIFO))
+		return e->u.one;
+	struct mfifo *q = e->u.q;
+	uint64_t v = q->v[q->head];
+	q->head = (q->head + 1) % q->cap;
 	return v;
 }
 
@@ -118,7 +139,7 @@ const struct mslot *mt_oldest(const struct mtable *t)
 {
 	const struct mslot *w = NULL;
 	for (size_t i = 0; i < t->cap; i++)
-		if (t->s[i].used && (!w || t->s[i].first_rec < w->first_rec))
+		if (used(&t->s[i]) && (!w || t->s[i].first_rec < w->first_rec))
 			w = &t->s[i];
 	return w;
 }
@@ -126,8 +147,8 @@ const struct mslot *mt_oldest(const struct mtable *t)
 void mt_free(struct mtable *t)
 {
 	for (size_t i = 0; i < t->cap; i++)
-		if (t->s[i].used)
-			free(t->s[i].q);
+		if (t->s[i].n & MT_FIFO)
+			free(t->s[i].u.q);
 	free(t->s);
 	memset(t, 0, sizeof *t);
 }

@@ -561,7 +561,8 @@ static int check_match(struct ev_goal *g, const struct ev_rec *op, uint64_t recn
 	struct mslot *e = mt_find(&g->mt, &k, 1);
 	if (!e)
 		return goal_nomem(g);
-	if (e->n && e->sends != is_send) {
+	uint32_t c = mt_count(e);
+	if (c && mt_sends(e) != is_send) {
 		uint64_t other = mt_pop(e);
 		if (other != op->bytes)
 			return goal_fail(g, EV_ERR_FORMAT, recno,
@@ -569,16 +570,16 @@ static int check_match(struct ev_goal *g, const struct ev_rec *op, uint64_t recn
 			                 op->rank, type_word(op->type), (unsigned long long)op->bytes,
 			                 is_send ? "to" : "from", op->peer, op->aux, is_send ? "recv" : "send",
 			                 (unsigned long long)other);
-		if (!e->n)
+		if (c == 1)
 			mt_remove(&g->mt, e);
 		return 0;
 	}
-	if (!e->n) {
-		e->sends = is_send;
+	if (!c) {
+		/* A new key: a slot whose queue drains is removed at once. */
 		e->first_rec = recno;
-		e->first_rank = op->rank;
+		g->mt.len++;
 	}
-	if (mt_push(e, op->bytes))
+	if (mt_push(e, op->bytes, is_send))
 		return goal_nomem(g);
 	if (g->mt.len > g->mt.open_max)
 		g->mt.open_max = g->mt.len;
@@ -952,10 +953,11 @@ int ev_goal_finish(ev_goal *g)
 	if (g->o.check && g->mt.len) {
 		/* Report the oldest unmatched message. */
 		const struct mslot *w = mt_oldest(&g->mt);
+		int snd = mt_sends(w);
 		return goal_fail(g, EV_ERR_FORMAT, w->first_rec,
 		                 "rank %u: %s %s rank %u tag %u has no matching %s (%zu keys unmatched; --no-check skips this)",
-		                 w->first_rank, w->sends ? "send" : "recv", w->sends ? "to" : "from",
-		                 w->sends ? w->k.dst : w->k.src, w->k.tag, w->sends ? "recv" : "send", g->mt.len);
+		                 snd ? w->k.src : w->k.dst, snd ? "send" : "recv", snd ? "to" : "from",
+		                 snd ? w->k.dst : w->k.src, w->k.tag, snd ? "recv" : "send", g->mt.len);
 	}
 	g->nranks = g->o.num_ranks ? g->o.num_ranks : g->nr > g->max_peer_plus1 ? g->nr : g->max_peer_plus1;
 	if (!g->nranks) {
