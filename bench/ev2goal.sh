@@ -13,27 +13,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="$root/pipelines:$PATH"
 d="$BENCH_DIR/ev2goal"
 mkdir -p "$d"
-small="${BENCH_SMALL:-0}"
-if [ "$small" = 1 ]; then n=3 nodes=2 gpus=2 iters=10; else n=30 nodes=8 gpus=8 iters=143; fi
+n=$(scale 30)
+if [ "${BENCH_SMALL:-0}" = 1 ]; then nodes=2 gpus=2 iters=10; else nodes=8 gpus=8 iters=143; fi
 
-# timed VAR CMD: median of 3 runs of CMD (a shell string), wall time from a
-# nanosecond clock (the 10 ms steps of /usr/bin/time make small runs read as
-# 0) into VAR_wall, median peak RSS in MiB into VAR_rss.
-timed() {
-	local var="$1" cmd="$2" i f t0 t1 walls=() rsss=()
-	f=$(mktemp)
-	for i in 1 2 3; do
-		t0=$(date +%s%N)
-		/usr/bin/time -f '%M' -o "$f" bash -c "$cmd" >/dev/null
-		t1=$(date +%s%N)
-		walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')")
-		rsss+=("$(tail -n 1 "$f")")
-	done
-	rm -f "$f"
-	printf -v "${var}_wall" '%s' "$(printf '%s\n' "${walls[@]}" | sort -g | sed -n 2p)"
-	printf -v "${var}_rss" '%s' "$(printf '%s\n' "${rsss[@]}" | sort -g | sed -n 2p | awk '{ printf "%.1f", $1 / 1024 }')"
-}
-# stat FILE KEY: a value of ev2goal --stats; fails the bench when missing or 0
+# stat_of FILE KEY: a value of ev2goal --stats; fails the bench when missing or 0
 # (a rate of "0.00 M/s" is a broken row, not a result).
 stat_of() {
 	local v
@@ -55,14 +38,14 @@ lines=$(stat_of "$d/stats" lines)
 ops=$(stat_of "$d/stats" ops)
 recs=$(ev-view -M -H -c type "$x" | wc -l)
 rm -f "$d/x.goal"
-timed t "ev2goal -q -o /dev/null $x"
+measure t "ev2goal -q -o /dev/null $x"
 echo "| ev2goal | text, 64 ranks, $n ring AR/AG/RS | $recs records, $lines lines | $t_wall | $(rate "$lines" "$t_wall" lines) | $t_rss |"
-timed t "ev2goal -q --binary -o /dev/null $x"
+measure t "ev2goal -q --binary -o /dev/null $x"
 echo "| ev2goal | binary, same input | $recs records, $ops ops | $t_wall | $(rate "$ops" "$t_wall" ops) | $t_rss |"
 # Parallel workers' parts and their join (every part checked).
 rm -rf "$d/parts"
 ev2goal -q --per-rank="$d/parts" "$x"
-timed t "ev2goal -q --join=$d/parts -o /dev/null"
+measure t "ev2goal -q --join=$d/parts -o /dev/null"
 echo "| ev2goal | --join of 64 text parts | $lines lines | $t_wall | $(rate "$lines" "$t_wall" lines) | $t_rss |"
 rm -rf "$d/parts"
 # Peak RSS of ev2goal alone at 1x and 10x, fed by coll-expand.
@@ -89,7 +72,7 @@ for k in "$n" $((n * 10)); do
 done
 # End to end: nodes x GPUs, iterations of 7 NCCL operations.
 nsys="$d/nsys${nodes}x$gpus"
-[ -d "$nsys" ] || python3 "$root/tests/gen/gen-nsys.py" --nodes "$nodes" --gpus "$gpus" --iters "$iters" "$nsys" >/dev/null
+[ -d "$nsys" ] || "$BENCH_PYTHON" "$root/tests/gen/gen-nsys.py" --nodes "$nodes" --gpus "$gpus" --iters "$iters" "$nsys" >/dev/null
 f=$(mktemp)
 t0=$(date +%s%N)
 /usr/bin/time -f '%M' -o "$f" nsys2goal -q -i "$nsys" -o "$d/g64"
@@ -98,7 +81,7 @@ w=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')
 r=$(tail -n 1 "$f")
 rm -f "$f"
 l=$(stat_of "$d/g64/stats.tsv" lines)
-c=$(python3 - "$nsys" "$((nodes * gpus))" <<'EOF'
+c=$("$BENCH_PYTHON" - "$nsys" "$((nodes * gpus))" <<'EOF'
 import glob, sqlite3, sys
 n = 0
 for p in glob.glob(sys.argv[1] + "/*.sqlite"):
