@@ -114,7 +114,7 @@ static inline const unsigned char *sr_take(struct sread *r, size_t n)
 
 /* Pass n bytes on, to out when it is set.  -1 with *werr set on a write
  * error, -1 with *werr = 0 at a short end or on a read error. */
-static int sr_pass(struct sread *r, uint64_t n, ev_output *out, int *werr)
+static int sr_pass_slow(struct sread *r, uint64_t n, ev_output *out, int *werr)
 {
 	*werr = 0;
 	while (n) {
@@ -130,6 +130,19 @@ static int sr_pass(struct sread *r, uint64_t n, ev_output *out, int *werr)
 		n -= k;
 	}
 	return 0;
+}
+
+static inline int sr_pass(struct sread *r, uint64_t n, ev_output *out, int *werr)
+{
+	if (r->len - r->pos >= n) {
+		/* The common case: all in the buffer. */
+		*werr = 0;
+		if (out && n && (*werr = ev_output_write(out, r->p + r->pos, (size_t)n)))
+			return -1;
+		r->pos += (size_t)n;
+		return 0;
+	}
+	return sr_pass_slow(r, n, out, werr);
 }
 
 static int spool_short(struct ev_goal *g, const struct spool *s)
@@ -172,13 +185,13 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 				rc = spool_short(g, a ? &rs->succ : &rs->nodes);
 				break;
 			}
-			uint32_t nr = ev_le32(c), ni = ev_le32(c + 4);
+			uint32_t nr = le_get32(c), ni = le_get32(c + 4);
 			memcpy(o, a, 23);
-			ev_put32(o + 23, nr);
-			ev_put32(o + 27, (uint32_t)run);
+			le_put32(o + 23, nr);
+			le_put32(o + 27, (uint32_t)run);
 			run += nr;
-			ev_put32(o + 31, ni);
-			ev_put32(o + 35, (uint32_t)run);
+			le_put32(o + 31, ni);
+			le_put32(o + 35, (uint32_t)run);
 			run += ni;
 			if (sr_pass(&f, 4 * ((uint64_t)nr + ni), NULL, &werr)) {
 				rc = spool_short(g, &rs->succ);
@@ -210,7 +223,7 @@ static int write_appendix(struct ev_goal *g, struct rankst *rs, ev_output *out)
 			rc = spool_short(g, &rs->succ);
 			break;
 		}
-		if (sr_pass(&f, 4 * ((uint64_t)ev_le32(c) + ev_le32(c + 4)), out, &werr)) {
+		if (sr_pass(&f, 4 * ((uint64_t)le_get32(c) + le_get32(c + 4)), out, &werr)) {
 			rc = werr ? out_fail(g, werr) : spool_short(g, &rs->succ);
 			break;
 		}
@@ -227,8 +240,8 @@ static uint64_t section_size(const struct rankst *rs)
 int goal_write_section(struct ev_goal *g, struct rankst *rs, ev_output *out)
 {
 	unsigned char h[8];
-	ev_put32(h, rs ? rs->next_node : 0);
-	ev_put32(h + 4, rs ? (uint32_t)rs->nroots : 0);
+	le_put32(h, rs ? rs->next_node : 0);
+	le_put32(h + 4, rs ? (uint32_t)rs->nroots : 0);
 	int rc = ev_output_write(out, h, 8);
 	if (rc)
 		return out_fail(g, rc);
@@ -243,8 +256,8 @@ int goal_write_section(struct ev_goal *g, struct rankst *rs, ev_output *out)
 int goal_write_bin_header(ev_output *out, uint32_t nranks, uint8_t max_cpu, uint8_t max_nic, const uint64_t *sizes)
 {
 	unsigned char h[14];
-	ev_put64(h, EV_GOAL_MAGIC);
-	ev_put32(h + 8, nranks);
+	le_put64(h, EV_GOAL_MAGIC);
+	le_put32(h + 8, nranks);
 	h[12] = max_cpu;
 	h[13] = max_nic;
 	int rc = ev_output_write(out, h, 14);
@@ -252,9 +265,9 @@ int goal_write_bin_header(ev_output *out, uint32_t nranks, uint8_t max_cpu, uint
 	uint64_t pos = 4 + 2 + 16 * (uint64_t)nranks;
 	for (uint32_t r = 0; r < nranks && !rc; r++) {
 		unsigned char j[16];
-		ev_put64(j, pos);
+		le_put64(j, pos);
 		pos += sizes[r];
-		ev_put64(j + 8, pos);
+		le_put64(j + 8, pos);
 		rc = ev_output_write(out, j, 16);
 	}
 	return rc;

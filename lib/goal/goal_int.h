@@ -12,6 +12,32 @@
 #include "ev/goal.h"
 
 #define NONE32 0xFFFFFFFFu
+
+/* Little-endian fields as single loads and stores (ev_put32 writes byte by
+ * byte; these are on the path of every node and edge). */
+static inline void le_put32(unsigned char *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+static inline void le_put64(unsigned char *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
+}
+static inline uint32_t le_get32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
 #define MAX_NODES ((1u << 29) - 1)
 
 /* ---- spool.c: a buffered append-only file per rank part ---------------- */

@@ -339,7 +339,7 @@ static int edge_drain(struct ev_goal *g, struct rankst *rs, uint32_t h, uint32_t
 			return -1;
 		for (uint32_t i = 0; i < k; i++) {
 			uint32_t nx = p->next[h];
-			ev_put32(b + 4 * i, p->succ[h]);
+			le_put32(b + 4 * i, p->succ[h]);
 			p->next[h] = p->free;
 			p->free = h;
 			h = nx;
@@ -362,8 +362,8 @@ static int node_finish(struct ev_goal *g, struct rankst *rs)
 	unsigned char *p = spool_room(&rs->succ, 8);
 	if (!p)
 		return -1;
-	ev_put32(p, nr);
-	ev_put32(p + 4, ni);
+	le_put32(p, nr);
+	le_put32(p + 4, ni);
 	rs->succ.len += 8;
 	return edge_drain(g, rs, sl->rh, nr) || edge_drain(g, rs, sl->ih, ni) ? -1 : 0;
 }
@@ -657,17 +657,17 @@ static int emit_binary(struct ev_goal *g, struct rankst *rs, const struct ev_rec
 	unsigned char *b = spool_room(&rs->nodes, 23);
 	if (!b)
 		return -1;
-	ev_put32(b, (uint32_t)nd);
+	le_put32(b, (uint32_t)nd);
 	b[4] = op->type == EV_SEND ? 1 : op->type == EV_RECV ? 2 : 3;
-	ev_put32(b + 5, op->type == EV_CALC ? 0 : op->peer < 0 ? NONE32 : (uint32_t)op->peer);
-	ev_put64(b + 9, op->type == EV_CALC ? op->dur : op->bytes);
-	ev_put32(b + 17, op->type == EV_CALC ? 0 : op->aux);
+	le_put32(b + 5, op->type == EV_CALC ? 0 : op->peer < 0 ? NONE32 : (uint32_t)op->peer);
+	le_put64(b + 9, op->type == EV_CALC ? op->dur : op->bytes);
+	le_put32(b + 17, op->type == EV_CALC ? 0 : op->aux);
 	b[21] = (unsigned char)cpu;
 	b[22] = (unsigned char)nic;
 	rs->nodes.len += 23;
 	if (!nd) {
 		unsigned char r[4];
-		ev_put32(r, node);
+		le_put32(r, node);
 		if (spool_put(&rs->roots, r, 4))
 			return -1;
 		rs->nroots++;
