@@ -178,8 +178,9 @@ static void progress(void *ctx, uint64_t records)
 	ev_cli_progress(ctx, records, 0);
 }
 
-static int read_input(struct opts *o, ev_goal *g, const char *path, ev_strtab *st, ev_meta *meta, uint64_t *recno)
+static int read_input(struct opts *o, ev_goal *g, const char *path, ev_strtab *st, ev_meta *meta)
 {
+	uint64_t recno = 0; /* messages name the record in its own file */
 	ev_reader *r;
 	int rc = ev_reader_open(&r, path, st, meta), rrc = 0;
 	if (rc)
@@ -187,7 +188,7 @@ static int read_input(struct opts *o, ev_goal *g, const char *path, ev_strtab *s
 	ev_reader_skip_text(r, 1);
 	ev_goal_source(g, ev_reader_name(r));
 	int status = 0;
-	if (ev_goal_feed(g, r, recno, &rrc, progress, &o->cli))
+	if (ev_goal_feed(g, r, &recno, &rrc, progress, &o->cli))
 		status = rrc ? ev_cli_reader_error(&o->cli, r, rrc) : goal_error(o, ev_goal_error(g), o->cli.output);
 	ev_reader_close(r);
 	return status;
@@ -236,10 +237,8 @@ static int run(struct opts *o)
 		status = g ? goal_error(o, ev_goal_error(g), o->cli.output) : ev_cli_error(&o->cli, "out of memory");
 		goto out;
 	}
-	/* Record numbers run on across the inputs, as in one stream. */
-	uint64_t recno = 0;
 	for (int i = 0; i < o->ninputs && !status; i++)
-		status = read_input(o, g, o->inputs[i], st, meta, &recno);
+		status = read_input(o, g, o->inputs[i], st, meta);
 	ev_cli_progress_done(&o->cli);
 	if (status)
 		goto out;
