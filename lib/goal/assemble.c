@@ -20,6 +20,15 @@ static int out_fail(struct ev_goal *g, int rc)
 	return rc;
 }
 
+/* The buffer for reading spool files back, made when first needed (small
+ * schedules never leave memory). */
+static unsigned char *iobuf(struct ev_goal *g)
+{
+	if (!g->iobuf)
+		g->iobuf = malloc(GOAL_IOBUF);
+	return g->iobuf;
+}
+
 static int spool_size_error(struct ev_goal *g, const struct spool *s, uint64_t have, uint64_t want)
 {
 	g->err.status = EV_ERR_IO;
@@ -40,6 +49,8 @@ static int copy_spool(struct ev_goal *g, const struct spool *s, uint64_t want, e
 	}
 	if (s->bytes != want)
 		return spool_size_error(g, s, s->bytes, want);
+	if (!iobuf(g))
+		return goal_nomem(g);
 	if (goal_copy_file(s->path, out, &werr, g->iobuf, GOAL_IOBUF))
 		return werr ? out_fail(g, werr) : goal_io_fail(g, s->path);
 	return EV_OK;
@@ -163,9 +174,11 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 	enum { K = 1024 };
 	struct sread e, f;
 	int rc = EV_OK, werr;
+	if ((!spool_in_memory(&rs->nodes) || !spool_in_memory(&rs->succ)) && !iobuf(g))
+		return goal_nomem(g);
 	if (sr_open(&e, &rs->nodes, g->iobuf, GOAL_IOBUF / 2))
 		return goal_io_fail(g, rs->nodes.path);
-	if (sr_open(&f, &rs->succ, g->iobuf + GOAL_IOBUF / 2, GOAL_IOBUF / 2)) {
+	if (sr_open(&f, &rs->succ, g->iobuf ? g->iobuf + GOAL_IOBUF / 2 : NULL, GOAL_IOBUF / 2)) {
 		sr_close(&e);
 		return goal_io_fail(g, rs->succ.path);
 	}
@@ -215,6 +228,8 @@ static int write_appendix(struct ev_goal *g, struct rankst *rs, ev_output *out)
 {
 	struct sread f;
 	int rc = EV_OK, werr;
+	if (!spool_in_memory(&rs->succ) && !iobuf(g))
+		return goal_nomem(g);
 	if (sr_open(&f, &rs->succ, g->iobuf, GOAL_IOBUF))
 		return goal_io_fail(g, rs->succ.path);
 	for (uint32_t i = 0; i < rs->next_node; i++) {

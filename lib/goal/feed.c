@@ -81,6 +81,18 @@ int ev_goal_feed(ev_goal *g, ev_reader *r, uint64_t *recno, int *reader_rc, void
 	*reader_rc = 0;
 	if (g->o.nic == EV_GOAL_NIC_RAIL)
 		return feed_plain(g, r, recno, reader_rc, progress, ctx);
+	/* The first records on this thread: a small input is done before a
+	 * thread would have started. */
+	struct ev_rec rec;
+	int rc;
+	for (int i = 0; i < BATCH; i++) {
+		if ((rc = ev_read(r, &rec)) <= 0) {
+			*reader_rc = rc;
+			return rc;
+		}
+		if ((rc = ev_goal_add(g, &rec, ++*recno)))
+			return rc;
+	}
 	struct ring *q = malloc(sizeof *q);
 	if (!q)
 		return feed_plain(g, r, recno, reader_rc, progress, ctx);

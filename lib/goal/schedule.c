@@ -121,8 +121,6 @@ int ev_goal_new(ev_goal **out, const struct ev_goal_opts *o)
 	if (!g->pages)
 		return goal_nomem(g);
 	spool_fd_budget();
-	if (!(g->iobuf = malloc(GOAL_IOBUF)))
-		return goal_nomem(g);
 	const char *base = o->spool_parent && *o->spool_parent ? o->spool_parent : "/tmp";
 	size_t n = strlen(base) + 32;
 	if (!(g->dir = malloc(n)))
