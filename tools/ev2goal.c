@@ -216,9 +216,7 @@ static int run(struct opts *o)
 		return join(o, o->join_dir, o->delete_parts, 0);
 	if (o->g.binary && !o->per_rank_dir && ev_cli_check_binary_out(&o->cli))
 		return 1;
-	/* The spool directory: inside the --per-rank directory (text parts are
-	 * renamed from there) or under the temporary directory. */
-	const char *base = o->per_rank_dir ? o->per_rank_dir : o->tmpdir ? o->tmpdir : getenv("TMPDIR");
+	const char *base = o->tmpdir ? o->tmpdir : getenv("TMPDIR");
 	if (o->per_rank_dir && mkdir(o->per_rank_dir, 0777) && errno != EEXIST)
 		return ev_cli_error(&o->cli, "%s: %s", o->per_rank_dir, strerror(errno));
 	ev_strtab *st = ev_strtab_new();
@@ -391,10 +389,8 @@ int main(int argc, char **argv)
 	ev_cli_init(&o.cli, "ev2goal");
 	ev_goal_opts_init(&o.g);
 	int status = parse_args(&o, argc, argv);
-	if (status < 0) {
-		ev_cli_cleanup_on_signal(ev_goal_remove_spools_signal);
-		status = run(&o);
-	}
+	if (status < 0)
+		status = run(&o); /* ev_cli_init removes -o's temp file on a signal; the spool has no name */
 	ev_goal_ranks_free(&o.sel);
 	return ev_cli_finish(&o.cli, status);
 }

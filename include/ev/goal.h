@@ -12,9 +12,9 @@
  * (source, destination, tag, size) in the same FIFO order.
  *
  * Memory grows with ranks, lanes and messages in flight, never with the
- * number of ops: each rank's part is spooled to a file under a private
- * directory as the records arrive, and an op's id is remembered only inside
- * a sliding window of recent ops.
+ * number of ops: each rank's part is spooled to one unnamed temporary file
+ * as the records arrive, and an op's id is remembered only inside a sliding
+ * window of recent ops.
  *
  * Like the rest of the library, nothing here prints or exits: functions
  * return EV_OK or a negative EV_ERR_* status, and the message for the
@@ -75,7 +75,7 @@ struct ev_goal_opts {
 	uint32_t num_ranks;       /* 0: the largest rank or peer + 1 */
 	uint32_t ranks_per_node;  /* for EV_GOAL_NIC_RAIL; 0: from meta */
 	uint32_t window;          /* ops per rank dependencies may reach back [4096] */
-	const char *spool_parent; /* the spool directory is made under it */
+	const char *spool_parent; /* the (unnamed) spool file is made there */
 	const struct ev_goal_ranks *ranks; /* emit only these (NULL: all) */
 	const ev_meta *meta;      /* #rank host/node for EV_GOAL_NIC_RAIL */
 	int estimate;             /* count lines_atlahs_style (costs time) */
@@ -84,7 +84,7 @@ void ev_goal_opts_init(struct ev_goal_opts *o);
 
 typedef struct ev_goal ev_goal;
 
-/* Make a schedule builder and its spool directory.  *g is set whenever
+/* Make a schedule builder and its spool file.  *g is set whenever
  * memory allows, also on failure (read its error, then ev_goal_free). */
 int ev_goal_new(ev_goal **g, const struct ev_goal_opts *o);
 /* Name of the input the following records come from (for messages). */
@@ -110,11 +110,9 @@ int ev_goal_write(ev_goal *g, ev_output *out);
 /* The selected ranks' parts as dir/rank_<r>.goal (.bin) (after finish). */
 int ev_goal_write_parts(ev_goal *g, const char *dir);
 const struct ev_goal_error *ev_goal_error(const ev_goal *g);
-/* Free everything and remove the spool directory. */
+/* Free everything (the spool file has no name: nothing is left on disk,
+ * also when the process is killed). */
 void ev_goal_free(ev_goal *g);
-/* Remove the spool files of every live ev_goal; async-signal-safe (for
- * ev_cli_cleanup_on_signal). */
-void ev_goal_remove_spools_signal(void);
 
 /* Counts for --stats. */
 struct ev_goal_stats {

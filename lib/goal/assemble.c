@@ -29,81 +29,68 @@ static unsigned char *iobuf(struct ev_goal *g)
 	return g->iobuf;
 }
 
-static int spool_size_error(struct ev_goal *g, const struct spool *s, uint64_t have, uint64_t want)
+static int spool_size_error(struct ev_goal *g, uint64_t have, uint64_t want)
 {
 	g->err.status = EV_ERR_IO;
 	g->err.in_output = 0;
-	snprintf(g->err.msg, sizeof g->err.msg, "%s: spool holds %llu bytes, %llu expected", s->path,
+	snprintf(g->err.msg, sizeof g->err.msg, "%s: spool holds %llu bytes, %llu expected", g->sf.name,
 	         (unsigned long long)have, (unsigned long long)want);
 	return EV_ERR_IO;
 }
 
-/* Copy a whole spool (in memory or in its file) to out. */
+/* Copy a whole spool (in memory or in the spool file) to out; want is
+ * its size. */
 static int copy_spool(struct ev_goal *g, const struct spool *s, uint64_t want, ev_output *out)
 {
-	int werr, rc;
-	if (spool_in_memory(s)) {
-		if (s->len != want)
-			return spool_size_error(g, s, s->len, want);
-		return s->len && (rc = ev_output_write(out, s->buf, s->len)) ? out_fail(g, rc) : EV_OK;
-	}
-	if (s->bytes != want)
-		return spool_size_error(g, s, s->bytes, want);
-	if (!iobuf(g))
+	int werr;
+	if (s->bytes + s->len != want)
+		return spool_size_error(g, s->bytes + s->len, want);
+	if (!spool_in_memory(s) && !iobuf(g))
 		return goal_nomem(g);
-	if (goal_copy_file(s->path, out, &werr, g->iobuf, GOAL_IOBUF))
-		return werr ? out_fail(g, werr) : goal_io_fail(g, s->path);
+	if (spool_copy(s, out, &werr, g->iobuf, GOAL_IOBUF))
+		return werr ? out_fail(g, werr) : goal_io_fail(g, g->sf.name);
 	return EV_OK;
 }
 
-/* A sequential reader over a spool: its buffer, or its file in pieces. */
+/* A sequential reader over a spool: its buffer, or its blocks in the
+ * spool file. */
 struct sread {
-	int fd;
+	const struct spool *s;
+	uint64_t off;           /* next block to read (file spools) */
 	const unsigned char *p; /* unread bytes: p[pos .. len) */
 	unsigned char *buf;
 	size_t cap, pos, len;
 };
 
-static int sr_open(struct sread *r, const struct spool *s, unsigned char *buf, size_t cap)
+static void sr_open(struct sread *r, const struct spool *s, unsigned char *buf, size_t cap)
 {
-	r->fd = -1;
+	r->s = s;
 	r->pos = 0;
 	if (spool_in_memory(s)) {
 		r->p = s->buf;
 		r->len = s->len;
 		r->buf = NULL;
-		return 0;
+		r->off = SPOOL_NONE;
+		return;
 	}
 	r->p = r->buf = buf;
 	r->cap = cap;
 	r->len = 0;
-	r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-	return r->fd < 0 ? -1 : 0;
+	r->off = s->first;
 }
 
-static void sr_close(struct sread *r)
-{
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
-}
-
-/* Keep the unread bytes, read more.  -1 on a read error (errno set). */
+/* Keep the unread bytes, read more blocks.  -1 on a read error (errno). */
 static int sr_fill(struct sread *r)
 {
-	if (r->fd < 0)
+	if (!r->buf)
 		return 0;
 	memmove(r->buf, r->buf + r->pos, r->len - r->pos);
 	r->len -= r->pos;
 	r->pos = 0;
-	while (r->len < r->cap) {
-		ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
-		if (n < 0 && errno == EINTR)
-			continue;
+	while (r->off != SPOOL_NONE && r->cap - r->len >= r->s->cap) {
+		long n = spool_next_block(r->s, &r->off, r->buf + r->len, r->cap - r->len);
 		if (n < 0)
 			return -1;
-		if (n == 0)
-			break;
 		r->len += (size_t)n;
 	}
 	return 0;
@@ -156,13 +143,13 @@ static inline int sr_pass(struct sread *r, uint64_t n, ev_output *out, int *werr
 	return sr_pass_slow(r, n, out, werr);
 }
 
-static int spool_short(struct ev_goal *g, const struct spool *s)
+static int spool_short(struct ev_goal *g)
 {
 	if (errno)
-		return goal_io_fail(g, s->path);
+		return goal_io_fail(g, g->sf.name);
 	g->err.status = EV_ERR_IO;
 	g->err.in_output = 0;
-	snprintf(g->err.msg, sizeof g->err.msg, "%s: spool ends early", s->path ? s->path : "spool");
+	snprintf(g->err.msg, sizeof g->err.msg, "%s: spool ends early", g->sf.name);
 	return EV_ERR_IO;
 }
 
@@ -176,12 +163,8 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 	int rc = EV_OK, werr;
 	if ((!spool_in_memory(&rs->nodes) || !spool_in_memory(&rs->succ)) && !iobuf(g))
 		return goal_nomem(g);
-	if (sr_open(&e, &rs->nodes, g->iobuf, GOAL_IOBUF / 2))
-		return goal_io_fail(g, rs->nodes.path);
-	if (sr_open(&f, &rs->succ, g->iobuf ? g->iobuf + GOAL_IOBUF / 2 : NULL, GOAL_IOBUF / 2)) {
-		sr_close(&e);
-		return goal_io_fail(g, rs->succ.path);
-	}
+	sr_open(&e, &rs->nodes, g->iobuf, GOAL_IOBUF / 2);
+	sr_open(&f, &rs->succ, g->iobuf ? g->iobuf + GOAL_IOBUF / 2 : NULL, GOAL_IOBUF / 2);
 	uint64_t run = 0;
 	for (uint32_t i = 0; i < rs->next_node && !rc;) {
 		uint32_t k = rs->next_node - i < K ? rs->next_node - i : K;
@@ -195,7 +178,7 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 		for (uint32_t j = 0; j < k; j++, o += EV_GOAL_NODE_BYTES) {
 			const unsigned char *a = sr_take(&e, 23), *c = sr_take(&f, 8);
 			if (!a || !c) {
-				rc = spool_short(g, a ? &rs->succ : &rs->nodes);
+				rc = spool_short(g);
 				break;
 			}
 			uint32_t nr = le_get32(c), ni = le_get32(c + 4);
@@ -207,7 +190,7 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 			le_put32(o + 35, (uint32_t)run);
 			run += ni;
 			if (sr_pass(&f, 4 * ((uint64_t)nr + ni), NULL, &werr)) {
-				rc = spool_short(g, &rs->succ);
+				rc = spool_short(g);
 				break;
 			}
 		}
@@ -216,10 +199,8 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 		ev_output_commit(out, (size_t)k * EV_GOAL_NODE_BYTES);
 		i += k;
 	}
-	sr_close(&e);
-	sr_close(&f);
 	if (!rc && run != rs->nedges)
-		rc = spool_size_error(g, &rs->succ, run, rs->nedges);
+		rc = spool_size_error(g, run, rs->nedges);
 	return rc;
 }
 
@@ -230,20 +211,18 @@ static int write_appendix(struct ev_goal *g, struct rankst *rs, ev_output *out)
 	int rc = EV_OK, werr;
 	if (!spool_in_memory(&rs->succ) && !iobuf(g))
 		return goal_nomem(g);
-	if (sr_open(&f, &rs->succ, g->iobuf, GOAL_IOBUF))
-		return goal_io_fail(g, rs->succ.path);
+	sr_open(&f, &rs->succ, g->iobuf, GOAL_IOBUF);
 	for (uint32_t i = 0; i < rs->next_node; i++) {
 		const unsigned char *c = sr_take(&f, 8);
 		if (!c) {
-			rc = spool_short(g, &rs->succ);
+			rc = spool_short(g);
 			break;
 		}
 		if (sr_pass(&f, 4 * ((uint64_t)le_get32(c) + le_get32(c + 4)), out, &werr)) {
-			rc = werr ? out_fail(g, werr) : spool_short(g, &rs->succ);
+			rc = werr ? out_fail(g, werr) : spool_short(g);
 			break;
 		}
 	}
-	sr_close(&f);
 	return rc;
 }
 
@@ -318,8 +297,7 @@ static int write_text(struct ev_goal *g, ev_output *out)
 		if (!rs) {
 			if ((rc = ev_output_printf(out, "rank %u {\n}\n", r)))
 				return out_fail(g, rc);
-		} else if ((rc = copy_spool(g, &rs->text, spool_in_memory(&rs->text) ? rs->text.len : rs->text.bytes,
-		                            out))) {
+		} else if ((rc = copy_spool(g, &rs->text, rs->text.bytes + rs->text.len, out))) {
 			return rc;
 		}
 	}
@@ -348,7 +326,7 @@ static int write_part(struct ev_goal *g, struct rankst *rs, uint32_t r, const ch
 	if (g->o.binary)
 		rc = goal_write_section(g, rs, out);
 	else if (rs)
-		rc = copy_spool(g, &rs->text, rs->text.len, out);
+		rc = copy_spool(g, &rs->text, rs->text.bytes + rs->text.len, out);
 	else if ((rc = ev_output_printf(out, "rank %u {\n}\n", r)))
 		rc = out_fail(g, rc);
 	if (rc) {
@@ -375,15 +353,9 @@ int ev_goal_write_parts(ev_goal *g, const char *dir)
 			snprintf(g->err.msg, sizeof g->err.msg, "%s: path too long", dir);
 			return EV_ERR_RANGE;
 		}
-		struct rankst *rs = goal_rank(g, r);
-		int rc;
-		if (rs && !g->o.binary && !spool_in_memory(&rs->text)) {
-			/* The spool is in a directory inside dir: a rename. */
-			if (rename(rs->text.path, path))
-				return goal_io_fail(g, path);
-		} else if ((rc = write_part(g, rs, r, path))) {
+		int rc = write_part(g, goal_rank(g, r), r, path);
+		if (rc)
 			return rc;
-		}
 	}
 	return EV_OK;
 }

@@ -40,24 +40,39 @@ static inline uint32_t le_get32(const unsigned char *p)
 }
 #define MAX_NODES ((1u << 29) - 1)
 
-/* ---- spool.c: a buffered append-only file per rank part ---------------- */
+/* ---- spool.c: rank parts in one unnamed file ---------------------------- */
+
+/* Every spool of a builder shares one temporary file, unlinked as soon as it
+ * is made (nothing to clean up after a signal, one inode whatever the number
+ * of ranks).  A spool fills its buffer and appends it as a block; blocks of
+ * one spool are chained forward (each header holds the offset of the next,
+ * set when that one is written), so a spool costs a few words of memory,
+ * not a list of its blocks. */
+struct spoolfile {
+	int fd;
+	uint64_t end;  /* bytes in the file */
+	char *name;    /* for messages: where it was made */
+};
+#define SPOOL_HDR 16   /* block header: next offset (8), payload length (4), 0 (4) */
+#define SPOOL_NONE UINT64_MAX
 
 struct spool {
-	char *path;
+	struct spoolfile *f;
 	unsigned char *buf;
 	size_t len, cap;
-	int fd;
-	uint64_t bytes; /* written to the file so far */
+	uint64_t first, last; /* offsets of its first and last block */
+	uint64_t bytes;       /* payload written to the file so far */
 };
 
-int spool_init(struct spool *s, const char *dir, const char *name, uint32_t rank, size_t cap);
+int spoolfile_open(struct spoolfile *f, const char *dir);
+void spoolfile_close(struct spoolfile *f);
+int spool_init(struct spool *s, struct spoolfile *f, size_t cap);
 int spool_flush(struct spool *s);
-int spool_close(struct spool *s);
-/* The last write: a spool that never reached its file stays in memory
- * (no file is made); else the rest is flushed and the file closed. */
+/* The last write: a spool that never reached the file stays in memory;
+ * else the rest is appended. */
 int spool_finish(struct spool *s);
 static inline int spool_in_memory(const struct spool *s) { return s->bytes == 0; }
-void spool_free(struct spool *s, int remove);
+void spool_free(struct spool *s);
 /* Append n bytes (n is at most a line or a node, far below the buffer). */
 static inline int spool_put(struct spool *s, const void *p, size_t n)
 {
@@ -74,8 +89,13 @@ static inline unsigned char *spool_room(struct spool *s, size_t n)
 		return NULL;
 	return s->buf + s->len;
 }
-/* Set how many descriptors spools may keep open (from RLIMIT_NOFILE). */
-void spool_fd_budget(void);
+/* A spool's blocks in order: *off starts at s->first; each call reads the
+ * next block's payload into buf (cap >= the spool's buffer size) and
+ * returns its length, 0 after the last, -1 on a read error (errno). */
+long spool_next_block(const struct spool *s, uint64_t *off, unsigned char *buf, size_t cap);
+/* Copy a whole spool (memory or file) to out: 0, or -1 with *werr = the
+ * ev_output status (0 for a read error, errno set). */
+int spool_copy(const struct spool *s, ev_output *out, int *werr, unsigned char *buf, size_t cap);
 /* Copy a whole file to out.  -1 with *werr = 0 on a read error (errno set),
  * -1 with *werr = the ev_output status on a write error. */
 int goal_copy_file(const char *path, ev_output *out, int *werr, unsigned char *buf, size_t cap);
@@ -189,15 +209,12 @@ struct ev_goal {
 	uint32_t nlanes;
 	uint8_t max_cpu, max_nic;
 	struct edgepool ep;
-	char *dir;                /* spool directory */
+	struct spoolfile sf;      /* where every spool goes */
 	unsigned char *iobuf;     /* GOAL_IOBUF bytes for reading spools back */
-	char **paths;             /* every spool path (for signal cleanup) */
-	size_t npaths, cappaths;
 	uint64_t ignored;
 	uint64_t hist[66];
 	uint64_t max_dist;        /* longest dependency seen (ops back) */
 	int finished;
-	struct ev_goal *next_live; /* list of live builders (signal cleanup) */
 };
 
 static inline struct rankst *goal_rank(const struct ev_goal *g, uint32_t r)

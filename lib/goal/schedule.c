@@ -51,45 +51,6 @@ int goal_nomem(struct ev_goal *g)
 	return EV_ERR_NOMEM;
 }
 
-/* ---- signal cleanup ------------------------------------------------- */
-
-/* Live builders, newest first; the handler walks it (every pointer it reads
- * is published before it can be reached). */
-static struct ev_goal *volatile live;
-
-void ev_goal_remove_spools_signal(void)
-{
-	for (struct ev_goal *g = live; g; g = g->next_live) {
-		char **p = g->paths;
-		size_t n = g->npaths;
-		for (size_t i = 0; p && i < n; i++)
-			if (p[i])
-				unlink(p[i]);
-		if (g->dir)
-			rmdir(g->dir);
-	}
-}
-
-static int add_path(struct ev_goal *g, char *p)
-{
-	if (g->npaths == g->cappaths) {
-		size_t nc = g->cappaths ? g->cappaths * 2 : 256;
-		char **np = malloc(nc * sizeof *np);
-		if (!np)
-			return -1;
-		if (g->npaths)
-			memcpy(np, g->paths, g->npaths * sizeof *np);
-		/* Publish the new array before freeing the old one. */
-		char **old = g->paths;
-		g->paths = np;
-		g->cappaths = nc;
-		free(old);
-	}
-	g->paths[g->npaths] = p;
-	g->npaths++;
-	return 0;
-}
-
 /* ---- set-up ---------------------------------------------------------- */
 
 void ev_goal_opts_init(struct ev_goal_opts *o)
@@ -112,6 +73,7 @@ int ev_goal_new(ev_goal **out, const struct ev_goal_opts *o)
 		g->sel = *o->ranks;
 	g->o.ranks = NULL;
 	g->ep.free = NONE32;
+	g->sf.fd = -1;
 	ev_map_init(&g->lanes);
 	uint32_t w = 2;
 	while (w < o->window && w < EV_GOAL_MAX_WINDOW)
@@ -120,22 +82,13 @@ int ev_goal_new(ev_goal **out, const struct ev_goal_opts *o)
 	g->pages = calloc(EV_GOAL_MAX_RANKS / RANK_PAGE, sizeof *g->pages);
 	if (!g->pages)
 		return goal_nomem(g);
-	spool_fd_budget();
 	const char *base = o->spool_parent && *o->spool_parent ? o->spool_parent : "/tmp";
-	size_t n = strlen(base) + 32;
-	if (!(g->dir = malloc(n)))
-		return goal_nomem(g);
-	snprintf(g->dir, n, "%s/.ev2goal.XXXXXX", base);
-	if (!mkdtemp(g->dir)) {
+	if (spoolfile_open(&g->sf, base)) {
 		int e = errno;
-		free(g->dir);
-		g->dir = NULL;
 		g->err.status = EV_ERR_IO;
-		snprintf(g->err.msg, sizeof g->err.msg, "%s: cannot make a spool directory: %s", base, strerror(e));
+		snprintf(g->err.msg, sizeof g->err.msg, "%s: cannot make a spool file: %s", base, strerror(e));
 		return EV_ERR_IO;
 	}
-	g->next_live = live;
-	live = g;
 	return EV_OK;
 }
 
@@ -147,24 +100,14 @@ void ev_goal_free(ev_goal *g)
 {
 	if (!g)
 		return;
-	/* Out of the signal handler's sight first. */
-	if (live == g) {
-		live = g->next_live;
-	} else {
-		for (struct ev_goal *p = live; p; p = p->next_live)
-			if (p->next_live == g) {
-				p->next_live = g->next_live;
-				break;
-			}
-	}
 	for (uint32_t r = 0; r < g->nr; r++) {
 		struct rankst *rs = goal_rank(g, r);
 		if (!rs)
 			continue;
-		spool_free(&rs->text, 1);
-		spool_free(&rs->nodes, 1);
-		spool_free(&rs->succ, 1);
-		spool_free(&rs->roots, 1);
+		spool_free(&rs->text);
+		spool_free(&rs->nodes);
+		spool_free(&rs->succ);
+		spool_free(&rs->roots);
 		free(rs->map);
 		free(rs->ns);
 		free(rs->deps);
@@ -175,15 +118,12 @@ void ev_goal_free(ev_goal *g)
 		for (uint32_t i = 0; i < EV_GOAL_MAX_RANKS / RANK_PAGE; i++)
 			free(g->pages[i]);
 	free(g->pages);
-	free(g->paths);
 	free(g->iobuf);
 	mt_free(&g->mt);
 	ev_map_free(&g->lanes);
 	free(g->ep.succ);
 	free(g->ep.next);
-	if (g->dir)
-		rmdir(g->dir);
-	free(g->dir);
+	spoolfile_close(&g->sf);
 	free(g);
 }
 
@@ -211,13 +151,11 @@ static struct rankst *new_rank(struct ev_goal *g, uint32_t rank)
 	/* Big buffers mean few writes; many ranks get smaller ones. */
 	size_t big = g->nr > 4096 ? 4096 : g->nr > 256 ? 16384 : 1 << 16;
 	if (g->o.binary) {
-		if (spool_init(&rs->nodes, g->dir, ".nodes.", rank, big) ||
-		    spool_init(&rs->succ, g->dir, ".succ.", rank, big / 2) ||
-		    spool_init(&rs->roots, g->dir, ".roots.", rank, 4096) || add_path(g, rs->nodes.path) ||
-		    add_path(g, rs->succ.path) || add_path(g, rs->roots.path))
+		if (spool_init(&rs->nodes, &g->sf, big) || spool_init(&rs->succ, &g->sf, big / 2) ||
+		    spool_init(&rs->roots, &g->sf, 4096))
 			return NULL;
 	} else {
-		if (spool_init(&rs->text, g->dir, ".rank_", rank, big) || add_path(g, rs->text.path))
+		if (spool_init(&rs->text, &g->sf, big))
 			return NULL;
 		char head[48];
 		int n = snprintf(head, sizeof head, "rank %u {\n", rank);
@@ -831,7 +769,7 @@ static int flush_op(struct ev_goal *g, struct rankst *rs)
 	else if (rs->emit)
 		rc = emit_text(rs, op, node, cpu, nic, d, nd);
 	if (rc)
-		return goal_io_fail(g, g->o.binary ? rs->nodes.path : rs->text.path);
+		return goal_io_fail(g, g->o.binary ? g->sf.name : g->sf.name);
 	return 0;
 }
 
@@ -847,7 +785,7 @@ static int on_op(struct ev_goal *g, const struct ev_rec *rec, uint64_t recno)
 			                 g->o.num_ranks);
 		errno = 0;
 		if (!(rs = new_rank(g, rec->rank)))
-			return errno && errno != ENOMEM ? goal_io_fail(g, g->dir) : goal_nomem(g);
+			return errno && errno != ENOMEM ? goal_io_fail(g, g->sf.name) : goal_nomem(g);
 	}
 	int rc = flush_op(g, rs);
 	if (rc)
@@ -861,7 +799,7 @@ static int on_op(struct ev_goal *g, const struct ev_rec *rec, uint64_t recno)
 	if (rc == -2)
 		return goal_fail(g, EV_ERR_FORMAT, recno, "rank %u: internal error: window out of step", rec->rank);
 	if (rc)
-		return errno && errno != ENOMEM ? goal_io_fail(g, rs->nodes.path) : goal_nomem(g);
+		return errno && errno != ENOMEM ? goal_io_fail(g, g->sf.name) : goal_nomem(g);
 	rs->pending = 1;
 	rs->pend = *rec;
 	rs->pend_recno = recno;
@@ -924,15 +862,15 @@ static int finish_rank(struct ev_goal *g, struct rankst *rs)
 				return goal_fail(g, EV_ERR_FORMAT, rs->pend_recno, "rank %u: internal error: window out of step",
 				                 rs->rank);
 			if (e)
-				return goal_io_fail(g, rs->nodes.path);
+				return goal_io_fail(g, g->sf.name);
 			if (rs->first_id == 0)
 				break; /* wrapped past UINT32_MAX */
 		}
 		if (rs->emit && (spool_finish(&rs->nodes) || spool_finish(&rs->succ) || spool_finish(&rs->roots)))
-			return goal_io_fail(g, rs->nodes.path);
+			return goal_io_fail(g, g->sf.name);
 	} else if (rs->emit) {
 		if (spool_put(&rs->text, "}\n", 2) || spool_finish(&rs->text))
-			return goal_io_fail(g, rs->text.path);
+			return goal_io_fail(g, g->sf.name);
 	}
 	return 0;
 }
