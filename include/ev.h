@@ -10,6 +10,8 @@
  *   ev/tool.h      the tool driver: options, messages, progress, signals
  *   ev/nccl.h      the NCCL/RCCL name vocabulary
  *   ev/hta.h       HTA's temporal breakdown, streaming
+ *   ev/tsv.h       records as TSV/CSV/JSON Lines rows, and TSV packed back
+ *   ev/align.h     clock alignment of ranks from anchors
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H
@@ -21,6 +23,8 @@
 #include "ev/tool.h"
 #include "ev/nccl.h"
 #include "ev/hta.h"
+#include "ev/tsv.h"
+#include "ev/align.h"
 #include "ev/goal.h"
 
 #endif /* EV_H */
