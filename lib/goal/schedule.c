@@ -515,6 +515,9 @@ static int check_match(struct ev_goal *g, const struct ev_rec *op, uint64_t recn
 		e->first_rec = recno;
 		g->mt.len++;
 	}
+	if (c == MT_COUNT)
+		return goal_fail(g, EV_ERR_RANGE, recno, "rank %u: more than %u messages in flight from rank %u to rank %u tag %u",
+		                 op->rank, MT_COUNT, k.src, k.dst, k.tag);
 	if (mt_push(e, op->bytes, is_send))
 		return goal_nomem(g);
 	if (g->mt.len > g->mt.open_max)
