@@ -28,5 +28,6 @@
 #include "ev/tsv.h"
 #include "ev/align.h"
 #include "ev/flex.h"
+#include "ev/goal.h"
 
 #endif /* EV_H */

@@ -16,9 +16,7 @@ FUZZ_CC      ?= clang
 FUZZ_TIME    ?= 60
 FUZZ_BUILD   ?= $(BUILD)/fuzz
 FUZZ_REGRESS_BUILD ?= $(BUILD)/fuzz-regress
-# fuzz_goal.c compiles tools/ev2goal.c in: only when that tool exists.
-FUZZ_SRC     := $(filter-out $(if $(wildcard tools/ev2goal.c),,tests/fuzz/fuzz_goal.c),\
-                  $(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/bin/%)
 FUZZ_REGRESS_BINS := $(FUZZ_NAMES:%=$(FUZZ_REGRESS_BUILD)/bin/%)
