@@ -15,6 +15,9 @@
  * one by one (EV_JSON_ELEM) and the other top-level members (EV_JSON_TOP)
  * in document order.  Memory: the largest single value (<= max_value). */
 enum { EV_JSON_ELEM = 1, EV_JSON_TOP = 2 };
+/* Deepest nesting of arrays and objects accepted in one value: deeper input
+ * is refused with EV_ERR_LIMIT while it is scanned, before any tokenizing. */
+#define EV_JSON_MAX_DEPTH 256
 struct ev_json_item {
 	int kind;
 	const char *key; size_t key_len; /* EV_JSON_TOP: the member name */
