@@ -29,6 +29,10 @@ int ev_json_open(ev_json **j, ev_input *in, const char *array_key, size_t max_va
 /* 1 = item, 0 = end of document, < 0 error (details in ev_json_errdetail). */
 int ev_json_next(ev_json *j, struct ev_json_item *it) EV_RESULT_USED;
 const char *ev_json_errdetail(const ev_json *j);
+/* Top-level members (other than the array) for which want() returns 0 are
+ * scanned without being copied or size-limited: ev_json_next returns them
+ * with text NULL and len their size.  Unset: every member is copied. */
+void ev_json_want(ev_json *j, int (*want)(void *ctx, const char *key, size_t len), void *ctx);
 void ev_json_close(ev_json *j);
 
 /* Tokens of one JSON value (jsmn, strict mode). */

@@ -33,6 +33,10 @@ struct ev_json {
 	size_t klen, kcap;
 	enum state st;
 	int bare;                /* document is a bare array */
+	int (*want)(void *ctx, const char *key, size_t len);
+	void *want_ctx;
+	int discard;             /* scanning a member nobody wants: count, don't copy */
+	uint64_t dlen;
 	char detail[256];
 };
 
@@ -66,6 +70,12 @@ void ev_json_close(ev_json *j)
 }
 
 const char *ev_json_errdetail(const ev_json *j) { return j->detail; }
+
+void ev_json_want(ev_json *j, int (*want)(void *ctx, const char *key, size_t len), void *ctx)
+{
+	j->want = want;
+	j->want_ctx = ctx;
+}
 
 static int fail(ev_json *j, int rc, const char *msg)
 {
@@ -105,6 +115,10 @@ static int skip_ws(ev_json *j)
 /* Append n bytes to val (bulk), within max_value. */
 static int append(ev_json *j, const unsigned char *p, size_t n)
 {
+	if (j->discard) {
+		j->dlen += n;
+		return EV_OK;
+	}
 	if (n > j->max_value - j->vlen)
 		return EV_ERR_LIMIT;
 	if (j->vlen + n + 1 > j->vcap) {
@@ -149,6 +163,7 @@ static int scan_value(ev_json *j, int c)
 {
 	int depth = 0, in_str = 0, rc;
 	j->vlen = 0;
+	j->dlen = 0;
 	if (c < -1)
 		return input_error(j, c);
 	if (c == -1)
@@ -235,9 +250,10 @@ done:
 		goto limit;
 	j->pos = i;
 done_at_eof:
-	if (j->vlen == 0)
+	if (j->vlen == 0 && (!j->discard || j->dlen == 0))
 		return fail(j, EV_ERR_FORMAT, "invalid JSON: a value is missing");
-	j->val[j->vlen] = '\0';
+	if (j->val)
+		j->val[j->vlen] = '\0';
 	return EV_OK;
 limit:
 	if (rc == EV_ERR_LIMIT) {
@@ -322,13 +338,17 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 				continue;
 			}
 			it->offset = j->base + j->pos - 1;
-			if ((rc = scan_value(j, c)) != EV_OK)
+			j->discard = j->want && !j->want(j->want_ctx, j->key, j->klen);
+			rc = scan_value(j, c);
+			int skipped = j->discard;
+			j->discard = 0;
+			if (rc != EV_OK)
 				return rc;
 			it->kind = EV_JSON_TOP;
 			it->key = j->key;
 			it->key_len = j->klen;
-			it->text = j->val;
-			it->len = j->vlen;
+			it->text = skipped ? NULL : j->val;
+			it->len = skipped ? (size_t)j->dlen : j->vlen;
 			j->st = ST_AFTER_ARRAY; /* same follow-up: ',' or '}' */
 			return 1;
 		case ST_ARRAY:
