@@ -146,9 +146,8 @@ static int input_error(ev_json *j, int c)
 	return fail(j, rc, "read error");
 }
 
-/* Bytes that matter while finding a value's end: 1 inside strings
- * (quote, backslash), 2 outside (brackets, separators, whitespace). */
-static const unsigned char stop_in_string[256] = { ['"'] = 1, ['\\'] = 1 };
+/* Bytes that matter outside strings while finding a value's end:
+ * brackets, separators, whitespace and the quote that opens a string. */
 static const unsigned char stop_outside[256] = {
 	['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1, [','] = 1, ['"'] = 1,
 	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1,
@@ -176,21 +175,26 @@ static int scan_value(ev_json *j, int c)
 		size_t end = j->end;
 		while (i < end) {
 			if (in_str) {
-				while (i < end && !stop_in_string[b[i]])
-					i++;
-				if (i == end)
-					break;
-				if (b[i] == '\\') {
-					if (i + 1 == end) {
+				/* Strings are most of a trace's bytes: memchr for the
+				 * closing quote, then for a backslash before it. */
+				const unsigned char *q = memchr(b + i, '"', end - i);
+				size_t lim = q ? (size_t)(q - b) : end;
+				const unsigned char *bs = memchr(b + i, '\\', lim - i);
+				if (bs) {
+					i = (size_t)(bs - b) + 2;
+					if (i > end) {
 						in_str = 2; /* escape continues in the next chunk */
-						i++;
+						i = end;
 						break;
 					}
-					i += 2;
 					continue;
 				}
+				if (!q) {
+					i = end;
+					break;
+				}
 				in_str = 0;
-				i++;
+				i = lim + 1;
 				if (depth == 0)
 					goto done;
 				continue;

@@ -31,14 +31,15 @@ static int hexdigit(char c)
 static int string_end(const char *p, const char *end, const char **out)
 {
 	for (;;) {
-		while (p < end && *p != '"' && *p != '\\')
-			p++;
-		if (p >= end)
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		if (!q)
 			return EV_ERR_FORMAT;
-		if (*p == '"') {
-			*out = p + 1;
+		const char *bs = memchr(p, '\\', (size_t)(q - p));
+		if (!bs) {
+			*out = q + 1;
 			return EV_OK;
 		}
+		p = bs;
 		if (p + 1 >= end)
 			return EV_ERR_FORMAT;
 		char c = p[1];
