@@ -397,7 +397,8 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 	k->w = w;
 	if (k->o.clip && (rc = ev_clipper_open(&k->clipper, w)) != EV_OK)
 		return rc;
-	rc = ev_sorter_finish(k->sorter, NULL, sink, k);
+	/* (an empty sorter is not asked to sort: qsort on no items) */
+	rc = ev_sorter_count(k->sorter) ? ev_sorter_finish(k->sorter, NULL, sink, k) : EV_OK;
 	if (!rc && k->clipper)
 		rc = ev_clipper_finish(k->clipper);
 	return rc;
