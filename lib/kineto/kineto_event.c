@@ -297,6 +297,7 @@ int ev_kineto_scan_event(const char *text, size_t len, uint32_t max_tokens, stru
 	int rc;
 	if (obj) {
 		w.p++;
+		w.tokens = 1; /* the event object itself */
 		rc = object(&w, 1, 0);
 	} else {
 		rc = value(&w, 0, NULL, -1);
