@@ -39,6 +39,10 @@ struct ev_kevent {
  * max_tokens keys and values (0: no limit).  A repeated key keeps its
  * first value. */
 int ev_kineto_scan_event(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e) EV_RESULT_USED;
+/* The same for the value at the start of text (leading whitespace
+ * allowed): *used is the bytes up to its end; what follows is not looked at. */
+int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e,
+                          size_t *used) EV_RESULT_USED;
 /* Integer value of a number or numeric string (a fraction is truncated). */
 int ev_kspan_i64(const struct ev_kspan *s, int64_t *v);
 /* Microseconds written in decimal to integer nanoseconds, exactly. */

@@ -288,6 +288,36 @@ static int scan_key(ev_json *j)
 	return EV_OK;
 }
 
+int ev_json_peek(ev_json *j, const char **text, size_t *len, uint64_t *offset)
+{
+	if (j->st != ST_ARRAY)
+		return 0;
+	size_t p = j->pos;
+	while (p < j->end && (j->buf[p] == ' ' || j->buf[p] == '\n' || j->buf[p] == '\t' || j->buf[p] == '\r'))
+		p++;
+	if (p >= j->end || j->buf[p] == ']')
+		return 0;
+	j->pos = p;
+	*text = (const char *)j->buf + p;
+	*len = j->end - p;
+	*offset = j->base + p;
+	return 1;
+}
+
+int ev_json_consume(ev_json *j, size_t n)
+{
+	j->pos += n;
+	int c = skip_ws(j);
+	if (c == ']') {
+		j->st = ST_AFTER_ARRAY;
+		return EV_OK;
+	}
+	if (c == ',')
+		return EV_OK;
+	return c < -1 ? input_error(j, c) : fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT,
+	                                      c == -1 ? "truncated JSON inside the event array" : "expected ',' or ']' in the event array");
+}
+
 int ev_json_next(ev_json *j, struct ev_json_item *it)
 {
 	int c, rc;

@@ -285,9 +285,10 @@ static int value(struct walk *w, int depth, struct ev_kspan *slot, int sub)
 	}
 }
 
-int ev_kineto_scan_event(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e)
+int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e, size_t *used)
 {
-	memset(e, 0, sizeof *e);
+	memset(e, 0, sizeof e->f);
+	e->is_object = 0;
 	if (len > UINT32_MAX)
 		return EV_ERR_LIMIT;
 	struct walk w = { skip_ws(text, text + len), text + len, e, 0, max_tokens ? max_tokens : UINT32_MAX };
@@ -305,9 +306,21 @@ int ev_kineto_scan_event(const char *text, size_t len, uint32_t max_tokens, stru
 	}
 	if (rc)
 		return rc;
-	if (skip_ws(w.p, w.end) != w.end)
-		return EV_ERR_FORMAT; /* one value, nothing after it */
 	e->is_object = obj;
+	*used = (size_t)(w.p - text);
+	return EV_OK;
+}
+
+int ev_kineto_scan_event(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e)
+{
+	size_t used;
+	int rc = ev_kineto_scan_prefix(text, len, max_tokens, e, &used);
+	if (rc)
+		return rc;
+	if (skip_ws(text + used, text + len) != text + len) {
+		e->is_object = 0;
+		return EV_ERR_FORMAT; /* one value, nothing after it */
+	}
 	return EV_OK;
 }
 

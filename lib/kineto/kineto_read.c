@@ -424,11 +424,8 @@ static void annotation_bytes(const struct ev_kevent *e, struct ev_rec *r)
 	r->dtype = (uint8_t)dt;
 }
 
-int ev_kineto_event(ev_kineto *k, int fidx, const char *text, size_t len, uint64_t offset, char *err, size_t errn)
+static int scan_error(ev_kineto *k, int rc, uint64_t offset, char *err, size_t errn)
 {
-	struct ev_kineto_file *fi = &k->files[fidx];
-	struct ev_kevent e;
-	int rc = ev_kineto_scan_event(text, len, k->o.max_tokens, &e);
 	if (rc == EV_ERR_RANGE) {
 		snprintf(err, errn, "byte %llu: event has more than %u JSON tokens (--max-tokens)", (unsigned long long)offset,
 		         k->o.max_tokens);
@@ -439,10 +436,28 @@ int ev_kineto_event(ev_kineto *k, int fidx, const char *text, size_t len, uint64
 		         EV_JSON_MAX_DEPTH);
 		return EV_ERR_LIMIT;
 	}
-	if (rc) {
-		snprintf(err, errn, "byte %llu: invalid JSON in an event", (unsigned long long)offset);
-		return EV_ERR_FORMAT;
-	}
+	snprintf(err, errn, "byte %llu: invalid JSON in an event", (unsigned long long)offset);
+	return EV_ERR_FORMAT;
+}
+
+static int process(ev_kineto *k, int fidx, struct ev_kevent *e, uint64_t offset, char *err, size_t errn);
+
+int ev_kineto_event(ev_kineto *k, int fidx, const char *text, size_t len, uint64_t offset, char *err, size_t errn)
+{
+	struct ev_kevent e;
+	int rc = ev_kineto_scan_event(text, len, k->o.max_tokens, &e);
+	if (rc)
+		return scan_error(k, rc, offset, err, errn);
+	return process(k, fidx, &e, offset, err, errn);
+}
+
+/* One scanned event to records. */
+static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset, char *err, size_t errn)
+{
+	struct ev_kineto_file *fi = &k->files[fidx];
+	struct ev_kevent e = *ep;
+	int rc;
+	(void)rc;
 	if (!e.is_object) {
 		fi->skipped++;
 		return EV_OK;
@@ -626,7 +641,25 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 	ev_json_want(j, wanted_member, NULL);
 	struct ev_json_item it;
 	int rc;
-	while ((rc = ev_json_next(j, &it)) > 0) {
+	for (;;) {
+		/* Most events are parsed where they lie in the input buffer, in one
+		 * pass; one that runs past the buffered text (or is invalid) goes
+		 * the general way, copied whole by ev_json_next, then scanned. */
+		const char *text;
+		size_t len, used;
+		uint64_t off;
+		if (ev_json_peek(j, &text, &len, &off)) {
+			struct ev_kevent e;
+			if (ev_kineto_scan_prefix(text, len, k->o.max_tokens, &e, &used) == EV_OK && used < len) {
+				if ((rc = process(k, fidx, &e, off, err, errn)) != EV_OK)
+					break;
+				if ((rc = ev_json_consume(j, used)) != EV_OK)
+					break;
+				continue;
+			}
+		}
+		if ((rc = ev_json_next(j, &it)) <= 0)
+			break;
 		if (it.kind == EV_JSON_TOP) {
 			if (it.key_len == 20 && memcmp(it.key, "rocprofiler-sdk-tool", 20) == 0)
 				fi->dialect = "rocprofv3";
