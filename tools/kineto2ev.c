@@ -64,7 +64,7 @@ static void usage(FILE *f)
 "                         kernel on its stream at that start (flag clipped), as\n"
 "                         Perfetto draws it (TraceLens issue #669)\n"
 "  -S, --buffer-size=SIZE memory for time ordering before spilling sorted runs\n"
-"                         to $TMPDIR [256M]\n"
+"                         to $TMPDIR [16M]\n"
 "      --max-object=SIZE  largest single JSON event accepted [16M]\n"
 "      --max-tokens=N     most JSON tokens in one event [1000000]\n"
 "  -f, --force            write binary output to a terminal\n"
@@ -444,7 +444,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "kineto2ev");
 	o.rank = -1;
-	o.sort_bytes = 256u << 20;
+	o.sort_bytes = 16u << 20;
 	o.max_object = 16u << 20;
 	o.max_tokens = 1000000;
 	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "S:v", longopts, NULL)) != -1) {
