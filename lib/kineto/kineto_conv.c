@@ -233,6 +233,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		struct kwin_ent e;
 		memset(&e, 0, sizeof e);
 		e.how = HOW_CALL_ONLY;
+		e.sig = r->name; /* outside any op the call itself launches (TraceLens's leaf) */
 		const struct kwin_ent *op;
 		if (s->ops.len) {
 			const struct open_op *o = (const struct open_op *)s->ops.data + s->ops.len - 1;
@@ -274,6 +275,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 			sig = op->sig;
 			fi->linked_ext++;
 		} else if (call) {
+			sig = call->sig;
 			fi->linked_call_only++;
 		}
 		if (!call) {
