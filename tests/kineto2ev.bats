@@ -254,3 +254,20 @@ OUT
 	assert_output --partial "rocprof JSON (rocprofv3, rocprofiler-sdk-tool) is not a Kineto trace"
 	refute_output --partial "larger than the limit"
 }
+
+@test "per-op kernel time matches TraceLens's ops_summary on real traces (shared data)" {
+	need_shared_data
+	# References: TraceLens 171dd74 generate_perf_report_pytorch, ops_summary
+	# (name, total_direct_kernel_time_sum), in fixtures/kineto2ev/tracelens-ops.
+	ref="$FX/tracelens-ops"
+	for pair in alexnet:hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace \
+		df_index_resolver:hta/df_index_resolver/df_index_resolver \
+		negative_queue_rank0:hta/negative_queue_length_values_check/rank0 \
+		mi300_resnet_act_checkpoint:tracelens/mi300/resnet_act_checkpoint \
+		aorta_256t_28ch_rank0:aorta-sweep/256thread/nccl_28channels/torch_profiler/rank0/customer_trace_step10; do
+		kineto2ev -q --rank=0 -o "$T/${pair%%:*}.ev" "$SHARED_DATA/kineto/${pair#*:}.json.gz"
+		run -0 python3 "$TESTS_DIR/op-attribution.py" "$(command -v ev-view)" "$T/${pair%%:*}.ev" "$ref/${pair%%:*}.csv"
+		echo "${pair%%:*}: $output% of TraceLens's per-op kernel time on the same op"
+		awk -v p="$output" 'BEGIN { exit !(p >= 95) }'
+	done
+}
