@@ -8,6 +8,8 @@
  *   ev/json.h      streaming JSON scanner and tokens
  *   ev/analysis.h  clipping, kernel classes, coverage, distributions, tables
  *   ev/tool.h      the tool driver: options, messages, progress, signals
+ *   ev/nccl.h      the NCCL/RCCL name vocabulary
+ *   ev/hta.h       HTA's temporal breakdown, streaming
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H
@@ -17,5 +19,7 @@
 #include "ev/json.h"
 #include "ev/analysis.h"
 #include "ev/tool.h"
+#include "ev/nccl.h"
+#include "ev/hta.h"
 
 #endif /* EV_H */

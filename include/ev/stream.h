@@ -194,7 +194,7 @@ void ev_rec_encode(const struct ev_rec *r, unsigned char *buf);
 void ev_rec_decode(const unsigned char *buf, struct ev_rec *r);
 /* End time, ts + dur, saturated at INT64_MAX: the format allows any ts and
  * dur, and an end past the largest time stays there instead of wrapping
- * negative (docs/FORMAT.md §8). */
+ * negative (docs/FORMAT.md §9). */
 static inline int64_t ev_rec_end(const struct ev_rec *r)
 {
 	/* Room above ts, computed without signed overflow for any ts. */
