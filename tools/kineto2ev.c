@@ -27,6 +27,7 @@ struct opts {
 	uint64_t sort_bytes;
 	uint64_t max_object;
 	int max_tokens;
+	uint32_t link_window;
 	char **inputs;
 	int ninputs;
 };
@@ -71,6 +72,8 @@ static void usage(FILE *f)
 "                         to $TMPDIR [16M]\n"
 "      --max-object=SIZE  largest single JSON event accepted [16M]\n"
 "      --max-tokens=N     most JSON keys and values in one event [1000000]\n"
+"      --link-window=N    runtime calls and ops remembered while linking GPU\n"
+"                         events to them [65536]\n"
 "  -f, --force            write binary output to a terminal\n"
 "  -v, --verbose          print per-file counts on stderr: events, kernels,\n"
 "                         collectives (inferred), skipped, and how GPU events\n"
@@ -337,7 +340,7 @@ static int run(struct opts *o)
 	ev_writer *w = NULL;
 	memset(&s, 0, sizeof s);
 	s.o = o;
-	struct ev_kineto_opts ko = { o->rules, o->python, o->no_api, o->clip, o->sort_bytes, (size_t)o->max_object, NULL, 0,
+	struct ev_kineto_opts ko = { o->rules, o->python, o->no_api, o->clip, o->sort_bytes, (size_t)o->max_object, NULL, o->link_window,
 	                             (uint32_t)o->max_tokens };
 	s.toks = malloc((size_t)o->max_tokens * sizeof *s.toks);
 	if (!s.toks || ev_kineto_new(&s.k, &ko, o->ninputs) != EV_OK) {
@@ -442,6 +445,7 @@ int main(int argc, char **argv)
 		{ "max-tokens", required_argument, NULL, 6 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "clip", no_argument, NULL, 7 },
+		{ "link-window", required_argument, NULL, 8 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -481,6 +485,11 @@ int main(int argc, char **argv)
 		case 5:
 			if (ev_parse_size(optarg, &o.max_object) || o.max_object < 1024 || o.max_object > (1ull << 31))
 				return ev_cli_usage_error(&o.cli, "--max-object: expected a size from 1K to 2G, got '%s'", optarg);
+			break;
+		case 8:
+			if (ev_parse_u64(optarg, &v) || v < 1024 || v > (1u << 26))
+				return ev_cli_usage_error(&o.cli, "--link-window: expected 1024 to 67108864, got '%s'", optarg);
+			o.link_window = (uint32_t)v;
 			break;
 		case 6:
 			if (ev_parse_u64(optarg, &v) || v < 16 || v > 100000000)
