@@ -382,6 +382,8 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 		if (k->files[i].world > k->default_nranks)
 			k->default_nranks = k->files[i].world;
 	}
+	if (inferred && k->default_nranks <= 0)
+		k->default_nranks = k->nfiles; /* no world size anywhere: the inputs' ranks */
 	if (inferred) {
 		/* Collectives without process-group arguments: one default group
 		 * of world_size ranks, said to be inferred. */
