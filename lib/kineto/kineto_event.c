@@ -31,15 +31,30 @@ static int hexdigit(char c)
 static int string_end(const char *p, const char *end, const char **out)
 {
 	for (;;) {
-		const char *q = memchr(p, '"', (size_t)(end - p));
-		if (!q)
-			return EV_ERR_FORMAT;
-		const char *bs = memchr(p, '\\', (size_t)(q - p));
-		if (!bs) {
-			*out = q + 1;
+		/* Keys and most values are short: look at a few bytes before
+		 * calling memchr twice. */
+		const char *s = p, *lim = end - p > 24 ? p + 24 : end;
+		while (s < lim && *s != '"' && *s != '\\')
+			s++;
+		if (s < lim && *s == '"') {
+			*out = s + 1;
 			return EV_OK;
 		}
-		p = bs;
+		if (s == lim && lim == end)
+			return EV_ERR_FORMAT;
+		p = s;
+		if (*p != '\\') {
+			const char *q = memchr(p, '"', (size_t)(end - p));
+			if (!q)
+				return EV_ERR_FORMAT;
+			const char *bs = memchr(p, '\\', (size_t)(q - p));
+			if (!bs) {
+				*out = q + 1;
+				return EV_OK;
+			}
+			p = bs;
+		}
+		/* An escape at p. */
 		if (p + 1 >= end)
 			return EV_ERR_FORMAT;
 		char c = p[1];

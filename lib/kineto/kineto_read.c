@@ -455,31 +455,31 @@ int ev_kineto_event(ev_kineto *k, int fidx, const char *text, size_t len, uint64
 static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset, char *err, size_t errn)
 {
 	struct ev_kineto_file *fi = &k->files[fidx];
-	struct ev_kevent e = *ep;
+	struct ev_kevent *e = ep;
 	int rc;
 	(void)rc;
-	if (!e.is_object) {
+	if (!e->is_object) {
 		fi->skipped++;
 		return EV_OK;
 	}
 	fi->events++;
-	char phc = e.f[EV_KF_PH].type == '"' && e.f[EV_KF_PH].n ? e.f[EV_KF_PH].p[0] : '?';
-	int cat = category(&e.f[EV_KF_CAT]);
-	if (e.f[EV_KF_ARGS].type != '{')
-		memset(&e.f[EV_KF_ARGS], 0, sizeof e.f[0] * (EV_KF_COUNT - EV_KF_ARGS));
+	char phc = e->f[EV_KF_PH].type == '"' && e->f[EV_KF_PH].n ? e->f[EV_KF_PH].p[0] : '?';
+	int cat = category(&e->f[EV_KF_CAT]);
+	if (e->f[EV_KF_ARGS].type != '{')
+		memset(&e->f[EV_KF_ARGS], 0, sizeof e->f[0] * (EV_KF_COUNT - EV_KF_ARGS));
 	if (phc == 'M' || phc == 's' || phc == 'f' || phc == 't' || phc == 'P' || phc == 'N' || phc == 'O' || phc == 'D')
 		return EV_OK;
 	struct ev_rec r;
 	ev_rec_init(&r);
-	if (ev_kspan_us_to_ns(&e.f[EV_KF_TS], &r.ts) != 0) {
+	if (ev_kspan_us_to_ns(&e->f[EV_KF_TS], &r.ts) != 0) {
 		snprintf(err, errn, "byte %llu: event without a numeric ts", (unsigned long long)offset);
 		return EV_ERR_FORMAT;
 	}
 	if (r.ts > 1000000000000000000LL)
 		k->absolute_ts = 1;
-	if (e.f[EV_KF_DUR].type) {
+	if (e->f[EV_KF_DUR].type) {
 		int64_t d;
-		if (ev_kspan_us_to_ns(&e.f[EV_KF_DUR], &d) != 0) {
+		if (ev_kspan_us_to_ns(&e->f[EV_KF_DUR], &d) != 0) {
 			snprintf(err, errn, "byte %llu: dur is not a number", (unsigned long long)offset);
 			return EV_ERR_FORMAT;
 		}
@@ -487,8 +487,8 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 			fi->neg_dur++;
 		r.dur = d > 0 ? (uint64_t)d : 0;
 	}
-	if (e.f[EV_KF_NAME].type == '"' || e.f[EV_KF_NAME].type == 'n') {
-		rc = intern_span(k, &e.f[EV_KF_NAME], &r.name);
+	if (e->f[EV_KF_NAME].type == '"' || e->f[EV_KF_NAME].type == 'n') {
+		rc = intern_span(k, &e->f[EV_KF_NAME], &r.name);
 		if (rc) {
 			snprintf(err, errn, "byte %llu: %s in the event name", (unsigned long long)offset,
 			         rc == EV_ERR_COLLISION ? "string id collision" : rc == EV_ERR_NOMEM ? "out of memory" : "bad escape");
@@ -496,31 +496,31 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 		}
 	}
 	int big = 0;
-	uint32_t tidv = span_id32(&e.f[EV_KF_TID], &big), pidv = span_id32(&e.f[EV_KF_PID], &big);
+	uint32_t tidv = span_id32(&e->f[EV_KF_TID], &big), pidv = span_id32(&e->f[EV_KF_PID], &big);
 	r.stream = tidv;
 	int64_t x;
-	if (fi->pid < 0 && cat == C_CPU_OP && ev_kspan_i64(&e.f[EV_KF_PID], &x) == 0)
+	if (fi->pid < 0 && cat == C_CPU_OP && ev_kspan_i64(&e->f[EV_KF_PID], &x) == 0)
 		fi->pid = x;
 	if (phc == 'X') {
 		if (cat == C_KERNEL || cat == C_MEMCPY || cat == C_MEMSET)
-			return gpu_event(k, fidx, &e, &r, cat == C_KERNEL ? 0 : cat == C_MEMCPY ? 1 : 2, err, errn, offset);
+			return gpu_event(k, fidx, e, &r, cat == C_KERNEL ? 0 : cat == C_MEMCPY ? 1 : 2, err, errn, offset);
 		if (big)
 			fi->big_stream++;
 		if (cat == C_RUNTIME || cat == C_DRIVER) {
 			r.type = EV_API;
 			r.op = cat == C_DRIVER ? EV_API_DRIVER : EV_API_RUNTIME;
-			if (ev_kspan_i64(&e.f[EV_KA_CORRELATION], &x) == 0)
+			if (ev_kspan_i64(&e->f[EV_KA_CORRELATION], &x) == 0)
 				r.id = (uint32_t)x;
-			if (ev_kspan_i64(&e.f[EV_KA_EXTERNAL_ID], &x) == 0)
+			if (ev_kspan_i64(&e->f[EV_KA_EXTERNAL_ID], &x) == 0)
 				r.step = (uint32_t)x; /* for linking only; cleared on output */
 			return ev_kineto_add(k, fidx, &r);
 		}
 		r.type = EV_RANGE;
 		if (cat == C_CPU_OP) {
 			r.op = EV_RG_CPU_OP;
-			if ((rc = op_signature(k, &e, &r.sig)) != EV_OK)
+			if ((rc = op_signature(k, e, &r.sig)) != EV_OK)
 				return rc;
-			if (ev_kspan_i64(&e.f[EV_KA_EXTERNAL_ID], &x) == 0)
+			if (ev_kspan_i64(&e->f[EV_KA_EXTERNAL_ID], &x) == 0)
 				r.id = (uint32_t)x;
 		} else if (cat == C_USER) {
 			const struct kname_info *ni = kineto_name_info(k, r.name);
@@ -531,7 +531,7 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 				/* nccl:all_reduce and the like: the collective and its
 				 * size travel to the writer (cleared there). */
 				r.aux = ni->nvtx_coll;
-				annotation_bytes(&e, &r);
+				annotation_bytes(e, &r);
 			}
 		} else if (cat == C_GPU_USER) {
 			r.op = EV_RG_GPU_USER;
@@ -561,8 +561,8 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 		}
 		return rc < 0 ? EV_ERR_NOMEM : EV_OK;
 	}
-	if (phc == 'C' && e.f[EV_KF_ARGS].type == '{')
-		return kineto_counters(k, fidx, &e.f[EV_KF_ARGS], &r);
+	if (phc == 'C' && e->f[EV_KF_ARGS].type == '{')
+		return kineto_counters(k, fidx, &e->f[EV_KF_ARGS], &r);
 	fi->skipped++;
 	return EV_OK;
 }

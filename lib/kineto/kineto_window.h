@@ -13,11 +13,11 @@
 struct kwin_ent {
 	uint64_t key;
 	uint64_t sig;   /* the op's signature string id */
-	uint32_t op;    /* the op's External id (0 none) */
-	uint32_t how;   /* caller's tag */
 	uint64_t bytes; /* an nccl:* annotation around the call: its size, */
-	uint32_t coll;  /* collective (0 none) */
-	uint32_t dtype; /* and element type */
+	uint32_t op;    /* the op's External id (0 none) */
+	uint8_t how;    /* caller's tag */
+	uint8_t coll;   /* the annotation's collective (0 none) */
+	uint8_t dtype;  /* and element type */
 };
 
 struct kwin {
