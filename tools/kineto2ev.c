@@ -323,8 +323,7 @@ static void file_warnings(struct opts *o, const struct ev_kineto_file *fi)
 		ev_cli_warn(&o->cli, "%s: %llu E events without their B: skipped", fi->path, (unsigned long long)fi->unmatched_e);
 	if (fi->inferred_colls)
 		ev_cli_warn(&o->cli, "%s: %llu collectives without collective arguments (PyTorch <= 2.1): inferred from kernel names "
-		            "in the default group, ordered per rank%s", fi->path, (unsigned long long)fi->inferred_colls,
-		            fi->inferred_no_size ? "" : "");
+		            "in the default group, ordered per rank", fi->path, (unsigned long long)fi->inferred_colls);
 	if (fi->inferred_no_size)
 		ev_cli_warn(&o->cli, "%s: %llu inferred collectives have no nccl:* annotation around their launch: bytes 0",
 		            fi->path, (unsigned long long)fi->inferred_no_size);

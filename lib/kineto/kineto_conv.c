@@ -56,7 +56,6 @@ int ev_kineto_new(ev_kineto **out, const struct ev_kineto_opts *o, int nfiles)
 	kwin_init(&k->calls, win);
 	kwin_init(&k->ops, win);
 	k->free_slot = -1;
-	ev_coll_infer_init(&k->infer);
 	if (!k->st || !k->files || ev_sorter_open(&k->sorter, o->sort_bytes, o->tmpdir) != EV_OK) {
 		ev_kineto_free(k);
 		return EV_ERR_NOMEM;
@@ -92,7 +91,6 @@ void ev_kineto_free(ev_kineto *k)
 	ev_map_free(&k->opstack_of);
 	kwin_free(&k->calls);
 	kwin_free(&k->ops);
-	ev_coll_infer_free(&k->infer);
 	free(k->scratch);
 	free(k->files);
 	ev_strtab_free(k->st);

@@ -13,8 +13,8 @@
  * a coll/p2p record to be completed from its kernel's name and the nccl:*
  * annotation around its launch (traces without collective arguments). */
 #define KINETO_F_INFER (1u << 15)
-/* An nccl:* annotation range carries its collective and bytes to the
- * writer in these fields (cleared before writing). */
+/* An nccl:* annotation range carries its collective (aux), bytes and dtype
+ * to the writer, which clears them before writing. */
 
 /* Per distinct name: kernel class, copy kind, NCCL decode, annotation. */
 struct kname_info {
@@ -28,10 +28,6 @@ struct opstack { struct ev_vec ops; };
 
 /* B/E pairing while reading: open begins per (input, pid, tid). */
 struct open_range { uint64_t key; int64_t ts; uint64_t name; uint32_t stream; int32_t file; int64_t below; };
-
-struct ev_coll_infer { uint64_t inferred, no_bytes; };
-static inline void ev_coll_infer_init(struct ev_coll_infer *c) { c->inferred = c->no_bytes = 0; }
-static inline void ev_coll_infer_free(struct ev_coll_infer *c) { (void)c; }
 
 struct ev_kineto {
 	struct ev_kineto_opts o;
@@ -60,7 +56,6 @@ struct ev_kineto {
 	uint64_t open_b;       /* begins waiting for their end */
 	struct ev_vec comm_lines; /* char* #comm / #meta lines, written before records */
 	struct ev_map comm_seen;
-	struct ev_coll_infer infer;
 	uint64_t default_comm; /* the inferred default process group */
 	int64_t default_nranks;
 	char *scratch;

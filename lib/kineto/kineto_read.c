@@ -679,7 +679,7 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 		         "profiler traces (traceEvents)", fi->dialect);
 		return EV_ERR_FORMAT;
 	}
-	if (rc >= 0 && (fi->rank < -1 || fi->rank > MAX_RANK || (fi->rank == -1 && 0))) {
+	if (rc >= 0 && (fi->rank < -1 || fi->rank > MAX_RANK)) {
 		snprintf(err, errn, "distributedInfo: rank %lld is out of range (0 to %lld)", (long long)fi->rank,
 		         (long long)MAX_RANK);
 		return EV_ERR_RANGE;
