@@ -254,10 +254,11 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 			}
 		}
 		r->step = 0; /* the call's External id was only for linking */
-		return kwin_put(&k->calls, key2(file, r->id), &e);
+		/* (correlation ids start at 1: 0 is a call without one) */
+		return r->id ? kwin_put(&k->calls, key2(file, r->id), &e) : EV_OK;
 	}
 	if (r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET) {
-		const struct kwin_ent *call = kwin_get(&k->calls, key2(file, r->id));
+		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
 		const struct kwin_ent *op = NULL;
 		uint32_t opid = 0;
 		uint64_t sig = 0;
@@ -302,7 +303,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		r->seq = next ? (uint32_t)*next : 0;
 		if (ev_map_put(&k->seq, key, (uint64_t)r->seq + 1))
 			return EV_ERR_NOMEM;
-		const struct kwin_ent *call = kwin_get(&k->calls, key2(file, r->id));
+		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
 		if (call)
 			r->sig = call->sig;
 		if (r->flags & KINETO_F_INFER) {
