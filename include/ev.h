@@ -21,5 +21,6 @@
 #include "ev/tool.h"
 #include "ev/nccl.h"
 #include "ev/hta.h"
+#include "ev/kineto.h"
 
 #endif /* EV_H */
