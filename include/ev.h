@@ -10,6 +10,9 @@
  *   ev/tool.h      the tool driver: options, messages, progress, signals
  *   ev/nccl.h      the NCCL/RCCL name vocabulary
  *   ev/hta.h       HTA's temporal breakdown, streaming
+ *   ev/tsv.h       records as TSV/CSV/JSON Lines rows, and TSV packed back
+ *   ev/align.h     clock alignment of ranks from anchors
+ *   ev/flex.h      IBM AIU (Flex) traces: dialect, classes, conversion
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H
@@ -18,9 +21,13 @@
 #include "ev/stream.h"
 #include "ev/json.h"
 #include "ev/analysis.h"
+#include "ev/stats.h"
 #include "ev/tool.h"
 #include "ev/nccl.h"
 #include "ev/hta.h"
+#include "ev/tsv.h"
+#include "ev/align.h"
+#include "ev/flex.h"
 #include "ev/kineto.h"
 
 #endif /* EV_H */

@@ -11,6 +11,7 @@
  * sort the trace, so they need not be in time order in the file.
  */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct opts {
 	enum layout layout;
 	int gzip, rank_prefix, absolute, no_flows, no_counters, verbose;
 	uint64_t max_pending;
+	uint64_t max_events;   /* --max-events: refuse or stop beyond this */
 	char **inputs;
 	int ninputs;
 };
@@ -63,14 +65,27 @@ static void usage(FILE *f)
 "      --no-counters      leave out counter tracks\n"
 "      --max-pending=N    flow ends kept waiting for their partner; more are\n"
 "                         dropped with a warning [1000000]\n"
+"      --max-events=N     largest timeline written, in trace events (about\n"
+"                         150 bytes of JSON each); inputs that are files are\n"
+"                         counted first and refused with the estimate, a pipe\n"
+"                         stops with an error at the limit; 0 = no limit\n"
+"                         [20000000]\n"
 "  -v, --verbose          print counts on stderr\n"
 "  -q, --quiet            no progress or warnings\n"
-"  -f, --force            accepted for symmetry with the other tools\n"
+"  -f, --force            write gzip output (-z) to a terminal\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show version and exit\n"
 "\n"
 "Slices that overlap on one stream without nesting go to an extra track of\n"
 "that stream ('stream 7 #2'), so every track nests properly.\n"
+"\n"
+"Flows go forward in time: an arrow leaves its first slice at that slice's\n"
+"start and lands in the second at the same instant, or at the second's start\n"
+"if that is later (a send -> recv arrow lands when the send started if the\n"
+"receive was already posted, else when the receive was posted).  If the\n"
+"second slice ended before the first started (clocks not aligned), the\n"
+"arrow is drawn backwards from the second's end to the first's start, and\n"
+"a warning counts them.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
@@ -258,8 +273,8 @@ struct proc {
 	struct counter cnt[NCOUNTERS];
 };
 
-/* One end of a flow. */
-struct ep { int64_t ts, pid, tid; };
+/* One end of a flow: the slice it binds to. */
+struct ep { int64_t ts, end, pid, tid; };
 
 /* A connection (comm, channel, sender -> receiver): its first unmatched
  * ends, all of one side, in order.  Messages on a connection arrive in the
@@ -272,8 +287,6 @@ struct conn {
 
 /* Collectives waiting for more ranks: an open-addressing table with
  * deletion (key -> ring slot) and a ring that evicts the oldest. */
-struct coll_open { uint64_t key; uint32_t count, nranks; struct ep last; };
-#define COLL_RING (1u << 16)
 #define LAUNCH_SLOTS (1u << 16)
 struct launch { uint64_t key; struct ep ep; };
 
@@ -292,13 +305,10 @@ struct state {
 	struct ev_map track_ix, proc_ix, conn_ix;
 	struct ev_vec tracks, procs, conns;
 	struct launch *launch;
-	uint64_t *coll_keys;   /* table of 2*COLL_RING keys */
-	uint32_t *coll_vals;
-	struct coll_open *ring;
-	uint32_t ring_head;
+	ev_collmatch *colls;   /* open collectives, for the chain of flows */
 	uint64_t flow_id;
 	uint64_t pending, dropped, evicted;
-	uint64_t flows[4], lanes_made, clipped, skipped, unmatched;
+	uint64_t flows[4], reversed[4], lanes_made, clipped, skipped, unmatched;
 	struct ev_order order;
 };
 
@@ -329,7 +339,21 @@ static void ev_begin(struct state *s, const char *ph, int64_t pid, int64_t tid)
 	s->nevents++;
 }
 
-static int64_t rel_ts(const struct state *s, int64_t ts) { return s->o->absolute ? ts : ts - s->base; }
+/* Differences in two's complement: format-legal extreme times wrap instead
+ * of overflowing (ts >= base in an ordered stream). */
+static int64_t rel_ts(const struct state *s, int64_t ts)
+{
+	return s->o->absolute ? ts : (int64_t)((uint64_t)ts - (uint64_t)s->base);
+}
+
+/* ts + dur, saturating at INT64_MAX. */
+static int64_t rec_end(const struct ev_rec *r)
+{
+	int64_t e;
+	if (r->dur > (uint64_t)INT64_MAX || __builtin_add_overflow(r->ts, (int64_t)r->dur, &e))
+		return INT64_MAX;
+	return e;
+}
 
 static void meta_event(struct state *s, const char *what, int64_t pid, int64_t tid, const char *name, int64_t sort)
 {
@@ -612,14 +636,35 @@ static void counters_finish(struct state *s)
 
 /* ---- flows ------------------------------------------------------------- */
 
+/* The latest instant of slice e not after t, or e's start. */
+static int64_t inside(const struct ep *e, int64_t t)
+{
+	int64_t last = e->end > e->ts ? e->end - 1 : e->ts; /* strictly inside, for the binding */
+	return t < e->ts ? e->ts : t > last ? last : t;
+}
+
+/* A flow from slice `from` to slice `to`, drawn in time order: it leaves
+ * `from` at its start and lands in `to` at the same instant, or at to's
+ * start if that is later.  When `to` ended before `from` started (clocks
+ * not aligned), the arrow goes from to's end to from's start instead and
+ * is counted. */
 static void flow_pair(struct state *s, int kind, const char *name, const struct ep *from, const struct ep *to)
 {
 	static const char *const cats[] = { "launch", "message", "p2p", "collective" };
 	struct sbuf *b = &s->ob;
 	uint64_t id = ++s->flow_id;
+	int64_t t_from = from->ts, t_to = inside(to, t_from);
+	const struct ep *first = from, *second = to;
+	if (t_to < t_from) {
+		first = to, second = from;
+		int64_t t = t_to;
+		t_to = t_from;
+		t_from = t;
+		s->reversed[kind]++;
+	}
 	s->flows[kind]++;
 	for (int end = 0; end < 2; end++) {
-		const struct ep *e = end ? to : from;
+		const struct ep *e = end ? second : first;
 		ev_begin(s, end ? "f" : "s", e->pid, e->tid);
 		if (end)
 			sb_puts(b, ",\"bp\":\"e\"");
@@ -627,7 +672,7 @@ static void flow_pair(struct state *s, int kind, const char *name, const struct 
 		sb_kv_str(b, "cat", cats[kind]);
 		sb_kv_str(b, "name", name);
 		sb_puts(b, ",\"ts\":");
-		sb_us(b, rel_ts(s, e->ts));
+		sb_us(b, rel_ts(s, end ? t_to : t_from));
 		sb_puts(b, "}");
 	}
 }
@@ -708,91 +753,44 @@ static void flow_message(struct state *s, int kind, uint64_t comm, uint32_t chan
 
 /* Open-addressing table of open collectives, linear probing with
  * backward-shift deletion so that it never fills with dead entries. */
-#define CT_CAP (2 * COLL_RING)
-static uint32_t *ct_find(struct state *s, uint64_t key, size_t *pos)
+/* Collective flows chain the ranks of one collective in arrival order:
+ * the library's (comm, seq) matcher keeps each collective's previous
+ * arrival, whose slice (pid, tid) rides in the arrival's data. */
+#define EP_PID_BITS 24
+#define EP_TID_BITS 40
+
+static int coll_released(void *ctx, const struct ev_coll_done *d)
 {
-	size_t i = key & (CT_CAP - 1);
-	while (s->coll_keys[i]) {
-		if (s->coll_keys[i] == key) {
-			*pos = i;
-			return &s->coll_vals[i];
-		}
-		i = (i + 1) & (CT_CAP - 1);
-	}
-	*pos = i;
-	return NULL;
+	(void)ctx;
+	(void)d;
+	return EV_OK;
 }
 
-static void ct_delete(struct state *s, uint64_t key)
+static int flow_coll(struct state *s, const struct ev_rec *r, const struct ep *e, const char *name)
 {
-	size_t i;
-	if (!ct_find(s, key, &i))
-		return;
-	size_t j = i;
-	for (;;) {
-		j = (j + 1) & (CT_CAP - 1);
-		if (!s->coll_keys[j])
-			break;
-		size_t home = s->coll_keys[j] & (CT_CAP - 1);
-		/* Move j back to i when i lies cyclically in [home, j). */
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			s->coll_keys[i] = s->coll_keys[j];
-			s->coll_vals[i] = s->coll_vals[j];
-			i = j;
-		}
-	}
-	s->coll_keys[i] = 0;
-}
-
-static void flow_coll(struct state *s, const struct ev_rec *r, const struct ep *e, const char *name)
-{
-	unsigned char k[14];
-	ev_put64(k, r->comm);
-	ev_put32(k + 8, r->seq);
-	k[12] = r->type;
-	k[13] = r->op;
-	uint64_t key = key_of(k, sizeof k);
-	size_t pos;
-	uint32_t *slot = ct_find(s, key, &pos);
-	if (slot) {
-		struct coll_open *c = &s->ring[*slot];
-		flow_pair(s, 3, name, &c->last, e);
-		c->last = *e;
-		if (++c->count >= c->nranks && c->nranks) {
-			ct_delete(s, key);
-			c->key = 0;
-			s->pending--;
-		}
-		return;
-	}
 	uint32_t nranks = r->aux;
 	if (!nranks) {
 		const struct ev_comm_info *ci = ev_meta_comm(s->meta, r->comm);
 		nranks = ci ? ci->nranks : 0;
 	}
 	if (nranks == 1)
-		return;
-	struct coll_open *c = &s->ring[s->ring_head];
-	if (c->key) {
-		/* The oldest open collective never completed: forget it. */
-		ct_delete(s, c->key);
-		s->evicted++;
-		s->pending--;
-	}
-	if (s->pending >= s->o->max_pending) {
-		c->key = 0;
+		return EV_OK;
+	if (e->pid < 0 || e->pid >= (1LL << EP_PID_BITS) || e->tid < 0 || e->tid >= (1LL << EP_TID_BITS)) {
 		s->dropped++;
-		return;
+		return EV_OK;
 	}
-	ct_find(s, key, &pos);
-	s->coll_keys[pos] = key;
-	s->coll_vals[pos] = s->ring_head;
-	c->key = key;
-	c->count = 1;
-	c->nranks = nranks;
-	c->last = *e;
-	s->ring_head = (s->ring_head + 1) % COLL_RING;
-	s->pending++;
+	struct ev_coll_key k = { 0, r->comm, r->seq, (uint32_t)r->type << 8 | r->op };
+	struct ev_coll_arrival prev;
+	uint64_t data = (uint64_t)e->pid << EP_TID_BITS | (uint64_t)e->tid;
+	int rc = ev_collmatch_add(s->colls, &k, nranks, r, data, &prev);
+	if (rc != EV_OK)
+		return rc;
+	if (prev.rank != UINT32_MAX) {
+		struct ep last = { prev.ts, prev.end, (int64_t)(prev.data >> EP_TID_BITS),
+		                   (int64_t)(prev.data & ((1ULL << EP_TID_BITS) - 1)) };
+		flow_pair(s, 3, name, &last, e);
+	}
+	return EV_OK;
 }
 
 /* ---- one record -------------------------------------------------------- */
@@ -922,7 +920,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 	if (n->oom)
 		return EV_ERR_NOMEM;
 
-	int64_t end = ev_rec_end(r);
+	int64_t end = rec_end(r);
 	if (r->type == EV_MARK)
 		end = r->ts;
 	struct track *t = r->type == EV_MARK ? get_track(s, r->rank, gpu, kind, id, 0)
@@ -940,7 +938,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 		sb_puts(b, ",\"s\":\"t\"");
 	} else {
 		sb_puts(b, ",\"dur\":");
-		sb_us(b, end - r->ts);
+		sb_us(b, (int64_t)((uint64_t)end - (uint64_t)r->ts));
 	}
 	sb_puts(b, ",\"args\":{\"rank\":");
 	sb_u64(b, r->rank);
@@ -987,12 +985,12 @@ static int one_record(struct state *s, const struct ev_rec *r)
 		sb_key(b, "op");
 		sb_jstr(b, sig, siglen);
 	}
-	if (end != ev_rec_end(r) && r->type != EV_MARK)
+	if (end != rec_end(r) && r->type != EV_MARK)
 		sb_kv_u64(b, "clipped_from_ns", r->dur);
 	args_flags(b, r->flags);
 	sb_puts(b, "}}");
 
-	struct ep e = { r->ts + (end - r->ts) / 2, pid, tid };
+	struct ep e = { r->ts, end, pid, tid };
 	if (!s->o->no_flows) {
 		switch (r->type) {
 		case EV_API:
@@ -1015,9 +1013,12 @@ static int one_record(struct state *s, const struct ev_rec *r)
 				             snd ? 1 : 2, &e, "p2p");
 			}
 			break;
-		case EV_COLL:
-			flow_coll(s, r, &e, opw ? opw : "collective");
+		case EV_COLL: {
+			int rc = flow_coll(s, r, &e, opw ? opw : "collective");
+			if (rc != EV_OK)
+				return rc;
 			break;
+		}
 		default:
 			break;
 		}
@@ -1029,7 +1030,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 			struct proc *p = get_proc(s, r->rank, 1);
 			if (!p)
 				return EV_ERR_NOMEM;
-			counter_add(s, p, which, r->ts, ev_rec_end(r), which == C_KERNELS ? 1 : r->bytes);
+			counter_add(s, p, which, r->ts, rec_end(r), which == C_KERNELS ? 1 : r->bytes);
 		}
 	}
 	return b->oom ? EV_ERR_NOMEM : EV_OK;
@@ -1077,6 +1078,13 @@ static int read_input(struct state *s, const char *path, uint64_t *nrec)
 		}
 		if ((rc = one_record(s, &rec)) == EV_OK)
 			rc = flush_out(s, 0);
+		if (!rc && o->max_events && s->nevents > o->max_events) {
+			status = ev_cli_error(&o->cli, "%s: record %llu: more than --max-events=%llu trace events; stopped "
+			                      "(filter the stream with ev-view, or raise --max-events)",
+			                      ev_reader_name(r), (unsigned long long)ev_reader_recno(r),
+			                      (unsigned long long)o->max_events);
+			break;
+		}
 		if (rc) {
 			status = out_error(s, rc);
 			break;
@@ -1106,14 +1114,54 @@ static void free_state(struct state *s)
 	ev_map_free(&s->proc_ix);
 	ev_map_free(&s->conn_ix);
 	free(s->launch);
-	free(s->coll_keys);
-	free(s->coll_vals);
-	free(s->ring);
+	ev_collmatch_free(s->colls);
 	free(s->ob.p);
 	free(s->name.p);
 	free(s->tname.p);
 	ev_strtab_free(s->st);
 	ev_meta_free(s->meta);
+}
+
+/* Before writing: the trace events the inputs would give, when they are
+ * files that could exceed --max-events (size / 97 bytes per record line,
+ * 10x that for gzip, bounds the record count; only then are they counted).
+ * Each record gives at most one slice and one flow end. */
+static int estimate(struct opts *o)
+{
+	uint64_t bound = 0;
+	for (int i = 0; i < o->ninputs; i++) {
+		struct stat sb;
+		if (strcmp(o->inputs[i], "-") == 0 || stat(o->inputs[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+			return 0; /* a pipe: counted while writing */
+		bound += (uint64_t)sb.st_size / 97 * 2 * 10;
+	}
+	if (bound <= o->max_events)
+		return 0;
+	uint64_t events = 0;
+	for (int i = 0; i < o->ninputs; i++) {
+		ev_reader *r;
+		int rc = ev_reader_open(&r, o->inputs[i], NULL, NULL);
+		if (rc)
+			return ev_cli_file_error(&o->cli, o->inputs[i], rc);
+		ev_reader_skip_text(r, 1);
+		ev_reader_lazy_decode(r, 1);
+		struct ev_rec rec;
+		while ((rc = ev_read(r, &rec)) == EV_REC)
+			if (rec.type != EV_DEP && rec.type != EV_CHAN && rec.type != EV_OVERLAP)
+				events += rec.type == EV_COUNTER || rec.type == EV_MARK ? 1 : 2;
+		if (rc < 0) {
+			int st = ev_cli_reader_error(&o->cli, r, rc);
+			ev_reader_close(r);
+			return st;
+		}
+		ev_reader_close(r);
+	}
+	if (events <= o->max_events)
+		return 0;
+	return ev_cli_error(&o->cli, "the timeline would have about %llu trace events (~%llu MB of JSON), more than "
+	                    "--max-events=%llu: filter the stream first (ev-view --rank, --type, --from/--to) or raise "
+	                    "--max-events", (unsigned long long)events, (unsigned long long)(events * 150 >> 20),
+	                    (unsigned long long)o->max_events);
 }
 
 static int run(struct opts *o)
@@ -1127,21 +1175,27 @@ static int run(struct opts *o)
 	s.st = ev_strtab_new();
 	s.meta = ev_meta_new();
 	s.launch = calloc(LAUNCH_SLOTS, sizeof *s.launch);
-	s.coll_keys = calloc(CT_CAP, sizeof *s.coll_keys);
-	s.coll_vals = calloc(CT_CAP, sizeof *s.coll_vals);
-	s.ring = calloc(COLL_RING, sizeof *s.ring);
+	struct ev_collmatch_limits lim = { 1u << 16, 0 };
+	int mrc = ev_collmatch_new(&s.colls, &lim, coll_released, &s);
 	ev_vec_init(&s.tracks, sizeof(struct track));
 	ev_vec_init(&s.procs, sizeof(struct proc));
 	ev_vec_init(&s.conns, sizeof(struct conn));
 	ev_map_init(&s.track_ix);
 	ev_map_init(&s.proc_ix);
 	ev_map_init(&s.conn_ix);
-	if (!s.st || !s.meta || !s.launch || !s.coll_keys || !s.coll_vals || !s.ring) {
+	if (!s.st || !s.meta || !s.launch || mrc != EV_OK) {
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
 	}
+	if (o->max_events && (status = estimate(o)) != 0)
+		goto done;
 	if ((rc = ev_output_open(&s.jo.out, o->cli.output)) != EV_OK) {
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+		goto done;
+	}
+	/* gzip is binary: not onto a terminal, however it is named. */
+	if (o->gzip && !o->cli.force && ev_output_is_tty(s.jo.out)) {
+		status = ev_cli_error(&o->cli, "refusing to write gzip output to a terminal; use -o FILE or a pipe (-f to force)");
 		goto done;
 	}
 	if (o->gzip) {
@@ -1161,9 +1215,14 @@ static int run(struct opts *o)
 	/* Flow ends still waiting have no partner in this trace. */
 	for (size_t i = 0; i < s.conns.len; i++)
 		s.unmatched += ((struct conn *)s.conns.data)[i].len;
-	for (uint32_t i = 0; i < COLL_RING; i++)
-		if (s.ring[i].key && s.ring[i].count < s.ring[i].nranks)
-			s.evicted++;
+	/* Collectives still open never saw all their ranks. */
+	struct ev_collmatch_counts cc;
+	if (ev_collmatch_flush(s.colls) != EV_OK) {
+		status = ev_cli_error(&o->cli, "out of memory");
+		goto done;
+	}
+	ev_collmatch_get_counts(s.colls, &cc);
+	s.evicted += cc.evicted + cc.flushed;
 	struct sbuf *b = &s.ob;
 	sb_puts(b, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"ev2perfetto (evkit) " EV_VERSION_STRING "\"");
 	sb_kv_str(b, "time", o->absolute ? "absolute" : "relative");
@@ -1189,6 +1248,10 @@ static int run(struct opts *o)
 	if (s.dropped)
 		ev_cli_warn(&o->cli, "%llu flow ends dropped: more than --max-pending=%llu waiting for their partner",
 		            (unsigned long long)s.dropped, (unsigned long long)o->max_pending);
+	if (s.reversed[1] + s.reversed[2])
+		ev_cli_warn(&o->cli, "%llu message and %llu p2p flows: the receive ended before its send started (clocks not "
+		            "aligned? see ev-merge --align); drawn from the receive to the send",
+		            (unsigned long long)s.reversed[1], (unsigned long long)s.reversed[2]);
 	if (s.clipped)
 		ev_cli_warn(&o->cli, "%llu slices clipped: more than %d overlapping slices on one stream",
 		            (unsigned long long)s.clipped, MAX_LANES);
@@ -1220,6 +1283,7 @@ int main(int argc, char **argv)
 		{ "no-flows", no_argument, NULL, 4 },
 		{ "no-counters", no_argument, NULL, 5 },
 		{ "max-pending", required_argument, NULL, 6 },
+		{ "max-events", required_argument, NULL, 9 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1228,6 +1292,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev2perfetto");
 	o.max_pending = 1000000;
+	o.max_events = 20000000;
 	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "zv", longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
@@ -1254,6 +1319,10 @@ int main(int argc, char **argv)
 		case 6:
 			if (ev_parse_u64(optarg, &o.max_pending) || o.max_pending > 1000000000u)
 				return ev_cli_usage_error(&o.cli, "--max-pending: expected 0 to 1000000000, got '%s'", optarg);
+			break;
+		case 9:
+			if (ev_parse_u64(optarg, &o.max_events))
+				return ev_cli_usage_error(&o.cli, "--max-events: expected a number of events, got '%s'", optarg);
 			break;
 		default:
 			return ev_cli_try_help(&o.cli);
