@@ -1,40 +1,97 @@
 #!/usr/bin/env bash
-# kineto2ev: MB/s and peak RSS converting one rank's generated Kineto trace
-# at 1x (50 MB) and 10x (500 MB) of JSON, against the floors of `cat`,
-# `gzip -dc` (same JSON gzipped) and Python's json.load on the same files.
-# Flat RSS from 1x to 10x is the streaming promise.  BENCH_SMALL=1 runs at
-# 1/10 of the sizes (a quick check of the script).
-# shellcheck disable=SC2154 # measure sets <var>_wall and <var>_rss
+# kineto2ev: speed and peak RSS on real Kineto traces (HTA's test traces in
+# ../shared/data, when present) and on generated ones at 1x and 10x, against
+# floors measured in the same run on the same files: `cat`, `gzip -dc` (the
+# same JSON gzipped) and Python's json.load (/usr/bin/python3).
+#
+# Each measure is the median of 3 runs.  MB/s is given per wall second and
+# per CPU second (user + sys: "per core", what the machine's load does not
+# change); ratios are CPU time of the floor / CPU time of kineto2ev.  Flat
+# RSS from 1x to 10x of input is the streaming promise.  BENCH_SMALL=1: the
+# two smaller real traces and 1/10 of the generated sizes.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 d="$BENCH_DIR/kineto2ev"
 mkdir -p "$d"
+PY=/usr/bin/python3
+shared="$(cd "$(dirname "$0")/.." && pwd)/../shared/data/kineto/hta"
+
+# cpumeasure VAR CMD: median wall, CPU (user+sys) seconds and peak RSS (MiB)
+# of 3 runs into VAR_wall, VAR_cpu, VAR_rss.
+cpumeasure() {
+	local var="$1" cmd="$2" f w u s r walls=() cpus=() rsss=()
+	f=$(mktemp)
+	for _ in 1 2 3; do
+		/usr/bin/time -f '%e %U %S %M' -o "$f" bash -c "$cmd" >/dev/null
+		read -r w u s r <"$f"
+		walls+=("$w")
+		cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')")
+		rsss+=("$r")
+	done
+	rm -f "$f"
+	printf -v "${var}_wall" '%s' "$(printf '%s\n' "${walls[@]}" | sort -g | sed -n 2p)"
+	printf -v "${var}_cpu" '%s' "$(printf '%s\n' "${cpus[@]}" | sort -g | sed -n 2p)"
+	printf -v "${var}_rss" '%s' "$(printf '%s\n' "${rsss[@]}" | sort -g | sed -n 2p | awk '{printf "%.1f", $1/1024}')"
+}
+mbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s <= 0) s = 0.001; printf "%.0f", b / s / 1e6 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1fx", a / b }'; }
+
+row() { # row LABEL BYTES VAR
+	local w c r
+	w="${3}_wall" c="${3}_cpu" r="${3}_rss"
+	echo "| $1 | $(mib "$2") | ${!w} | ${!c} | $(mbps "$2" "${!w}") | $(mbps "$2" "${!c}") | ${!r} |"
+}
+
+one_file() { # one_file LABEL JSON
+	local f="$2" bytes
+	[ -s "$f.gz" ] || gzip -1 -c "$f" >"$f.gz"
+	bytes=$(stat -c %s "$f")
+	cpumeasure conv "kineto2ev -q -o /dev/null '$f'"
+	cpumeasure pipe "kineto2ev -q '$f' | ev-stats -q timeline"
+	cpumeasure convgz "kineto2ev -q -o /dev/null '$f.gz'"
+	cpumeasure cat "cat '$f'"
+	cpumeasure gz "gzip -dc '$f.gz'"
+	cpumeasure py "$PY -c 'import json, sys; json.load(open(sys.argv[1]))' '$f'"
+	echo
+	echo "$1"
+	echo
+	echo "| command | JSON | wall s | CPU s | MB/s wall | MB/s CPU | peak RSS MiB |"
+	echo "|---|---|---|---|---|---|---|"
+	row "kineto2ev -o /dev/null" "$bytes" conv
+	row "kineto2ev \\| ev-stats timeline" "$bytes" pipe
+	row "kineto2ev, .json.gz input" "$bytes" convgz
+	row "cat (floor)" "$bytes" cat
+	row "gzip -dc (floor)" "$bytes" gz
+	row "python3 json.load (floor)" "$bytes" py
+	echo
+	echo "CPU ratios: json.load / kineto2ev $(ratio "$py_cpu" "$conv_cpu"); json.load / (kineto2ev | ev-stats timeline) $(ratio "$py_cpu" "$pipe_cpu");" \
+	     "kineto2ev / gzip -dc $(ratio "$conv_cpu" "$gz_cpu"); kineto2ev / cat $(ratio "$conv_cpu" "$cat_cpu")"
+}
+
+# Real traces (HTA's test data: real PyTorch profiler output).
+real=(nccl_parser_config/nccl_data ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace
+      negative_queue_length_values_check/rank0 df_index_resolver/df_index_resolver)
+[ -z "${BENCH_SMALL:-}" ] || real=("${real[@]:0:2}")
+if [ -d "$shared" ]; then
+	for t in "${real[@]}"; do
+		f="$d/real-$(basename "$(dirname "$t")").json"
+		[ -s "$f" ] || gzip -dc "$shared/$t.json.gz" >"$f"
+		one_file "Real trace: hta/$t.json.gz" "$f"
+	done
+else
+	echo "(no ../shared/data: real traces skipped)"
+fi
+
+# Generated traces at 1x and 10x: speed and flat memory at default settings.
 unit=50
 [ -z "${BENCH_SMALL:-}" ] || unit=5
-mbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s <= 0) s = 0.001; printf "%.1f MB/s", b / s / 1e6 }'; }
 for mult in 1 10; do
 	mb=$((unit * mult))
 	f="$d/k${mb}m/rank3/trace.json"
 	[ -s "$f" ] || gen-kineto -q --ranks 8 --only 3 --size "${mb}M" --seed 12 "$d/k${mb}m"
-	[ -s "$f.gz" ] || gzip -1 -c "$f" >"$f.gz"
-	bytes=$(stat -c %s "$f")
-	events=$(kineto2ev -q "$f" | tail -n 1 | awk '{print $2}')
-	measure conv "kineto2ev -q -o /dev/null $f"
-	measure cat "cat $f"
-	measure gz "gzip -dc $f.gz"
-	measure py "python3 -c 'import json, sys; json.load(open(sys.argv[1]))' $f"
-	measure convgz "kineto2ev -q -o /dev/null $f.gz"
-	# The time-order buffer (-S, 256M by default) holds the records until it
-	# spills; with a small one what remains is the link tables.
-	measure small "kineto2ev -q -S 16M -o /dev/null $f"
-	echo "| kineto2ev | 1 rank, ${mult}x | $(mib "$bytes") JSON, $events records | $conv_wall | $(mbps "$bytes" "$conv_wall"), $(rate "$events" "$conv_wall" events) | $conv_rss |"
-	echo "| kineto2ev | 1 rank, ${mult}x, .json.gz input | $(mib "$bytes") JSON | $convgz_wall | $(mbps "$bytes" "$convgz_wall") | $convgz_rss |"
-	echo "| kineto2ev | 1 rank, ${mult}x, -S 16M | $(mib "$bytes") JSON | $small_wall | $(mbps "$bytes" "$small_wall") | $small_rss |"
-	echo "| cat (floor) | same JSON | $(mib "$bytes") | $cat_wall | $(mbps "$bytes" "$cat_wall") | $cat_rss |"
-	echo "| gzip -dc (floor) | same JSON, gzip -1 | $(mib "$bytes") | $gz_wall | $(mbps "$bytes" "$gz_wall") | $gz_rss |"
-	echo "| python3 json.load (floor) | same JSON | $(mib "$bytes") | $py_wall | $(mbps "$bytes" "$py_wall") | $py_rss |"
-	awk -v a="$conv_wall" -v p="$py_wall" -v r="$conv_rss" -v q="$py_rss" -v m="$mult" 'BEGIN {
-		if (a <= 0) a = 0.01
-		printf "| kineto2ev | %dx: speed vs json.load, RSS vs json.load | | %.1fx faster | | %.2fx the RAM |\n", m, p / a, r / (q > 0 ? q : 1) }'
+	one_file "Generated trace, 1 rank, ${mult}x" "$f"
+	printf -v "rss_$mult" '%s' "$conv_rss"
 done
+echo
+echo "Peak RSS at 10x / 1x input (default settings): $(ratio "$rss_10" "$rss_1") ($rss_10 / $rss_1 MiB)"

@@ -13,6 +13,10 @@
  *   ev/tsv.h       records as TSV/CSV/JSON Lines rows, and TSV packed back
  *   ev/align.h     clock alignment of ranks from anchors
  *   ev/flex.h      IBM AIU (Flex) traces: dialect, classes, conversion
+ *   ev/kineto.h    PyTorch profiler (Kineto) traces: scanning, linking, collectives
+ *   ev/goal.h      GOAL schedules for LogGOPSim: text, binary, checks, joins
+ *   ev/stats.h     ev-stats' analyses and the (comm, seq) collective matcher
+ * (ev/nsys.h and ev/nccl_sched.h are included by the tools that need them.)
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H
@@ -29,5 +33,6 @@
 #include "ev/align.h"
 #include "ev/flex.h"
 #include "ev/goal.h"
+#include "ev/kineto.h"
 
 #endif /* EV_H */

@@ -177,3 +177,97 @@ OUT
 	run -1 kineto2ev -o "$T/x.ev" "$T/proxy_flow_rank1.jsonl"
 	assert_output --partial 'no flow steps'
 }
+
+@test "old-era collectives (PyTorch <= 2.1): kind, bytes and order per rank as in the new era" {
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --run --ranks 4 --iters 3 "$T/new"
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --run --era 2.1 --ranks 4 --iters 3 "$T/old"
+	kineto2ev -q -o "$T/new.ev" "$T"/new/torch_profiler/rank*/trace.json
+	run -0 kineto2ev -o "$T/old.ev" "$T"/old/torch_profiler/rank*/trace.json
+	assert_output --partial "rank0/trace.json: 6 collectives without collective arguments (PyTorch <= 2.1): inferred"
+	refute_output --partial "no nccl:* annotation"
+	# Same collectives, sizes and sequence numbers (the dtype of an old
+	# all-gather kernel is the int8 it copies).
+	ev-view -M -H --type=coll -c rank,op,bytes,seq "$T/new.ev" >"$T/new.tsv"
+	run -0 ev-view -M -H --type=coll -c rank,op,bytes,seq "$T/old.ev"
+	assert_output "$(cat "$T/new.tsv")"
+	[ "${#lines[@]}" -eq 24 ]
+	run -0 grep -a '^#comm' "$T/old.ev"
+	assert_output --regexp '^#comm [0-9]+ nranks=4 name=default_pg inferred=kernel_names$'
+	# Every rank's collective n has the same comm and size: they match by order.
+	run -0 bash -c 'ev-view -M -H --type=coll -c seq,comm,bytes "$1" | sort -u | wc -l' _ "$T/old.ev"
+	assert_output 6
+	# gen-kineto's 2.1 era too.
+	gen-kineto -q --era=2.1 --ranks 2 --iters 2 --mix allreduce:2,allgather:1 "$T/g"
+	run -0 bash -c 'kineto2ev -q "$1"/rank*/trace.json | ev-view -M -H --type=coll -c rank,op,seq | sort | uniq | wc -l' _ "$T/g"
+	assert_output 12
+}
+
+@test "GPU events link through the call stack; -v reports how each was linked" {
+	run -0 kineto2ev -v --rank=0 -o "$T/s.ev" "$FX/small.json"
+	assert_output --regexp 'GPU events [0-9]+: [0-9]+ linked through the call stack, [0-9]+ by External id, [0-9]+ to a call outside any op, [0-9]+ to no op'
+	printf '%s\n' '[{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":0,"dur":100,"args":{"External id":7}},' \
+		'{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50,"args":{"External id":8}},' \
+		'{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"correlation":3,"External id":7}},' \
+		'{"ph":"X","cat":"kernel","name":"sm90_gemm","pid":0,"tid":7,"ts":30,"dur":5,"args":{"correlation":3,"External id":7}}]' >"$T/l.json"
+	run -0 kineto2ev -v --rank=0 -o "$T/l.ev" "$T/l.json"
+	assert_output --partial "GPU events 1: 1 linked through the call stack, 0 by External id"
+	run -0 ev-view -M -H --type=kernel -c sig,step "$T/l.ev"
+	assert_output "$(printf 'aten::mm\t8')"
+}
+
+@test "hostile JSON: depth 10,000 and 2 MB of nesting fail fast with a depth error" {
+	python3 -c 'import sys; sys.stdout.write("{\"traceEvents\":[" + "[" * 10000 + "]" * 10000 + "]}")' >"$T/d.json"
+	run -1 timeout 10 kineto2ev --rank=0 -o "$T/x.ev" "$T/d.json"
+	assert_output --partial "nested deeper than 256 levels"
+	python3 -c 'import sys; sys.stdout.write("[" * 1048576 + "]" * 1048576)' >"$T/d2.json"
+	run -1 timeout 10 kineto2ev --rank=0 -o "$T/x.ev" "$T/d2.json"
+	assert_output --partial "nested deeper than 256 levels"
+	[ ! -e "$T/x.ev" ]
+}
+
+@test "silent clamps are counted warnings; absurd values are errors" {
+	printf '%s\n' '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":5,"dur":-1},' \
+		'{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":5,"dur":1,"args":{"stream":1099511627776}},' \
+		'{"ph":"B","name":"open","pid":1,"tid":2,"ts":6}]' >"$T/c.json"
+	run -0 kineto2ev --rank=0 -o "$T/c.ev" "$T/c.json"
+	assert_line --partial "c.json: 1 events with a negative duration: made 0"
+	assert_line --partial "c.json: 1 events with a stream, pid or tid outside 0..2^32-1: made 0"
+	assert_line --partial "c.json: 1 B events without their E: dropped"
+	printf '%s\n' '[{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":1,"ts":5,"dur":1,' \
+		'"args":{"Collective name":"allreduce","Group size":-3}}]' >"$T/g.json"
+	run -1 kineto2ev --rank=0 -o "$T/x.ev" "$T/g.json"
+	assert_output --partial "Group size -3 is out of range"
+	printf '{"distributedInfo":{"rank":99999999999},"traceEvents":[{"ph":"i","ts":1}]}' >"$T/r.json"
+	run -1 kineto2ev -o "$T/x.ev" "$T/r.json"
+	assert_output --partial "rank 99999999999 is out of range"
+	mkdir -p "$T/rank3"
+	cp "$FX/small.json" "$T/rank3/worker0.json"
+	sed -i 's/"distributedInfo"/"distributedInfoX"/' "$T/rank3/worker0.json"
+	run -0 kineto2ev -o "$T/w.ev" "$T/rank3/worker0.json"
+	assert_output --partial "the path names several ranks: using 3"
+	[ ! -e "$T/x.ev" ]
+}
+
+@test "rocprof JSON is named as a dialect, not a size error" {
+	python3 -c 'import json, sys; json.dump({"rocprofiler-sdk-tool": [{"metadata": {"pid": 1}, "kernel_dispatch": [{"x": "y" * 100}] * 200000}]}, sys.stdout)' >"$T/rp.json"
+	run -1 kineto2ev --rank=0 -o "$T/x.ev" "$T/rp.json"
+	assert_output --partial "rocprof JSON (rocprofv3, rocprofiler-sdk-tool) is not a Kineto trace"
+	refute_output --partial "larger than the limit"
+}
+
+@test "per-op kernel time matches TraceLens's ops_summary on real traces (shared data)" {
+	need_shared_data
+	# References: TraceLens 171dd74 generate_perf_report_pytorch, ops_summary
+	# (name, total_direct_kernel_time_sum), in fixtures/kineto2ev/tracelens-ops.
+	ref="$FX/tracelens-ops"
+	for pair in alexnet:hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace \
+		df_index_resolver:hta/df_index_resolver/df_index_resolver \
+		negative_queue_rank0:hta/negative_queue_length_values_check/rank0 \
+		mi300_resnet_act_checkpoint:tracelens/mi300/resnet_act_checkpoint \
+		aorta_256t_28ch_rank0:aorta-sweep/256thread/nccl_28channels/torch_profiler/rank0/customer_trace_step10; do
+		kineto2ev -q --rank=0 -o "$T/${pair%%:*}.ev" "$SHARED_DATA/kineto/${pair#*:}.json.gz"
+		run -0 python3 "$TESTS_DIR/op-attribution.py" "$(command -v ev-view)" "$T/${pair%%:*}.ev" "$ref/${pair%%:*}.csv"
+		echo "${pair%%:*}: $output% of TraceLens's per-op kernel time on the same op"
+		awk -v p="$output" 'BEGIN { exit !(p >= 95) }'
+	done
+}

@@ -15,6 +15,9 @@
  * one by one (EV_JSON_ELEM) and the other top-level members (EV_JSON_TOP)
  * in document order.  Memory: the largest single value (<= max_value). */
 enum { EV_JSON_ELEM = 1, EV_JSON_TOP = 2 };
+/* Deepest nesting of arrays and objects accepted in one value: deeper input
+ * is refused with EV_ERR_LIMIT while it is scanned, before any tokenizing. */
+#define EV_JSON_MAX_DEPTH 256
 struct ev_json_item {
 	int kind;
 	const char *key; size_t key_len; /* EV_JSON_TOP: the member name */
@@ -26,6 +29,20 @@ int ev_json_open(ev_json **j, ev_input *in, const char *array_key, size_t max_va
 /* 1 = item, 0 = end of document, < 0 error (details in ev_json_errdetail). */
 int ev_json_next(ev_json *j, struct ev_json_item *it) EV_RESULT_USED;
 const char *ev_json_errdetail(const ev_json *j);
+/* In-place reading of the big array's elements, for a caller that parses
+ * an element in one pass itself: ev_json_peek gives the buffered text from
+ * the next element's first byte to the end of what has been read (1), or 0
+ * when the caller must use ev_json_next (not inside the array, or nothing
+ * buffered).  After parsing one complete value of n bytes that ends before
+ * the end of that text, ev_json_consume(j, n) moves past it and its
+ * separator (EV_OK or an error as ev_json_next gives).  A value that runs
+ * to the end of the buffered text is read with ev_json_next instead. */
+int ev_json_peek(ev_json *j, const char **text, size_t *len, uint64_t *offset);
+int ev_json_consume(ev_json *j, size_t n) EV_RESULT_USED;
+/* Top-level members (other than the array) for which want() returns 0 are
+ * scanned without being copied or size-limited: ev_json_next returns them
+ * with text NULL and len their size.  Unset: every member is copied. */
+void ev_json_want(ev_json *j, int (*want)(void *ctx, const char *key, size_t len), void *ctx);
 void ev_json_close(ev_json *j);
 
 /* Tokens of one JSON value (jsmn, strict mode). */

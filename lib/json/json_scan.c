@@ -33,6 +33,10 @@ struct ev_json {
 	size_t klen, kcap;
 	enum state st;
 	int bare;                /* document is a bare array */
+	int (*want)(void *ctx, const char *key, size_t len);
+	void *want_ctx;
+	int discard;             /* scanning a member nobody wants: count, don't copy */
+	uint64_t dlen;
 	char detail[256];
 };
 
@@ -66,6 +70,12 @@ void ev_json_close(ev_json *j)
 }
 
 const char *ev_json_errdetail(const ev_json *j) { return j->detail; }
+
+void ev_json_want(ev_json *j, int (*want)(void *ctx, const char *key, size_t len), void *ctx)
+{
+	j->want = want;
+	j->want_ctx = ctx;
+}
 
 static int fail(ev_json *j, int rc, const char *msg)
 {
@@ -102,21 +112,29 @@ static int skip_ws(ev_json *j)
 	}
 }
 
-static int put(ev_json *j, int c)
+/* Append n bytes to val (bulk), within max_value. */
+static int append(ev_json *j, const unsigned char *p, size_t n)
 {
-	if (j->vlen == j->vcap) {
-		if (j->vcap >= j->max_value)
-			return EV_ERR_LIMIT;
-		size_t n = j->vcap ? j->vcap * 2 : 4096;
-		if (n > j->max_value)
-			n = j->max_value;
-		char *nv = realloc(j->val, n + 1);
+	if (j->discard) {
+		j->dlen += n;
+		return EV_OK;
+	}
+	if (n > j->max_value - j->vlen)
+		return EV_ERR_LIMIT;
+	if (j->vlen + n + 1 > j->vcap) {
+		size_t cap = j->vcap ? j->vcap : 4096;
+		while (cap < j->vlen + n + 1)
+			cap *= 2;
+		if (cap > j->max_value + 1)
+			cap = j->max_value + 1;
+		char *nv = realloc(j->val, cap);
 		if (!nv)
 			return EV_ERR_NOMEM;
 		j->val = nv;
-		j->vcap = n;
+		j->vcap = cap;
 	}
-	j->val[j->vlen++] = (char)c;
+	memcpy(j->val + j->vlen, p, n);
+	j->vlen += n;
 	return EV_OK;
 }
 
@@ -128,68 +146,118 @@ static int input_error(ev_json *j, int c)
 	return fail(j, rc, "read error");
 }
 
-/* Copy one JSON value starting with byte c into val.  Strings and nesting
- * are tracked only far enough to find the value's end; jsmn checks it. */
+/* Bytes that matter outside strings while finding a value's end:
+ * brackets, separators, whitespace and the quote that opens a string. */
+static const unsigned char stop_outside[256] = {
+	['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1, [','] = 1, ['"'] = 1,
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1,
+};
+
+/* Copy one JSON value whose first byte c was just read into val.  The end
+ * is found by a tight loop over the input buffer (strings, nesting) and the
+ * bytes are copied in bulk; nesting deeper than EV_JSON_MAX_DEPTH is
+ * refused here, before anything tokenizes the value.  The value's syntax
+ * is checked by whoever parses it. */
 static int scan_value(ev_json *j, int c)
 {
-	int depth = 0, rc;
+	int depth = 0, in_str = 0, rc;
 	j->vlen = 0;
+	j->dlen = 0;
 	if (c < -1)
 		return input_error(j, c);
 	if (c == -1)
 		return fail(j, EV_ERR_TRUNCATED, "truncated JSON: a value is missing");
+	if (c == ',' || c == '}' || c == ']' || c == ':') /* "[,", "[}", "{"a":}" ...: nothing where a value must be */
+		return fail(j, EV_ERR_FORMAT, "invalid JSON: a value is missing");
+	size_t i = j->pos - 1, from = i; /* the value starts at the byte just read */
 	for (;;) {
-		if (c == '"') {
-			if ((rc = put(j, c)) != EV_OK)
-				goto limit;
-			for (;;) {
-				c = getb(j);
-				if (c < 0)
-					return c < -1 ? input_error(j, c) : fail(j, EV_ERR_TRUNCATED, "truncated JSON inside a string");
-				if ((rc = put(j, c)) != EV_OK)
-					goto limit;
-				if (c == '\\') {
-					c = getb(j);
-					if (c < 0)
-						return c < -1 ? input_error(j, c) : fail(j, EV_ERR_TRUNCATED, "truncated JSON inside a string");
-					if ((rc = put(j, c)) != EV_OK)
-						goto limit;
-				} else if (c == '"') {
+		const unsigned char *b = j->buf;
+		size_t end = j->end;
+		while (i < end) {
+			if (in_str) {
+				/* Strings are most of a trace's bytes: memchr for the
+				 * closing quote, then for a backslash before it. */
+				const unsigned char *q = memchr(b + i, '"', end - i);
+				size_t lim = q ? (size_t)(q - b) : end;
+				const unsigned char *bs = memchr(b + i, '\\', lim - i);
+				if (bs) {
+					i = (size_t)(bs - b) + 2;
+					if (i > end) {
+						in_str = 2; /* escape continues in the next chunk */
+						i = end;
+						break;
+					}
+					continue;
+				}
+				if (!q) {
+					i = end;
 					break;
 				}
+				in_str = 0;
+				i = lim + 1;
+				if (depth == 0)
+					goto done;
+				continue;
 			}
-		} else if (c == '{' || c == '[') {
-			depth++;
-			if ((rc = put(j, c)) != EV_OK)
-				goto limit;
-		} else if (c == '}' || c == ']') {
-			if (depth == 0) {
-				j->pos--; /* belongs to the container around this value */
+			while (i < end && !stop_outside[b[i]])
+				i++;
+			if (i == end)
 				break;
+			unsigned char ch = b[i];
+			if (ch == '"') {
+				in_str = 1;
+				i++;
+			} else if (ch == '{' || ch == '[') {
+				if (++depth > EV_JSON_MAX_DEPTH) {
+					j->pos = i;
+					char msg[96];
+					snprintf(msg, sizeof msg, "JSON nested deeper than %d levels", EV_JSON_MAX_DEPTH);
+					return fail(j, EV_ERR_LIMIT, msg);
+				}
+				i++;
+			} else if (ch == '}' || ch == ']') {
+				if (depth == 0)
+					goto done; /* belongs to the container around this value */
+				i++;
+				if (--depth == 0)
+					goto done;
+			} else if (depth == 0) {
+				goto done; /* ',' or whitespace ends a number or literal */
+			} else {
+				i++;
 			}
-			depth--;
-			if ((rc = put(j, c)) != EV_OK)
-				goto limit;
-		} else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
-			j->pos--;
-			break;
-		} else if ((rc = put(j, c)) != EV_OK) {
-			goto limit;
 		}
-		if (depth == 0 && (c == '"' || c == '}' || c == ']'))
-			break;
+		/* The chunk ends inside the value: keep what we have, read on. */
+		if ((rc = append(j, b + from, end - from)) != EV_OK)
+			goto limit;
+		j->pos = end;
 		c = getb(j);
 		if (c < -1)
 			return input_error(j, c);
 		if (c == -1) {
-			if (depth == 0)
-				break;
-			return fail(j, EV_ERR_TRUNCATED, "truncated JSON: the document ends inside a value");
+			if (depth == 0 && !in_str) {
+				i = from = j->pos;
+				goto done_at_eof;
+			}
+			return fail(j, EV_ERR_TRUNCATED, in_str ? "truncated JSON inside a string" :
+			                                          "truncated JSON: the document ends inside a value");
+		}
+		j->pos--;
+		i = from = j->pos;
+		if (in_str == 2) { /* the byte after a backslash */
+			in_str = 1;
+			i++;
 		}
 	}
-	if (j->vlen == 0) /* "[,", "[}", "{"a":}" ...: nothing where a value must be */
+done:
+	if ((rc = append(j, j->buf + from, i - from)) != EV_OK)
+		goto limit;
+	j->pos = i;
+done_at_eof:
+	if (j->vlen == 0 && (!j->discard || j->dlen == 0))
 		return fail(j, EV_ERR_FORMAT, "invalid JSON: a value is missing");
-	j->val[j->vlen] = '\0';
+	if (j->val)
+		j->val[j->vlen] = '\0';
 	return EV_OK;
 limit:
 	if (rc == EV_ERR_LIMIT) {
@@ -218,6 +286,36 @@ static int scan_key(ev_json *j)
 	j->klen = j->vlen - 2;
 	j->key[j->klen] = '\0';
 	return EV_OK;
+}
+
+int ev_json_peek(ev_json *j, const char **text, size_t *len, uint64_t *offset)
+{
+	if (j->st != ST_ARRAY)
+		return 0;
+	size_t p = j->pos;
+	while (p < j->end && (j->buf[p] == ' ' || j->buf[p] == '\n' || j->buf[p] == '\t' || j->buf[p] == '\r'))
+		p++;
+	if (p >= j->end || j->buf[p] == ']')
+		return 0;
+	j->pos = p;
+	*text = (const char *)j->buf + p;
+	*len = j->end - p;
+	*offset = j->base + p;
+	return 1;
+}
+
+int ev_json_consume(ev_json *j, size_t n)
+{
+	j->pos += n;
+	int c = skip_ws(j);
+	if (c == ']') {
+		j->st = ST_AFTER_ARRAY;
+		return EV_OK;
+	}
+	if (c == ',')
+		return EV_OK;
+	return c < -1 ? input_error(j, c) : fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT,
+	                                      c == -1 ? "truncated JSON inside the event array" : "expected ',' or ']' in the event array");
 }
 
 int ev_json_next(ev_json *j, struct ev_json_item *it)
@@ -274,13 +372,17 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 				continue;
 			}
 			it->offset = j->base + j->pos - 1;
-			if ((rc = scan_value(j, c)) != EV_OK)
+			j->discard = j->want && !j->want(j->want_ctx, j->key, j->klen);
+			rc = scan_value(j, c);
+			int skipped = j->discard;
+			j->discard = 0;
+			if (rc != EV_OK)
 				return rc;
 			it->kind = EV_JSON_TOP;
 			it->key = j->key;
 			it->key_len = j->klen;
-			it->text = j->val;
-			it->len = j->vlen;
+			it->text = skipped ? NULL : j->val;
+			it->len = skipped ? (size_t)j->dlen : j->vlen;
 			j->st = ST_AFTER_ARRAY; /* same follow-up: ',' or '}' */
 			return 1;
 		case ST_ARRAY:
@@ -348,8 +450,6 @@ static int gap_ok(const char *text, int a, int b, char sep)
 	return seen == (sep != 0);
 }
 
-/* Deeper nesting is refused (EV_ERR_LIMIT) rather than risk the stack. */
-#define JSON_MAX_DEPTH 256
 
 /* jsmn's strict mode still accepts "[1,]", "[1 2]" and "{,}": check the
  * separators between the tokens of container i.  Returns the index after
@@ -358,7 +458,7 @@ static int check_separators(const char *text, const struct ev_json_tok *t, int i
 {
 	if (t[i].type != EV_JT_ARRAY && t[i].type != EV_JT_OBJECT)
 		return i + 1;
-	if (depth > JSON_MAX_DEPTH)
+	if (depth > EV_JSON_MAX_DEPTH)
 		return -2;
 	int obj = t[i].type == EV_JT_OBJECT;
 	int pos = t[i].start + 1, j = i + 1;

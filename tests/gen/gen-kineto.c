@@ -39,6 +39,7 @@ struct opts {
 	uint64_t size;         /* target bytes per rank, 0 = use iters */
 	double jitter, scale, coll_scale;
 	int gzip, flows, python;
+	int old_era;           /* --era=2.1: collectives without collective arguments */
 	struct mix_item mix[MAX_MIX];
 	size_t nmix;
 	const char *outdir;
@@ -71,6 +72,11 @@ static void usage(FILE *f)
 "  -z, --gzip             write .json.gz (zlib level 1)\n"
 "      --no-flows         leave out the ac2g flow events\n"
 "      --python           add python_function events around each op\n"
+"      --era=V            PyTorch profiler generation: 2.4 (collective arguments\n"
+"                         on record_param_comms and NCCL kernels) or 2.1 (none:\n"
+"                         sizes only on the nccl:* annotation as Input Dims/Input\n"
+"                         type, ncclKernel_<Coll>_RING_LL_Sum_<type> names,\n"
+"                         distributedInfo without pg_config) [2.4]\n"
 "  -q, --quiet            no summary line on stderr\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show version and exit\n"
@@ -188,6 +194,15 @@ static const struct cspec cspecs[C_NKINDS] = {
 	{ "sendrecv", "send", "nccl:send", "c10d::send", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" },
 };
 
+/* PyTorch <= 2.1 with NCCL < 2.19: kernel names of that generation. */
+static const char *const old_kernels[C_NKINDS] = {
+	"ncclKernel_AllReduce_RING_LL_Sum_bfloat16(ncclWorkElem)",
+	"ncclKernel_AllGather_RING_LL_Sum_int8(ncclWorkElem)",
+	"ncclKernel_ReduceScatter_RING_LL_Sum_bfloat16(ncclWorkElem)",
+	"ncclKernel_Broadcast_RING_LL_Sum_int8(ncclWorkElem)",
+	"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8(ncclWorkElem)",
+	"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8(ncclWorkElem)",
+};
 
 /* The schedule of one iteration, shared by every rank: memory is bounded
  * by the kernels and collectives of one iteration, not by the trace. */
@@ -467,14 +482,19 @@ static void coll_op(struct gen *g, const struct cplan *cp, int64_t ready)
 	out(g->s, "\"External id\": %llu, \"Record function id\": 0, \"Ev Idx\": %llu}}", (unsigned long long)e_op,
 	    (unsigned long long)(e_op * 2));
 	x_event(g, "user_annotation", annot, PID_CPU, TID_MAIN, t0 + 1000, 27000);
-	out(g->s, "\"External id\": %llu, \"Record function id\": 0, \"Ev Idx\": %llu}}", (unsigned long long)e_ann,
-	    (unsigned long long)(e_ann * 2));
+	out(g->s, "\"External id\": %llu, \"Record function id\": 0, ", (unsigned long long)e_ann);
+	if (g->o->old_era) /* the message: all-gather's output, the others' input */
+		out(g->s, "\"Input Dims\": [[%lld]], \"Input type\": [\"c10::BFloat16\"], ",
+		    (long long)(cp->kind == C_ALLGATHER ? outn : in));
+	out(g->s, "\"Ev Idx\": %llu}}", (unsigned long long)(e_ann * 2));
 	x_event(g, "cpu_op", "record_param_comms", PID_CPU, TID_MAIN, t0 + 2000, 20000);
 	out(g->s, "\"External id\": %llu, \"Record function id\": 0", (unsigned long long)e_rpc);
-	coll_args(g, cname, in, outn);
-	out(g->s, ", \"Rank\": %u", g->rank);
-	if (p2p)
-		out(g->s, ", \"Peer rank\": %u", peer);
+	if (!g->o->old_era) {
+		coll_args(g, cname, in, outn);
+		out(g->s, ", \"Rank\": %u", g->rank);
+		if (p2p)
+			out(g->s, ", \"Peer rank\": %u", peer);
+	}
 	out(g->s, ", \"Ev Idx\": %llu}}", (unsigned long long)(e_rpc * 2));
 	int64_t lts = t0 + 8000;
 	uint64_t corr = runtime_call(g, "cudaLaunchKernel", 211, e_rpc, lts, 5000);
@@ -485,9 +505,11 @@ static void coll_op(struct gen *g, const struct cplan *cp, int64_t ready)
 		start = g->comm;
 	if (start > cp->end - 1000)
 		start = cp->end - 1000; /* the shared bound prevents this; keep dur > 0 */
-	gpu_head(g, "kernel", cs->kernel, start, cp->end - start, STREAM_COMM, e_rpc, corr);
+	gpu_head(g, "kernel", g->o->old_era ? old_kernels[cp->kind] : cs->kernel, start, cp->end - start, STREAM_COMM, e_rpc,
+	         corr);
 	out(g->s, ", \"grid\": [16, 1, 1], \"block\": [512, 1, 1]");
-	coll_args(g, cname, in, outn);
+	if (!g->o->old_era)
+		coll_args(g, cname, in, outn);
 	out(g->s, "}}");
 	g->comm = cp->end;
 	g->cpu = t0 + COLL_CPU;
@@ -529,6 +551,12 @@ static void write_prologue(struct gen *g)
 		    "\"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, "
 		    "\"regsPerBlock\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, \"numSms\": 132}%s\n",
 		    d, d < 7 ? "," : "");
+	if (o->old_era) {
+		out(s, "  ],\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %u, \"world_size\": %u},\n"
+		    "  \"record_shapes\": 1,\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": 1700000000000000000,\n"
+		    "  \"traceEvents\": [", g->rank, o->ranks);
+		goto events;
+	}
 	out(s, "  ],\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %u, \"world_size\": %u, \"pg_count\": 1, "
 	    "\"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", "
 	    "\"pg_size\": %u, \"ranks\": ", g->rank, o->ranks, o->ranks);
@@ -537,6 +565,7 @@ static void write_prologue(struct gen *g)
 	    "  \"trace_id\": \"%016llX\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": 1700000000000000000,\n"
 	    "  \"traceEvents\": [",
 	    (unsigned long long)mix64(o->seed ^ g->rank));
+events:;
 	char a[32];
 	ev_begin(g);
 	out(s, "{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": %s, \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"python3\"}}",
@@ -731,6 +760,7 @@ int main(int argc, char **argv)
 		{ "only", required_argument, NULL, 5 },
 		{ "no-flows", no_argument, NULL, 6 },
 		{ "python", no_argument, NULL, 7 },
+		{ "era", required_argument, NULL, 8 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -795,6 +825,11 @@ int main(int argc, char **argv)
 			break;
 		case 6: o.flows = 0; break;
 		case 7: o.python = 1; break;
+		case 8:
+			if (strcmp(optarg, "2.1") && strcmp(optarg, "2.4"))
+				return ev_cli_usage_error(&o.cli, "--era: expected 2.1 or 2.4, got '%s'", optarg);
+			o.old_era = strcmp(optarg, "2.1") == 0;
+			break;
 		default:
 			return ev_cli_try_help(&o.cli);
 		}

@@ -18,10 +18,14 @@ and c = 30 - floor(5 (C - 28) / 28) (CU configs: 30).  So GEMM A's range is 10 (
 GEMM B's max instance overlaps both collectives, whose union is 30 us.
 --jitter J adds seeded noise of up to J us to every kernel duration.
 Each kernel has a cpu_op and a cudaLaunchKernel linked by correlation id.
+--era 2.1 writes collectives as PyTorch <= 2.1 did: no collective arguments;
+an nccl:* user annotation with Input Dims/Input type around the launch, an
+arg-less record_param_comms cpu_op, ncclKernel_<Coll>_RING_LL_Sum_<type>
+kernel names, and distributedInfo without nccl_version.
 
 Usage: gen-kineto.py [--ranks N] [--iters K] [--seed S] [--jitter J]
                      [--threads LIST] [--channels LIST] [--cu LIST]
-                     [--run] [--gzip] [--name FILE] OUTDIR
+                     [--run] [--gzip] [--name FILE] [--era 2.1|2.4] OUTDIR
 """
 import argparse
 import gzip
@@ -51,7 +55,12 @@ def kernels(rank, it, iters, g, c):
     ]
 
 
-def trace(rank, nranks, iters, g, c, rng, jitter):
+OLD_KERNELS = {"allreduce": ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "float", "In msg nelems"),
+               "_allgather_base": ("ncclKernel_AllGather_RING_LL_Sum_int8(ncclWorkElem)", "c10::BFloat16",
+                                   "Out msg nelems")}
+
+
+def trace(rank, nranks, iters, g, c, rng, jitter, old=False):
     ev = []
     corr = 1000
     for it in range(iters):
@@ -60,6 +69,21 @@ def trace(rank, nranks, iters, g, c, rng, jitter):
             if jitter:
                 dur += round(rng.uniform(0, jitter), 3)
             cpu_ts = ts - 50
+            if coll and old:
+                kname, ty, size_key = OLD_KERNELS[coll["Collective name"]]
+                ev.append({"ph": "X", "cat": "user_annotation", "name": op, "pid": 100, "tid": 100,
+                           "ts": cpu_ts - 1, "dur": 10,
+                           "args": {"Input Dims": [[coll[size_key]]], "Input type": [ty]}})
+                ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 100, "tid": 100,
+                           "ts": cpu_ts, "dur": 8, "args": {"External id": corr}})
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100,
+                           "tid": 100, "ts": cpu_ts + 2, "dur": 4,
+                           "args": {"External id": corr, "correlation": corr}})
+                ev.append({"ph": "X", "cat": "kernel", "name": kname, "pid": rank, "tid": stream,
+                           "ts": round(ts, 3), "dur": round(dur, 3),
+                           "args": {"External id": corr, "device": rank, "stream": stream, "correlation": corr,
+                                    "grid": [64, 1, 1], "block": [256, 1, 1]}})
+                continue
             args = {"External id": corr, "Input Dims": dims, "Input type": ["float"] * len(dims)}
             ev.append({"ph": "X", "cat": "cpu_op", "name": op, "pid": 100, "tid": 100,
                        "ts": cpu_ts, "dur": 8, "args": args})
@@ -77,17 +101,18 @@ def trace(rank, nranks, iters, g, c, rng, jitter):
     ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 100, "tid": 100,
                "ts": 900, "dur": 1000.0 * iters + 100})
     ev.append({"ph": "M", "name": "process_name", "pid": rank, "args": {"name": "GPU %d" % rank}})
-    return {"schemaVersion": 1, "traceEvents": ev,
-            "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": nranks,
-                                "nccl_version": "2.21.5"}}
+    info = {"backend": "nccl", "rank": rank, "world_size": nranks}
+    if not old:
+        info["nccl_version"] = "2.21.5"
+    return {"schemaVersion": 1, "traceEvents": ev, "distributedInfo": info}
 
 
-def write_run(path, nranks, iters, g, c, seed, jitter, gz, name):
+def write_run(path, nranks, iters, g, c, seed, jitter, gz, name, old=False):
     for r in range(nranks):
         d = os.path.join(path, "torch_profiler", "rank%d" % r)
         os.makedirs(d, exist_ok=True)
         rng = random.Random(seed * 7919 + r * 31 + g * 131 + c * 1009)
-        text = json.dumps(trace(r, nranks, iters, g, c, rng, jitter), separators=(",", ":"))
+        text = json.dumps(trace(r, nranks, iters, g, c, rng, jitter, old), separators=(",", ":"))
         f = os.path.join(d, name + (".gz" if gz else ""))
         if gz:
             with gzip.GzipFile(f, "wb", mtime=0) as fh:
@@ -113,20 +138,22 @@ def main():
     ap.add_argument("--run", action="store_true", help="one run, no sweep layout")
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--name", default="trace.json")
+    ap.add_argument("--era", choices=["2.1", "2.4"], default="2.4",
+                    help="2.1: collectives without collective arguments")
     ap.add_argument("outdir")
     a = ap.parse_args()
     if a.run:
-        write_run(a.outdir, a.ranks, a.iters, 0, 30, a.seed, a.jitter, a.gzip, a.name)
+        write_run(a.outdir, a.ranks, a.iters, 0, 30, a.seed, a.jitter, a.gzip, a.name, a.era == "2.1")
     elif a.cu:
         for cu, t in zip(a.cu, a.threads):
             write_run(os.path.join(a.outdir, "%dcu_%dthreads" % (cu, t)), a.ranks, a.iters,
-                      5 * (t // 256 - 1), 30, a.seed, a.jitter, a.gzip, a.name)
+                      5 * (t // 256 - 1), 30, a.seed, a.jitter, a.gzip, a.name, a.era == "2.1")
     else:
         for t in a.threads:
             for ch in a.channels:
                 write_run(os.path.join(a.outdir, "%dthread" % t, "nccl_%dchannels" % ch), a.ranks,
                           a.iters, 5 * (t // 256 - 1) + (2 * (ch - 28)) // 28, 30 - (5 * (ch - 28)) // 28,
-                          a.seed, a.jitter, a.gzip, a.name)
+                          a.seed, a.jitter, a.gzip, a.name, a.era == "2.1")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kineto_conv.c - Kineto events to ev records.
+ *
+ * Reading maps each event to a record (one pass over its JSON, see
+ * kineto_event.c) and hands it to the external sorter; nothing about
+ * links is kept while reading.  Links are made while the sorted records
+ * are written, in time order, where each one is short-lived: a cpu_op is
+ * open on its thread's stack until it ends; a runtime call takes the
+ * innermost op open on its thread and is remembered (by correlation id)
+ * in a window of recent calls until its kernels run; a kernel takes its
+ * call's op.  So memory is fixed by the window and the nesting depth, not
+ * by the size of the trace.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ev/kineto.h"
+#include "ev/nccl.h"
+#include "kineto/kineto_internal.h"
+#include "kineto/kineto_window.h"
+
+static uint64_t key2(uint64_t a, uint64_t b)
+{
+	unsigned char buf[16];
+	ev_put64(buf, a);
+	ev_put64(buf + 8, b);
+	uint64_t h = ev_hash64(buf, sizeof buf);
+	return h ? h : 1;
+}
+
+int ev_kineto_new(ev_kineto **out, const struct ev_kineto_opts *o, int nfiles)
+{
+	ev_kineto *k = calloc(1, sizeof *k);
+	*out = NULL;
+	if (!k)
+		return EV_ERR_NOMEM;
+	k->o = *o;
+	if (!k->o.max_object)
+		k->o.max_object = 16u << 20;
+	k->st = ev_strtab_new();
+	k->files = calloc(nfiles > 0 ? (size_t)nfiles : 1, sizeof *k->files);
+	k->nfiles = nfiles;
+	ev_map_init(&k->names);
+	ev_vec_init(&k->name_info, sizeof(struct kname_info));
+	ev_map_init(&k->seq);
+	ev_map_init(&k->overrun);
+	ev_map_init(&k->stacks);
+	ev_map_init(&k->comm_seen);
+	ev_map_init(&k->opstack_of);
+	ev_vec_init(&k->opstacks, sizeof(struct opstack));
+	ev_vec_init(&k->stack_store, sizeof(struct open_range));
+	ev_vec_init(&k->comm_lines, sizeof(char *));
+	uint32_t win = o->link_window ? o->link_window : 65536;
+	kwin_init(&k->calls, win);
+	kwin_init(&k->ops, win);
+	k->free_slot = -1;
+	if (!k->st || !k->files || ev_sorter_open(&k->sorter, o->sort_bytes, o->tmpdir) != EV_OK) {
+		ev_kineto_free(k);
+		return EV_ERR_NOMEM;
+	}
+	for (int i = 0; i < nfiles; i++) {
+		k->files[i].rank = -1;
+		k->files[i].pid = -1;
+		k->files[i].device = -1;
+	}
+	*out = k;
+	return EV_OK;
+}
+
+void ev_kineto_free(ev_kineto *k)
+{
+	if (!k)
+		return;
+	ev_clipper_free(k->clipper);
+	ev_sorter_close(k->sorter);
+	for (size_t i = 0; i < k->comm_lines.len; i++)
+		free(((char **)k->comm_lines.data)[i]);
+	for (size_t i = 0; i < k->opstacks.len; i++)
+		ev_vec_free(&((struct opstack *)k->opstacks.data)[i].ops);
+	ev_vec_free(&k->opstacks);
+	ev_vec_free(&k->comm_lines);
+	ev_vec_free(&k->stack_store);
+	ev_vec_free(&k->name_info);
+	ev_map_free(&k->names);
+	ev_map_free(&k->seq);
+	ev_map_free(&k->overrun);
+	ev_map_free(&k->stacks);
+	ev_map_free(&k->comm_seen);
+	ev_map_free(&k->opstack_of);
+	kwin_free(&k->calls);
+	kwin_free(&k->ops);
+	free(k->scratch);
+	free(k->files);
+	ev_strtab_free(k->st);
+	free(k);
+}
+
+struct ev_kineto_file *ev_kineto_file(ev_kineto *k, int i) { return &k->files[i]; }
+ev_strtab *ev_kineto_strtab(ev_kineto *k) { return k->st; }
+const char *ev_kineto_errpath(const ev_kineto *k) { return ev_sorter_errpath(k->sorter); }
+uint64_t ev_kineto_overruns(const ev_kineto *k) { return k->overruns; }
+uint64_t ev_kineto_clipped(const ev_kineto *k) { return k->clipper ? ev_clipper_clipped(k->clipper) : 0; }
+
+char *kineto_scratch(ev_kineto *k, size_t n)
+{
+	if (n > k->scratch_cap) {
+		char *p = realloc(k->scratch, n);
+		if (!p)
+			return NULL;
+		k->scratch = p;
+		k->scratch_cap = n;
+	}
+	return k->scratch;
+}
+
+int ev_kineto_add(ev_kineto *k, int i, struct ev_rec *r)
+{
+	r->src = (uint16_t)i;
+	r->rank = (uint32_t)i; /* replaced by the file's rank on output */
+	return ev_sorter_add(k->sorter, r);
+}
+
+/* Everything derived from a name, computed once per distinct name. */
+const struct kname_info *kineto_name_info(ev_kineto *k, uint64_t name)
+{
+	uint64_t *idx = ev_map_get(&k->names, name ? name : 1);
+	if (idx)
+		return (const struct kname_info *)k->name_info.data + (*idx - 1);
+	struct kname_info *ni = ev_vec_push(&k->name_info);
+	if (!ni)
+		return NULL;
+	const char *s = ev_strtab_get(k->st, name, NULL);
+	if (!s)
+		s = "";
+	ni->kclass = (uint8_t)ev_kernel_class(k->o.rules, s);
+	ni->copy = (uint8_t)(strstr(s, "HtoD") ? EV_CP_HTOD : strstr(s, "DtoH") ? EV_CP_DTOH :
+	                     strstr(s, "DtoD") ? EV_CP_DTOD : strstr(s, "HtoH") ? EV_CP_HTOH :
+	                     strstr(s, "PtoP") ? EV_CP_PTOP : EV_CP_UNKNOWN);
+	ni->is_nccl = (uint8_t)ev_nccl_kernel_decode(s, &ni->kn);
+	ni->step = strncmp(s, "ProfilerStep", 12) == 0;
+	/* nccl:all_reduce, nccl:send...: old traces' collective annotations. */
+	ni->nvtx_coll = (uint8_t)(strncmp(s, "nccl:", 5) == 0 ? ev_torch_coll(s) : 0);
+	if (ev_map_put(&k->names, name ? name : 1, k->name_info.len)) {
+		k->name_info.len--;
+		return NULL;
+	}
+	return ni;
+}
+
+/* ---- writing, in time order --------------------------------------- */
+
+/* The op stack of a thread (input, tid), created on first use. */
+static struct opstack *opstack(ev_kineto *k, uint64_t key)
+{
+	uint64_t *idx = ev_map_get(&k->opstack_of, key);
+	if (idx)
+		return (struct opstack *)k->opstacks.data + (*idx - 1);
+	struct opstack *s = ev_vec_push(&k->opstacks);
+	if (!s)
+		return NULL;
+	ev_vec_init(&s->ops, sizeof(struct open_op));
+	if (ev_map_put(&k->opstack_of, key, k->opstacks.len)) {
+		k->opstacks.len--;
+		return NULL;
+	}
+	return s;
+}
+
+/* Ops that ended at or before ts are no longer open (TraceLens's rule). */
+static void pop_ended(struct opstack *s, int64_t ts)
+{
+	while (s->ops.len && ((struct open_op *)s->ops.data)[s->ops.len - 1].end <= ts)
+		s->ops.len--;
+}
+
+enum { HOW_STACK = 1, HOW_CALL_EXT = 2, HOW_CALL_ONLY = 3 };
+
+static int link_record(ev_kineto *k, struct ev_rec *r)
+{
+	struct ev_kineto_file *fi = &k->files[r->src];
+	uint64_t file = r->src;
+	if (r->type == EV_RANGE && r->op == EV_RG_CPU_OP) {
+		struct opstack *s = opstack(k, key2(file, r->stream));
+		if (!s)
+			return EV_ERR_NOMEM;
+		pop_ended(s, r->ts);
+		struct open_op *o = ev_vec_push(&s->ops);
+		if (!o)
+			return EV_ERR_NOMEM;
+		o->end = ev_rec_end(r);
+		o->ext = r->id;
+		o->sig = r->sig;
+		if (r->id) {
+			struct kwin_ent e;
+			memset(&e, 0, sizeof e);
+			e.sig = r->sig;
+			e.op = r->id;
+			if (kwin_put(&k->ops, key2(file, r->id), &e))
+				return EV_ERR_NOMEM;
+		}
+		return EV_OK;
+	}
+	if (r->type == EV_RANGE && r->op == EV_RG_USER && r->aux) {
+		/* An nccl:* annotation: open on its thread's annotation stack. */
+		struct opstack *s = opstack(k, key2(file | 1ull << 40, r->stream));
+		if (!s)
+			return EV_ERR_NOMEM;
+		pop_ended(s, r->ts);
+		struct open_op *o = ev_vec_push(&s->ops);
+		if (!o)
+			return EV_ERR_NOMEM;
+		memset(o, 0, sizeof *o);
+		o->end = ev_rec_end(r);
+		o->coll = r->aux;
+		o->bytes = r->bytes;
+		o->dtype = r->dtype;
+		r->aux = 0;
+		r->bytes = 0;
+		r->dtype = 0;
+		return EV_OK;
+	}
+	if (r->type == EV_API) {
+		/* The innermost cpu_op open around the call on its thread; else
+		 * the op named by the call's External id; else the call alone. */
+		struct opstack *s = opstack(k, key2(file, r->stream));
+		if (!s)
+			return EV_ERR_NOMEM;
+		pop_ended(s, r->ts);
+		struct kwin_ent e;
+		memset(&e, 0, sizeof e);
+		e.how = HOW_CALL_ONLY;
+		e.sig = r->name; /* outside any op the call itself launches (TraceLens's leaf) */
+		const struct kwin_ent *op;
+		if (s->ops.len) {
+			const struct open_op *o = (const struct open_op *)s->ops.data + s->ops.len - 1;
+			e.op = o->ext;
+			e.sig = o->sig;
+			e.how = HOW_STACK;
+		} else if (r->step && (op = kwin_get(&k->ops, key2(file, r->step))) != NULL) {
+			e.op = op->op;
+			e.sig = op->sig;
+			e.how = HOW_CALL_EXT;
+		}
+		struct opstack *a = ev_map_get(&k->opstack_of, key2(file | 1ull << 40, r->stream)) ? opstack(k, key2(file | 1ull << 40, r->stream)) : NULL;
+		if (a) {
+			pop_ended(a, r->ts);
+			if (a->ops.len) {
+				const struct open_op *o = (const struct open_op *)a->ops.data + a->ops.len - 1;
+				e.coll = o->coll;
+				e.bytes = o->bytes;
+				e.dtype = o->dtype;
+			}
+		}
+		r->step = 0; /* the call's External id was only for linking */
+		/* (correlation ids start at 1: 0 is a call without one) */
+		return r->id ? kwin_put(&k->calls, key2(file, r->id), &e) : EV_OK;
+	}
+	if (r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET) {
+		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
+		const struct kwin_ent *op = NULL;
+		uint32_t opid = 0;
+		uint64_t sig = 0;
+		if (call && call->how != HOW_CALL_ONLY) {
+			opid = call->op;
+			sig = call->sig;
+			if (call->how == HOW_STACK)
+				fi->linked_stack++;
+			else
+				fi->linked_ext++;
+		} else if (r->step && (op = kwin_get(&k->ops, key2(file, r->step))) != NULL) {
+			opid = op->op;
+			sig = op->sig;
+			fi->linked_ext++;
+		} else if (call) {
+			sig = call->sig;
+			fi->linked_call_only++;
+		}
+		if (!call) {
+			r->flags |= EV_F_UNLINKED;
+			if (!op)
+				fi->unlinked++;
+		}
+		r->sig = sig;
+		r->step = opid; /* the launching op instance (its External id) */
+		if (r->type == EV_KERNEL) {
+			/* Same-stream overruns (a kernel ending after the next starts). */
+			uint64_t key = key2(((uint64_t)r->rank << 32) | 1, r->stream);
+			uint64_t *last = ev_map_get(&k->overrun, key);
+			if (last && (int64_t)*last > r->ts)
+				k->overruns++;
+			if (ev_map_put(&k->overrun, key, (uint64_t)ev_rec_end(r)))
+				return EV_ERR_NOMEM;
+		}
+		return EV_OK;
+	}
+	if ((r->type == EV_COLL || r->type == EV_P2P) && (r->flags & KINETO_F_INFER))
+		r->comm = k->default_comm;
+	if (r->type == EV_COLL || r->type == EV_P2P) {
+		uint64_t key = key2(((uint64_t)r->rank << 1) | (r->type == EV_P2P), r->comm);
+		uint64_t *next = ev_map_get(&k->seq, key);
+		r->seq = next ? (uint32_t)*next : 0;
+		if (ev_map_put(&k->seq, key, (uint64_t)r->seq + 1))
+			return EV_ERR_NOMEM;
+		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
+		if (call)
+			r->sig = call->sig;
+		if (r->flags & KINETO_F_INFER) {
+			/* Old traces: kind, algo, proto, redop, dtype from the kernel
+			 * name (already on the record); size from the nccl:* annotation
+			 * around the launch; the default group, all ranks of the run. */
+			r->flags &= (uint16_t)~KINETO_F_INFER;
+			if (call && call->coll) {
+				if (!r->op || r->op == EV_OP_SENDRECV || r->type == EV_P2P)
+					r->op = (uint8_t)call->coll;
+				r->bytes = call->bytes;
+				if (!r->dtype)
+					r->dtype = (uint8_t)call->dtype;
+			} else {
+				k->files[r->src].inferred_no_size++;
+			}
+			r->comm = k->default_comm;
+			r->aux = k->default_nranks > 0 ? (uint32_t)k->default_nranks : 0;
+		}
+	}
+	return EV_OK;
+}
+
+/* The sorter's sink: each record in time order. */
+static int sink(void *ctx, struct ev_rec *r)
+{
+	ev_kineto *k = ctx;
+	const struct ev_kineto_file *fi = &k->files[r->src];
+	r->rank = (uint32_t)fi->rank;
+	int rc = link_record(k, r);
+	if (rc)
+		return rc;
+	if (fi->have_base)
+		r->ts += fi->base_ns;
+	if (r->type == EV_API && k->o.no_api)
+		return EV_OK;
+	return k->clipper ? ev_clipper_add(k->clipper, r) : ev_write(k->w, r);
+}
+
+int ev_kineto_write(ev_kineto *k, ev_writer *w)
+{
+	int absolute = k->absolute_ts, rc;
+	for (int i = 0; i < k->nfiles; i++)
+		absolute |= k->files[i].have_base;
+	rc = ev_writer_header(w, "origin", absolute ? "unix" : "trace");
+	if (!rc)
+		rc = ev_writer_header(w, "producer", "kineto2ev");
+	for (int i = 0; i < k->nfiles && !rc; i++) {
+		struct ev_kineto_file *fi = &k->files[i];
+		char esc[8192];
+		ev_text_escape(fi->path, strlen(fi->path), esc, sizeof esc);
+		for (char *p = esc; *p; p++)
+			if (*p == ' ')
+				*p = '_';
+		if (fi->have_base)
+			rc = ev_write_textf(w, "#src %d file=%s rank=%lld base_ns=%lld", i, esc, (long long)fi->rank,
+			                    (long long)fi->base_ns);
+		else
+			rc = ev_write_textf(w, "#src %d file=%s rank=%lld", i, esc, (long long)fi->rank);
+		if (!rc) {
+			char extra[128] = "";
+			size_t n = 0;
+			if (fi->pid >= 0)
+				n += (size_t)snprintf(extra + n, sizeof extra - n, " pid=%lld", (long long)fi->pid);
+			if (fi->device >= 0)
+				n += (size_t)snprintf(extra + n, sizeof extra - n, " device=%lld", (long long)fi->device);
+			if (fi->world > 0)
+				snprintf(extra + n, sizeof extra - n, " world_size=%lld", (long long)fi->world);
+			rc = ev_write_textf(w, "#rank %lld%s", (long long)fi->rank, extra);
+		}
+	}
+	uint64_t inferred = 0;
+	for (int i = 0; i < k->nfiles; i++) {
+		inferred += k->files[i].inferred_colls;
+		if (k->files[i].world > k->default_nranks)
+			k->default_nranks = k->files[i].world;
+	}
+	if (inferred && k->default_nranks <= 0)
+		k->default_nranks = k->nfiles; /* no world size anywhere: the inputs' ranks */
+	if (inferred) {
+		/* Collectives without process-group arguments: one default group
+		 * of world_size ranks, said to be inferred. */
+		k->default_comm = ev_hash64("default_pg", 10);
+		if (!rc)
+			rc = ev_write_textf(w, "#comm %llu nranks=%lld name=default_pg inferred=kernel_names",
+			                    (unsigned long long)k->default_comm, (long long)k->default_nranks);
+	}
+	for (size_t i = 0; i < k->comm_lines.len && !rc; i++) {
+		const char *line = ((char **)k->comm_lines.data)[i];
+		rc = ev_write_text(w, line, strlen(line));
+	}
+	if (rc)
+		return rc;
+	k->w = w;
+	if (k->o.clip && (rc = ev_clipper_open(&k->clipper, w)) != EV_OK)
+		return rc;
+	/* (an empty sorter is not asked to sort: qsort on no items) */
+	rc = ev_sorter_count(k->sorter) ? ev_sorter_finish(k->sorter, NULL, sink, k) : EV_OK;
+	if (!rc && k->clipper)
+		rc = ev_clipper_finish(k->clipper);
+	return rc;
+}

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kineto_event.c - one Kineto event, one pass: the event's JSON is
+ * validated and the members the conversion needs are found in the same
+ * walk over its text, so nothing tokenizes the event first and nothing
+ * looks keys up afterwards.
+ */
+#include <string.h>
+
+#include "ev/kineto.h"
+
+struct walk {
+	const char *p, *end;
+	struct ev_kevent *e;
+	uint32_t tokens, max_tokens; /* keys and values, as a tokenizer counts them */
+};
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+		p++;
+	return p;
+}
+
+static int hexdigit(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* A string starting after its opening quote; *out is past the closing one. */
+static int string_end(const char *p, const char *end, const char **out)
+{
+	for (;;) {
+		/* Keys and most values are short: look at a few bytes before
+		 * calling memchr twice. */
+		const char *s = p, *lim = end - p > 24 ? p + 24 : end;
+		while (s < lim && *s != '"' && *s != '\\')
+			s++;
+		if (s < lim && *s == '"') {
+			*out = s + 1;
+			return EV_OK;
+		}
+		if (s == lim && lim == end)
+			return EV_ERR_FORMAT;
+		p = s;
+		if (*p != '\\') {
+			const char *q = memchr(p, '"', (size_t)(end - p));
+			if (!q)
+				return EV_ERR_FORMAT;
+			const char *bs = memchr(p, '\\', (size_t)(q - p));
+			if (!bs) {
+				*out = q + 1;
+				return EV_OK;
+			}
+			p = bs;
+		}
+		/* An escape at p. */
+		if (p + 1 >= end)
+			return EV_ERR_FORMAT;
+		char c = p[1];
+		if (c == 'u') {
+			if (end - p < 6 || !hexdigit(p[2]) || !hexdigit(p[3]) || !hexdigit(p[4]) || !hexdigit(p[5]))
+				return EV_ERR_FORMAT;
+			p += 6;
+		} else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't') {
+			p += 2;
+		} else {
+			return EV_ERR_FORMAT;
+		}
+	}
+}
+
+static int value(struct walk *w, int depth, struct ev_kspan *slot, int field_base);
+
+/* An object after its '{'; field_base picks the key table (top or args). */
+static int object(struct walk *w, int depth, int field_base)
+{
+	const char *p = skip_ws(w->p, w->end);
+	if (p < w->end && *p == '}') {
+		w->p = p + 1;
+		return EV_OK;
+	}
+	for (;;) {
+		if (p >= w->end || *p != '"')
+			return EV_ERR_FORMAT;
+		const char *k = p + 1, *after;
+		if (string_end(k, w->end, &after))
+			return EV_ERR_FORMAT;
+		size_t kn = (size_t)(after - 1 - k);
+		if (++w->tokens > w->max_tokens)
+			return EV_ERR_RANGE;
+		p = skip_ws(after, w->end);
+		if (p >= w->end || *p != ':')
+			return EV_ERR_FORMAT;
+		w->p = skip_ws(p + 1, w->end);
+		struct ev_kspan *slot = NULL;
+		int sub = -1; /* "args" is walked with the argument key table */
+		if (field_base == 0) {
+			switch (kn) {
+			case 2:
+				if (!memcmp(k, "ph", 2)) slot = &w->e->f[EV_KF_PH];
+				else if (!memcmp(k, "ts", 2)) slot = &w->e->f[EV_KF_TS];
+				break;
+			case 3:
+				if (!memcmp(k, "cat", 3)) slot = &w->e->f[EV_KF_CAT];
+				else if (!memcmp(k, "dur", 3)) slot = &w->e->f[EV_KF_DUR];
+				else if (!memcmp(k, "pid", 3)) slot = &w->e->f[EV_KF_PID];
+				else if (!memcmp(k, "tid", 3)) slot = &w->e->f[EV_KF_TID];
+				break;
+			case 4:
+				if (!memcmp(k, "name", 4)) slot = &w->e->f[EV_KF_NAME];
+				else if (!memcmp(k, "args", 4)) { slot = &w->e->f[EV_KF_ARGS]; sub = 1; }
+				break;
+			default: break;
+			}
+		} else if (field_base == 1) {
+			switch (kn) {
+			case 4:
+				if (!memcmp(k, "grid", 4)) slot = &w->e->f[EV_KA_GRID];
+				break;
+			case 5:
+				if (!memcmp(k, "bytes", 5)) slot = &w->e->f[EV_KA_BYTES];
+				else if (!memcmp(k, "block", 5)) slot = &w->e->f[EV_KA_BLOCK];
+				else if (!memcmp(k, "dtype", 5)) slot = &w->e->f[EV_KA_DTYPE];
+				break;
+			case 6:
+				if (!memcmp(k, "stream", 6)) slot = &w->e->f[EV_KA_STREAM];
+				else if (!memcmp(k, "device", 6)) slot = &w->e->f[EV_KA_DEVICE];
+				break;
+			case 10:
+				if (!memcmp(k, "Input Dims", 10)) slot = &w->e->f[EV_KA_INPUT_DIMS];
+				else if (!memcmp(k, "Input type", 10)) slot = &w->e->f[EV_KA_INPUT_TYPE];
+				else if (!memcmp(k, "Group size", 10)) slot = &w->e->f[EV_KA_GROUP_SIZE];
+				break;
+			case 11:
+				if (!memcmp(k, "correlation", 11)) slot = &w->e->f[EV_KA_CORRELATION];
+				else if (!memcmp(k, "External id", 11)) slot = &w->e->f[EV_KA_EXTERNAL_ID];
+				break;
+			case 13:
+				if (!memcmp(k, "In msg nelems", 13)) slot = &w->e->f[EV_KA_IN_NELEMS];
+				else if (!memcmp(k, "Input Strides", 13)) slot = &w->e->f[EV_KA_INPUT_STRIDES];
+				break;
+			case 14:
+				if (!memcmp(k, "Out msg nelems", 14)) slot = &w->e->f[EV_KA_OUT_NELEMS];
+				break;
+			case 15:
+				if (!memcmp(k, "Collective name", 15)) slot = &w->e->f[EV_KA_COLL_NAME];
+				else if (!memcmp(k, "Concrete Inputs", 15)) slot = &w->e->f[EV_KA_CONCRETE];
+				break;
+			case 18:
+				if (!memcmp(k, "Process Group Name", 18)) slot = &w->e->f[EV_KA_PG_NAME];
+				break;
+			case 19:
+				if (!memcmp(k, "Process Group Ranks", 19)) slot = &w->e->f[EV_KA_PG_RANKS];
+				break;
+			case 25:
+				if (!memcmp(k, "Process Group Description", 25)) slot = &w->e->f[EV_KA_PG_DESC];
+				break;
+			default: break;
+			}
+		}
+		if (slot && slot->type) /* a repeated key keeps its first value */
+			slot = NULL, sub = -1;
+		int rc = value(w, depth, slot, sub);
+		if (rc)
+			return rc;
+		p = skip_ws(w->p, w->end);
+		if (p < w->end && *p == ',') {
+			p = skip_ws(p + 1, w->end);
+			continue;
+		}
+		if (p < w->end && *p == '}') {
+			w->p = p + 1;
+			return EV_OK;
+		}
+		return EV_ERR_FORMAT;
+	}
+}
+
+static int array(struct walk *w, int depth)
+{
+	const char *p = skip_ws(w->p, w->end);
+	if (p < w->end && *p == ']') {
+		w->p = p + 1;
+		return EV_OK;
+	}
+	for (;;) {
+		w->p = p;
+		int rc = value(w, depth, NULL, -1);
+		if (rc)
+			return rc;
+		p = skip_ws(w->p, w->end);
+		if (p < w->end && *p == ',') {
+			p = skip_ws(p + 1, w->end);
+			continue;
+		}
+		if (p < w->end && *p == ']') {
+			w->p = p + 1;
+			return EV_OK;
+		}
+		return EV_ERR_FORMAT;
+	}
+}
+
+static int number_end(const char *p, const char *end, const char **out)
+{
+	const char *s = p;
+	if (p < end && *p == '-')
+		p++;
+	if (p >= end || *p < '0' || *p > '9')
+		return EV_ERR_FORMAT;
+	if (*p == '0')
+		p++;
+	else
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return EV_ERR_FORMAT;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return EV_ERR_FORMAT;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	(void)s;
+	*out = p;
+	return EV_OK;
+}
+
+/* One value at w->p; slot (if any) receives its extent.  sub >= 0: an
+ * object value is walked with that key table (1 = args). */
+static int value(struct walk *w, int depth, struct ev_kspan *slot, int sub)
+{
+	const char *p = w->p, *end = w->end, *after;
+	if (p >= end)
+		return EV_ERR_FORMAT;
+	if (++w->tokens > w->max_tokens)
+		return EV_ERR_RANGE;
+	char c = *p;
+	switch (c) {
+	case '"':
+		if (string_end(p + 1, end, &after))
+			return EV_ERR_FORMAT;
+		if (slot) {
+			slot->p = p + 1;
+			slot->n = (uint32_t)(after - 1 - (p + 1));
+			slot->type = '"';
+		}
+		w->p = after;
+		return EV_OK;
+	case '{':
+	case '[': {
+		if (depth + 1 > EV_JSON_MAX_DEPTH)
+			return EV_ERR_LIMIT;
+		w->p = p + 1;
+		int rc = c == '{' ? object(w, depth + 1, sub == 1 ? 1 : 2) : array(w, depth + 1);
+		if (rc)
+			return rc;
+		if (slot) {
+			slot->p = p;
+			slot->n = (uint32_t)(w->p - p);
+			slot->type = c;
+		}
+		return EV_OK;
+	}
+	case 't':
+	case 'f':
+	case 'n': {
+		size_t n = c == 'f' ? 5 : 4;
+		const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
+		if ((size_t)(end - p) < n || memcmp(p, lit, n))
+			return EV_ERR_FORMAT;
+		after = p + n;
+		if (slot) {
+			slot->p = p;
+			slot->n = (uint32_t)n;
+			slot->type = 'l';
+		}
+		w->p = after;
+		return EV_OK;
+	}
+	default:
+		if (number_end(p, end, &after))
+			return EV_ERR_FORMAT;
+		if (slot) {
+			slot->p = p;
+			slot->n = (uint32_t)(after - p);
+			slot->type = 'n';
+		}
+		w->p = after;
+		return EV_OK;
+	}
+}
+
+int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e, size_t *used)
+{
+	memset(e, 0, sizeof e->f);
+	e->is_object = 0;
+	if (len > UINT32_MAX)
+		return EV_ERR_LIMIT;
+	struct walk w = { skip_ws(text, text + len), text + len, e, 0, max_tokens ? max_tokens : UINT32_MAX };
+	if (w.p >= w.end)
+		return EV_ERR_FORMAT;
+	int obj = *w.p == '{';
+	int rc;
+	if (obj) {
+		w.p++;
+		w.tokens = 1; /* the event object itself */
+		rc = object(&w, 1, 0);
+	} else {
+		rc = value(&w, 0, NULL, -1);
+		memset(e->f, 0, sizeof e->f); /* not an object: no members */
+	}
+	if (rc)
+		return rc;
+	e->is_object = obj;
+	*used = (size_t)(w.p - text);
+	return EV_OK;
+}
+
+int ev_kineto_scan_event(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e)
+{
+	size_t used;
+	int rc = ev_kineto_scan_prefix(text, len, max_tokens, e, &used);
+	if (rc)
+		return rc;
+	if (skip_ws(text + used, text + len) != text + len) {
+		e->is_object = 0;
+		return EV_ERR_FORMAT; /* one value, nothing after it */
+	}
+	return EV_OK;
+}
+
+int ev_kspan_eq(const struct ev_kspan *s, const char *text)
+{
+	size_t n = strlen(text);
+	return s->type && s->n == n && memcmp(s->p, text, n) == 0;
+}
+
+int ev_kspan_i64(const struct ev_kspan *s, int64_t *v)
+{
+	char buf[32];
+	if ((s->type != 'n' && s->type != '"') || s->n == 0 || s->n >= sizeof buf)
+		return -1;
+	memcpy(buf, s->p, s->n);
+	buf[s->n] = '\0';
+	if (ev_parse_i64(buf, v) == 0)
+		return 0;
+	double d;
+	if (ev_parse_double(buf, &d) == 0 && d >= -9.2e18 && d <= 9.2e18) {
+		*v = (int64_t)d;
+		return 0;
+	}
+	return -1;
+}
+
+int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns)
+{
+	if (s->type != 'n')
+		return -1;
+	if (ev_parse_decimal_scaled(s->p, s->n, 3, ns) == 0)
+		return 0;
+	/* Exponent notation: go through double (rare in traces). */
+	char buf[64];
+	double d;
+	if (s->n >= sizeof buf)
+		return -1;
+	memcpy(buf, s->p, s->n);
+	buf[s->n] = '\0';
+	if (ev_parse_double(buf, &d) || d * 1000.0 > 9.2e18 || d * 1000.0 < -9.2e18)
+		return -1;
+	*ns = (int64_t)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
+	return 0;
+}
+
+size_t ev_kspan_text(const struct ev_kspan *s, char *out, size_t cap)
+{
+	if (!s->type || (size_t)s->n + 1 > cap)
+		return (size_t)-1;
+	if (s->type != '"' || !memchr(s->p, '\\', s->n)) {
+		memcpy(out, s->p, s->n);
+		out[s->n] = '\0';
+		return s->n;
+	}
+	/* Escapes: ev_json_str undoes them from a token. */
+	struct ev_json_tok t = { EV_JT_STRING, 0, (int)s->n, 0 };
+	return ev_json_str(s->p, &t, 0, out);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kineto_internal.h - state shared by the files of lib/kineto.
+ */
+#ifndef EV_KINETO_INTERNAL_H
+#define EV_KINETO_INTERNAL_H
+
+#include "ev/kineto.h"
+#include "ev/nccl.h"
+#include "kineto/kineto_window.h"
+
+/* A record flag used only inside the conversion (cleared before writing):
+ * a coll/p2p record to be completed from its kernel's name and the nccl:*
+ * annotation around its launch (traces without collective arguments). */
+#define KINETO_F_INFER (1u << 15)
+/* An nccl:* annotation range carries its collective (aux), bytes and dtype
+ * to the writer, which clears them before writing. */
+
+/* Per distinct name: kernel class, copy kind, NCCL decode, annotation. */
+struct kname_info {
+	uint8_t kclass, copy, is_nccl, step, nvtx_coll;
+	struct ev_nccl_kname kn;
+};
+
+/* An op open on a thread while writing (time order). */
+struct open_op { int64_t end; uint64_t sig; uint32_t ext; uint32_t coll; uint64_t bytes; uint32_t dtype; };
+struct opstack { struct ev_vec ops; };
+
+/* B/E pairing while reading: open begins per (input, pid, tid). */
+struct open_range { uint64_t key; int64_t ts; uint64_t name; uint32_t stream; int32_t file; int64_t below; };
+
+struct ev_kineto {
+	struct ev_kineto_opts o;
+	ev_strtab *st;
+	ev_sorter *sorter;
+	ev_clipper *clipper;
+	ev_writer *w;
+	struct ev_kineto_file *files;
+	int nfiles;
+	int absolute_ts;
+	/* name id -> index + 1 into name_info */
+	struct ev_map names;
+	struct ev_vec name_info;
+	/* writing: op stacks per (input, tid) and per (input, tid, annotations) */
+	struct ev_map opstack_of;
+	struct ev_vec opstacks;
+	struct kwin calls;  /* (input, correlation) -> launching op */
+	struct kwin ops;    /* (input, External id) -> op */
+	struct ev_map seq;     /* (rank, comm) -> next seq */
+	struct ev_map overrun; /* (rank, stream) -> last kernel end */
+	uint64_t overruns;
+	/* reading: B/E stacks */
+	struct ev_map stacks;
+	struct ev_vec stack_store;
+	int64_t free_slot;
+	uint64_t open_b;       /* begins waiting for their end */
+	struct ev_vec comm_lines; /* char* #comm / #meta lines, written before records */
+	struct ev_map comm_seen;
+	uint64_t default_comm; /* the inferred default process group */
+	int64_t default_nranks;
+	char *scratch;
+	size_t scratch_cap;
+};
+
+char *kineto_scratch(ev_kineto *k, size_t n);
+const struct kname_info *kineto_name_info(ev_kineto *k, uint64_t name);
+int kineto_comm_line(ev_kineto *k, const char *line);
+/* kineto_meta.c: counters ("C" events) and distributedInfo. */
+int kineto_counters(ev_kineto *k, int fidx, const struct ev_kspan *args, const struct ev_rec *r);
+int kineto_distributed_info(ev_kineto *k, int fidx, const char *text, size_t len);
+
+#endif

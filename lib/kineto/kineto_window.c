@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kineto_window.c - FIFO-bounded hash (see kineto_window.h): open
+ * addressing with linear probing over ring positions; the oldest entry is
+ * evicted (backward-shift deletion) when the ring is full.
+ */
+#include <stdlib.h>
+
+#include "ev/stream.h"
+#include "kineto/kineto_window.h"
+
+static uint32_t slot_of(const struct kwin *w, uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (uint32_t)key & w->imask;
+}
+
+void kwin_init(struct kwin *w, uint32_t cap)
+{
+	uint32_t c = 1024;
+	while (c < cap && c < (1u << 30))
+		c <<= 1;
+	w->ring = NULL;
+	w->index = NULL;
+	w->head = 0;
+	w->cap = c;
+	w->imask = 2 * c - 1;
+	w->evicted = 0;
+}
+
+void kwin_free(struct kwin *w)
+{
+	free(w->ring);
+	free(w->index);
+	w->ring = NULL;
+	w->index = NULL;
+}
+
+/* Remove the index slot that points at ring position pos, if any. */
+static void unindex(struct kwin *w, uint32_t pos)
+{
+	uint32_t i = slot_of(w, w->ring[pos].key);
+	while (w->index[i] && w->index[i] != pos + 1)
+		i = (i + 1) & w->imask;
+	if (!w->index[i])
+		return; /* shadowed by a newer entry with the same key */
+	/* Backward shift: move later entries of the cluster into the hole. */
+	uint32_t hole = i, j = i;
+	for (;;) {
+		j = (j + 1) & w->imask;
+		if (!w->index[j])
+			break;
+		uint32_t home = slot_of(w, w->ring[w->index[j] - 1].key);
+		/* j's entry may move to hole when home is not in (hole, j]. */
+		int between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+		if (!between) {
+			w->index[hole] = w->index[j];
+			hole = j;
+		}
+	}
+	w->index[hole] = 0;
+}
+
+int kwin_put(struct kwin *w, uint64_t key, const struct kwin_ent *e)
+{
+	if (!w->ring) {
+		w->ring = malloc((size_t)w->cap * sizeof *w->ring);
+		w->index = calloc((size_t)w->imask + 1, sizeof *w->index);
+		if (!w->ring || !w->index) {
+			kwin_free(w);
+			return EV_ERR_NOMEM;
+		}
+	}
+	uint32_t pos = (uint32_t)(w->head & (w->cap - 1));
+	if (w->head >= w->cap) {
+		unindex(w, pos);
+		w->evicted++;
+	}
+	w->ring[pos] = *e;
+	w->ring[pos].key = key;
+	w->head++;
+	uint32_t i = slot_of(w, key);
+	while (w->index[i] && w->ring[w->index[i] - 1].key != key)
+		i = (i + 1) & w->imask;
+	w->index[i] = pos + 1;
+	return EV_OK;
+}
+
+const struct kwin_ent *kwin_get(const struct kwin *w, uint64_t key)
+{
+	if (!w->index)
+		return NULL;
+	uint32_t i = slot_of(w, key);
+	while (w->index[i]) {
+		const struct kwin_ent *e = &w->ring[w->index[i] - 1];
+		if (e->key == key)
+			return e;
+		i = (i + 1) & w->imask;
+	}
+	return NULL;
+}

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_kineto.c - lib/kineto called directly: the one-pass event scanner,
+ * the link window, ranks from paths, op categories, and whole conversions
+ * of small documents (linking through the call stack, old-era collective
+ * inference, counted clamps, refused values, dialects, nesting).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ev.h"
+#include "ev/kineto.h"
+#include "kineto/kineto_window.h"
+#include "unit.h"
+
+static int scan(const char *s, struct ev_kevent *e) { return ev_kineto_scan_event(s, strlen(s), 0, e); }
+
+static void test_scan_fields(void)
+{
+	struct ev_kevent e;
+	const char *ev = "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\\"1\",\"pid\":0,\"tid\":7,\"ts\":12.5,\"dur\":3,"
+	                 "\"args\":{\"stream\":7,\"correlation\":99,\"External id\":5,\"grid\":[2,3,1],\"x\":{\"stream\":1},"
+	                 "\"Collective name\":\"allreduce\"},\"stream\":1}";
+	CHECK(scan(ev, &e) == EV_OK);
+	CHECK(e.is_object);
+	CHECK(ev_kspan_eq(&e.f[EV_KF_PH], "X"));
+	CHECK(ev_kspan_eq(&e.f[EV_KF_CAT], "kernel"));
+	char buf[32];
+	CHECK(ev_kspan_text(&e.f[EV_KF_NAME], buf, sizeof buf) == 3 && strcmp(buf, "k\"1") == 0);
+	int64_t v;
+	CHECK(ev_kspan_us_to_ns(&e.f[EV_KF_TS], &v) == 0 && v == 12500);
+	CHECK(ev_kspan_i64(&e.f[EV_KA_STREAM], &v) == 0 && v == 7); /* args' stream, not a nested one */
+	CHECK(ev_kspan_i64(&e.f[EV_KA_CORRELATION], &v) == 0 && v == 99);
+	CHECK(ev_kspan_i64(&e.f[EV_KA_EXTERNAL_ID], &v) == 0 && v == 5);
+	CHECK(e.f[EV_KA_GRID].type == '[' && e.f[EV_KA_GRID].n == 7);
+	CHECK(ev_kspan_eq(&e.f[EV_KA_COLL_NAME], "allreduce"));
+	/* A repeated key keeps its first value. */
+	CHECK(scan("{\"ts\":1,\"ts\":2}", &e) == EV_OK && ev_kspan_eq(&e.f[EV_KF_TS], "1"));
+	/* Valid JSON that is not an object: no members. */
+	CHECK(scan(" [1, {\"ts\": 3}] ", &e) == EV_OK && !e.is_object && !e.f[EV_KF_TS].type);
+}
+
+static void test_scan_strict(void)
+{
+	static const char *const bad[] = {
+		"{\"a\":1,}", "{,}", "[1 2]", "[1,]", "{\"a\" 1}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":tru}",
+		"{\"a\":\"\\x\"}", "{\"a\":\"\\u12G4\"}", "{\"a\":1} x", "{\"a\":-}", "{\"a\":1e}", "{\"a\":\"open}", "",
+		"{\"a\":[1,2}", "{\"a\":{\"b\":1]}",
+	};
+	struct ev_kevent e;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK(scan(bad[i], &e) == EV_ERR_FORMAT);
+	CHECK(scan("{\"a\":[true,false,null,-1.5e+3,\"\\u00e9\"],\"b\":{}}", &e) == EV_OK);
+	/* Token limit: keys and values. */
+	CHECK(ev_kineto_scan_event("{\"a\":1,\"b\":2}", 13, 4, &e) == EV_ERR_RANGE);
+	CHECK(ev_kineto_scan_event("{\"a\":1,\"b\":2}", 13, 5, &e) == EV_OK);
+}
+
+static void test_scan_depth(void)
+{
+	/* Depth 10,000 is refused as too deep, at once (no tokenizing first). */
+	size_t n = 10000;
+	char *s = malloc(2 * n + 16);
+	memset(s, '[', n);
+	memset(s + n, ']', n);
+	struct ev_kevent e;
+	clock_t t0 = clock();
+	CHECK(ev_kineto_scan_event(s, 2 * n, 0, &e) == EV_ERR_LIMIT);
+	CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 0.5);
+	size_t d = EV_JSON_MAX_DEPTH;
+	memset(s, '[', d);
+	memset(s + d, ']', d);
+	CHECK(ev_kineto_scan_event(s, 2 * d, 0, &e) == EV_OK);
+	free(s);
+}
+
+static void test_window(void)
+{
+	struct kwin w;
+	kwin_init(&w, 1024);
+	struct kwin_ent e;
+	memset(&e, 0, sizeof e);
+	for (uint32_t i = 1; i <= 5000; i++) {
+		e.op = i;
+		CHECK(kwin_put(&w, 0x1000 + (uint64_t)i * 7919, &e) == EV_OK);
+	}
+	/* The last 1024 are there, older ones evicted. */
+	int found = 0, stale = 0;
+	for (uint32_t i = 1; i <= 5000; i++) {
+		const struct kwin_ent *g = kwin_get(&w, 0x1000 + (uint64_t)i * 7919);
+		if (g && g->op == i)
+			found++;
+		if (g && i <= 5000 - 1024)
+			stale++;
+	}
+	CHECK(found == 1024);
+	CHECK(stale == 0);
+	CHECK(w.evicted == 5000 - 1024);
+	/* A key put again shadows its older entry, which evicts cleanly. */
+	e.op = 1;
+	CHECK(kwin_put(&w, 42, &e) == EV_OK);
+	e.op = 2;
+	CHECK(kwin_put(&w, 42, &e) == EV_OK);
+	CHECK(kwin_get(&w, 42)->op == 2);
+	kwin_free(&w);
+}
+
+static void test_rank_from_path(void)
+{
+	int64_t r = -1;
+	CHECK(ev_kineto_rank_from_path("run/rank3/trace.json", &r) == 0 && r == 3);
+	CHECK(ev_kineto_rank_from_path("run/rank_12-x.json", &r) == 0 && r == 12);
+	CHECK(ev_kineto_rank_from_path("x/worker5.pt.trace.json", &r) == 0 && r == 5);
+	/* A rank beats a worker number; the mix is reported as ambiguous. */
+	CHECK(ev_kineto_rank_from_path("rank3/worker0.json", &r) == 2 && r == 3);
+	CHECK(ev_kineto_rank_from_path("rank1/rank2.json", &r) == 2 && r == 2);
+	CHECK(ev_kineto_rank_from_path("trace.json", &r) == 1);
+}
+
+static void test_op_category(void)
+{
+	CHECK(!strcmp(ev_op_category("aten::mm", NULL), "GEMM"));
+	CHECK(!strcmp(ev_op_category("aten::addmm", "Cijk_Ailk"), "GEMM"));
+	CHECK(!strcmp(ev_op_category("aten::cudnn_convolution", NULL), "CONV_fwd"));
+	CHECK(!strcmp(ev_op_category("aten::convolution_backward", NULL), "CONV_bwd"));
+	CHECK(!strcmp(ev_op_category("aten::_scaled_dot_product_flash_attention", NULL), "SDPA_fwd"));
+	CHECK(!strcmp(ev_op_category("aten::native_layer_norm_backward", NULL), "NORM_bwd"));
+	CHECK(!strcmp(ev_op_category("record_param_comms", NULL), "record_param_comms"));
+	CHECK(!strcmp(ev_op_category("nccl:all_reduce", NULL), "NCCL"));
+	CHECK(!strcmp(ev_op_category("triton_poi_fused_add_0", NULL), "triton"));
+	CHECK(!strcmp(ev_op_category("aten::sum", NULL), "reduce"));
+	CHECK(!strcmp(ev_op_category("aten::result_type_x", "void at::native::vectorized_elementwise_kernel<4>"),
+	              "elementwise"));
+	CHECK(!strcmp(ev_op_category("aten::foo", "void at::native::reduce_kernel<512>"), "reduce"));
+	CHECK(!strcmp(ev_op_category("aten::foo", "sm90_xmma_gemm"), "other"));
+}
+
+/* ---- whole conversions --------------------------------------------- */
+
+static char dir[64];
+
+static const char *write_doc(const char *name, const char *text)
+{
+	static char path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+struct conv {
+	ev_kineto *k;
+	int rc;
+	char err[512];
+	char out[128];
+};
+
+static void convert(struct conv *c, const char *name, const char *doc)
+{
+	struct ev_kineto_opts o;
+	memset(&o, 0, sizeof o);
+	o.sort_bytes = 1u << 20;
+	c->err[0] = '\0';
+	CHECK(ev_kineto_new(&c->k, &o, 1) == EV_OK);
+	const char *path = write_doc(name, doc);
+	ev_kineto_file(c->k, 0)->path = path;
+	ev_input *in;
+	CHECK(ev_input_open(&in, path) == EV_OK);
+	c->rc = ev_kineto_read(c->k, 0, in, c->err, sizeof c->err);
+	ev_input_close(in);
+	/* (a file read back is an input of this process: never written again) */
+	snprintf(c->out, sizeof c->out, "%s/%s.ev", dir, name);
+	if (c->rc == EV_OK) {
+		if (ev_kineto_file(c->k, 0)->rank < 0)
+			ev_kineto_file(c->k, 0)->rank = 0;
+		ev_writer *w;
+		CHECK(ev_writer_open(&w, c->out, ev_kineto_strtab(c->k)) == EV_OK);
+		CHECK(ev_kineto_write(c->k, w) == EV_OK);
+		CHECK(ev_writer_close(w) == EV_OK);
+	}
+}
+
+/* The records of the output of type t, in order. */
+static int records(const char *path, unsigned t, struct ev_rec *out, int max)
+{
+	ev_reader *r;
+	ev_strtab *st = ev_strtab_new();
+	int n = 0, rc;
+	if (!st || ev_reader_open(&r, path, st, NULL) != EV_OK)
+		return -1;
+	ev_reader_skip_text(r, 1);
+	struct ev_rec rec;
+	while ((rc = ev_read(r, &rec)) == EV_REC)
+		if (rec.type == t && n < max)
+			out[n++] = rec;
+	if (rc != EV_EOF)
+		n = -2; /* the stream must read back cleanly */
+	(void)ev_reader_close(r);
+	ev_strtab_free(st);
+	return n;
+}
+
+static void test_link_through_call_stack(void)
+{
+	/* The runtime call's External id (7) names the outer op; the call is
+	 * inside aten::mm on its thread, and aten::mm is what TraceLens gives
+	 * the kernel.  A second kernel has no call: its own External id. */
+	struct conv c;
+	convert(&c, "link.json",
+	        "{\"traceEvents\":[\n"
+	        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":7}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50,\"args\":{\"External id\":8}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5,\"args\":{\"correlation\":3,\"External id\":7}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm\",\"pid\":0,\"tid\":7,\"ts\":30,\"dur\":5,\"args\":{\"correlation\":3,\"External id\":7,\"stream\":7}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"lonely\",\"pid\":0,\"tid\":7,\"ts\":200,\"dur\":5,\"args\":{\"correlation\":4,\"External id\":7,\"stream\":7}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"orphan\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":5,\"args\":{\"correlation\":5,\"stream\":7}}\n"
+	        "]}");
+	CHECK(c.rc == EV_OK);
+	const struct ev_kineto_file *fi = ev_kineto_file(c.k, 0);
+	CHECK(fi->gpu_events == 3);
+	CHECK(fi->linked_stack == 1);
+	CHECK(fi->linked_ext == 1);
+	CHECK(fi->unlinked == 1);
+	struct ev_rec k[4];
+	CHECK(records(c.out, EV_KERNEL, k, 4) == 3);
+	CHECK(k[0].step == 8 && !(k[0].flags & EV_F_UNLINKED));
+	CHECK(k[0].sig == ev_hash64("aten::mm", 8));
+	CHECK(k[1].step == 7 && (k[1].flags & EV_F_UNLINKED));
+	CHECK(k[2].step == 0 && k[2].sig == 0 && (k[2].flags & EV_F_UNLINKED));
+	ev_kineto_free(c.k);
+}
+
+static void test_old_era_collectives(void)
+{
+	/* PyTorch <= 2.1: no collective arguments; the nccl:all_reduce
+	 * annotation gives the size (2 x 3 floats), the kernel name the rest. */
+	struct conv c;
+	convert(&c, "old.json",
+	        "{\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":2,\"world_size\":4},\"traceEvents\":[\n"
+	        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"c10d::allreduce_\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":1}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":90,\"args\":{\"External id\":2}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"nccl:all_reduce\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":80,\"args\":{\"Input Dims\":[[2,3]],\"Input type\":[\"float\"]}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":5,\"args\":{\"correlation\":9}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)\",\"pid\":0,\"tid\":7,\"ts\":30,\"dur\":5,\"args\":{\"correlation\":9,\"stream\":7}},\n"
+	        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)\",\"pid\":0,\"tid\":7,\"ts\":130,\"dur\":5,\"args\":{\"correlation\":19,\"stream\":7}}\n"
+	        "]}");
+	CHECK(c.rc == EV_OK);
+	const struct ev_kineto_file *fi = ev_kineto_file(c.k, 0);
+	CHECK(fi->rank == 2 && fi->world == 4);
+	CHECK(fi->inferred_colls == 2);
+	CHECK(fi->inferred_no_size == 1); /* the second launch has no annotation */
+	struct ev_rec r[4];
+	CHECK(records(c.out, EV_COLL, r, 4) == 2);
+	CHECK(r[0].op == EV_OP_ALLREDUCE && r[0].bytes == 24 && r[0].dtype == EV_DT_FLOAT32);
+	/* Ring as spelled; "_LL" and "_Sum" are in every kernel name of that
+	 * era whatever ran, so the vocabulary leaves protocol unknown. */
+	CHECK(r[0].algo == EV_ALGO_RING && r[0].proto == EV_PROTO_UNKNOWN);
+	CHECK(r[0].aux == 4 && r[0].rank == 2 && r[0].seq == 0 && r[1].seq == 1);
+	CHECK(r[0].comm != 0 && r[0].comm == r[1].comm);
+	CHECK(r[0].sig == ev_hash64("record_param_comms", 18));
+	CHECK(!(r[0].flags & 0x8000));
+	ev_kineto_free(c.k);
+}
+
+static void test_counted_clamps_and_refusals(void)
+{
+	struct conv c;
+	convert(&c, "clamp.json",
+	        "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":-1},\n"
+	        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":5,\"dur\":1,\"args\":{\"stream\":1099511627776}},\n"
+	        "{\"ph\":\"B\",\"name\":\"open\",\"pid\":1,\"tid\":2,\"ts\":6},{\"ph\":\"E\",\"pid\":1,\"tid\":3,\"ts\":7}]");
+	CHECK(c.rc == EV_OK);
+	const struct ev_kineto_file *fi = ev_kineto_file(c.k, 0);
+	CHECK(fi->neg_dur == 1);
+	CHECK(fi->big_stream == 1);
+	CHECK(fi->unmatched_b == 1);
+	CHECK(fi->unmatched_e == 1);
+	ev_kineto_free(c.k);
+
+	convert(&c, "group.json",
+	        "[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL\",\"pid\":0,\"tid\":1,\"ts\":5,\"dur\":1,"
+	        "\"args\":{\"Collective name\":\"allreduce\",\"Group size\":-3}}]");
+	CHECK(c.rc == EV_ERR_RANGE && strstr(c.err, "Group size -3"));
+	ev_kineto_free(c.k);
+
+	convert(&c, "rank.json", "{\"distributedInfo\":{\"rank\":99999999999},\"traceEvents\":[{\"ph\":\"i\",\"ts\":1}]}");
+	CHECK(c.rc == EV_ERR_RANGE && strstr(c.err, "rank 99999999999"));
+	ev_kineto_free(c.k);
+}
+
+static void test_dialects_and_depth(void)
+{
+	struct conv c;
+	convert(&c, "rocprof.json",
+	        "{\"rocprofiler-sdk-tool\":[{\"metadata\":{\"pid\":1},\"kernel_dispatch\":[{\"dispatch_info\":{}}]}]}");
+	CHECK(c.rc == EV_ERR_FORMAT && strstr(c.err, "rocprof JSON") && strstr(c.err, "not a Kineto trace"));
+	ev_kineto_free(c.k);
+
+	/* 2 MB of nested arrays: a depth error, quickly. */
+	size_t n = 1u << 20;
+	char *s = malloc(2 * n + 32);
+	strcpy(s, "{\"traceEvents\":[");
+	size_t o = strlen(s);
+	memset(s + o, '[', n);
+	memset(s + o + n, ']', n);
+	strcpy(s + o + 2 * n, "]}");
+	clock_t t0 = clock();
+	convert(&c, "deep.json", s);
+	CHECK(c.rc == EV_ERR_LIMIT && strstr(c.err, "nested deeper than 256"));
+	CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 2.0);
+	ev_kineto_free(c.k);
+	free(s);
+}
+
+int main(void)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/kineto-unit.XXXXXX", t && *t && strlen(t) < 30 ? t : "/tmp");
+	if (!mkdtemp(dir))
+		return 1;
+	RUN(test_scan_fields);
+	RUN(test_scan_strict);
+	RUN(test_scan_depth);
+	RUN(test_window);
+	RUN(test_rank_from_path);
+	RUN(test_op_category);
+	RUN(test_link_through_call_stack);
+	RUN(test_old_era_collectives);
+	RUN(test_counted_clamps_and_refusals);
+	RUN(test_dialects_and_depth);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	printf("test_kineto: %d checks\n", checks);
+	return failures ? 1 : 0;
+}
