@@ -271,3 +271,11 @@ OUT
 		awk -v p="$output" 'BEGIN { exit !(p >= 95) }'
 	done
 }
+
+@test "an IBM AIU (Flex) trace is named as such and sent to flex2ev" {
+	need_shared_data
+	run -1 kineto2ev -o "$BATS_TEST_TMPDIR/x.ev" "$SHARED_DATA/acelyzer/allreduce_tp4.json"
+	assert_output --partial "IBM AIU (Flex) trace"
+	assert_output --partial "flex2ev"
+	[ ! -e "$BATS_TEST_TMPDIR/x.ev" ]
+}
