@@ -135,7 +135,7 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	pack "$T/o.tsv" "$T/o.ev"
 	run -0 ev-stats ops "$T/o.ev"
 	# Two instances: 2000 us (two kernels of op 7) and 1000 us (op 8).
-	assert_line --index 1 --regexp "^aten::mm.*	Cijk_a	gemm	2	3000	1500	1500	707.1067811865476	1000	2000	850.403524608	977	"
+	assert_line --index 1 --regexp "^aten::mm.*	Cijk_a	gemm	GEMM	2	3000	1500	1500	707.1067811865476	1000	2000	850.403524608	977	"
 }
 
 @test "compare: one sign convention, thresholds and only-in rows" {

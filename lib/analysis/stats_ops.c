@@ -150,15 +150,35 @@ static int cmp_sum_desc(const struct ev_stats *s, size_t ia, size_t ib)
 	return sa != sb ? (sa > sb ? -1 : 1) : 0;
 }
 
+/* TraceLens's op category of an op signature ("aten::mm dims=... types=..."):
+ * by the op's name, the part before the shape arguments. */
+static const char *op_category_of(const char *sig, const char *kernel)
+{
+	static const char *const args[] = { " dims=", " types=", " strides=", " concrete=" };
+	char name[256];
+	size_t n = strlen(sig);
+	for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+		const char *a = strstr(sig, args[i]);
+		if (a && (size_t)(a - sig) < n)
+			n = (size_t)(a - sig);
+	}
+	if (n >= sizeof name)
+		n = sizeof name - 1;
+	memcpy(name, sig, n);
+	name[n] = '\0';
+	return ev_op_category(name, kernel);
+}
+
 int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
 	int rc = EV_OK;
-	struct ev_colspec keys[EV_STATS_MAX_BY + 3];
+	struct ev_colspec keys[EV_STATS_MAX_BY + 4];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
 	keys[nk++] = (struct ev_colspec){ "sig", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "kernel", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "class", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "op_category", 0, 0 };
 	static const struct ev_colspec vals[] = {
 		{ "count", 0, 0 }, { "kernel_time_sum_us", 0, EV_DIR_LOWER }, { "kernel_time_mean_us", 0, EV_DIR_LOWER },
 		{ "kernel_time_median_us", 0, EV_DIR_LOWER }, { "kernel_time_std_us", 0, EV_DIR_NONE },
@@ -181,6 +201,7 @@ int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
 		rc = ev_row_key(r, n++, str_of(s, GROUP_KEY(&s->g, i)->k1));
 		rc = rc ? rc : ev_row_key(r, n++, str_of(s, ks->name));
 		rc = rc ? rc : ev_row_key(r, n++, class_name(ks->kclass));
+		rc = rc ? rc : ev_row_key(r, n++, op_category_of(str_of(s, GROUP_KEY(&s->g, i)->k1), str_of(s, ks->name)));
 		double *v = r->val;
 		v[0] = (double)ks->d.n;
 		v[1] = ks->d.sum;
