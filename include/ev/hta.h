@@ -33,7 +33,8 @@ struct ev_hta_result {
 };
 
 struct ev_hta {
-	int round_us;            /* HTA's rounding: start up, end down to whole µs (set after init; default on) */
+	int round_us;            /* HTA's arithmetic (below; set after init; default on) */
+	int64_t json_base_ns;    /* the trace's baseTimeNanoseconds (#src base_ns=), 0 none */
 	int64_t base;            /* ns subtracted from every time (exact doubles) */
 	int have_base;
 	int have_step, any_cpu;
@@ -48,9 +49,11 @@ struct ev_hta {
 	uint64_t launched_total;
 };
 
-/* HTA rounds every event inward to whole microseconds (start up, end
- * down) before it measures anything, so that ns-resolution events do not
- * overlap; round_us (on after init) does the same, off gives exact ns. */
+/* HTA's arithmetic: ts and dur are the JSON's microseconds as doubles
+ * (relative to baseTimeNanoseconds), end = ts + dur in doubles, and every
+ * event is rounded inward to whole microseconds (start up, end down) before
+ * anything is measured, so that ns-resolution events do not overlap.
+ * round_us (on after init) does the same; off gives exact ns. */
 void ev_hta_init(struct ev_hta *h);
 /* A runtime/driver call with its correlation id (the launch of a GPU event). */
 int ev_hta_launch(struct ev_hta *h, uint32_t correlation, int64_t ts) EV_RESULT_USED;

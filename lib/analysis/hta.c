@@ -11,6 +11,7 @@
  * was launched before step_start, seeded with the parts of earlier events
  * that run past step_start).
  */
+#include <math.h>
 #include <string.h>
 
 #include "ev.h"
@@ -104,7 +105,13 @@ void ev_hta_step(struct ev_hta *h, int64_t ts)
 	double t = rel(h, ts);
 	/* What was launched so far is kept if this is not the last step. */
 	h->before = h->launched;
-	ev_cover_add(&h->before, EV_COVER_MAX, t, t); /* account up to t only */
+	/* Account up to t only; the sentinel must not move the span's ends. */
+	double first = h->before.first, last = h->before.last;
+	int started = h->before.started;
+	ev_cover_add(&h->before, EV_COVER_MAX, t, t);
+	h->before.started = started;
+	h->before.first = first;
+	h->before.last = last;
 	ev_cover_init(&h->after);
 	for (unsigned c = 0; c < 3; c++)
 		if (h->launched.started && h->launched.end[c] > t)
@@ -117,8 +124,23 @@ void ev_hta_step(struct ev_hta *h, int64_t ts)
 void ev_hta_gpu(struct ev_hta *h, int64_t ts, int64_t end, int kind, uint32_t correlation)
 {
 	if (h->round_us) {
-		ts = ceil_us(ts);
-		end = floor_us(end);
+		/* As HTA computes it: the JSON's µs as doubles (at 1.7e15 µs a
+		 * double steps by 0.25 µs), end = ts + dur in doubles, then ceil
+		 * and floor.  The decimal µs value is N/1000 for N ns; long double
+		 * division gives its nearest double. */
+		int64_t n;
+		if (!__builtin_sub_overflow(ts, h->json_base_ns, &n) && end >= ts) {
+			double a = (double)((long double)n / 1000.0L);
+			double d = (double)((long double)(end - ts) / 1000.0L);
+			double c = ceil(a), f = floor(a + d);
+			if (fabs(c) < 9e15 && fabs(f) < 9e15) {
+				ts = (int64_t)c * 1000 + h->json_base_ns;
+				end = (int64_t)f * 1000 + h->json_base_ns;
+			}
+		} else {
+			ts = ceil_us(ts);
+			end = floor_us(end);
+		}
 		if (end < ts)
 			end = ts;
 	}

@@ -285,6 +285,8 @@ int ev_stats_new(ev_stats **sp, const struct ev_stats_opts *o, ev_strtab *st, ev
 	ev_map_init(&s->class_cache);
 	ev_map_init(&s->bucket_cache);
 	ev_map_init(&s->inst_idx);
+	ev_map_init(&s->hta_idx);
+	ev_vec_init(&s->htas, sizeof(struct ev_hta));
 	return o->what == EV_STATS_COLL ? coll_open(s) : EV_OK;
 }
 
@@ -374,6 +376,10 @@ void ev_stats_free(ev_stats *s)
 	ev_map_free(&s->srcgrp_idx);
 	ev_map_free(&s->class_cache);
 	ev_map_free(&s->bucket_cache);
+	for (size_t i = 0; i < s->htas.len; i++)
+		ev_hta_free((struct ev_hta *)s->htas.data + i);
+	ev_vec_free(&s->htas);
+	ev_map_free(&s->hta_idx);
 	for (size_t i = 0; i < s->srcgrps.len; i++)
 		free(((struct srcgrp *)s->srcgrps.data)[i].keys);
 	ev_vec_free(&s->srcgrps);

@@ -8,6 +8,7 @@
 #define EV_STATS_IMPL_H
 
 #include "ev.h"
+#include "ev/hta.h"
 
 /* ---- groups: a key tuple -> accumulator slot, in first-seen order ---- */
 
@@ -47,9 +48,9 @@ struct kstat { /* kernels, categories, variance, ops */
 
 struct tl { /* timeline per group */
 	struct ev_cover tl;     /* classes: comp, comm, memcpy */
-	struct ev_cover hta;    /* classes: all GPU events, HTA computation */
 	int64_t last_ts, t0;
 	int started;
+	uint32_t hta;           /* index + 1 of its rank's HTA accumulator */
 };
 
 /* Mean and max only (the skews need no quantiles, so no samples): the
@@ -96,6 +97,10 @@ struct ev_stats {
 	struct inst *inst;
 	size_t ninst, capinst;
 	int64_t now;
+	/* timeline: HTA's breakdown per (source group, rank), as HTA keeps
+	 * events (lib/analysis/hta.c) */
+	struct ev_vec htas;             /* struct ev_hta */
+	struct ev_map hta_idx;          /* (sg, rank) -> index + 1 */
 	/* timeline: the last record's group, and the last source's time base */
 	int last_ok, base_ok;
 	uint32_t last_src, last_rank, last_stream, base_src;

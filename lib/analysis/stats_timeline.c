@@ -18,10 +18,57 @@ static int64_t src_base(const struct ev_stats *s, uint32_t src)
 	return v && ev_parse_i64(v, &b) == EV_OK ? b : 0;
 }
 
+/* The HTA accumulator of a record's rank (and source group). */
+static struct ev_hta *hta_of(struct ev_stats *s, const struct ev_rec *r, uint32_t *index)
+{
+	uint32_t sg;
+	if (src_group(s, r->src, &sg) != EV_OK)
+		return NULL;
+	uint64_t key = ((uint64_t)sg << 32 | r->rank) + 1;
+	uint64_t *at = ev_map_get(&s->hta_idx, key);
+	if (at) {
+		*index = (uint32_t)*at;
+		return (struct ev_hta *)s->htas.data + (*at - 1);
+	}
+	struct ev_hta *h = ev_vec_push(&s->htas);
+	if (!h)
+		return NULL;
+	ev_hta_init(h);
+	h->json_base_ns = src_base(s, r->src);
+	*index = (uint32_t)s->htas.len;
+	if (ev_map_put(&s->hta_idx, key, s->htas.len) != EV_OK)
+		return NULL;
+	return h;
+}
+
+/* CPU-side records HTA looks at: runtime calls (the launches), ProfilerStep
+ * ranges, and the fact that there are CPU events at all. */
+static int hta_cpu(struct ev_stats *s, const struct ev_rec *r)
+{
+	uint32_t idx;
+	struct ev_hta *h;
+	switch (r->type) {
+	case EV_API:
+		if (!(h = hta_of(s, r, &idx)))
+			return EV_ERR_NOMEM;
+		return ev_hta_launch(h, r->id, r->ts);
+	case EV_RANGE:
+		if (!(h = hta_of(s, r, &idx)))
+			return EV_ERR_NOMEM;
+		if (r->op == EV_RG_STEP)
+			ev_hta_step(h, r->ts);
+		else
+			ev_hta_cpu_event(h);
+		return EV_OK;
+	default:
+		return EV_OK;
+	}
+}
+
 int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 {
 	if (!is_gpu(r))
-		return EV_OK;
+		return s->o.no_hta ? EV_OK : hta_cpu(s, r);
 	struct tl *t;
 	/* Consecutive records mostly belong to the same group. */
 	if (s->last_ok && r->src == s->last_src && r->rank == s->last_rank && r->stream == s->last_stream) {
@@ -41,7 +88,6 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 		return EV_ERR_ORDER;
 	if (!t->started) {
 		ev_cover_init(&t->tl);
-		ev_cover_init(&t->hta);
 		t->started = 1;
 		t->t0 = r->ts;
 	}
@@ -55,8 +101,7 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 	} else {
 		const char *name = str_of(s, r->name);
 		int b = ev_timeline_bucket(s->o.rules, r->type, name);
-		int hc = ev_hta_kind(name) == EV_HTA_COMPUTATION && r->type == EV_KERNEL;
-		cls = (uint64_t)(b + 2) | (uint64_t)hc << 8;
+		cls = (uint64_t)(b + 2) | (uint64_t)ev_hta_kind(name) << 8;
 		if (ev_map_put(&s->bucket_cache, ck, cls) != EV_OK)
 			return EV_ERR_NOMEM;
 	}
@@ -82,16 +127,26 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 		a = (double)ev_span(t->t0, r->ts);
 		z = a + (double)ev_span(r->ts, ev_rec_end(r)); /* saturated: never before a */
 	}
-	/* HTA counts every GPU event, linked or not. */
-	ev_cover_add(&t->hta, 0, a, z);
-	if (cls >> 8)
-		ev_cover_add(&t->hta, 1, a, z);
+	if (!s->o.no_hta) {
+		/* HTA keeps what it keeps (ev/hta.h), on its own clock. */
+		struct ev_hta *h = t->hta ? (struct ev_hta *)s->htas.data + (t->hta - 1) : hta_of(s, r, &t->hta);
+		if (!h)
+			return EV_ERR_NOMEM;
+		ev_hta_gpu(h, r->ts, ev_rec_end(r), (int)(cls >> 8), r->id);
+	}
 	if ((r->flags & EV_F_UNLINKED) && !s->o.unlinked)
 		return EV_OK;
 	int b = (int)(cls & 0xff) - 2;
 	if (b >= 0)
 		ev_cover_add(&t->tl, (unsigned)b, a, z);
 	return EV_OK;
+}
+
+/* HTA's result of accumulator i, finished once (counts reported once). */
+static void hta_result(struct ev_stats *s, size_t i, struct ev_hta_result *out)
+{
+	struct ev_hta *h = (struct ev_hta *)s->htas.data + i;
+	ev_hta_finish(h, out);
 }
 
 int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
@@ -105,7 +160,6 @@ int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 	for (size_t i = 0; !rc && i < s->g.keys.len; i++) {
 		struct tl *t = GROUP_VAL(&s->g, i);
 		ev_cover_finish(&t->tl);
-		ev_cover_finish(&t->hta);
 		const struct ev_cover *c = &t->tl;
 		enum { COMP = 1, COMM = 2, MEM = 4 };
 		double total = c->started ? c->last - c->first : 0;
@@ -115,12 +169,14 @@ int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 		double tmem = ev_cover_measure(c, MEM, 0);
 		double xmem = ev_cover_measure(c, MEM, COMP | COMM);
 		double busy = ev_cover_measure(c, 0, 0);
-		const struct ev_cover *h = &t->hta;
-		double kt = h->started ? h->last - h->first : 0;
-		double hbusy = ev_cover_measure(h, 1, 0);
-		double hcomp = ev_cover_measure(h, 2, 0);
-		double to_ms = s->o.float_us ? 1e3 : 1e6;
-		double hidle = kt - hbusy;
+		/* HTA's numbers are its rank's, in ns (µs with --tracelens-float). */
+		struct ev_hta_result hr;
+		memset(&hr, 0, sizeof hr);
+		if (t->hta)
+			hta_result(s, t->hta - 1, &hr);
+		double to_ms = s->o.float_us ? 1e3 : 1e6, hscale = s->o.float_us ? 1e-3 : 1.0;
+		double kt = hr.kernel_time * hscale, hidle = hr.idle_time * hscale, hcomp = hr.compute_time * hscale;
+		double hcomm = hr.comm_time * hscale, hover = hr.comm_comp_overlap * hscale;
 		struct { const char *type; double ns, base; } v[] = {
 			{ "computation_time", comp, total }, { "exposed_comm_time", xcomm, total },
 			{ "exposed_memcpy_time", xmem, total }, { "busy_time", busy, total },
@@ -128,6 +184,7 @@ int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 			{ "total_comm_time", tcomm, total }, { "total_memcpy_time", tmem, total },
 			{ "hta_idle_time", hidle, kt }, { "hta_compute_time", hcomp, kt },
 			{ "hta_non_compute_time", kt - hcomp - hidle, kt }, { "hta_kernel_time", kt, kt },
+			{ "hta_comm_comp_overlap_time", hover, hcomm },
 		};
 		size_t nv = s->o.no_hta ? 8 : sizeof v / sizeof v[0];
 		for (size_t j = 0; !rc && j < nv; j++) {

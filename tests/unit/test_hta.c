@@ -64,7 +64,8 @@ static void brute(const struct gpu *g, size_t n, int64_t last_step, int have_ste
 static void one_trace(int with_steps)
 {
 	static struct gpu g[N];
-	int64_t steps[4] = { 500, 1500, 2500, 3300 };
+	/* Steps start between events too: nothing must end at a step start. */
+	int64_t steps[4] = { 501, 1499, 2503, 3301 };
 	int nsteps = with_steps ? 1 + (int)(rnd() % 4) : 0;
 	for (int i = 0; i < N; i++) {
 		g[i].launch = (int64_t)(rnd() % SPAN);
