@@ -167,7 +167,8 @@ rpt_plot() {
 }
 
 # plot_bars TSV XCOL YCOLS OUT.svg TITLE YLABEL [XLABEL]: grouped bars of
-# the named columns (YCOLS comma-separated) against the labels in XCOL.
+# the named columns (YCOLS comma-separated; '*' = every column but XCOL)
+# against the labels in XCOL.
 plot_bars() {
 	local tsv="$1" xcol="$2" ycols="$3" out="$4" title="$5" ylabel="${6:-}" xlabel="${7:-}"
 	local xi using="" i=0 c ci tmp
@@ -178,7 +179,11 @@ plot_bars() {
 	# gnuplot would read a header such as "512thread" as the number 512.
 	tail -n +2 "$tsv" >"$tmp/data.tsv"
 	[ -s "$tmp/data.tsv" ] || { rm -rf "$tmp"; return 0; }
-	IFS=, read -ra cols <<<"$ycols"
+	if [ "$ycols" = '*' ]; then
+		mapfile -t cols < <(head -n 1 "$tsv" | tr '\t' '\n' | grep -vxF -- "$xcol")
+	else
+		IFS=, read -ra cols <<<"$ycols"
+	fi
 	for c in "${cols[@]}"; do
 		ci=$(tsv_col "$tsv" "$c")
 		[ -n "$ci" ] || continue
