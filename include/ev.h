@@ -17,5 +17,6 @@
 #include "ev/json.h"
 #include "ev/analysis.h"
 #include "ev/tool.h"
+#include "ev/xlsx.h"
 
 #endif /* EV_H */
