@@ -111,6 +111,10 @@ evk_supervise() {
 		set -E
 		trap 'EVK_FAILED_CMD=$BASH_COMMAND EVK_FAILED_LINE=$LINENO' ERR
 		trap '_evk_worker_exit' EXIT
+		# Ended with its group by the supervisor, which explains it.
+		trap 'EVK_EXPLAINED=1; exit 143' TERM
+		trap 'EVK_EXPLAINED=1; exit 130' INT
+		trap 'EVK_EXPLAINED=1; exit 129' HUP
 		return 0
 	fi
 	local pid rc=0 self="$0"
@@ -135,11 +139,13 @@ evk_supervise() {
 }
 
 # The worker's exit: a non-zero status that no message explained yet gets
-# one (the command that failed and where).
+# one (the command that failed and where), and becomes 1 (the exit status
+# table: 1 data or I/O error, 2 usage error, 128+N signal).
 _evk_worker_exit() {
 	local rc=$?
-	if [ "$rc" -ne 0 ] && [ -z "${EVK_EXPLAINED:-}" ] && [ "$rc" -lt 128 ]; then
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] && [ -z "${EVK_EXPLAINED:-}" ] && [ "$rc" -lt 128 ]; then
 		printf '%s: failed (exit %d) at line %s: %s\n' "${EVK_PROG:-evkit}" "$rc" "${EVK_FAILED_LINE:-?}" "${EVK_FAILED_CMD:-?}" >&2
+		exit 1
 	fi
 	return "$rc"
 }
@@ -292,27 +298,38 @@ _evk_is_run() {
 		compgen -G "$1/*.sqlite" >/dev/null || compgen -G "$1/*.json" >/dev/null || compgen -G "$1/*.json.gz" >/dev/null
 }
 
-# evk_sweep_configs DIR: print "LABEL<TAB>CONFIG_DIR<TAB>key=value ..." for
-# every configuration of a sweep, sorted numerically by its keys.  Layouts:
+# _evk_sweep_configs_z DIR: "LABEL<US>key=value ...<US>CONFIG_DIR\0" (US = \x1f,
+# not a blank, so an empty key list is kept by read) for
+# every configuration of a sweep (NUL-terminated: the directory may hold any
+# character), sorted numerically by its keys.  Layouts:
 #   <T>thread/nccl_<C>channels/   -> threads=T channels=C
 #   <CU>cu_<T>threads/            -> cu=CU threads=T
 # A DIR that is itself one run (has torch_profiler/, rank*/, *.sqlite or
-# JSON files) is printed as a single configuration.  Symlinked directories
-# are followed.  (Line output; evk_discover handles any name.)
-evk_sweep_configs() {
+# JSON files) comes last, as a configuration without keys.  Symlinked
+# directories are followed.
+_evk_sweep_configs_z() {
 	local dir="${1%/}" d rel
 	while IFS= read -r -d '' d; do
 		rel="${d#"$dir"/}"
 		if [[ "$rel" =~ ^([0-9]+)thread/nccl_([0-9]+)channels$ ]]; then
-			printf '%s\t%s\t%s\n' "${BASH_REMATCH[1]}thread_${BASH_REMATCH[2]}ch" "$d" "threads=${BASH_REMATCH[1]} channels=${BASH_REMATCH[2]}"
+			printf '%s\037%s\037%s\0' "${BASH_REMATCH[1]}thread_${BASH_REMATCH[2]}ch" "threads=${BASH_REMATCH[1]} channels=${BASH_REMATCH[2]}" "$d"
 		elif [[ "$rel" =~ ^([0-9]+)cu_([0-9]+)threads?$ ]]; then
-			printf '%s\t%s\t%s\n' "${BASH_REMATCH[1]}cu_${BASH_REMATCH[2]}threads" "$d" "cu=${BASH_REMATCH[1]} threads=${BASH_REMATCH[2]}"
+			printf '%s\037%s\037%s\0' "${BASH_REMATCH[1]}cu_${BASH_REMATCH[2]}threads" "cu=${BASH_REMATCH[1]} threads=${BASH_REMATCH[2]}" "$d"
 		fi
-	done < <(find -L "$dir" -mindepth 1 -maxdepth 2 -type d -print0 2>/dev/null | sort -z) |
-		sort -t$'\t' -k3,3V
+	done < <(find -L "$dir" -mindepth 1 -maxdepth 2 -type d -print0 2>/dev/null) |
+		sort -z -t$'\037' -k2,2V
 	if _evk_is_run "$dir"; then
-		printf '%s\t%s\t\n' "$(evk_label_clean "$(basename -- "$dir")")" "$dir"
+		printf '%s\037\037%s\0' "$(evk_label_clean "$(basename -- "$dir")")" "$dir"
 	fi
+}
+
+# evk_sweep_configs DIR: the same as lines "LABEL<TAB>CONFIG_DIR<TAB>key=value
+# ..." (for paths without TAB or newline; evk_discover handles any name).
+evk_sweep_configs() {
+	local label kv d
+	while IFS=$'\037' read -r -d '' label kv d; do
+		printf '%s\t%s\t%s\n' "$label" "$d" "$kv"
+	done < <(_evk_sweep_configs_z "$1")
 }
 
 # Discovery options, shared by the pipelines that take a sweep:
@@ -395,9 +412,9 @@ evk_discover() {
 		_evk_discover_regex "$dir"
 		return
 	fi
-	while IFS=$'\t' read -r label d kv; do
+	while IFS=$'\037' read -r -d '' label kv d; do
 		labels+=("$label") dirs+=("$d") kvs+=("$kv")
-	done < <(evk_sweep_configs "$dir")
+	done < <(_evk_sweep_configs_z "$dir")
 	if [ ${#labels[@]} -gt 1 ] && [ -z "${kvs[-1]}" ]; then
 		# A sweep directory that also holds trace files itself: the sweep wins.
 		unset 'labels[-1]' 'dirs[-1]' 'kvs[-1]'
