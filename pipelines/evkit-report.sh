@@ -205,6 +205,7 @@ set style fill solid 0.8 border -1
 set xtics rotate by -35
 set grid ytics
 set yzeroaxis
+set yrange [*<0:0<*]
 plot $using" || { rm -rf "$tmp"; return 1; }
 	rm -rf "$tmp"
 }
@@ -298,7 +299,7 @@ rpt_tsv2csv() {
 
 # tsv_col TSV NAME: the 1-based index of column NAME (empty if absent).
 tsv_col() {
-	head -n 1 "$1" | tr '\t' '\n' | grep -nxF -- "$2" | head -n 1 | cut -d: -f1
+	head -n 1 "$1" | tr '\t' '\n' | { grep -nxF -- "$2" || true; } | head -n 1 | cut -d: -f1
 }
 
 # tsv_pivot TSV ROWCOL COLCOL VALCOL: a wide table on stdout: one row per
