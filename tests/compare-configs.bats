@@ -216,7 +216,7 @@ OUT
 	run -0 "$PY_XLSX" "$XLSX" "$O/final_analysis_report.xlsx" Summary_Dashboard="$O/dashboard.tsv" GPU_Summary_Cmp="$O/comparison_summary.tsv" \
 		GPU_ByRank_Cmp="$O/comparison_by_rank.tsv" GPU_Timeline_Summary="$O/timeline_summary.tsv" GPU_Timeline_ByRank="$O/timeline_by_rank.tsv" \
 		NCCL_Cmp="$O/collective_comparison.tsv" NCCL_Collectives="$O/collectives.tsv" NCCL_Stragglers="$O/stragglers.tsv" Kernel_Cmp="$O/kernel_comparison.tsv"
-	assert_line "sheet Summary_Dashboard rows 10 cols 7"
+	assert_line "sheet Summary_Dashboard rows 12 cols 7"
 	assert_line "sheet GPU_ByRank_Cmp rows 16 cols 14"
 }
 
