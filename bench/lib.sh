@@ -1,14 +1,18 @@
+#!/usr/bin/env bash
 # Helpers for bench scripts (source it): timing with peak RSS, medians.
 # measure OUTVAR CMD...: runs CMD (a shell string) 3 times, sets
 #   OUTVAR_wall (median seconds) and OUTVAR_rss (median peak RSS in MiB).
 measure() {
-	local var="$1" cmd="$2" i f walls=() rsss=()
+	local var="$1" cmd="$2" f t0 t1 walls=() rsss=()
 	f=$(mktemp)
-	for i in 1 2 3; do
-		/usr/bin/time -f '%e %M' -o "$f" bash -c "$cmd" >/dev/null
-		read -r w r <"$f"
-		walls+=("$w")
-		rsss+=("$r")
+	for _ in 1 2 3; do
+		# Wall time from the clock in ns (time's %e has 10 ms steps),
+		# peak RSS from /usr/bin/time.
+		t0=$(date +%s%N)
+		/usr/bin/time -f '%M' -o "$f" bash -c "$cmd" >/dev/null
+		t1=$(date +%s%N)
+		walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')")
+		rsss+=("$(tail -n 1 "$f")")
 	done
 	rm -f "$f"
 	printf -v "${var}_wall" '%s' "$(printf '%s\n' "${walls[@]}" | sort -g | sed -n 2p)"
@@ -39,3 +43,15 @@ gen_colls() { # gen_colls NCOLL FILE: 64 ranks in one communicator, time-ordered
 				      5, i, "ring", pr[int(i / 4) % 4 + 1], "float32", 1 + i % 2, 64
 	}' | ev-view --pack -o "$2"
 }
+# scale N: N, or N/10 with BENCH_SMALL=1 (a quick run of every script).
+scale() {
+	if [ "${BENCH_SMALL:-0}" = 1 ]; then echo $(($1 / 10)); else echo "$1"; fi
+}
+# count_label N: "1m", "100k"... for the input column.
+count_label() {
+	awk -v n="$1" 'BEGIN { if (n >= 1e6 && n % 1e6 == 0) printf "%dm", n / 1e6; else if (n >= 1e3 && n % 1e3 == 0) printf "%dk", n / 1e3; else printf "%d", n }'
+}
+# The Python of the distribution, not whatever python3 comes first on PATH
+# (a virtualenv's would measure another json module).
+BENCH_PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
+export BENCH_PYTHON

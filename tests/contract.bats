@@ -169,3 +169,81 @@ check_fsize() {
 	[ -z "$(find "$BATS_TEST_TMPDIR" -name ".$t.fsize.out.*")" ] || { echo "$t left a temp file"; return 1; }
 }
 @test "contract: a file-size limit during output exits 1 and leaves nothing" { for_each_tool check_fsize; }
+
+check_output_is_input() {
+	local t="$1" in link
+	load_contract "$t" || return 1
+	[ -z "$CONTRACT_NO_OUTPUT" ] || return 0
+	in="$BATS_TEST_TMPDIR/$t.sacred"
+	contract_good "$in"
+	cp "$in" "$in.orig"
+	run "$t" "${CONTRACT_ARGS[@]}" -o "$in" "$in"
+	[ "$status" -ne 0 ] || { echo "$t -o onto its input: exit 0"; return 1; }
+	[[ "$output" == *"input"* ]] || { echo "$t -o onto its input: message: $output"; return 1; }
+	cmp -s "$in" "$in.orig" || { echo "$t -o onto its input destroyed it"; return 1; }
+	link="$BATS_TEST_TMPDIR/$t.link"
+	ln -sf "$in" "$link"
+	run "$t" "${CONTRACT_ARGS[@]}" -o "$link" "$in"
+	[ "$status" -ne 0 ] || { echo "$t -o onto a link to its input: exit 0"; return 1; }
+	cmp -s "$in" "$in.orig" || { echo "$t -o onto a link to its input destroyed it"; return 1; }
+	[ -z "$(find "$BATS_TEST_TMPDIR" -name ".$t.sacred.*")" ] || { echo "$t left a temp file"; return 1; }
+}
+@test "contract: -o onto an input (or a link to it) is refused and the input kept" { for_each_tool check_output_is_input; }
+
+check_link_output() {
+	local t="$1" in out
+	load_contract "$t" || return 1
+	[ -z "$CONTRACT_NO_OUTPUT" ] || return 0
+	in="$BATS_TEST_TMPDIR/$t.good"
+	contract_good "$in"
+	out="$BATS_TEST_TMPDIR/$t.target"
+	echo previous >"$out"
+	chmod 600 "$out"
+	ln -sf "$out" "$BATS_TEST_TMPDIR/$t.outlink"
+	"$t" "${CONTRACT_ARGS[@]}" -f -o "$BATS_TEST_TMPDIR/$t.outlink" "$in" || { echo "$t -o LINK failed"; return 1; }
+	[ -L "$BATS_TEST_TMPDIR/$t.outlink" ] || { echo "$t replaced the symlink itself"; return 1; }
+	[ "$(stat -c %a "$out")" = 600 ] || { echo "$t reset the target's mode to $(stat -c %a "$out")"; return 1; }
+	! grep -qx previous "$out" || { echo "$t did not write the target"; return 1; }
+}
+@test "contract: -o onto a symlink writes its target and keeps the target's mode" { for_each_tool check_link_output; }
+
+check_options_after_files() {
+	local t="$1" in
+	load_contract "$t" || return 1
+	[ -z "$CONTRACT_NO_OUTPUT" ] || return 0
+	in="$BATS_TEST_TMPDIR/$t.good"
+	contract_good "$in"
+	"$t" "${CONTRACT_ARGS[@]}" -o "$BATS_TEST_TMPDIR/$t.before" "$in" || { echo "$t options first failed"; return 1; }
+	"$t" "${CONTRACT_ARGS[@]}" "$in" -o "$BATS_TEST_TMPDIR/$t.after" || { echo "$t options after the file failed"; return 1; }
+	cmp -s "$BATS_TEST_TMPDIR/$t.before" "$BATS_TEST_TMPDIR/$t.after" || { echo "$t: output depends on option order"; return 1; }
+}
+@test "contract: options are accepted after file names" { for_each_tool check_options_after_files; }
+
+# A tool killed while it streams: its input is a FIFO kept open by a writer
+# that never finishes, so the tool is mid-stream with -o open when TERM comes.
+check_sigterm() {
+	local t="$1" in fifo out pid writer sig
+	load_contract "$t" || return 1
+	[ -z "$CONTRACT_NO_OUTPUT" ] || return 0
+	[ -z "${CONTRACT_NO_STREAM:-}" ] || return 0
+	in="$BATS_TEST_TMPDIR/$t.good"
+	contract_good "$in"
+	for sig in TERM INT HUP; do
+		fifo="$BATS_TEST_TMPDIR/$t.$sig.fifo"
+		out="$BATS_TEST_TMPDIR/$t.$sig.out"
+		rm -f "$fifo"; mkfifo "$fifo"
+		echo previous >"$out"
+		# Half of the input, then silence.
+		{ head -c "$(($(wc -c <"$in") / 2))" "$in"; sleep 20; } >"$fifo" &
+		writer=$!
+		"$t" "${CONTRACT_ARGS[@]}" -f -o "$out" "$fifo" 2>/dev/null &
+		pid=$!
+		sleep 0.5
+		kill -"$sig" "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
+		[ -z "$(find "$BATS_TEST_TMPDIR" -name ".$t.$sig.out.*")" ] || { echo "$t left a temp file on SIG$sig"; return 1; }
+		grep -qx previous "$out" || { echo "$t: SIG$sig replaced the previous output"; return 1; }
+	done
+}
+@test "contract: TERM, INT or HUP mid-stream leaves no temp file and the previous output" { for_each_tool check_sigterm; }

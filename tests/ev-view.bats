@@ -157,6 +157,9 @@ OUT
 	run -2 ev-view --rank=3-1 "$T/small.ev"
 	run -2 ev-view --pack --csv "$T/small.ev"
 	run -2 ev-view --from=abc "$T/small.ev"
+	# The bad word is named after its buffer was freed once (use after free).
+	run -2 ev-view -t kernel,nosuch "$T/small.ev"
+	assert_output --partial "unknown record type 'nosuch'"
 }
 
 @test "binary output to a terminal is refused unless forced" {

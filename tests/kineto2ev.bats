@@ -20,10 +20,10 @@ memcpy	htod	1	7	5000	2000	4096	Memcpy HtoD (Pageable -> Device)	unlinked	0	0
 range	cpu_op	1	7	10500	30000	0	aten::mm	-	0	0
 api	runtime	1	7	12000	4000	0	cudaLaunchKernel	-	0	0
 kernel	gemm	1	7	20001	8250	0	sm90_xmma_gemm_f32f32	-	128	8
-kernel	comm	1	9	40000	10000	0	ncclDevKernel_AllReduce_RING_LL_Sum_float	unlinked	0	0
-coll	allreduce	1	9	40000	10000	4096	ncclDevKernel_AllReduce_RING_LL_Sum_float	-	0	2
-kernel	comm	1	9	60000	10000	0	ncclDevKernel_AllGather_RING_SIMPLE	unlinked	0	0
-coll	allgather	1	9	60000	10000	2048	ncclDevKernel_AllGather_RING_SIMPLE	-	0	2
+kernel	comm	1	9	40000	10000	0	ncclDevKernel_AllReduce_RING_LL_Sum_float	unlinked	512	0
+coll	allreduce	1	9	40000	10000	4096	ncclDevKernel_AllReduce_RING_LL_Sum_float	-	512	2
+kernel	comm	1	9	60000	10000	0	ncclDevKernel_AllGather_RING_SIMPLE	unlinked	544	0
+coll	allgather	1	9	60000	10000	2048	ncclDevKernel_AllGather_RING_SIMPLE	-	544	2
 mark	other	1	7	95000	0	0	checkpoint "A"é	-	0	0
 OUT
 	# The GEMM kernel names its launching op with shapes.

@@ -1876,7 +1876,12 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return ev_cli_usage_error(&o.cli, "missing subcommand (timeline, kernels, categories, ops, coll, variance, compare)");
-	const char *subname = argv[optind++];
+	const char *subname = argv[optind];
+	/* The subcommand's options may follow its files: restart GNU getopt
+	 * (optind 0) on the words after the subcommand, permuting again. */
+	argc -= optind;
+	argv += optind;
+	optind = 0;
 	size_t nsub = sizeof sub_names / sizeof sub_names[0], k;
 	for (k = 0; k < nsub && strcmp(subname, sub_names[k]); k++)
 		;

@@ -373,54 +373,58 @@ struct sink {
 	ev_writer *w;     /* FMT_EV */
 };
 
-static int view_one(struct opts *o, ev_reader *r, struct sink *sk, struct filter_state *fs, uint64_t *nrec)
+/* The driver's callbacks (ev_filter_run). */
+struct view_ctx {
+	struct opts *o;
+	struct sink *sk;
+	struct filter_state *fs;
+};
+
+static int output_failed(struct view_ctx *v, int rc)
 {
-	struct ev_rec rec;
-	int rc;
-	ev_strtab *st = ev_reader_strtab(r);
-	ev_rec_init(&rec);
-	while ((rc = ev_read(r, &rec)) > 0) {
-		if (rc == EV_TEXT) {
-			const char *line;
-			rc = EV_OK;
-			size_t len;
-			ev_reader_text(r, &line, &len);
-			if (sk->w) {
-				/* Segments are kept; strings are re-emitted as records need them. */
-				if (len >= 4 && memcmp(line, "#str", 4) == 0)
-					continue;
-				if ((len >= 3 && memcmp(line, "#ev", 3) == 0) || (len >= 4 && memcmp(line, "#end", 4) == 0))
-					rc = ev_write_line_raw(sk->w, line, len);
-				else
-					rc = ev_write_text(sk->w, line, len);
-			} else if (o->format == FMT_TSV && !o->no_meta) {
-				rc = ev_output_write(sk->out, line, len);
-				if (!rc)
-					rc = ev_output_putc(sk->out, '\n');
-			}
-			if (rc)
-				return rc + 1000; /* an output error, told apart below */
-			continue;
-		}
-		int k = keep(o, fs, &rec, st);
-		if (k < 0)
-			return EV_ERR_NOMEM + 1000;
-		if (!k)
-			continue;
-		if (sk->w) {
-			const char *line;
-			size_t len;
-			ev_reader_record_line(r, &line, &len);
-			rc = ev_write_escaped(sk->w, &rec, line, len);
-		} else {
-			rc = write_row(o, sk->out, &rec, st);
-		}
-		if (rc)
-			return rc + 1000;
-		if ((++*nrec & 0xFFFF) == 0)
-			ev_cli_progress(&o->cli, *nrec, 0);
+	ev_cli_file_error(&v->o->cli, v->o->cli.output, rc);
+	return EV_FILTER_REPORTED;
+}
+
+static int view_text(void *ctx, ev_reader *r, const char *line, size_t len)
+{
+	struct view_ctx *v = ctx;
+	struct sink *sk = v->sk;
+	int rc = EV_OK;
+	(void)r;
+	if (sk->w) {
+		/* Segments are kept; strings are re-emitted as records need them. */
+		if (len >= 4 && memcmp(line, "#str", 4) == 0)
+			return EV_OK;
+		if ((len >= 3 && memcmp(line, "#ev", 3) == 0) || (len >= 4 && memcmp(line, "#end", 4) == 0))
+			rc = ev_write_line_raw(sk->w, line, len);
+		else
+			rc = ev_write_text(sk->w, line, len);
+	} else if (v->o->format == FMT_TSV && !v->o->no_meta) {
+		rc = ev_output_write(sk->out, line, len);
+		if (!rc)
+			rc = ev_output_putc(sk->out, '\n');
 	}
-	return rc;
+	return rc ? output_failed(v, rc) : EV_OK;
+}
+
+static int view_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
+{
+	struct view_ctx *v = ctx;
+	int rc, k = keep(v->o, v->fs, rec, ev_reader_strtab(r));
+	if (k < 0)
+		return EV_ERR_NOMEM;
+	if (!k)
+		return EV_OK;
+	if (v->sk->w) {
+		const char *line;
+		size_t len;
+		ev_reader_record_line(r, &line, &len);
+		rc = ev_write_escaped(v->sk->w, rec, line, len);
+	} else {
+		rc = write_row(v->o, v->sk->out, rec, ev_reader_strtab(r));
+	}
+	return rc ? output_failed(v, rc) : EV_OK;
 }
 
 /* ---- packing TSV ---------------------------------------------------- */
@@ -734,34 +738,23 @@ static int run(struct opts *o)
 	}
 	struct packer pk;
 	memset(&pk, 0, sizeof pk);
-	for (int i = 0; i < o->ninputs && !status; i++) {
-		const char *path = o->inputs[i];
-		if (o->pack) {
+	if (o->pack) {
+		for (int i = 0; i < o->ninputs && !status; i++) {
 			ev_input *in;
-			if ((rc = ev_input_open(&in, path)) != EV_OK) {
-				status = ev_cli_file_error(&o->cli, path, rc);
+			if ((rc = ev_input_open(&in, o->inputs[i])) != EV_OK) {
+				status = ev_cli_file_error(&o->cli, o->inputs[i], rc);
 				break;
 			}
 			status = pack_one(o, in, sk.w, &pk, st, &fs, &nrec);
 			ev_input_close(in);
-			continue;
 		}
-		ev_reader *r;
-		if ((rc = ev_reader_open(&r, path, st, meta)) != EV_OK) {
-			status = ev_cli_file_error(&o->cli, path, rc);
-			break;
-		}
-		ev_reader_raw_text(r, 1);
-		if (sk.w && !o->any_filter) {
-			/* Records go out as they came: no need to decode every field. */
-			ev_reader_lazy_decode(r, 1);
-		}
-		rc = view_one(o, r, &sk, &fs, &nrec);
-		if (rc >= 500)
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc - 1000);
-		else if (rc < 0)
-			status = ev_cli_reader_error(&o->cli, r, rc);
-		ev_reader_close(r);
+	} else {
+		struct view_ctx v = { o, &sk, &fs };
+		struct ev_filter f = { EV_FILTER_RAW_TEXT, NULL, view_text, view_rec, NULL };
+		/* Records go out as they came: no need to decode every field. */
+		if (sk.w && !o->any_filter)
+			f.flags |= EV_FILTER_LAZY;
+		status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &v);
 	}
 	ev_cli_progress_done(&o->cli);
 	if (!status) {
@@ -845,8 +838,10 @@ int main(int argc, char **argv)
 			for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 				unsigned v;
 				if (ev_type_parse(tok, &v)) {
+					/* The message names the word before its buffer goes. */
+					int rc = ev_cli_usage_error(&o.cli, "--type: unknown record type '%s'", tok);
 					free(copy);
-					return ev_cli_usage_error(&o.cli, "--type: unknown record type '%s'", tok);
+					return rc;
 				}
 				o.type_mask |= 1u << v;
 			}

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "ev.h"
+#include "ev/nccl.h"
 
 
 struct opts {
@@ -218,71 +219,6 @@ static int tok_us_to_ns(const char *text, const struct ev_json_tok *t, int i, in
 	return 0;
 }
 
-/* "allreduce_coalesced" -> allreduce, "_allgather_base" -> allgather ... */
-static unsigned coll_kind(const char *raw)
-{
-	char n[64];
-	size_t o = 0;
-	for (const char *p = raw; *p && o + 1 < sizeof n; p++)
-		if (*p != '_')
-			n[o++] = (char)tolower((unsigned char)*p);
-	n[o] = '\0';
-	static const struct { const char *prefix; unsigned op; } map[] = {
-		{ "allreduce", EV_OP_ALLREDUCE }, { "allgather", EV_OP_ALLGATHER },
-		{ "reducescatter", EV_OP_REDUCESCATTER }, { "broadcast", EV_OP_BROADCAST },
-		{ "alltoallv", EV_OP_ALLTOALLV }, { "alltoall", EV_OP_ALLTOALL },
-		{ "barrier", EV_OP_BARRIER }, { "gather", EV_OP_GATHER }, { "scatter", EV_OP_SCATTER },
-		{ "sendrecv", EV_OP_SENDRECV }, { "send", EV_OP_SEND }, { "recv", EV_OP_RECV },
-		{ "reduce", EV_OP_REDUCE },
-	};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (strncmp(n, map[i].prefix, strlen(map[i].prefix)) == 0)
-			return map[i].op;
-	return EV_OP_UNKNOWN;
-}
-
-static unsigned dtype_of(const char *s)
-{
-	static const struct { const char *name; unsigned dt; } map[] = {
-		{ "Float", EV_DT_FLOAT32 }, { "float", EV_DT_FLOAT32 }, { "Half", EV_DT_FLOAT16 },
-		{ "BFloat16", EV_DT_BFLOAT16 }, { "Double", EV_DT_FLOAT64 }, { "Int", EV_DT_INT32 },
-		{ "Long", EV_DT_INT64 }, { "Char", EV_DT_INT8 }, { "Byte", EV_DT_UINT8 }, { "Bool", EV_DT_UINT8 },
-		{ "Float8_e4m3fn", EV_DT_FP8E4M3 }, { "Float8_e5m2", EV_DT_FP8E5M2 },
-		{ "Float8_e4m3fnuz", EV_DT_FP8E4M3 }, { "Float8_e5m2fnuz", EV_DT_FP8E5M2 },
-	};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (strcmp(s, map[i].name) == 0)
-			return map[i].dt;
-	unsigned v;
-	return ev_dtype_parse(s, &v) == 0 ? v : EV_DT_UNKNOWN;
-}
-
-/* Does the kernel name hold "_WORD" as a whole part, followed by '_', '(',
- * '<' or the end (ncclKernel_AllReduce_RING_LL_Sum_float)? */
-static int name_part(const char *name, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *p = strchr(name, '_'); p; p = strchr(p + 1, '_'))
-		if (strncmp(p + 1, word, n) == 0 && (p[1 + n] == '_' || p[1 + n] == '(' || p[1 + n] == '<' || !p[1 + n]))
-			return 1;
-	return 0;
-}
-
-static void algo_proto_from_name(const char *name, struct ev_rec *r)
-{
-	static const struct { const char *w; unsigned v; } algos[] = {
-		{ "NVLS_TREE", EV_ALGO_NVLS_TREE }, { "NVLS", EV_ALGO_NVLS }, { "COLLNET_DIRECT", EV_ALGO_COLLNET_DIRECT },
-		{ "COLLNET_CHAIN", EV_ALGO_COLLNET_CHAIN }, { "RING", EV_ALGO_RING }, { "TREE", EV_ALGO_TREE },
-		{ "PAT", EV_ALGO_PAT },
-	}, protos[] = { { "LL128", EV_PROTO_LL128 }, { "LL", EV_PROTO_LL }, { "SIMPLE", EV_PROTO_SIMPLE } };
-	for (size_t i = 0; i < sizeof algos / sizeof algos[0] && !r->algo; i++)
-		if (name_part(name, algos[i].w))
-			r->algo = (uint8_t)algos[i].v;
-	for (size_t i = 0; i < sizeof protos / sizeof protos[0] && !r->proto; i++)
-		if (name_part(name, protos[i].w))
-			r->proto = (uint8_t)protos[i].v;
-}
-
 /* ---- one event ------------------------------------------------------ */
 
 static int add(struct state *s, struct ev_rec *r)
@@ -397,7 +333,7 @@ static int nccl_record(struct state *s, const char *text, const struct ev_json_t
 		return EV_OK;
 	struct ev_rec r = *k;
 	r.type = EV_COLL;
-	r.op = (uint8_t)coll_kind(buf);
+	r.op = (uint8_t)ev_torch_coll(buf);
 	if (r.op == EV_OP_SEND || r.op == EV_OP_RECV)
 		r.type = EV_P2P;
 	r.flags = 0;
@@ -411,7 +347,7 @@ static int nccl_record(struct state *s, const char *text, const struct ev_json_t
 		tok_i64(text, t, v, &group);
 	if ((v = ev_json_get(text, t, args, "dtype")) >= 0 && t[v].end - t[v].start < (int)sizeof buf &&
 	    ev_json_str(text, t, v, buf) != (size_t)-1)
-		r.dtype = (uint8_t)dtype_of(buf);
+		r.dtype = (uint8_t)ev_torch_dtype(buf);
 	unsigned esize = ev_dtype_size(r.dtype);
 	/* All-gather's message is its output; others are sized by the input. */
 	int64_t nel = r.op == EV_OP_ALLGATHER ? nout : nin;
@@ -425,7 +361,9 @@ static int nccl_record(struct state *s, const char *text, const struct ev_json_t
 	else if ((v = ev_json_get(text, t, args, "Process Group Ranks")) >= 0)
 		comm = ev_hash64(text + t[v].start, (size_t)(t[v].end - t[v].start));
 	r.comm = comm;
-	algo_proto_from_name(kname, &r);
+	struct ev_nccl_kname kn;
+	if (ev_nccl_kernel_decode(kname, &kn))
+		(void)ev_nccl_kname_apply(&kn, &r);
 	r.id = k->id;
 	r.step = 0; /* the kernel's External id stays on the kernel record */
 	int rc = comm_line(s, comm, text, t, args, group);

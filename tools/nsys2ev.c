@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ev.h"
+#include "ev/nccl.h"
 
 /* ---- options and state ---------------------------------------------- */
 
@@ -299,55 +300,6 @@ static unsigned api_kind(const char *fn, size_t n, int *p2p)
 	return EV_OP_UNKNOWN;
 }
 
-/* Collective of an NCCL kernel name, EV_OP_SENDRECV for SendRecv. */
-static unsigned kernel_kind(const char *name)
-{
-	static const struct { const char *w; unsigned op; } map[] = {
-		{ "AllReduce", EV_OP_ALLREDUCE }, { "AllGather", EV_OP_ALLGATHER },
-		{ "ReduceScatter", EV_OP_REDUCESCATTER }, { "Broadcast", EV_OP_BROADCAST },
-		{ "SendRecv", EV_OP_SENDRECV }, { "AllToAll", EV_OP_ALLTOALL }, { "AlltoAll", EV_OP_ALLTOALL },
-		{ "Reduce", EV_OP_REDUCE }, { "Gather", EV_OP_GATHER }, { "Scatter", EV_OP_SCATTER },
-	};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (strstr(name, map[i].w))
-			return map[i].op;
-	return EV_OP_UNKNOWN;
-}
-
-static int is_nccl_kernel(const char *name)
-{
-	return has_prefix(name, "nccl") || strstr(name, "ncclDevKernel") || strstr(name, "ncclKernel");
-}
-
-/* Element type from the kernel name's type part (_f32, _bf16, _float, ...). */
-static unsigned dtype_from_name(const char *name)
-{
-	static const struct { const char *w; unsigned dt; } map[] = {
-		{ "f32", EV_DT_FLOAT32 }, { "float", EV_DT_FLOAT32 }, { "f16", EV_DT_FLOAT16 }, { "half", EV_DT_FLOAT16 },
-		{ "bf16", EV_DT_BFLOAT16 }, { "_nv_bfloat16", EV_DT_BFLOAT16 }, { "f64", EV_DT_FLOAT64 },
-		{ "double", EV_DT_FLOAT64 }, { "i8", EV_DT_INT8 }, { "int8", EV_DT_INT8 }, { "u8", EV_DT_UINT8 },
-		{ "uint8", EV_DT_UINT8 }, { "i32", EV_DT_INT32 }, { "int32", EV_DT_INT32 }, { "u32", EV_DT_UINT32 },
-		{ "uint32", EV_DT_UINT32 }, { "i64", EV_DT_INT64 }, { "int64", EV_DT_INT64 }, { "u64", EV_DT_UINT64 },
-		{ "uint64", EV_DT_UINT64 }, { "f8e4m3", EV_DT_FP8E4M3 }, { "f8e5m2", EV_DT_FP8E5M2 },
-	};
-	const char *end = strchr(name, '(');
-	size_t n = end ? (size_t)(end - name) : strlen(name);
-	for (size_t i = 0; i < n; i++) {
-		if (name[i] != '_')
-			continue;
-		size_t j = i + 1, k = j;
-		while (k < n && name[k] != '_' && name[k] != '(')
-			k++;
-		for (size_t m = 0; m < sizeof map / sizeof map[0]; m++) {
-			size_t wl = strlen(map[m].w);
-			/* "int8_t": allow a trailing "_t" part. */
-			if (k - j == wl && memcmp(name + j, map[m].w, wl) == 0)
-				return map[m].dt;
-		}
-	}
-	return EV_DT_UNKNOWN;
-}
-
 static unsigned dtype_from_size(uint32_t ts)
 {
 	switch (ts) {
@@ -357,73 +309,6 @@ static unsigned dtype_from_size(uint32_t ts)
 	case 8: return EV_DT_FLOAT64;
 	default: return EV_DT_UNKNOWN;
 	}
-}
-
-static void algo_proto_from_name(const char *name, uint8_t *algo, uint8_t *proto)
-{
-	static const struct { const char *w; unsigned v; } algos[] = {
-		{ "_NVLS_TREE", EV_ALGO_NVLS_TREE }, { "_NVLS", EV_ALGO_NVLS }, { "_COLLNET_DIRECT", EV_ALGO_COLLNET_DIRECT },
-		{ "_COLLNET_CHAIN", EV_ALGO_COLLNET_CHAIN }, { "_RING", EV_ALGO_RING }, { "_TREE", EV_ALGO_TREE },
-		{ "_PAT", EV_ALGO_PAT }, { "Ring", EV_ALGO_RING }, { "Tree", EV_ALGO_TREE },
-	};
-	for (size_t i = 0; i < sizeof algos / sizeof algos[0] && !*algo; i++)
-		if (strstr(name, algos[i].w))
-			*algo = (uint8_t)algos[i].v;
-	/* From NCCL 2.8 "_LL" names only the kernel specialisation, not the
-	 * protocol that ran (docs/nsys2ev.md): only the old names are trusted. */
-	if (!*proto && !strstr(name, "ncclDevKernel") && !strstr(name, "ncclKernel_")) {
-		if (strstr(name, "LL128"))
-			*proto = EV_PROTO_LL128;
-		else if (strstr(name, "LL"))
-			*proto = EV_PROTO_LL;
-		else if (strstr(name, "Simple"))
-			*proto = EV_PROTO_SIMPLE;
-	}
-}
-
-static unsigned kernel_class(const char *name)
-{
-	static const struct { const char *w; unsigned c; } map[] = {
-		{ "gemm", EV_KC_GEMM }, { "Gemm", EV_KC_GEMM }, { "GEMM", EV_KC_GEMM }, { "nvjet", EV_KC_GEMM },
-		{ "cublas", EV_KC_GEMM }, { "cutlass", EV_KC_GEMM }, { "xmma", EV_KC_GEMM }, { "matmul", EV_KC_GEMM },
-		{ "flash", EV_KC_ATTENTION }, { "fmha", EV_KC_ATTENTION }, { "attention", EV_KC_ATTENTION },
-		{ "Attention", EV_KC_ATTENTION }, { "conv", EV_KC_CONV }, { "Conv", EV_KC_CONV },
-		{ "memset", EV_KC_MEMSET }, { "fillBuffer", EV_KC_MEMSET }, { "reduce", EV_KC_REDUCE },
-		{ "Reduce", EV_KC_REDUCE }, { "softmax", EV_KC_REDUCE }, { "norm", EV_KC_REDUCE },
-		{ "elementwise", EV_KC_ELEMENTWISE }, { "vectorized", EV_KC_ELEMENTWISE },
-		{ "multi_tensor_apply", EV_KC_ELEMENTWISE },
-	};
-	if (is_nccl_kernel(name))
-		return EV_KC_COMM;
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (strstr(name, map[i].w))
-			return map[i].c;
-	return EV_KC_OTHER;
-}
-
-static unsigned nccl_algo(int64_t v)
-{
-	static const unsigned m[] = { EV_ALGO_TREE, EV_ALGO_RING, EV_ALGO_COLLNET_DIRECT, EV_ALGO_COLLNET_CHAIN,
-	                              EV_ALGO_NVLS, EV_ALGO_NVLS_TREE, EV_ALGO_PAT };
-	return v >= 0 && v < 7 ? m[v] : EV_ALGO_UNKNOWN;
-}
-
-static unsigned nccl_proto(int64_t v)
-{
-	return v == 0 ? EV_PROTO_LL : v == 1 ? EV_PROTO_LL128 : v == 2 ? EV_PROTO_SIMPLE : EV_PROTO_UNKNOWN;
-}
-
-static unsigned nccl_redop(int64_t v)
-{
-	return v >= 0 && v <= 4 ? (unsigned)v + 1 : EV_RED_UNKNOWN;
-}
-
-/* ncclFunc_t of NCCL 2.20 (collType in coll_info markers). */
-static unsigned nccl_func(int64_t v)
-{
-	static const unsigned m[] = { EV_OP_BROADCAST, EV_OP_REDUCE, EV_OP_ALLGATHER, EV_OP_REDUCESCATTER,
-	                              EV_OP_ALLREDUCE, EV_OP_SENDRECV, EV_OP_SEND, EV_OP_RECV };
-	return v >= 0 && v < 8 ? m[v] : EV_OP_UNKNOWN;
 }
 
 /* ---- opening a file defensively ------------------------------------- */
@@ -1696,7 +1581,7 @@ static int add_call(struct state *s, struct gpu *g, uint32_t tid, int64_t start,
 	p->comm = (c->have & HC_COMM) ? (uint64_t)c->comm : 0;
 	p->bytes = (c->have & HC_BYTES) && c->bytes > 0 ? (uint64_t)c->bytes : 0;
 	p->type_size = (c->have & HC_TS) && c->type_size > 0 && c->type_size < 256 ? (uint32_t)c->type_size : 0;
-	p->redop = (c->have & HC_REDOP) ? (uint8_t)nccl_redop(c->redop) : 0;
+	p->redop = (c->have & HC_REDOP) ? (uint8_t)ev_nccl_redop_code(c->redop) : 0;
 	if (c->p2p)
 		p->peer = (c->have & HC_PEER) ? (int32_t)c->peer : -1;
 	else if ((c->have & HC_ROOT) && (c->kind == EV_OP_BROADCAST || c->kind == EV_OP_REDUCE))
@@ -1749,7 +1634,7 @@ static void coll_info(struct gpu *g, const char *t, uint64_t *bad)
 			struct op *p = &g->ops[i % OPCAP];
 			if (p->emitted || p->p2p || p->have_info)
 				continue;
-			if (pass == 0 && (p->kind != nccl_func(type) || p->comm != (uint64_t)hash || p->bytes != (uint64_t)size))
+			if (pass == 0 && (p->kind != ev_nccl_func_code(type) || p->comm != (uint64_t)hash || p->bytes != (uint64_t)size))
 				continue;
 			best = p;
 			break;
@@ -1759,10 +1644,10 @@ static void coll_info(struct gpu *g, const char *t, uint64_t *bad)
 		return;
 	}
 	best->have_info = 1;
-	best->algo = (uint8_t)nccl_algo(algo);
-	best->proto = (uint8_t)nccl_proto(proto);
+	best->algo = (uint8_t)ev_nccl_algo_code(algo);
+	best->proto = (uint8_t)ev_nccl_proto_code(proto);
 	if (!kv_get(t, "redOp", &redop))
-		best->redop = (uint8_t)nccl_redop(redop);
+		best->redop = (uint8_t)ev_nccl_redop_code(redop);
 	if (!kv_get(t, "root", &root) && (best->kind == EV_OP_BROADCAST || best->kind == EV_OP_REDUCE))
 		best->peer = (int32_t)root;
 	if (!kv_get(t, "type_size", &ts) && ts > 0 && ts < 256)
@@ -1844,7 +1729,7 @@ static int p2p_kernel(struct gpu *g, const char *t, uint64_t *bad)
 		(*bad)++;
 		return 0;
 	}
-	best->proto = (uint8_t)nccl_proto(proto);
+	best->proto = (uint8_t)ev_nccl_proto_code(proto);
 	if (!kv_get(t, "nWarps", &warps) && warps > 0 && warps * 32 <= UINT16_MAX)
 		best->nthreads = (uint16_t)(warps * 32);
 	if (!kv_get(t, "chunkSize", &chunk) && chunk > 0 && chunk <= UINT32_MAX)
@@ -1873,12 +1758,16 @@ static int kinfo_of(struct state *s, uint64_t name, struct kinfo *ki)
 	if (!t)
 		t = "";
 	memset(ki, 0, sizeof *ki);
-	ki->kclass = (uint8_t)kernel_class(t);
-	ki->nccl = ki->kclass == EV_KC_COMM;
+	/* One vocabulary for every converter (lib/nccl/names.c, lib/analysis/classify.c). */
+	struct ev_nccl_kname kn;
+	ki->kclass = (uint8_t)ev_kernel_class(EV_RULES_TRACELENS, t);
+	ki->nccl = ev_nccl_kernel_decode(t, &kn);
 	if (ki->nccl) {
-		ki->kind = (uint8_t)kernel_kind(t);
-		ki->dtype = (uint8_t)dtype_from_name(t);
-		algo_proto_from_name(t, &ki->algo, &ki->proto);
+		ki->kclass = EV_KC_COMM;
+		ki->kind = (uint8_t)kn.coll;
+		ki->dtype = (uint8_t)kn.dtype;
+		ki->algo = (uint8_t)kn.algo;
+		ki->proto = (kn.known & EV_NCCL_K_PROTO) ? (uint8_t)kn.proto : 0;
 	}
 	uint64_t x = (uint64_t)ki->kclass | (uint64_t)ki->nccl << 8 | (uint64_t)ki->kind << 16 |
 	             (uint64_t)ki->dtype << 24 | (uint64_t)ki->algo << 32 | (uint64_t)ki->proto << 40;

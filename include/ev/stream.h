@@ -48,6 +48,7 @@ enum ev_status {
 	EV_ERR_ARG = -11,    /* invalid argument to a library call */
 	EV_ERR_GZIP = -12,   /* corrupt or truncated gzip data */
 	EV_ERR_COLLISION = -13, /* two texts with one string id */
+	EV_ERR_SAMEFILE = -14, /* an output is the same file as an input */
 };
 
 /* A static English description of a status ("truncated stream", ...). */
@@ -191,8 +192,15 @@ void ev_rec_encode(const struct ev_rec *r, unsigned char *buf);
 /* Decode from buf of at least EV_RECORD_SIZE bytes (extra bytes of a later
  * minor version are ignored by the caller passing only the first 96). */
 void ev_rec_decode(const unsigned char *buf, struct ev_rec *r);
-/* End time, ts + dur. */
-static inline int64_t ev_rec_end(const struct ev_rec *r) { return r->ts + (int64_t)r->dur; }
+/* End time, ts + dur, saturated at INT64_MAX: the format allows any ts and
+ * dur, and an end past the largest time stays there instead of wrapping
+ * negative (docs/FORMAT.md §9). */
+static inline int64_t ev_rec_end(const struct ev_rec *r)
+{
+	/* Room above ts, computed without signed overflow for any ts. */
+	uint64_t room = r->ts >= 0 ? (uint64_t)(INT64_MAX - r->ts) : (uint64_t)INT64_MAX + (uint64_t)(-(r->ts + 1)) + 1u;
+	return r->dur > room ? INT64_MAX : (int64_t)((uint64_t)r->ts + r->dur);
+}
 
 /* Names of enum values, as ev-view prints them and parses them back.
  * ev_*_name returns NULL for a value without a name.  ev_*_parse returns
@@ -292,7 +300,9 @@ int ev_input_close(ev_input *in);
 
 typedef struct ev_output ev_output;
 /* Open path ("-" or NULL = stdout).  A file is written as
- * "<dir>/.<base>.XXXXXX" and renamed over path by ev_output_close. */
+ * "<dir>/.<base>.XXXXXX" and renamed over path by ev_output_close.  A
+ * symlink is written through: its target is replaced and keeps its mode.
+ * EV_ERR_SAMEFILE when path is an input of this process (see below). */
 int ev_output_open(ev_output **out, const char *path) EV_RESULT_USED;
 int ev_output_write(ev_output *out, const void *buf, size_t n) EV_RESULT_USED;
 int ev_output_printf(ev_output *out, const char *fmt, ...) EV_PRINTF(2, 3) EV_RESULT_USED;
@@ -309,6 +319,17 @@ int ev_output_close(ev_output *out) EV_RESULT_USED;
 void ev_output_abort(ev_output *out);
 /* Remove every temp output still open (for signal handlers; async-safe). */
 void ev_output_abort_all_signal(void);
+
+/* Inputs are sacred.  Every file opened by ev_input_open/ev_input_fdopen is
+ * remembered (device and inode, for the life of the process), and so is the
+ * file an open ev_output will replace (symlinks followed); opening an output
+ * onto a remembered input, or an input that an open output will replace,
+ * fails with EV_ERR_SAMEFILE.  Tools that read files by other means (SQLite)
+ * note them with ev_files_note_input(); ev_files_check_output() asks before
+ * anything is written. */
+int ev_files_note_input(int fd) EV_RESULT_USED;
+int ev_files_note_input_path(const char *path) EV_RESULT_USED;
+int ev_files_check_output(const char *path) EV_RESULT_USED;
 
 /* ------------------------------------------------------------------ */
 /* Metadata from text lines: #src #rank #comm #ring #tree #meta.        */

@@ -18,6 +18,9 @@ struct ev_cli {
 	int force;            /* -f: write binary to a terminal */
 	int progress;         /* progress line enabled (stderr is a tty, not -q) */
 	uint64_t progress_last;
+	uint64_t progress_start;  /* when the first progress call came */
+	uint64_t progress_total;  /* bytes expected in all inputs, 0 unknown */
+	uint64_t filter_records;  /* records passed by ev_filter_run */
 };
 
 /* Common long options.  Tools add these rows to their option tables and
@@ -60,7 +63,10 @@ int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status);
 /* Refuse to write binary ev to a terminal unless -f.  Returns 0 if fine,
  * else prints the message and returns 1. */
 int ev_cli_check_binary_out(const struct ev_cli *cli);
-/* Progress line on stderr (only when cli->progress): at most once a second. */
+/* Progress line on stderr (only when cli->progress, i.e. stderr is a
+ * terminal and not -q): at most once a second, after the first second;
+ * records, bytes, rate, and with cli->progress_total the share done and
+ * the time left. */
 void ev_cli_progress(struct ev_cli *cli, uint64_t records, uint64_t bytes);
 void ev_cli_progress_done(struct ev_cli *cli);
 /* Install SIGINT/SIGTERM/SIGHUP handlers that remove temp outputs (and
@@ -70,5 +76,58 @@ void ev_cli_cleanup_on_signal(void (*extra)(void));
 /* Final stdout check: flush/close stdout; prints "write error" on failure.
  * Returns status unchanged if fine, else 1. */
 int ev_cli_finish(const struct ev_cli *cli, int status);
+
+/* ------------------------------------------------------------------ */
+/* Option words (lib/tool/opt.c).                                      */
+
+/* An option whose value is one of a fixed set of words: *idx receives the
+ * index of arg in the NULL-terminated list.  Returns 0, or prints
+ * "prog: OPTION: 'arg' is not one of: a, b, c" with the help hint and
+ * returns 2 (the usage exit status). */
+int ev_cli_word(const struct ev_cli *cli, const char *option, const char *arg, const char *const *words,
+                unsigned *idx);
+/* A comma list of such words as a bit mask (bit i for words[i]); "all"
+ * sets every bit.  Returns 0, or prints as above and returns 2. */
+int ev_cli_word_list(const struct ev_cli *cli, const char *option, const char *arg, const char *const *words,
+                     unsigned *mask);
+/* Refuse an option that the chosen subcommand does not read:
+ * "prog SUB: --opt does not apply (it is for: a, b)".  Returns 2. */
+int ev_cli_not_for(const struct ev_cli *cli, const char *sub, const char *option, const char *for_subs);
+
+/* ------------------------------------------------------------------ */
+/* The stream-filter driver (lib/tool/filter.c): the input loop of     */
+/* every tool that reads ev streams, written once.                     */
+
+/* Callbacks return EV_OK to go on, a negative ev status (the driver
+ * reports it as "FILE: record N: message"), EV_FILTER_STOP to stop reading
+ * quietly, or EV_FILTER_REPORTED when the callback has already printed
+ * its own error. */
+enum { EV_FILTER_STOP = 1, EV_FILTER_REPORTED = 2 };
+enum ev_filter_flags {
+	EV_FILTER_ORDER = 1u << 0,     /* records must come in time order (FORMAT.md §7) */
+	EV_FILTER_SKIP_TEXT = 1u << 1, /* metadata lines are not passed to `text` */
+	EV_FILTER_LAZY = 1u << 2,      /* ev_reader_lazy_decode: only type, flags, name, sig */
+	EV_FILTER_RAW_TEXT = 1u << 3,  /* ev_reader_raw_text: #ev/#str/#end lines too, verbatim */
+};
+struct ev_filter {
+	unsigned flags;
+	/* At the start of input i (after it is opened), may be NULL. */
+	int (*begin)(void *ctx, ev_reader *r, size_t i);
+	/* Each metadata line other than #ev/#str/#end, may be NULL. */
+	int (*text)(void *ctx, ev_reader *r, const char *line, size_t len);
+	/* Each record. */
+	int (*rec)(void *ctx, ev_reader *r, struct ev_rec *rec);
+	/* After the last record of input i, may be NULL. */
+	int (*end)(void *ctx, ev_reader *r, size_t i);
+};
+/* Read inputs[0..n) ("-" for n == 0) in turn with one shared strtab and
+ * meta store (either may be NULL: the reader's own), showing progress on a
+ * terminal, checking order when asked, calling the callbacks, and
+ * reporting every error in the tool's format.  Returns the exit status:
+ * 0, or 1 after an error (quietly for a reader that went away). */
+int ev_filter_run(struct ev_cli *cli, char *const *inputs, size_t n, ev_strtab *st, ev_meta *meta,
+                  const struct ev_filter *f, void *ctx);
+/* Records the driver has passed to `rec` so far, over all inputs. */
+uint64_t ev_filter_records(const struct ev_cli *cli);
 
 #endif /* EV_TOOL_H */

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "ev.h"
+#include "ev/nccl.h"
 
 int ev_rules_parse(const char *s, enum ev_rules *r)
 {
@@ -126,29 +127,82 @@ static int tensile_name(const char *n)
 	       isalpha((unsigned char)n[3]) && n[4] == '_' && n[5] == 'A' && n[9] == '_' && n[10] == 'B';
 }
 
+/* Any of the lower-case words in a NULL-terminated list inside lc? */
+static int has_any(const char *lc, const char *const *words)
+{
+	for (; *words; words++)
+		if (strstr(lc, *words))
+			return 1;
+	return 0;
+}
+
+/* The class rules proper, on the lower-cased name.  The order matters and
+ * is tested on real names (tests/unit/test_classify.c):
+ *  - attention first: flash-attention and fused MHA kernels are built from
+ *    cutlass/CK GEMM templates and carry "gemm"/"cutlass" in their names;
+ *  - convolution before GEMM: cuDNN's and MIOpen's implicit-GEMM
+ *    convolutions say "implicit_gemm"/"igemm", and "conv" alone is not
+ *    enough ("convert" is in Triton's fused elementwise names);
+ *  - GEMM: BLAS libraries, Tensile/hipBLASLt, CUTLASS/CK, Triton matmuls,
+ *    MoE grouped GEMMs;
+ *  - normalisation, softmax and reductions; memset; elementwise. */
+static unsigned class_of_lower(const char *lc, const char *orig)
+{
+	static const char *const attention[] = {
+		"flash", "fmha", "attention", "attn", "sdpa", "mha_fwd", "mha_bwd", "fwd_splitkv", "paged_attention",
+		"unified_attention", "xformers", "scaled_dot_product", NULL,
+	};
+	static const char *const conv[] = {
+		"convolution", "conv1d", "conv2d", "conv3d", "convolve", "_conv_", "conv_fwd", "conv_bwd",
+		"conv_kernel", "winograd", "implicit_gemm", "implicit_convolve", "fprop", "dgrad", "wgrad",
+		"igemm_fwd", "igemm_bwd", "igemm_wrw", "miopenconv", "naive_conv", "conv_bn", NULL,
+	};
+	static const char *const gemm[] = {
+		"gemm", "nvjet", "cublaslt", "cublas", "xmma", "cutlass", "matmul", "cijk_", "hipblaslt",
+		"wvsplitk", "_mm_", "triton_tem_fused_mm", "triton_tem_fused_addmm", "triton_tem_fused_bmm",
+		"bmm_", "fused_moe", "moe_gemm", "grouped_mm", "splitkreduce", "ampere_sgemm", "volta_sgemm",
+		"sm90_xmma", "sm80_xmma", "dot_kernel", "gemv", NULL,
+	};
+	static const char *const reduce[] = {
+		"rmsnorm", "rms_norm", "layernorm", "layer_norm", "groupnorm", "group_norm", "batchnorm",
+		"batch_norm", "bn_fw", "bn_bw", "norm_kernel", "softmax", "reduce", "reduction", "norm", NULL,
+	};
+	static const char *const memset_w[] = { "fillbuffer", "memset", "fill_kernel", NULL };
+	static const char *const elementwise[] = {
+		"elementwise", "vectorized", "multi_tensor_apply", "unrolled_elementwise", "pointwise",
+		"triton_poi_", NULL,
+	};
+	if (has_any(lc, attention))
+		return EV_KC_ATTENTION;
+	if (has_any(lc, conv))
+		return EV_KC_CONV;
+	if (tensile_name(orig) || has_any(lc, gemm))
+		return EV_KC_GEMM;
+	if (has_any(lc, reduce) || strncmp(lc, "triton_red_", 11) == 0 || strncmp(lc, "triton_per_", 11) == 0)
+		return EV_KC_REDUCE;
+	if (has_any(lc, memset_w))
+		return EV_KC_MEMSET;
+	if (has_any(lc, elementwise))
+		return EV_KC_ELEMENTWISE;
+	return EV_KC_OTHER;
+}
+
 unsigned ev_kernel_class(enum ev_rules r, const char *name)
 {
 	if (ev_is_comm_name(r, name))
 		return EV_KC_COMM;
 	if (r == EV_RULES_TRACELENS && rocm_copy_kernel(name))
 		return EV_KC_MEMCPY;
-	if (tensile_name(name) || contains_ci(name, "gemm") || strstr(name, "Cijk") || contains_ci(name, "nvjet") ||
-	    contains_ci(name, "cublasLt") || contains_ci(name, "xmma") || contains_ci(name, "cutlass") ||
-	    contains_ci(name, "matmul"))
-		return EV_KC_GEMM;
-	if (contains_ci(name, "flash") || contains_ci(name, "fmha") || contains_ci(name, "attention") ||
-	    contains_ci(name, "attn") || contains_ci(name, "sdpa"))
-		return EV_KC_ATTENTION;
-	if (contains_ci(name, "conv") || contains_ci(name, "winograd"))
-		return EV_KC_CONV;
-	if (contains_ci(name, "fillBuffer") || contains_ci(name, "memset"))
-		return EV_KC_MEMSET;
-	if (contains_ci(name, "reduce") || contains_ci(name, "reduction") || contains_ci(name, "softmax") ||
-	    contains_ci(name, "norm"))
-		return EV_KC_REDUCE;
-	if (contains_ci(name, "elementwise") || contains_ci(name, "vectorized") || contains_ci(name, "multi_tensor_apply"))
-		return EV_KC_ELEMENTWISE;
-	return EV_KC_OTHER;
+	/* One lower-case copy, then plain substring searches: far cheaper
+	 * than a case-insensitive compare at every offset per pattern.  Names
+	 * longer than the buffer are classified on their first part (the
+	 * words that decide a class come early in every name we know). */
+	char lc[1024];
+	size_t n = 0;
+	for (; name[n] && n + 1 < sizeof lc; n++)
+		lc[n] = (char)tolower((unsigned char)name[n]);
+	lc[n] = '\0';
+	return class_of_lower(lc, name);
 }
 
 int ev_timeline_bucket(enum ev_rules r, unsigned type, const char *name)

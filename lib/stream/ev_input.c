@@ -83,8 +83,12 @@ static int sniff(ev_input *in)
 
 int ev_input_fdopen(ev_input **out, int fd, int own, const char *name)
 {
-	ev_input *in = calloc(1, sizeof *in);
 	*out = NULL;
+	/* Remembered so that no output of this process can replace it. */
+	int same = ev_files_note_input(fd);
+	if (same != EV_OK)
+		return same;
+	ev_input *in = calloc(1, sizeof *in);
 	if (!in)
 		return EV_ERR_NOMEM;
 	in->fd = fd;

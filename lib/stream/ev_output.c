@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,9 +16,10 @@
 #include <unistd.h>
 
 #include "ev.h"
+#include "internal.h"
 
 #define OUT_BUF (1u << 20)
-#define MAX_TEMPS 256
+#define TEMP_BLOCK 256
 
 struct ev_output {
 	int fd, is_stdout, direct, err, saved_errno;
@@ -25,55 +27,137 @@ struct ev_output {
 	char *buf;
 	size_t len, cap;
 	int temp_slot;
+	int replaces; /* dev/ino name an existing file that the rename replaces */
+	dev_t dev;
+	ino_t ino;
+	struct ev_output *next_open;
 };
 
-/* Temp names still open, for removal from a signal handler. */
-static char *volatile temp_paths[MAX_TEMPS];
+/* Temp names still open, for removal from a signal handler.  Blocks of
+ * slots are only ever added, each fully initialised before it is linked,
+ * and never freed while the process runs, so the handler can walk them at
+ * any moment; there is no limit but memory. */
+struct temp_block {
+	char *volatile path[TEMP_BLOCK];
+	struct temp_block *volatile next;
+};
+static struct temp_block first_block;
 
 int ev_temp_register(char *path)
 {
-	for (int i = 0; i < MAX_TEMPS; i++)
-		if (!temp_paths[i]) {
-			temp_paths[i] = path;
-			return i;
+	int base = 0;
+	for (struct temp_block *b = &first_block;; b = b->next, base += TEMP_BLOCK) {
+		for (int i = 0; i < TEMP_BLOCK; i++)
+			if (!b->path[i]) {
+				b->path[i] = path;
+				return base + i;
+			}
+		if (!b->next) {
+			if (base > INT_MAX - 2 * TEMP_BLOCK)
+				return -1;
+			struct temp_block *nb = calloc(1, sizeof *nb);
+			if (!nb)
+				return -1;
+			b->next = nb;
 		}
-	return -1;
+	}
 }
 
 void ev_temp_unregister(int slot)
 {
-	if (slot >= 0)
-		temp_paths[slot] = NULL;
+	if (slot < 0)
+		return;
+	struct temp_block *b = &first_block;
+	for (; b && slot >= TEMP_BLOCK; slot -= TEMP_BLOCK)
+		b = b->next;
+	if (b)
+		b->path[slot] = NULL;
 }
 
 void ev_output_abort_all_signal(void)
 {
-	for (int i = 0; i < MAX_TEMPS; i++) {
-		char *p = temp_paths[i];
-		if (p)
-			unlink(p);
-	}
+	for (struct temp_block *b = &first_block; b; b = b->next)
+		for (int i = 0; i < TEMP_BLOCK; i++) {
+			char *p = b->path[i];
+			if (p)
+				unlink(p);
+		}
 }
 
-static int open_temp(ev_output *o, const char *path)
+/* Outputs open now, for the same-file check of inputs opened later. */
+static struct ev_output *open_outputs;
+
+int ev_output_replaces(dev_t dev, ino_t ino)
+{
+	for (const struct ev_output *o = open_outputs; o; o = o->next_open)
+		if (o->replaces && o->dev == dev && o->ino == ino)
+			return 1;
+	return 0;
+}
+
+static void forget_open(struct ev_output *o)
+{
+	for (struct ev_output **p = &open_outputs; *p; p = &(*p)->next_open)
+		if (*p == o) {
+			*p = o->next_open;
+			return;
+		}
+}
+
+static int open_temp(ev_output *o, const char *path, const struct stat *old)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
 	const char *base = slash ? slash + 1 : path;
-	size_t n = strlen(path) + 16;
+	/* ".<base>.XXXXXX" must still fit a file name (NAME_MAX): a long base
+	 * is shortened in the temp name only. */
+	size_t blen = strlen(base);
+	if (blen > NAME_MAX - 8)
+		blen = NAME_MAX - 8;
+	size_t n = dirlen + blen + 16;
 	o->tmp = malloc(n);
 	if (!o->tmp)
 		return EV_ERR_NOMEM;
-	snprintf(o->tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
+	snprintf(o->tmp, n, "%.*s.%.*s.XXXXXX", (int)dirlen, path, (int)blen, base);
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (o->fd < 0)
 		return EV_ERR_IO;
-	/* mkstemp makes 0600; the final file should get the usual mode. */
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(o->fd, 0666 & ~mask);
 	o->temp_slot = ev_temp_register(o->tmp);
+	/* mkstemp makes 0600: a replaced file keeps its mode, a new one gets
+	 * the usual mode. */
+	if (old) {
+		fchmod(o->fd, old->st_mode & 07777);
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(o->fd, 0666 & ~mask);
+	}
 	return EV_OK;
+}
+
+/* The file to replace: a symlink's target (so the link stays a link), else
+ * path itself.  Returns a malloc'd string or NULL. */
+static char *target_of(const char *path)
+{
+	struct stat lst;
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		char *real = realpath(path, NULL);
+		if (real)
+			return real;
+		/* A dangling link: create the file it names. */
+		char link[PATH_MAX];
+		ssize_t n = readlink(path, link, sizeof link - 1);
+		if (n > 0) {
+			link[n] = '\0';
+			const char *slash = strrchr(path, '/');
+			size_t dirlen = link[0] == '/' || !slash ? 0 : (size_t)(slash - path) + 1;
+			char *t = malloc(dirlen + (size_t)n + 1);
+			if (t)
+				snprintf(t, dirlen + (size_t)n + 1, "%.*s%s", (int)dirlen, path, link);
+			return t;
+		}
+	}
+	return strdup(path);
 }
 
 int ev_output_open(ev_output **out, const char *path)
@@ -97,13 +181,18 @@ int ev_output_open(ev_output **out, const char *path)
 		o->is_stdout = 1;
 		o->name = strdup("standard output");
 	} else {
-		o->path = strdup(path);
+		o->path = target_of(path);
 		o->name = strdup(path);
 		if (!o->path || !o->name) {
 			rc = EV_ERR_NOMEM;
 			goto fail;
 		}
-		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if ((rc = ev_files_check_output(o->path)) != EV_OK) {
+			errno = 0;
+			goto fail;
+		}
+		int exists = stat(o->path, &st) == 0;
+		if (exists && !S_ISREG(st.st_mode)) {
 			/* Devices and FIFOs (/dev/null, /dev/full) cannot be renamed over. */
 			o->direct = 1;
 			o->fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -111,8 +200,14 @@ int ev_output_open(ev_output **out, const char *path)
 				rc = EV_ERR_IO;
 				goto fail;
 			}
-		} else if ((rc = open_temp(o, path)) != EV_OK) {
+		} else if ((rc = open_temp(o, o->path, exists ? &st : NULL)) != EV_OK) {
 			goto fail;
+		} else if (exists) {
+			o->replaces = 1;
+			o->dev = st.st_dev;
+			o->ino = st.st_ino;
+			o->next_open = open_outputs;
+			open_outputs = o;
 		}
 	}
 	if (!o->name) {
@@ -243,6 +338,7 @@ const char *ev_output_name(const ev_output *o) { return o->name; }
 
 static void release(ev_output *o)
 {
+	forget_open(o);
 	ev_temp_unregister(o->temp_slot);
 	free(o->tmp);
 	free(o->path);

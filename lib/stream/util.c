@@ -31,6 +31,7 @@ const char *ev_strerror(int status)
 	case EV_ERR_ARG: return "invalid argument";
 	case EV_ERR_GZIP: return "corrupt gzip data";
 	case EV_ERR_COLLISION: return "string id collision";
+	case EV_ERR_SAMEFILE: return "is also an input: refusing to overwrite an input";
 	default: return "unknown error";
 	}
 }

@@ -25,6 +25,9 @@ void ev_cli_init(struct ev_cli *cli, const char *prog)
 	/* Past `ulimit -f`, writes should fail with EFBIG and be reported like
 	 * any write error rather than kill the process. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* Every tool removes its temp outputs when interrupted; a tool with
+	 * more to clean calls ev_cli_cleanup_on_signal() again. */
+	ev_cli_cleanup_on_signal(NULL);
 }
 
 int ev_cli_common(struct ev_cli *cli, int opt, const char *arg)
@@ -59,7 +62,7 @@ static void vmsg(const struct ev_cli *cli, const char *prefix, const char *fmt, 
 {
 	/* Output already produced should land before the message. */
 	fflush(stdout);
-	if (cli->progress_last)
+	if (cli->progress_last != cli->progress_start)
 		fputs("\r\033[K", stderr);
 	fprintf(stderr, "%s: %s", cli->prog, prefix);
 	vfprintf(stderr, fmt, ap);
@@ -135,22 +138,30 @@ void ev_cli_progress(struct ev_cli *cli, uint64_t records, uint64_t bytes)
 	if (!cli->progress)
 		return;
 	uint64_t now = ev_now_ns();
-	if (cli->progress_last == 0) {
-		cli->progress_last = now; /* the first call only starts the clock */
+	if (cli->progress_start == 0) {
+		/* The first call only starts the clock: short runs print nothing. */
+		cli->progress_start = cli->progress_last = now;
 		return;
 	}
 	if (now - cli->progress_last < 1000000000u)
 		return;
 	cli->progress_last = now;
-	fprintf(stderr, "\r\033[K%s: %llu records, %.1f MiB", cli->prog, (unsigned long long)records,
-	        (double)bytes / (1024.0 * 1024.0));
+	double secs = (double)(now - cli->progress_start) / 1e9;
+	double mib = (double)bytes / (1024.0 * 1024.0);
+	double rate = secs > 0 ? mib / secs : 0;
+	fprintf(stderr, "\r\033[K%s: %llu records, %.1f MiB, %.1f MiB/s", cli->prog, (unsigned long long)records, mib,
+	        rate);
+	if (cli->progress_total && bytes <= cli->progress_total && rate > 0) {
+		double left = (double)(cli->progress_total - bytes) / (1024.0 * 1024.0) / rate;
+		fprintf(stderr, ", %.0f%%, %.0f s left", 100.0 * (double)bytes / (double)cli->progress_total, left);
+	}
 }
 
 void ev_cli_progress_done(struct ev_cli *cli)
 {
-	if (cli->progress && cli->progress_last)
+	if (cli->progress && cli->progress_last != cli->progress_start)
 		fputs("\r\033[K", stderr);
-	cli->progress_last = 0;
+	cli->progress_last = cli->progress_start = 0;
 }
 
 static void (*signal_extra)(void);

@@ -12,3 +12,4 @@ contract_truncated() {
 	rm -f "$1.full"
 }
 CONTRACT_TRUNC_MSG='truncated'
+CONTRACT_NO_STREAM=1 # SQLite cannot read a FIFO

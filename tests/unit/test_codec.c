@@ -448,6 +448,27 @@ static void test_output_atomic(void)
 	CHECK(ev_output_close(o) == EV_ERR_IO && errno == ENOSPC);
 }
 
+/* End times saturate instead of overflowing for format-legal extremes. */
+static void test_rec_end(void)
+{
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.ts = 100, r.dur = 50;
+	CHECK(ev_rec_end(&r) == 150);
+	r.ts = INT64_MAX - 10, r.dur = 11;
+	CHECK(ev_rec_end(&r) == INT64_MAX);
+	r.ts = INT64_MAX, r.dur = UINT64_MAX;
+	CHECK(ev_rec_end(&r) == INT64_MAX);
+	r.ts = INT64_MIN, r.dur = UINT64_MAX;
+	CHECK(ev_rec_end(&r) == INT64_MAX);
+	r.ts = INT64_MIN, r.dur = (uint64_t)INT64_MAX;
+	CHECK(ev_rec_end(&r) == -1);
+	r.ts = -5, r.dur = 3;
+	CHECK(ev_rec_end(&r) == -2);
+	r.ts = -5, r.dur = (uint64_t)INT64_MAX;
+	CHECK(ev_rec_end(&r) == INT64_MAX - 5);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -465,6 +486,7 @@ int main(void)
 	RUN(test_numbers);
 	RUN(test_gzip_input);
 	RUN(test_output_atomic);
+	RUN(test_rec_end);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hta.c - HTA's temporal breakdown and comm/comp overlap in one pass (see
+ * ev/hta.h for what HTA keeps and why this needs two coverages).
+ *
+ * Cover classes: 0 computation, 1 communication, 2 memory and other.  A GPU
+ * event runs after its launch, so everything launched during the latest
+ * step [step_start, ...) executes at or after step_start: the coverage of
+ * the events HTA keeps, were this step the last, is `before` (everything
+ * launched, up to step_start) plus `after` (from step_start on, only what
+ * was launched before step_start, seeded with the parts of earlier events
+ * that run past step_start).
+ */
+#include <string.h>
+
+#include "ev.h"
+#include "ev/hta.h"
+
+enum { C_COMP = 0, C_COMM = 1, C_OTHER = 2 };
+/* Launch times kept at most this long after the newest launch: a launch
+ * whose GPU event has not started a minute later has none. */
+#define LAUNCH_WINDOW_NS 60000000000LL
+#define LAUNCH_PRUNE_AT (1u << 20)
+
+void ev_hta_init(struct ev_hta *h)
+{
+	memset(h, 0, sizeof *h);
+	ev_cover_init(&h->launched);
+	ev_cover_init(&h->all);
+	ev_cover_init(&h->before);
+	ev_cover_init(&h->after);
+	ev_map_init(&h->launch);
+	h->round_us = 1;
+}
+
+static int64_t floor_us(int64_t t)
+{
+	int64_t r = t % 1000;
+	return r < 0 ? t - r - 1000 : t - r;
+}
+
+static int64_t ceil_us(int64_t t)
+{
+	int64_t f = floor_us(t);
+	return f == t ? t : f + 1000;
+}
+
+static double rel(struct ev_hta *h, int64_t t)
+{
+	if (!h->have_base) {
+		h->base = t;
+		h->have_base = 1;
+	}
+	return (double)(t - h->base);
+}
+
+static unsigned cls(int kind)
+{
+	return kind == EV_HTA_COMPUTATION ? C_COMP : kind == EV_HTA_COMMUNICATION ? C_COMM : C_OTHER;
+}
+
+/* Drop launches far older than the newest: bounded memory whatever the
+ * number of runtime calls without a GPU event (synchronisations...). */
+static int prune(struct ev_hta *h)
+{
+	struct ev_map keep;
+	ev_map_init(&keep);
+	for (size_t i = 0; i < h->launch.cap; i++) {
+		uint64_t k = h->launch.keys[i];
+		if (!k || (int64_t)h->launch.vals[i] < h->newest_launch - LAUNCH_WINDOW_NS)
+			continue;
+		if (ev_map_put(&keep, k, h->launch.vals[i]) != EV_OK) {
+			ev_map_free(&keep);
+			return EV_ERR_NOMEM;
+		}
+	}
+	ev_map_free(&h->launch);
+	h->launch = keep;
+	return EV_OK;
+}
+
+int ev_hta_launch(struct ev_hta *h, uint32_t correlation, int64_t ts)
+{
+	h->any_cpu = 1;
+	if (correlation == 0)
+		return EV_OK;
+	if (ts > h->newest_launch || h->launch.len == 0)
+		h->newest_launch = ts;
+	if (h->launch.len >= LAUNCH_PRUNE_AT) {
+		int rc = prune(h);
+		if (rc != EV_OK)
+			return rc;
+	}
+	return ev_map_put(&h->launch, (uint64_t)correlation + 1, (uint64_t)ts);
+}
+
+void ev_hta_cpu_event(struct ev_hta *h)
+{
+	h->any_cpu = 1;
+}
+
+void ev_hta_step(struct ev_hta *h, int64_t ts)
+{
+	double t = rel(h, ts);
+	/* What was launched so far is kept if this is not the last step. */
+	h->before = h->launched;
+	ev_cover_add(&h->before, EV_COVER_MAX, t, t); /* account up to t only */
+	ev_cover_init(&h->after);
+	for (unsigned c = 0; c < 3; c++)
+		if (h->launched.started && h->launched.end[c] > t)
+			ev_cover_add(&h->after, c, t, h->launched.end[c]);
+	h->kept_after_total = 0;
+	h->step_start = ts;
+	h->have_step = 1;
+}
+
+void ev_hta_gpu(struct ev_hta *h, int64_t ts, int64_t end, int kind, uint32_t correlation)
+{
+	if (h->round_us) {
+		ts = ceil_us(ts);
+		end = floor_us(end);
+		if (end < ts)
+			end = ts;
+	}
+	double s = rel(h, ts), e = rel(h, end);
+	unsigned c = cls(kind);
+	ev_cover_add(&h->all, c, s, e);
+	uint64_t *launch = correlation ? ev_map_get(&h->launch, (uint64_t)correlation + 1) : NULL;
+	if (!launch) {
+		h->dropped_unlaunched++;
+		return;
+	}
+	int64_t lt = (int64_t)*launch;
+	h->launched_total++;
+	ev_cover_add(&h->launched, c, s, e);
+	if (h->have_step && lt < h->step_start) {
+		ev_cover_add(&h->after, c, s, e);
+		h->kept_after_total++;
+	} else if (h->have_step) {
+		h->dropped_last++;
+	}
+}
+
+static void fill(struct ev_hta_result *out, const struct ev_cover *u, double first, double last)
+{
+	const unsigned all = 1u << C_COMP | 1u << C_COMM | 1u << C_OTHER;
+	double busy = 0;
+	for (unsigned m = 1; m < (1u << EV_COVER_MAX); m++)
+		if (m & all)
+			busy += u->time[m];
+	out->kernel_time = last > first ? last - first : 0;
+	out->idle_time = out->kernel_time - busy;
+	out->compute_time = ev_cover_measure(u, 1u << C_COMP, 0);
+	out->comm_time = ev_cover_measure(u, 1u << C_COMM, 0);
+	out->comm_comp_overlap = ev_cover_measure(u, 1u << C_COMP | 1u << C_COMM, 0);
+	out->non_compute_time = out->kernel_time - out->compute_time - out->idle_time;
+}
+
+void ev_hta_finish(struct ev_hta *h, struct ev_hta_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->dropped_unlaunched = h->dropped_unlaunched;
+	if (!h->any_cpu) {
+		/* No CPU events: HTA keeps every GPU event. */
+		ev_cover_finish(&h->all);
+		fill(out, &h->all, h->all.first, h->all.last);
+		out->no_cpu_events = 1;
+		out->dropped_unlaunched = 0;
+		out->kept = 0;
+		return;
+	}
+	if (!h->have_step) {
+		ev_cover_finish(&h->launched);
+		fill(out, &h->launched, h->launched.first, h->launched.last);
+		out->no_steps = 1;
+		out->kept = h->launched_total;
+		return;
+	}
+	/* Coverage before the last step's start plus what ran after it of the
+	 * events launched before it: the time table of two disjoint spans adds. */
+	struct ev_cover u = h->before;
+	ev_cover_finish(&h->after);
+	for (unsigned m = 0; m < (1u << EV_COVER_MAX); m++)
+		u.time[m] += h->after.time[m];
+	double first = h->before.started ? h->before.first : h->after.first;
+	double last = h->before.started ? h->before.last : h->after.last;
+	if (h->after.started && h->after.last > last)
+		last = h->after.last;
+	/* Nothing launched before the last step: HTA keeps nothing. */
+	if (!h->before.started && !h->after.started)
+		first = last = 0;
+	fill(out, &u, first, last);
+	out->kept = h->launched_total - h->dropped_last;
+	out->dropped_last_step = h->dropped_last;
+}
+
+void ev_hta_free(struct ev_hta *h)
+{
+	ev_map_free(&h->launch);
+}

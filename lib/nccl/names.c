@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * names.c - the NCCL/RCCL vocabulary (ev/nccl.h).  Kernel names are read
+ * part by part ('_'-separated words up to the argument list), each part
+ * looked up in small word tables; the camel-case names of NCCL <= 2.7 are
+ * read word by word instead.  Nothing here allocates.
+ */
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ev.h"
+#include "ev/nccl.h"
+
+struct word { const char *w; unsigned v; };
+#define NWORDS(a) (sizeof(a) / sizeof(a)[0])
+
+/* Longer words first where one is a prefix of another part sequence. */
+static const struct word coll_words[] = {
+	{ "AllReduce", EV_OP_ALLREDUCE }, { "AllGather", EV_OP_ALLGATHER },
+	{ "ReduceScatter", EV_OP_REDUCESCATTER }, { "Broadcast", EV_OP_BROADCAST },
+	{ "SendRecv", EV_OP_SENDRECV }, { "AllToAllPivot", EV_OP_ALLTOALL }, { "AllToAll", EV_OP_ALLTOALL },
+	{ "AlltoAll", EV_OP_ALLTOALL }, { "Reduce", EV_OP_REDUCE }, { "Gather", EV_OP_GATHER },
+	{ "Scatter", EV_OP_SCATTER }, { "Send", EV_OP_SEND }, { "Recv", EV_OP_RECV },
+};
+static const struct word algo_words[] = {
+	{ "NVLS_TREE", EV_ALGO_NVLS_TREE }, { "NVLS", EV_ALGO_NVLS },
+	{ "COLLNET_DIRECT", EV_ALGO_COLLNET_DIRECT }, { "COLLNET_CHAIN", EV_ALGO_COLLNET_CHAIN },
+	{ "COLLNET", EV_ALGO_COLLNET_DIRECT }, { "RING", EV_ALGO_RING }, { "TREE", EV_ALGO_TREE },
+	{ "PAT", EV_ALGO_PAT },
+};
+static const struct word proto_words[] = {
+	{ "LL128", EV_PROTO_LL128 }, { "LL", EV_PROTO_LL }, { "SIMPLE", EV_PROTO_SIMPLE },
+};
+static const struct word redop_words[] = {
+	{ "Sum", EV_RED_SUM }, { "Prod", EV_RED_PROD }, { "Max", EV_RED_MAX }, { "Min", EV_RED_MIN },
+	{ "Avg", EV_RED_AVG }, { "PreMulSum", EV_RED_PREMULSUM }, { "SumPostDiv", EV_RED_SUM },
+	{ "Copy", EV_RED_NONE },
+};
+/* Type parts: NCCL >= 2.19 abbreviations, the C type names of earlier
+ * kernels (int8_t spans two parts), and RCCL's. */
+static const struct word dtype_words[] = {
+	{ "i8", EV_DT_INT8 }, { "u8", EV_DT_UINT8 }, { "i32", EV_DT_INT32 }, { "u32", EV_DT_UINT32 },
+	{ "i64", EV_DT_INT64 }, { "u64", EV_DT_UINT64 }, { "f16", EV_DT_FLOAT16 }, { "f32", EV_DT_FLOAT32 },
+	{ "f64", EV_DT_FLOAT64 }, { "bf16", EV_DT_BFLOAT16 }, { "f8e4m3", EV_DT_FP8E4M3 },
+	{ "f8e5m2", EV_DT_FP8E5M2 }, { "int8_t", EV_DT_INT8 }, { "uint8_t", EV_DT_UINT8 },
+	{ "int32_t", EV_DT_INT32 }, { "uint32_t", EV_DT_UINT32 }, { "int64_t", EV_DT_INT64 },
+	{ "uint64_t", EV_DT_UINT64 }, { "int8", EV_DT_INT8 }, { "uint8", EV_DT_UINT8 },
+	{ "int32", EV_DT_INT32 }, { "uint32", EV_DT_UINT32 }, { "int64", EV_DT_INT64 },
+	{ "uint64", EV_DT_UINT64 }, { "half", EV_DT_FLOAT16 }, { "float", EV_DT_FLOAT32 },
+	{ "double", EV_DT_FLOAT64 }, { "__nv_bfloat16", EV_DT_BFLOAT16 }, { "rccl_bfloat16", EV_DT_BFLOAT16 },
+	{ "hip_bfloat16", EV_DT_BFLOAT16 }, { "bfloat16", EV_DT_BFLOAT16 },
+	{ "__nv_fp8_e4m3", EV_DT_FP8E4M3 }, { "__nv_fp8_e5m2", EV_DT_FP8E5M2 },
+	{ "rccl_float8", EV_DT_FP8E4M3 }, { "rccl_bfloat8", EV_DT_FP8E5M2 },
+};
+
+/* Does the word w stand at p as whole parts: followed by '_' or the end
+ * of the name (at end)? */
+static int part_is(const char *p, const char *end, const char *w)
+{
+	size_t n = strlen(w);
+	return (size_t)(end - p) >= n && memcmp(p, w, n) == 0 && (p + n == end || p[n] == '_');
+}
+
+static unsigned lookup_part(const char *p, const char *end, const struct word *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (part_is(p, end, t[i].w))
+			return t[i].v;
+	return 0;
+}
+
+/* Word w at p as a camel-case prefix; returns its length or 0. */
+static size_t camel(const char *p, const char *end, const char *w)
+{
+	size_t n = strlen(w);
+	return (size_t)(end - p) >= n && memcmp(p, w, n) == 0 ? n : 0;
+}
+
+/* NCCL <= 2.7: "ncclAllReduceRingLLKernel_sum_f32", "ncclBroadcastRingLL128Kernel_copy_i8". */
+static int decode_camel(const char *p, const char *end, struct ev_nccl_kname *k)
+{
+	static const struct word ca[] = { { "CollNet", EV_ALGO_COLLNET_DIRECT }, { "Ring", EV_ALGO_RING },
+	                                  { "Tree", EV_ALGO_TREE } };
+	static const struct word cp[] = { { "LL128", EV_PROTO_LL128 }, { "LL", EV_PROTO_LL },
+	                                  { "Simple", EV_PROTO_SIMPLE } };
+	static const struct word low_red[] = { { "sum", EV_RED_SUM }, { "prod", EV_RED_PROD },
+	                                       { "max", EV_RED_MAX }, { "min", EV_RED_MIN },
+	                                       { "avg", EV_RED_AVG }, { "copy", EV_RED_NONE } };
+	size_t n;
+	for (size_t i = 0; i < NWORDS(coll_words) && !k->coll; i++)
+		if ((n = camel(p, end, coll_words[i].w)) != 0)
+			k->coll = coll_words[i].v, p += n;
+	if (!k->coll)
+		return 0;
+	for (size_t i = 0; i < NWORDS(ca); i++)
+		if ((n = camel(p, end, ca[i].w)) != 0) {
+			k->algo = ca[i].v, p += n;
+			break;
+		}
+	for (size_t i = 0; i < NWORDS(cp); i++)
+		if ((n = camel(p, end, cp[i].w)) != 0) {
+			k->proto = cp[i].v, p += n;
+			break;
+		}
+	if (!camel(p, end, "Kernel"))
+		return 0;
+	p += 6;
+	for (const char *q = p; q < end; q++) {
+		if (*q != '_')
+			continue;
+		if (!k->redop)
+			k->redop = lookup_part(q + 1, end, low_red, NWORDS(low_red));
+		if (!k->dtype)
+			k->dtype = lookup_part(q + 1, end, dtype_words, NWORDS(dtype_words));
+	}
+	return 1;
+}
+
+int ev_nccl_kernel_decode(const char *name, struct ev_nccl_kname *k)
+{
+	memset(k, 0, sizeof *k);
+	if (!name)
+		return 0;
+	/* Demangled names may carry a return type ("void ncclKernel_..."). */
+	if (strncmp(name, "void ", 5) == 0)
+		name += 5;
+	const char *end = name + strcspn(name, "(< ");
+	const char *p;
+	if (strncmp(name, "ncclDevKernel_", 14) == 0) {
+		k->era = EV_NCCL_DEV;
+		p = name + 13;
+		if (part_is(p + 1, end, "Generic") || strncmp(p + 1, "Generic", 7) == 0) {
+			k->era = EV_NCCL_GENERIC;
+			return 1;
+		}
+	} else if (strncmp(name, "ncclSymkDevKernel_", 18) == 0 || strncmp(name, "ncclSymDevKernel_", 17) == 0) {
+		/* The parts after the collective are symmetric-memory algorithm
+		 * names (AGxLL_R), not NCCL's algorithms and protocols. */
+		k->era = EV_NCCL_SYMMETRIC;
+		const char *q = strchr(name, '_') + 1;
+		k->coll = lookup_part(q, end, coll_words, NWORDS(coll_words));
+		k->known = k->coll ? EV_NCCL_K_COLL : 0;
+		return 1;
+	} else if (strncmp(name, "ncclKernel_", 11) == 0) {
+		k->era = EV_NCCL_LEGACY;
+		p = name + 10;
+	} else if (strncmp(name, "nccl", 4) == 0 && isupper((unsigned char)name[4])) {
+		k->era = EV_NCCL_CAMEL;
+		if (!decode_camel(name + 4, end, k)) {
+			memset(k, 0, sizeof *k);
+			k->era = EV_NCCL_OTHER;
+			return 1;
+		}
+		/* Before 2.8 every (algo, proto, op, type) had its own kernel. */
+		k->known = EV_NCCL_K_COLL | (k->algo ? EV_NCCL_K_ALGO : 0) | (k->proto ? EV_NCCL_K_PROTO : 0) |
+		           (k->dtype ? EV_NCCL_K_DTYPE : 0) | (k->redop ? EV_NCCL_K_REDOP : 0);
+		return 1;
+	} else if (strncasecmp(name, "nccl", 4) == 0 || strncasecmp(name, "rccl", 4) == 0) {
+		k->era = EV_NCCL_OTHER;
+		return 1;
+	} else {
+		return 0;
+	}
+	/* p points at the '_' before the first part. */
+	for (; p && p < end; p = memchr(p + 1, '_', (size_t)(end - p - 1))) {
+		const char *q = p + 1;
+		if (q >= end)
+			break;
+		unsigned v;
+		if (!k->coll && (v = lookup_part(q, end, coll_words, NWORDS(coll_words))) != 0)
+			k->coll = v;
+		else if (!k->algo && (v = lookup_part(q, end, algo_words, NWORDS(algo_words))) != 0)
+			k->algo = v;
+		else if (!k->proto && (v = lookup_part(q, end, proto_words, NWORDS(proto_words))) != 0)
+			k->proto = v;
+		else if (!k->redop && (v = lookup_part(q, end, redop_words, NWORDS(redop_words))) != 0)
+			k->redop = v;
+		else if (!k->dtype && (v = lookup_part(q, end, dtype_words, NWORDS(dtype_words))) != 0)
+			k->dtype = v;
+	}
+	if (!k->coll && !k->algo) {
+		memset(k, 0, sizeof *k);
+		k->era = EV_NCCL_OTHER;
+		return 1;
+	}
+	/* What each generation states reliably (ev/nccl.h). */
+	k->known = EV_NCCL_K_COLL;
+	if (k->coll == EV_OP_SENDRECV) {
+		k->algo = k->proto = k->redop = k->dtype = 0;
+		return 1;
+	}
+	if (k->era == EV_NCCL_LEGACY)
+		k->known |= EV_NCCL_K_ALGO;
+	else if (k->algo == EV_ALGO_TREE)
+		k->known |= EV_NCCL_K_ALGO;
+	if (k->dtype && k->redop)
+		k->known |= EV_NCCL_K_DTYPE;
+	return 1;
+}
+
+unsigned ev_nccl_kname_apply(const struct ev_nccl_kname *k, struct ev_rec *r)
+{
+	unsigned hints = 0;
+	if (!r->algo && k->algo) {
+		r->algo = (uint8_t)k->algo;
+		if (!(k->known & EV_NCCL_K_ALGO))
+			hints |= EV_NCCL_K_ALGO;
+	}
+	if (!r->proto && (k->known & EV_NCCL_K_PROTO))
+		r->proto = (uint8_t)k->proto;
+	if (!r->proto && r->algo == EV_ALGO_RING) {
+		/* The launch geometry tells SIMPLE and LL apart whatever the
+		 * algorithm behind a 2.19+ "RING" name; 640/320 threads are LL128
+		 * only when the algorithm is known to be the ring. */
+		unsigned p = ev_nccl_proto_from_threads(EV_ALGO_RING, r->nthreads);
+		if (p == EV_PROTO_SIMPLE || p == EV_PROTO_LL || (k->known & EV_NCCL_K_ALGO))
+			r->proto = (uint8_t)p;
+	}
+	if (!r->dtype && (k->known & EV_NCCL_K_DTYPE))
+		r->dtype = (uint8_t)k->dtype;
+	if (!r->redop && (k->known & EV_NCCL_K_REDOP))
+		r->redop = (uint8_t)k->redop;
+	return hints;
+}
+
+unsigned ev_nccl_proto_from_threads(unsigned algo, unsigned nthreads)
+{
+	if (algo != EV_ALGO_RING || nthreads == 0)
+		return EV_PROTO_UNKNOWN;
+	if (nthreads % 64 == 32 && nthreads >= 96)
+		return EV_PROTO_SIMPLE;
+	if (nthreads == 512 || nthreads == 256 || nthreads == 128)
+		return EV_PROTO_LL;
+	if (nthreads == 640 || nthreads == 320)
+		return EV_PROTO_LL128;
+	return EV_PROTO_UNKNOWN;
+}
+
+unsigned ev_nccl_api_coll(const char *name)
+{
+	static const struct word api[] = {
+		{ "ncclAllReduce", EV_OP_ALLREDUCE }, { "ncclAllGather", EV_OP_ALLGATHER },
+		{ "ncclReduceScatter", EV_OP_REDUCESCATTER }, { "ncclBroadcast", EV_OP_BROADCAST },
+		{ "ncclBcast", EV_OP_BROADCAST }, { "ncclReduce", EV_OP_REDUCE }, { "ncclSend", EV_OP_SEND },
+		{ "ncclRecv", EV_OP_RECV }, { "ncclAlltoAll", EV_OP_ALLTOALL }, { "ncclAllToAll", EV_OP_ALLTOALL },
+		{ "ncclAllToAllv", EV_OP_ALLTOALLV }, { "ncclGather", EV_OP_GATHER }, { "ncclScatter", EV_OP_SCATTER },
+	};
+	for (size_t i = 0; i < NWORDS(api); i++)
+		if (strcmp(name, api[i].w) == 0)
+			return api[i].v;
+	return EV_OP_UNKNOWN;
+}
+
+unsigned ev_torch_coll(const char *raw)
+{
+	static const char *const prefixes[] = { "nccl:", "c10d::", "gloo:", "rccl:", "hccl:" };
+	for (size_t i = 0; i < NWORDS(prefixes); i++)
+		if (strncmp(raw, prefixes[i], strlen(prefixes[i])) == 0) {
+			raw += strlen(prefixes[i]);
+			break;
+		}
+	char n[64];
+	size_t o = 0;
+	for (const char *p = raw; *p && o + 1 < sizeof n; p++)
+		if (*p != '_')
+			n[o++] = (char)tolower((unsigned char)*p);
+	n[o] = '\0';
+	/* Prefix order: longer names before the shorter names they start with. */
+	static const struct word map[] = {
+		{ "allreduce", EV_OP_ALLREDUCE }, { "allgather", EV_OP_ALLGATHER },
+		{ "reducescatter", EV_OP_REDUCESCATTER }, { "broadcast", EV_OP_BROADCAST },
+		{ "alltoallv", EV_OP_ALLTOALLV }, { "alltoall", EV_OP_ALLTOALL }, { "barrier", EV_OP_BARRIER },
+		{ "gather", EV_OP_GATHER }, { "scatter", EV_OP_SCATTER }, { "sendrecv", EV_OP_SENDRECV },
+		{ "send", EV_OP_SEND }, { "recv", EV_OP_RECV }, { "reduce", EV_OP_REDUCE },
+	};
+	for (size_t i = 0; i < NWORDS(map); i++)
+		if (strncmp(n, map[i].w, strlen(map[i].w)) == 0)
+			return map[i].v;
+	return EV_OP_UNKNOWN;
+}
+
+unsigned ev_torch_dtype(const char *s)
+{
+	static const struct word map[] = {
+		{ "Float", EV_DT_FLOAT32 }, { "float", EV_DT_FLOAT32 }, { "float32", EV_DT_FLOAT32 },
+		{ "Half", EV_DT_FLOAT16 }, { "half", EV_DT_FLOAT16 }, { "float16", EV_DT_FLOAT16 },
+		{ "BFloat16", EV_DT_BFLOAT16 }, { "bfloat16", EV_DT_BFLOAT16 }, { "Double", EV_DT_FLOAT64 },
+		{ "double", EV_DT_FLOAT64 }, { "float64", EV_DT_FLOAT64 }, { "Int", EV_DT_INT32 },
+		{ "int", EV_DT_INT32 }, { "int32", EV_DT_INT32 }, { "Long", EV_DT_INT64 }, { "long", EV_DT_INT64 },
+		{ "int64", EV_DT_INT64 }, { "Char", EV_DT_INT8 }, { "int8", EV_DT_INT8 }, { "Byte", EV_DT_UINT8 },
+		{ "uint8", EV_DT_UINT8 }, { "Bool", EV_DT_UINT8 }, { "bool", EV_DT_UINT8 },
+		{ "Float8_e4m3fn", EV_DT_FP8E4M3 }, { "Float8_e5m2", EV_DT_FP8E5M2 },
+		{ "Float8_e4m3fnuz", EV_DT_FP8E4M3 }, { "Float8_e5m2fnuz", EV_DT_FP8E5M2 },
+		{ "float8_e4m3fn", EV_DT_FP8E4M3 }, { "float8_e5m2", EV_DT_FP8E5M2 },
+		{ "float8_e4m3fnuz", EV_DT_FP8E4M3 }, { "float8_e5m2fnuz", EV_DT_FP8E5M2 },
+	};
+	if (strncmp(s, "c10::", 5) == 0)
+		s += 5;
+	else if (strncmp(s, "torch.", 6) == 0)
+		s += 6;
+	for (size_t i = 0; i < NWORDS(map); i++)
+		if (strcmp(s, map[i].w) == 0)
+			return map[i].v;
+	unsigned v;
+	return ev_dtype_parse(s, &v) == 0 ? v : EV_DT_UNKNOWN;
+}
+
+unsigned ev_nccl_func_code(int64_t v)
+{
+	static const unsigned m[] = { EV_OP_BROADCAST, EV_OP_REDUCE, EV_OP_ALLGATHER, EV_OP_REDUCESCATTER,
+	                              EV_OP_ALLREDUCE, EV_OP_SENDRECV, EV_OP_SEND, EV_OP_RECV };
+	return v >= 0 && v < (int64_t)NWORDS(m) ? m[v] : EV_OP_UNKNOWN;
+}
+
+unsigned ev_nccl_algo_code(int64_t v)
+{
+	static const unsigned m[] = { EV_ALGO_TREE, EV_ALGO_RING, EV_ALGO_COLLNET_DIRECT, EV_ALGO_COLLNET_CHAIN,
+	                              EV_ALGO_NVLS, EV_ALGO_NVLS_TREE, EV_ALGO_PAT };
+	return v >= 0 && v < (int64_t)NWORDS(m) ? m[v] : EV_ALGO_UNKNOWN;
+}
+
+unsigned ev_nccl_proto_code(int64_t v)
+{
+	return v == 0 ? EV_PROTO_LL : v == 1 ? EV_PROTO_LL128 : v == 2 ? EV_PROTO_SIMPLE : EV_PROTO_UNKNOWN;
+}
+
+unsigned ev_nccl_redop_code(int64_t v)
+{
+	return v >= 0 && v <= 4 ? (unsigned)v + 1 : EV_RED_UNKNOWN;
+}
+
+unsigned ev_nccl_dtype_code(int64_t v)
+{
+	return v >= 0 && v <= 11 ? (unsigned)v + 1 : EV_DT_UNKNOWN;
+}
+
+static unsigned word_ci(const char *s, size_t len, const struct word *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(t[i].w) == len && strncasecmp(s, t[i].w, len) == 0)
+			return t[i].v;
+	return 0;
+}
+
+unsigned ev_nccl_algo_word(const char *s, size_t len)
+{
+	static const struct word extra[] = { { "CollNetDirect", EV_ALGO_COLLNET_DIRECT },
+	                                     { "CollNetChain", EV_ALGO_COLLNET_CHAIN }, { "NVLSTree", EV_ALGO_NVLS_TREE } };
+	unsigned v = word_ci(s, len, algo_words, NWORDS(algo_words));
+	return v ? v : word_ci(s, len, extra, NWORDS(extra));
+}
+
+unsigned ev_nccl_proto_word(const char *s, size_t len)
+{
+	return word_ci(s, len, proto_words, NWORDS(proto_words));
+}

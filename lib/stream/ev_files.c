@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev_files.c - inputs are sacred: the files this process reads, by device
+ * and inode, and the files its open outputs will replace, so that
+ * `tool -o x x` (or through a symlink, or `tool -o x < x`) fails before
+ * anything is written instead of renaming the result over the trace.
+ * Memory grows with the number of distinct files, not with their size.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ev.h"
+#include "internal.h"
+
+struct file_id { dev_t dev; ino_t ino; };
+
+static struct file_id *inputs;
+static size_t n_inputs, cap_inputs;
+
+static int known_input(dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < n_inputs; i++)
+		if (inputs[i].dev == dev && inputs[i].ino == ino)
+			return 1;
+	return 0;
+}
+
+static int add_input(const struct stat *st)
+{
+	/* Pipes, terminals and devices cannot be overwritten by a rename. */
+	if (!S_ISREG(st->st_mode) || known_input(st->st_dev, st->st_ino))
+		return EV_OK;
+	if (n_inputs == cap_inputs) {
+		size_t nc = cap_inputs ? cap_inputs * 2 : 16;
+		struct file_id *ni = realloc(inputs, nc * sizeof *ni);
+		if (!ni)
+			return EV_ERR_NOMEM;
+		inputs = ni;
+		cap_inputs = nc;
+	}
+	inputs[n_inputs].dev = st->st_dev;
+	inputs[n_inputs].ino = st->st_ino;
+	n_inputs++;
+	return EV_OK;
+}
+
+int ev_files_note_input(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return EV_OK; /* nothing to protect that we can name */
+	if (ev_output_replaces(st.st_dev, st.st_ino))
+		return EV_ERR_SAMEFILE;
+	return add_input(&st);
+}
+
+int ev_files_note_input_path(const char *path)
+{
+	struct stat st;
+	if (!path || strcmp(path, "-") == 0 || stat(path, &st) != 0)
+		return EV_OK;
+	if (ev_output_replaces(st.st_dev, st.st_ino))
+		return EV_ERR_SAMEFILE;
+	return add_input(&st);
+}
+
+int ev_files_check_output(const char *path)
+{
+	struct stat st;
+	int e = errno;
+	if (!path || strcmp(path, "-") == 0 || stat(path, &st) != 0) {
+		errno = e;
+		return EV_OK; /* a new file cannot be an input */
+	}
+	return S_ISREG(st.st_mode) && known_input(st.st_dev, st.st_ino) ? EV_ERR_SAMEFILE : EV_OK;
+}

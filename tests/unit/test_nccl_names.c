@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_nccl_names.c - the NCCL/RCCL vocabulary and the kernel classifier
+ * on real kernel names of every generation and vendor.  Both converters
+ * (kineto2ev, nsys2ev) decode names through exactly these functions.
+ */
+#include <string.h>
+
+#include "ev.h"
+#include "ev/nccl.h"
+#include "unit.h"
+
+struct kcase { const char *name; unsigned era, coll, algo, proto, dtype, redop, known; };
+
+static void test_kernel_decode(void)
+{
+	static const struct kcase cases[] = {
+		/* NCCL >= 2.19 */
+		{ "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", EV_NCCL_DEV,
+		  EV_OP_ALLREDUCE, EV_ALGO_RING, EV_PROTO_LL, EV_DT_FLOAT32, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_DTYPE },
+		{ "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", EV_NCCL_DEV, EV_OP_ALLGATHER,
+		  EV_ALGO_RING, EV_PROTO_LL, 0, 0, EV_NCCL_K_COLL },
+		{ "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", EV_NCCL_DEV, EV_OP_REDUCESCATTER, EV_ALGO_RING,
+		  EV_PROTO_LL, EV_DT_BFLOAT16, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_DTYPE },
+		{ "ncclDevKernel_AllReduce_Sum_bf16_NVLS_TREE_SIMPLE", EV_NCCL_DEV, EV_OP_ALLREDUCE, EV_ALGO_NVLS_TREE,
+		  EV_PROTO_SIMPLE, EV_DT_BFLOAT16, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_DTYPE },
+		{ "ncclDevKernel_AllReduce_Sum_f16_COLLNET_DIRECT_SIMPLE", EV_NCCL_DEV, EV_OP_ALLREDUCE,
+		  EV_ALGO_COLLNET_DIRECT, EV_PROTO_SIMPLE, EV_DT_FLOAT16, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_DTYPE },
+		{ "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", EV_NCCL_DEV, EV_OP_SENDRECV, 0, 0, 0, 0, EV_NCCL_K_COLL },
+		{ "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", EV_NCCL_GENERIC, 0, 0, 0, 0, 0, 0 },
+		{ "ncclDevKernel_Generic", EV_NCCL_GENERIC, 0, 0, 0, 0, 0, 0 },
+		/* NCCL 2.8 - 2.18 and RCCL */
+		{ "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", EV_NCCL_LEGACY, EV_OP_ALLREDUCE, EV_ALGO_RING,
+		  EV_PROTO_LL, EV_DT_FLOAT32, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_DTYPE },
+		{ "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", EV_NCCL_LEGACY,
+		  EV_OP_SENDRECV, 0, 0, 0, 0, EV_NCCL_K_COLL },
+		{ "ncclKernel_AllReduce_TREE_LL128_Sum___nv_bfloat16(ncclDevComm*, unsigned long, ncclWork*)",
+		  EV_NCCL_LEGACY, EV_OP_ALLREDUCE, EV_ALGO_TREE, EV_PROTO_LL128, EV_DT_BFLOAT16, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_DTYPE },
+		{ "void ncclKernel_Broadcast_RING_LL_Sum_uint8_t(ncclWorkElem)", EV_NCCL_LEGACY, EV_OP_BROADCAST,
+		  EV_ALGO_RING, EV_PROTO_LL, EV_DT_UINT8, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_DTYPE },
+		{ "ncclKernel_AllReduce_RING_LL_Sum_rccl_bfloat16(ncclDevComm*, unsigned long, ncclWork*)",
+		  EV_NCCL_LEGACY, EV_OP_ALLREDUCE, EV_ALGO_RING, EV_PROTO_LL, EV_DT_BFLOAT16, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_DTYPE },
+		/* NCCL <= 2.7 */
+		{ "ncclAllReduceRingLLKernel_sum_f32(CollectiveArgs)", EV_NCCL_CAMEL, EV_OP_ALLREDUCE, EV_ALGO_RING,
+		  EV_PROTO_LL, EV_DT_FLOAT32, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_PROTO | EV_NCCL_K_DTYPE | EV_NCCL_K_REDOP },
+		{ "ncclBroadcastRingLL128Kernel_copy_i8", EV_NCCL_CAMEL, EV_OP_BROADCAST, EV_ALGO_RING, EV_PROTO_LL128,
+		  EV_DT_INT8, EV_RED_NONE, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_PROTO | EV_NCCL_K_DTYPE | EV_NCCL_K_REDOP },
+		{ "ncclReduceScatterTreeSimpleKernel_max_f16", EV_NCCL_CAMEL, EV_OP_REDUCESCATTER, EV_ALGO_TREE,
+		  EV_PROTO_SIMPLE, EV_DT_FLOAT16, EV_RED_MAX, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_PROTO | EV_NCCL_K_DTYPE | EV_NCCL_K_REDOP },
+		/* NCCL-looking names without a decodable body */
+		{ "ncclSomethingNew", EV_NCCL_OTHER, 0, 0, 0, 0, 0, 0 },
+		{ "rccl_custom_kernel", EV_NCCL_OTHER, 0, 0, 0, 0, 0, 0 },
+		{ "ncclSymkDevKernel_AllReduce_AGxLL_R_sum_bf16", EV_NCCL_SYMMETRIC, EV_OP_ALLREDUCE, 0, 0, 0, 0, EV_NCCL_K_COLL },
+		/* not NCCL */
+		{ "volta_sgemm_128x32_nt", EV_NCCL_NOT, 0, 0, 0, 0, 0, 0 },
+		{ "cross_device_reduce_1stage<__nv_bfloat16, 8>", EV_NCCL_NOT, 0, 0, 0, 0, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct kcase *c = &cases[i];
+		struct ev_nccl_kname k;
+		int r = ev_nccl_kernel_decode(c->name, &k);
+		CHECK(r == (c->era != EV_NCCL_NOT));
+		CHECK(k.era == c->era);
+		CHECK(k.coll == c->coll);
+		CHECK(k.algo == c->algo);
+		CHECK(k.proto == c->proto);
+		CHECK(k.dtype == c->dtype);
+		CHECK(k.redop == c->redop);
+		CHECK(k.known == c->known);
+		if (k.era != c->era || k.coll != c->coll || k.algo != c->algo || k.proto != c->proto ||
+		    k.dtype != c->dtype || k.redop != c->redop || k.known != c->known)
+			fprintf(stderr, "  decoding %s\n", c->name);
+	}
+}
+
+static void test_words(void)
+{
+	CHECK(ev_nccl_api_coll("ncclAllReduce") == EV_OP_ALLREDUCE);
+	CHECK(ev_nccl_api_coll("ncclBcast") == EV_OP_BROADCAST);
+	CHECK(ev_nccl_api_coll("ncclSend") == EV_OP_SEND);
+	CHECK(ev_nccl_api_coll("ncclCommInitRank") == EV_OP_UNKNOWN);
+	CHECK(ev_torch_coll("allreduce_coalesced") == EV_OP_ALLREDUCE);
+	CHECK(ev_torch_coll("_allgather_base") == EV_OP_ALLGATHER);
+	CHECK(ev_torch_coll("_reduce_scatter_base") == EV_OP_REDUCESCATTER);
+	CHECK(ev_torch_coll("nccl:all_reduce") == EV_OP_ALLREDUCE);
+	CHECK(ev_torch_coll("nccl:all_to_all") == EV_OP_ALLTOALL);
+	CHECK(ev_torch_coll("c10d::alltoall_base_") == EV_OP_ALLTOALL);
+	CHECK(ev_torch_coll("all_to_allv") == EV_OP_ALLTOALLV);
+	CHECK(ev_torch_coll("nccl:send") == EV_OP_SEND);
+	CHECK(ev_torch_coll("nccl:recv") == EV_OP_RECV);
+	CHECK(ev_torch_coll("reduce") == EV_OP_REDUCE);
+	CHECK(ev_torch_coll("profiler") == EV_OP_UNKNOWN);
+	CHECK(ev_torch_dtype("Float") == EV_DT_FLOAT32);
+	CHECK(ev_torch_dtype("c10::BFloat16") == EV_DT_BFLOAT16);
+	CHECK(ev_torch_dtype("torch.float16") == EV_DT_FLOAT16);
+	CHECK(ev_torch_dtype("Float8_e4m3fnuz") == EV_DT_FP8E4M3);
+	CHECK(ev_torch_dtype("ComplexFloat") == EV_DT_UNKNOWN);
+	CHECK(ev_nccl_func_code(4) == EV_OP_ALLREDUCE && ev_nccl_func_code(8) == EV_OP_UNKNOWN);
+	CHECK(ev_nccl_algo_code(1) == EV_ALGO_RING && ev_nccl_algo_code(-1) == EV_ALGO_UNKNOWN);
+	CHECK(ev_nccl_proto_code(1) == EV_PROTO_LL128 && ev_nccl_proto_code(3) == EV_PROTO_UNKNOWN);
+	CHECK(ev_nccl_redop_code(0) == EV_RED_SUM && ev_nccl_redop_code(5) == EV_RED_UNKNOWN);
+	CHECK(ev_nccl_dtype_code(9) == EV_DT_BFLOAT16 && ev_nccl_dtype_code(12) == EV_DT_UNKNOWN);
+	CHECK(ev_nccl_algo_word("Ring", 4) == EV_ALGO_RING && ev_nccl_algo_word("CollNetChain", 12) == EV_ALGO_COLLNET_CHAIN);
+	CHECK(ev_nccl_proto_from_threads(EV_ALGO_RING, 544) == EV_PROTO_SIMPLE);
+	CHECK(ev_nccl_proto_from_threads(EV_ALGO_RING, 256) == EV_PROTO_LL);
+	CHECK(ev_nccl_proto_from_threads(EV_ALGO_RING, 640) == EV_PROTO_LL128);
+	CHECK(ev_nccl_proto_from_threads(EV_ALGO_TREE, 640) == EV_PROTO_UNKNOWN);
+	CHECK(ev_nccl_proto_from_threads(EV_ALGO_RING, 0) == EV_PROTO_UNKNOWN);
+	CHECK(ev_nccl_proto_word("ll128", 5) == EV_PROTO_LL128 && ev_nccl_proto_word("LL1", 3) == 0);
+}
+
+struct ccase { const char *name; unsigned kc; };
+
+/* Real names from NVIDIA (cuBLAS, cuDNN, CUTLASS, flash-attention), AMD
+ * (Tensile, hipBLASLt, CK, MIOpen), Triton and PyTorch's own kernels. */
+static void test_classifier(void)
+{
+	static const struct ccase cases[] = {
+		{ "volta_sgemm_128x32_nt", EV_KC_GEMM },
+		{ "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1", EV_KC_GEMM },
+		{ "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT", EV_KC_GEMM },
+		{ "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8>(Params)", EV_KC_GEMM },
+		{ "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0", EV_KC_GEMM },
+		{ "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64", EV_KC_GEMM },
+		{ "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<...> >(...)", EV_KC_GEMM },
+		{ "void splitKreduce_kernel<float, float, float, float, true, false, false>(cublasSplitKParams<float>)", EV_KC_GEMM },
+		{ "triton_tem_fused_addmm_0", EV_KC_GEMM },
+		{ "fused_moe_kernel", EV_KC_GEMM },
+		{ "void wvSplitK_hf_sml_<__hip_bfloat16, 64, 2, 16, 8, 2, 1>(...)", EV_KC_GEMM },
+		{ "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 32, 4, false, false, cutlass::half_t> >(Flash_fwd_params)", EV_KC_ATTENTION },
+		{ "void fmha_cutlassF_f16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::half_t>::Params)", EV_KC_ATTENTION },
+		{ "sdpa_forward_kernel", EV_KC_ATTENTION },
+		{ "fused_attn_fwd", EV_KC_ATTENTION },
+		{ "void ck_tile::kentry<ck_tile::FmhaFwdKernel<...> >(...)", EV_KC_ATTENTION },
+		{ "_fwd_kernel_splitK (paged_attention_v2)", EV_KC_ATTENTION },
+		{ "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(...)", EV_KC_CONV },
+		{ "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw", EV_KC_CONV },
+		{ "sm86_xmma_dgrad_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nhwc", EV_KC_CONV },
+		{ "void cudnn::cnn::reduce_wgrad_nchw_helper<float, float>(void*, void const*, float, int, int)", EV_KC_CONV },
+		{ "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt128x128x32", EV_KC_CONV },
+		{ "naive_conv_fwd_nchw_float_double_float", EV_KC_CONV },
+		/* "convert" is not a convolution */
+		{ "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_convert_element_type_0", EV_KC_REDUCE },
+		{ "void vllm::rms_norm_kernel<c10::BFloat16>(...)", EV_KC_REDUCE },
+		{ "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(...)", EV_KC_REDUCE },
+		{ "void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnn::bn_fw_tr_1C11_args<float>)", EV_KC_REDUCE },
+		{ "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, ...> >(...)", EV_KC_REDUCE },
+		{ "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(...)", EV_KC_REDUCE },
+		{ "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int)", EV_KC_ELEMENTWISE },
+		{ "void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float> >(...)", EV_KC_ELEMENTWISE },
+		{ "triton_poi_fused_add_mul_0", EV_KC_ELEMENTWISE },
+		{ "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", EV_KC_COMM },
+		{ "ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", EV_KC_COMM },
+		{ "cross_device_reduce_1stage<__nv_bfloat16, 8>", EV_KC_COMM },
+		{ "__amd_rocclr_fillBufferAligned.kd", EV_KC_MEMSET },
+		{ "__amd_rocclr_copyBuffer.kd", EV_KC_MEMCPY },
+		{ "void cub::DeviceScanKernel<cub::AgentScanPolicy<128, 15, int> >(...)", EV_KC_OTHER },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		unsigned kc = ev_kernel_class(EV_RULES_TRACELENS, cases[i].name);
+		CHECK(kc == cases[i].kc);
+		if (kc != cases[i].kc)
+			fprintf(stderr, "  %s: %s, expected %s\n", cases[i].name, ev_kclass_name(kc),
+			        ev_kclass_name(cases[i].kc));
+	}
+	/* A name longer than the classifier's buffer is classified on its start. */
+	char longname[4096];
+	memset(longname, 'x', sizeof longname - 1);
+	memcpy(longname, "Cijk_Ailk_Bljk_HHS_BH_", 22);
+	longname[sizeof longname - 1] = '\0';
+	CHECK(ev_kernel_class(EV_RULES_TRACELENS, longname) == EV_KC_GEMM);
+}
+
+int main(void)
+{
+	RUN(test_kernel_decode);
+	RUN(test_words);
+	RUN(test_classifier);
+	printf("test_nccl_names: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
+	return tests_failed != 0;
+}
