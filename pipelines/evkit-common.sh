@@ -53,7 +53,7 @@ evk_version() {
 	local here v="" t
 	here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 	for t in "$here/../bin/ev-view" "$here/../../../bin/ev-view" "$(command -v ev-view 2>/dev/null || true)"; do
-		[ -n "$t" ] && [ -x "$t" ] || continue
+		if [ -z "$t" ] || [ ! -x "$t" ]; then continue; fi
 		v=$("$t" --version 2>/dev/null | awk 'NR == 1 { print $NF }') && [ -n "$v" ] && break
 	done
 	printf '%s (evkit) %s\n' "${EVK_PROG:-evkit}" "${v:-unknown}"
@@ -84,6 +84,7 @@ evk_step() {
 # the job shells): counts it and prints "done K/TOTAL: WHAT".
 evk_job_done() {
 	local k
+	# shellcheck disable=SC2016 # $1 of the inner sh
 	k=$(flock "$1" sh -c 'printf ".\n" >>"$1"; wc -l <"$1"' _ "$1")
 	evk_say "done $((k)) of $2: $3"
 }
@@ -364,7 +365,8 @@ evk_check_discovery() {
 	fi
 	if [ -n "$EVK_REGEX" ]; then
 		local rc=0
-		[[ "" =~ $EVK_REGEX ]] || rc=$?
+		# shellcheck disable=SC2319 # the status of [[ ]]: 2 = invalid RE
+		if [[ "" =~ $EVK_REGEX ]]; then rc=0; else rc=$?; fi
 		[ "$rc" -ne 2 ] || evk_usage_error "--path-regex: not a valid extended regular expression: '$EVK_REGEX'"
 	fi
 	for s in "${EVK_SELECT[@]}"; do
@@ -378,9 +380,9 @@ evk_check_discovery() {
 # evk_rank_in R LIST: R is in the rank list (0,2,4-7).
 evk_rank_in() {
 	local r="$1" part
-	local -a parts
-	IFS=, read -ra parts <<<"$2"
-	for part in "${parts[@]}"; do
+	local -a _evk_rparts
+	IFS=, read -ra _evk_rparts <<<"$2"
+	for part in "${_evk_rparts[@]}"; do
 		if [[ "$part" == *-* ]]; then
 			[ "$r" -ge "${part%-*}" ] && [ "$r" -le "${part#*-}" ] && return 0
 		else
@@ -403,7 +405,7 @@ evk_rank_in() {
 # Fails (evk_die) with what it looked for when nothing is found, or when
 # --select / --ranks leave nothing.
 evk_discover() {
-	local dir="${1%/}" line label d kv i
+	local dir="${1%/}" label d kv i
 	EVK_CFG_LABEL=() EVK_CFG_DIR=() EVK_CFG_KV=() EVK_CFG_FILES=() EVK_CFG_NFILES=() EVK_CFG_RANKFILTER=()
 	EVK_KEYS=""
 	[ -n "$dir" ] || dir=/

@@ -115,12 +115,12 @@ rpt_end() {
 		"$(ev-view --version 2>/dev/null | head -n 1 | awk '{print $3}')" "$when" >>"$RPT_FILE"
 }
 
-# rpt_gnuplot [ARGS]: gnuplot without its notices about a flat axis range
+# rpt_gnuplot: gnuplot (commands on stdin) without its notices about a flat axis range
 # (one value plotted), which it adjusts by itself.
 rpt_gnuplot() {
 	local err rc=0
 	err=$(mktemp)
-	gnuplot "$@" 2>"$err" || rc=$?
+	gnuplot 2>"$err" || rc=$?
 	grep -v '^Warning: empty [a-z0-9]* *range' "$err" >&2 || true
 	rm -f "$err"
 	return $rc
@@ -135,6 +135,7 @@ rpt_gq() {
 # rpt_gdq_raw TEXT: TEXT escaped for the inside of a gnuplot double-quoted
 # string (tic labels that also hold a line break, \n).
 rpt_gdq_raw() {
+	# shellcheck disable=SC1003 # backslashes, not a quote escape
 	local s="$1" bs='\\\\' dq='\\"'
 	s="${s//\\/"$bs"}"
 	printf '%s' "${s//\"/"$dq"}"
