@@ -305,21 +305,25 @@ _evk_is_run() {
 # character), sorted numerically by its keys.  Layouts:
 #   <T>thread/nccl_<C>channels/   -> threads=T channels=C
 #   <CU>cu_<T>threads/            -> cu=CU threads=T
-# A DIR that is itself one run (has torch_profiler/, rank*/, *.sqlite or
-# JSON files) comes last, as a configuration without keys.  Symlinked
-# directories are followed.
+# A DIR without such configurations that is itself one run (has
+# torch_profiler/, rank*/, *.sqlite or JSON files) is one configuration
+# without keys.  Symlinked directories are followed.
 _evk_sweep_configs_z() {
 	local dir="${1%/}" d rel
+	local -a recs=()
 	while IFS= read -r -d '' d; do
 		rel="${d#"$dir"/}"
 		if [[ "$rel" =~ ^([0-9]+)thread/nccl_([0-9]+)channels$ ]]; then
-			printf '%s\037%s\037%s\0' "${BASH_REMATCH[1]}thread_${BASH_REMATCH[2]}ch" "threads=${BASH_REMATCH[1]} channels=${BASH_REMATCH[2]}" "$d"
+			recs+=("${BASH_REMATCH[1]}thread_${BASH_REMATCH[2]}ch"$'\037'"threads=${BASH_REMATCH[1]} channels=${BASH_REMATCH[2]}"$'\037'"$d")
 		elif [[ "$rel" =~ ^([0-9]+)cu_([0-9]+)threads?$ ]]; then
-			printf '%s\037%s\037%s\0' "${BASH_REMATCH[1]}cu_${BASH_REMATCH[2]}threads" "cu=${BASH_REMATCH[1]} threads=${BASH_REMATCH[2]}" "$d"
+			recs+=("${BASH_REMATCH[1]}cu_${BASH_REMATCH[2]}threads"$'\037'"cu=${BASH_REMATCH[1]} threads=${BASH_REMATCH[2]}"$'\037'"$d")
 		fi
-	done < <(find -L "$dir" -mindepth 1 -maxdepth 2 -type d -print0 2>/dev/null) |
-		sort -z -t$'\037' -k2,2V
-	if _evk_is_run "$dir"; then
+	done < <(find -L "$dir" -mindepth 1 -maxdepth 2 -type d -print0 2>/dev/null)
+	if [ ${#recs[@]} -gt 0 ]; then
+		printf '%s\0' "${recs[@]}" | sort -z -t$'\037' -k2,2V
+	elif _evk_is_run "$dir"; then
+		# Not a sweep: the directory is one run (files of its own, such as
+		# a sweep's metadata.json, do not make a sweep a run).
 		printf '%s\037\037%s\0' "$(evk_label_clean "$(basename -- "$dir")")" "$dir"
 	fi
 }
@@ -417,10 +421,6 @@ evk_discover() {
 	while IFS=$'\037' read -r -d '' label kv d; do
 		labels+=("$label") dirs+=("$d") kvs+=("$kv")
 	done < <(_evk_sweep_configs_z "$dir")
-	if [ ${#labels[@]} -gt 1 ] && [ -z "${kvs[-1]}" ]; then
-		# A sweep directory that also holds trace files itself: the sweep wins.
-		unset 'labels[-1]' 'dirs[-1]' 'kvs[-1]'
-	fi
 	[ ${#labels[@]} -gt 0 ] || evk_die "$dir: no run or sweep configuration found (looked for <T>thread/nccl_<C>channels/, <CU>cu_<T>threads/, torch_profiler/rank<N>/, rank<N>/, *.json[.gz] or *.sqlite; for other layouts give --path-regex and --path-keys)"
 	EVK_KEYS=$(printf '%s\n' "${kvs[0]}" | tr ' ' '\n' | sed -n 's/=.*//p' | paste -sd, -)
 	for i in "${!labels[@]}"; do
