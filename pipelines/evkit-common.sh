@@ -113,9 +113,10 @@ evk_supervise() {
 		trap 'EVK_FAILED_CMD=$BASH_COMMAND EVK_FAILED_LINE=$LINENO' ERR
 		trap '_evk_worker_exit' EXIT
 		# Ended with its group by the supervisor, which explains it.
-		trap 'EVK_EXPLAINED=1; exit 143' TERM
-		trap 'EVK_EXPLAINED=1; exit 130' INT
-		trap 'EVK_EXPLAINED=1; exit 129' HUP
+		# A submitted Slurm array is cancelled (evk_slurm_cancel).
+		trap 'EVK_EXPLAINED=1; _evk_cancel_slurm; exit 143' TERM
+		trap 'EVK_EXPLAINED=1; _evk_cancel_slurm; exit 130' INT
+		trap 'EVK_EXPLAINED=1; _evk_cancel_slurm; exit 129' HUP
 		return 0
 	fi
 	local pid rc=0 self="$0"
@@ -137,6 +138,10 @@ evk_supervise() {
 	_evk_reap "$pid"
 	_evk_remove_work
 	exit "$rc"
+}
+
+_evk_cancel_slurm() {
+	if command -v evk_slurm_cancel >/dev/null 2>&1; then evk_slurm_cancel; fi
 }
 
 # The worker's exit: a non-zero status that no message explained yet gets
@@ -217,6 +222,68 @@ evk_publish() {
 }
 
 # --- parallel jobs ------------------------------------------------------------
+
+# Slurm job arrays (evkit-slurm.sh, next to this file): --slurm[=OPTS] sets
+# EVK_SLURM=1 and EVK_SLURM_OPTS (sbatch options, split on blanks).
+EVK_SLURM=0 EVK_SLURM_OPTS=""
+if [ -f "$(dirname "${BASH_SOURCE[0]}")/evkit-slurm.sh" ]; then
+	# shellcheck source=pipelines/evkit-slurm.sh
+	. "$(dirname "${BASH_SOURCE[0]}")/evkit-slurm.sh"
+fi
+
+# evk_slurm_help: the --help lines of --slurm.
+evk_slurm_help() {
+	cat <<'EOF'
+      --slurm[=OPTS]    run the per-file conversions as one Slurm job array
+                        (sbatch --array, at most --jobs tasks at once; OPTS
+                        are passed to sbatch, e.g. --slurm='-p gpu -t 30');
+                        the traces and OUT must be on a file system the
+                        nodes share (the task files go to $EVKIT_SLURM_DIR,
+                        default a hidden directory in OUT)
+EOF
+}
+
+# evk_job_dir STAGE: the directory the jobs write their intermediate files
+# to: the run's temporary directory, or with --slurm one the nodes share
+# (in $EVKIT_SLURM_DIR or STAGE; removed with the stage).
+evk_job_dir() {
+	local d
+	if [ "$EVK_SLURM" = 1 ]; then
+		d=$(mktemp -d "${EVKIT_SLURM_DIR:-$1}/.${EVK_PROG:-evkit}.jobs.XXXXXX")
+		[ -z "${EVK_WORK:-}" ] || printf '%s\0' "$d" >>"$EVK_WORK/.stages"
+		mkdir -p "$d/tmp"
+		printf '%s\n' "$d"
+	else
+		evk_workdir
+	fi
+}
+
+# evk_job_prefix JOBDIR: what each job command starts with: with --slurm,
+# TMPDIR on the shared job directory (the submitting shell's TMPDIR does
+# not exist on the nodes).
+evk_job_prefix() {
+	if [ "$EVK_SLURM" = 1 ]; then printf 'export TMPDIR=%q; ' "$1/tmp"; fi
+}
+
+# evk_job_note COUNTFILE TOTAL WHAT: the "&& evk_job_done ..." suffix of a
+# job command (none with --slurm: the nodes report through Slurm).
+evk_job_note() {
+	if [ "$EVK_SLURM" = 1 ]; then return 0; fi
+	printf ' && evk_job_done %q %q %q' "$1" "$2" "$3"
+}
+
+# evk_run_jobs N: run the NUL-separated commands on stdin: here, N at a time
+# (evk_parallel), or with --slurm as one job array of at most N running
+# tasks (evk_slurm_run; cancelled if the pipeline is interrupted).
+evk_run_jobs() {
+	if [ "$EVK_SLURM" = 1 ]; then
+		command -v evk_slurm_run >/dev/null 2>&1 || evk_die "--slurm: evkit-slurm.sh is not installed next to evkit-common.sh"
+		evk_say "submitting the jobs as one Slurm job array${EVK_SLURM_OPTS:+ (sbatch $EVK_SLURM_OPTS)}"
+		evk_slurm_run "$1" "$EVK_SLURM_OPTS"
+	else
+		evk_parallel "$1"
+	fi
+}
 
 # evk_parallel N: run the NUL-separated shell commands read on stdin, N at a
 # time, with GNU parallel when it is installed, else xargs -P.  Fails if any
