@@ -389,3 +389,17 @@ EOF
 	PATH="$T/bad:$PATH" run -1 gemm-variance -q --no-traces -o "$T/out" "$T/sweep"
 	assert_output --regexp '^gemm-variance: failed \(exit 3\) at line [0-9]+: ev-merge '
 }
+
+@test "the report in headless Chromium: five plots drawn at their size, no console message, one escape" {
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
+		skip "Chromium is not installed (Debian: chromium): the report is not checked in a browser"
+	python3 "$GEN" --ranks 2 --iters 3 "$T/sweep"
+	run -0 gemm-variance -q -o "$T/out" "$T/sweep"
+	run -0 "$TESTS_DIR/fixtures/evkit-report/browser-check.sh" "$T/out/report.html" "$T/b"
+	assert_line "console 0"
+	assert_line "images 5"
+	assert_line --regexp '^img variance_violin_combined loaded 1080 420 ink [0-9]{4,}$'
+	run -0 grep -c '^img variance_[a-z_]* loaded [0-9]* 400 ink [0-9][0-9][0-9][0-9]*$' <(printf '%s\n' "${lines[@]}")
+	assert_output 4
+	run -1 grep -e '>gt;' -e '&amp;gt;' -e '&amp;lt;' "$T/out/report.html"
+}
