@@ -18,17 +18,19 @@ need_openpyxl() {
 
 @test "--help, --version and usage errors" {
 	run -0 --separate-stderr ev-xlsx --help
-	assert_line --index 0 "Usage: ev-xlsx [options] -o OUT.xlsx [SHEET=]TABLE.tsv..."
+	assert_line --index 0 "Usage: ev-xlsx [options] [-o OUT.xlsx] [SHEET=]TABLE.tsv..."
 	[ -z "$stderr" ]
 	run -0 ev-xlsx --version
 	assert_line --index 0 --regexp '^ev-xlsx \(evkit\) '
 	printf 'a\tb\n1\t2\n' >"$T/t.tsv"
-	run -2 ev-xlsx "$T/t.tsv"
-	assert_output --partial "an output file is required"
 	run -2 ev-xlsx -o "$T/o.xlsx"
 	assert_output --partial "no table given"
-	run -2 ev-xlsx -o "$T/t.tsv" "$T/t.tsv"
-	assert_output --partial "the output is also an input"
+	run -1 ev-xlsx -o "$T/t.tsv" "$T/t.tsv"
+	assert_output --partial "is also an input"
+	# Standard output (not a terminal), the same bytes as -o.
+	ev-xlsx "$T/t.tsv" >"$T/stdout.xlsx"
+	ev-xlsx -o "$T/o.xlsx" "$T/t.tsv"
+	cmp "$T/stdout.xlsx" "$T/o.xlsx"
 	run -0 cat "$T/t.tsv"
 	assert_line --index 1 "1	2"
 	run -2 ev-xlsx --bogus

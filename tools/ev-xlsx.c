@@ -15,11 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static void usage(FILE *f)
 {
 	fputs(
-"Usage: ev-xlsx [options] -o OUT.xlsx [SHEET=]TABLE.tsv...\n"
+"Usage: ev-xlsx [options] [-o OUT.xlsx] [SHEET=]TABLE.tsv...\n"
 "Write TSV tables (first line = header, as ev-stats and the pipelines write\n"
 "them) into one Excel workbook, a sheet per table, in the given order:\n"
 "bold frozen header with filters, number formats by column name (times\n"
@@ -32,10 +33,14 @@ static void usage(FILE *f)
 "SHEET is the sheet name [the file's base name without .tsv]; Excel allows\n"
 "31 characters and none of []:*?/\\, so longer or odd names are cut or\n"
 "changed (with a warning).  TABLE may be '-' (standard input, once).\n"
+"The workbook's creation time is $SOURCE_DATE_EPOCH, else the newest\n"
+"table's modification time: the same tables give the same bytes.\n"
 "\n"
 "Options:\n"
-"  -o, --output=FILE      the workbook (required; written under a temporary\n"
-"                         name and renamed; never onto an input)\n"
+"  -o, --output=FILE      the workbook, written under a temporary name and\n"
+"                         renamed; never onto an input [stdout, not a\n"
+"                         terminal]\n"
+"  -f, --force            write the workbook to a terminal\n"
 "  -q, --quiet            no warnings\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show version and exit\n"
@@ -172,13 +177,14 @@ int main(int argc, char **argv)
 		default: return ev_cli_try_help(&cli);
 		}
 	}
-	if (!cli.output || strcmp(cli.output, "-") == 0)
-		return ev_cli_usage_error(&cli, "an output file is required (-o OUT.xlsx; a workbook is not written to standard output)");
+	if (!cli.output)
+		cli.output = "-";
 	if (optind >= argc)
 		return ev_cli_usage_error(&cli, "no table given");
-	/* Never onto an input (same file, links followed). */
-	struct stat out_sb;
-	int out_exists = stat(cli.output, &out_sb) == 0;
+	/* The inputs are noted first, so that the output refuses any of them
+	 * (same file, symlinks followed); the creation time is the newest. */
+	long long created = 0;
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	for (int i = optind; i < argc; i++) {
 		const char *file;
 		char name[4 * EV_XLSX_SHEET_NAME_MAX + 1], given[4096];
@@ -187,14 +193,24 @@ int main(int argc, char **argv)
 		if (strcmp(file, "-") == 0) {
 			if (stdin_used++)
 				return ev_cli_usage_error(&cli, "standard input ('-') given twice");
-		} else if (out_exists && stat(file, &sb) == 0 && sb.st_dev == out_sb.st_dev && sb.st_ino == out_sb.st_ino) {
-			return ev_cli_usage_error(&cli, "%s: the output is also an input", cli.output);
+			created = -1;
+		} else if (stat(file, &sb) == 0) {
+			if (ev_files_note_input_path(file) != EV_OK)
+				return ev_cli_finish(&cli, ev_cli_error(&cli, "out of memory"));
+			if (created >= 0 && (long long)sb.st_mtime > created)
+				created = (long long)sb.st_mtime;
 		}
 	}
+	if (sde && *sde)
+		created = strtoll(sde, NULL, 10);
+	else if (created < 0)
+		created = (long long)time(NULL);
+	if (strcmp(cli.output, "-") == 0 && ev_cli_check_binary_out(&cli))
+		return ev_cli_finish(&cli, 1);
 	ev_xlsx *x;
-	int r = ev_xlsx_open(&x, cli.output);
+	int r = ev_xlsx_open(&x, cli.output, created);
 	if (r != EV_OK) {
-		st = ev_cli_error(cli.output ? &cli : &cli, "%s: %s", cli.output, x ? ev_xlsx_error(x) : ev_strerror(r));
+		st = ev_cli_error(&cli, "%s: %s", strcmp(cli.output, "-") ? cli.output : "standard output", ev_xlsx_error(x));
 		ev_xlsx_abort(x);
 		return ev_cli_finish(&cli, st);
 	}
@@ -213,8 +229,10 @@ int main(int argc, char **argv)
 	unsigned long cut = ev_xlsx_truncated(x);
 	char err[256];
 	r = ev_xlsx_close(x, err, sizeof err);
+	if (r == EV_ERR_PIPE)
+		return ev_cli_finish(&cli, 1);
 	if (r != EV_OK)
-		return ev_cli_finish(&cli, ev_cli_error(&cli, "%s: %s", cli.output, err[0] ? err : ev_strerror(r)));
+		return ev_cli_finish(&cli, ev_cli_error(&cli, "%s: %s", strcmp(cli.output, "-") ? cli.output : "standard output", err[0] ? err : ev_strerror(r)));
 	if (cut)
 		ev_cli_warn(&cli, "%s: %lu cell(s) longer than %u characters were cut (Excel's cell limit)", cli.output, cut, EV_XLSX_MAX_CELL);
 	return ev_cli_finish(&cli, 0);

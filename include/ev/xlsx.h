@@ -54,10 +54,15 @@ void ev_xlsx_sheet_name(const char *in, char *out, size_t outsz);
 
 typedef struct ev_xlsx ev_xlsx;
 
-/* Create the workbook at path (written under a temporary name in the same
- * directory, renamed by ev_xlsx_close; removed if a signal ends the
- * process).  libxlsxwriter's own temporary files go to $TMPDIR. */
-int ev_xlsx_open(ev_xlsx **x, const char *path) EV_RESULT_USED;
+/* Create the workbook for path ("-" = stdout), an ev_output: written under
+ * a temporary name next to it and renamed by ev_xlsx_close, through a
+ * symlink to its target (keeping its mode), refused (EV_ERR_SAMEFILE) when
+ * it is an input of this process.  libxlsxwriter's own files go to
+ * $TMPDIR and are removed whatever happens (signals included).  created
+ * (Unix seconds, > 0) is the document's creation time: the same inputs
+ * then give the same bytes.  On error *x is set for ev_xlsx_error; free it
+ * with ev_xlsx_abort. */
+int ev_xlsx_open(ev_xlsx **x, const char *path, long long created) EV_RESULT_USED;
 /* Start a sheet: the header row (ncols names, 1 .. EV_XLSX_MAX_COLS).
  * The sheet name must be unique in the workbook (EV_ERR_ARG otherwise;
  * ev_xlsx_error says why). */
@@ -67,8 +72,8 @@ int ev_xlsx_sheet(ev_xlsx *x, const char *name, const char *const *cols, size_t 
 int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n) EV_RESULT_USED;
 /* Cells cut to EV_XLSX_MAX_CELL characters so far. */
 unsigned long ev_xlsx_truncated(const ev_xlsx *x);
-/* Finish the last sheet, write and rename the file, free x (also on
- * error: the temporary file is removed and the reason copied to err). */
+/* Finish the last sheet, write the output and close it, free x (also on
+ * error: the temporary files are removed and the reason copied to err). */
 int ev_xlsx_close(ev_xlsx *x, char *err, size_t errsz) EV_RESULT_USED;
 /* Give up: remove the temporary file, free x. */
 void ev_xlsx_abort(ev_xlsx *x);

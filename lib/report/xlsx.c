@@ -7,11 +7,13 @@
 #include "ev/analysis.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xlsxwriter.h>
@@ -19,8 +21,8 @@
 struct ev_xlsx {
 	lxw_workbook *wb;
 	lxw_worksheet *ws;      /* current sheet, NULL before the first */
-	char *path;             /* final name */
-	char *tmp;              /* temporary name, renamed at close */
+	ev_output *out;         /* the final file (temp name, symlinks, stdout) */
+	char *tmp;              /* libxlsxwriter's file, copied to out at close */
 	int temp_slot;
 	lxw_format *f_header, *f_time, *f_pct, *f_ratio, *f_better, *f_worse;
 	enum ev_xlsx_kind *kind; /* per column of the current sheet */
@@ -130,45 +132,54 @@ static lxw_format *colour_format(lxw_workbook *wb, lxw_color_t bg, lxw_color_t f
 	return f;
 }
 
-int ev_xlsx_open(ev_xlsx **xp, const char *path)
+int ev_xlsx_open(ev_xlsx **xp, const char *path, long long created)
 {
 	ev_xlsx *x;
-	const char *slash, *base;
-	int fd;
+	const char *dir = getenv("TMPDIR");
+	int fd, st;
 	*xp = NULL;
-	if (!path || !*path)
-		return EV_ERR_ARG;
 	x = calloc(1, sizeof *x);
 	if (!x)
 		return EV_ERR_NOMEM;
 	x->temp_slot = -1;
-	x->path = strdup(path);
-	slash = strrchr(path, '/');
-	base = slash ? slash + 1 : path;
-	x->tmp = malloc(strlen(path) + 16);
-	x->cut = malloc(EV_XLSX_MAX_CELL + 1);
-	if (!x->path || !x->tmp || !x->cut) {
-		ev_xlsx_abort(x);
-		return EV_ERR_NOMEM;
+	*xp = x;
+	/* The output first: it refuses an input, resolves symlinks, and is
+	 * written under a temporary name (or to stdout) by the library. */
+	st = ev_output_open(&x->out, path);
+	if (st != EV_OK) {
+		x->out = NULL;
+		snprintf(x->err, sizeof x->err, "%s", ev_strerror(st));
+		return st;
 	}
-	/* "<dir>/.<base>.XXXXXX", as ev_output names its temporary files. */
-	sprintf(x->tmp, "%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path, base);
+	if (!dir || !*dir)
+		dir = "/tmp";
+	x->tmp = malloc(strlen(dir) + 32);
+	x->cut = malloc(EV_XLSX_MAX_CELL + 1);
+	if (!x->tmp || !x->cut)
+		return EV_ERR_NOMEM;
+	/* libxlsxwriter writes a file by name (a zip at close): a private
+	 * temporary one, copied into the output at the end. */
+	sprintf(x->tmp, "%s/ev-xlsx.XXXXXX", dir);
 	fd = mkstemp(x->tmp);
 	if (fd < 0) {
-		snprintf(x->err, sizeof x->err, "cannot create a temporary file next to it: %s", strerror(errno));
+		snprintf(x->err, sizeof x->err, "cannot create a temporary file in %s: %s", dir, strerror(errno));
 		free(x->tmp);
 		x->tmp = NULL;
-		*xp = x;
 		return EV_ERR_IO;
 	}
 	close(fd);
 	x->temp_slot = ev_temp_register(x->tmp);
-	lxw_workbook_options opt = { .constant_memory = LXW_TRUE, .tmpdir = getenv("TMPDIR") };
+	lxw_workbook_options opt = { .constant_memory = LXW_TRUE, .tmpdir = (char *)dir };
 	x->wb = workbook_new_opt(x->tmp, &opt);
 	if (!x->wb) {
 		snprintf(x->err, sizeof x->err, "libxlsxwriter could not create the workbook");
-		*xp = x;
 		return EV_ERR_IO;
+	}
+	/* A fixed creation time (the caller's) makes reruns byte-identical. */
+	lxw_doc_properties props = { .created = (time_t)created };
+	if (created > 0 && workbook_set_properties(x->wb, &props) != LXW_NO_ERROR) {
+		snprintf(x->err, sizeof x->err, "libxlsxwriter could not set the document properties");
+		return EV_ERR_NOMEM;
 	}
 	x->f_header = workbook_add_format(x->wb);
 	if (x->f_header) {
@@ -181,11 +192,8 @@ int ev_xlsx_open(ev_xlsx **xp, const char *path)
 	/* Excel's own "Good" and "Bad" cell styles. */
 	x->f_better = colour_format(x->wb, 0xC6EFCE, 0x006100);
 	x->f_worse = colour_format(x->wb, 0xFFC7CE, 0x9C0006);
-	if (!x->f_header || !x->f_time || !x->f_pct || !x->f_ratio || !x->f_better || !x->f_worse) {
-		*xp = x;
+	if (!x->f_header || !x->f_time || !x->f_pct || !x->f_ratio || !x->f_better || !x->f_worse)
 		return EV_ERR_NOMEM;
-	}
-	*xp = x;
 	return EV_OK;
 }
 
@@ -339,13 +347,42 @@ const char *ev_xlsx_error(const ev_xlsx *x)
 
 static int close_workbook(ev_xlsx *x);
 
+/* The finished workbook into the output, then the output closed (renamed
+ * into place).  The private file is unlinked first: nothing of it is left
+ * whatever happens next. */
+static int copy_out(ev_xlsx *x)
+{
+	char buf[65536];
+	ssize_t n;
+	int st = EV_OK, fd = open(x->tmp, O_RDONLY);
+	if (fd < 0) {
+		snprintf(x->err, sizeof x->err, "%s: %s", x->tmp, strerror(errno));
+		return EV_ERR_IO;
+	}
+	unlink(x->tmp);
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		if ((st = ev_output_write(x->out, buf, (size_t)n)) != EV_OK)
+			break;
+	if (n < 0 && st == EV_OK) {
+		snprintf(x->err, sizeof x->err, "reading the workbook back: %s", strerror(errno));
+		st = EV_ERR_IO;
+	}
+	close(fd);
+	if (st == EV_OK) {
+		st = ev_output_close(x->out);
+		x->out = NULL;
+	}
+	if (st != EV_OK && !x->err[0])
+		snprintf(x->err, sizeof x->err, "%s", ev_strerror(st));
+	return st;
+}
+
 static void release(ev_xlsx *x)
 {
 	if (x->temp_slot >= 0)
 		ev_temp_unregister(x->temp_slot);
 	free(x->kind);
 	free(x->cut);
-	free(x->path);
 	free(x->tmp);
 	free(x);
 }
@@ -376,14 +413,9 @@ static int close_workbook(ev_xlsx *x)
 	}
 	e = workbook_close(x->wb);
 	x->wb = NULL;
-	if (e != LXW_NO_ERROR) {
+	if (e != LXW_NO_ERROR)
 		return lxw_status(x, e, "writing the workbook");
-	}
-	if (rename(x->tmp, x->path) != 0) {
-		snprintf(x->err, sizeof x->err, "rename: %s", strerror(errno));
-		return EV_ERR_IO;
-	}
-	return EV_OK;
+	return copy_out(x);
 }
 
 void ev_xlsx_abort(ev_xlsx *x)
@@ -397,5 +429,7 @@ void ev_xlsx_abort(ev_xlsx *x)
 	}
 	if (x->tmp)
 		unlink(x->tmp);
+	ev_output_abort(x->out);
+	x->out = NULL;
 	release(x);
 }

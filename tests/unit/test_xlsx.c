@@ -78,7 +78,7 @@ static void test_workbook(void)
 	FILE *f;
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof path, "%s/t.xlsx", dir);
-	CHECK(ev_xlsx_open(&x, path) == EV_OK);
+	CHECK(ev_xlsx_open(&x, path, 1700000000) == EV_OK);
 	CHECK(ev_xlsx_row(x, row1, 3) == EV_ERR_ARG); /* no sheet yet */
 	CHECK(ev_xlsx_sheet(x, "one", cols, 3) == EV_OK);
 	CHECK(ev_xlsx_row(x, row1, 3) == EV_OK);
@@ -98,7 +98,7 @@ static void test_workbook(void)
 	CHECK(memcmp(magic, "PK\x03\x04", 4) == 0); /* a zip container */
 	unlink(path);
 	/* An aborted workbook leaves nothing. */
-	CHECK(ev_xlsx_open(&x, path) == EV_OK);
+	CHECK(ev_xlsx_open(&x, path, 0) == EV_OK);
 	CHECK(ev_xlsx_sheet(x, "s", cols, 3) == EV_OK);
 	ev_xlsx_abort(x);
 	CHECK(rmdir(dir) == 0); /* empty: no temporary file left */
