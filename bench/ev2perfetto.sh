@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ev2perfetto: JSON export of a 4-rank stream (launch + kernel pairs, every
 # 10th a collective) at 1x and 10x input: events/s, MB/s written, peak RSS.
+# BENCH_SMALL=1 divides the sizes by 10.
 # shellcheck disable=SC2154 # measure sets <var>_wall and <var>_rss
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -16,7 +17,7 @@ gen() { # gen N FILE: N launch/kernel pairs on 4 ranks, in time order
 			if (i % 10 == 0) print "coll", "allreduce", r, 8, t + 40, 50, "ncclDevKernel_Generic_1", 0, 5, int(i / 40), 4, 4194304 } }' |
 		ev-view --pack -o "$2"
 }
-for n in 250000 2500000; do
+for n in $(scale 250000) $(scale 2500000); do
 	gen "$n" "$d/in$n.ev"
 	recs=$(tail -n 1 "$d/in$n.ev" | cut -d' ' -f2)
 	ev2perfetto -o "$d/out.json" "$d/in$n.ev"

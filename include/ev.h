@@ -8,6 +8,10 @@
  *   ev/json.h      streaming JSON scanner and tokens
  *   ev/analysis.h  clipping, kernel classes, coverage, distributions, tables
  *   ev/tool.h      the tool driver: options, messages, progress, signals
+ *   ev/nccl.h      the NCCL/RCCL name vocabulary
+ *   ev/hta.h       HTA's temporal breakdown, streaming
+ *   ev/tsv.h       records as TSV/CSV/JSON Lines rows, and TSV packed back
+ *   ev/align.h     clock alignment of ranks from anchors
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H
@@ -17,6 +21,10 @@
 #include "ev/json.h"
 #include "ev/analysis.h"
 #include "ev/tool.h"
+#include "ev/nccl.h"
+#include "ev/hta.h"
+#include "ev/tsv.h"
+#include "ev/align.h"
 #include "ev/xlsx.h"
 
 #endif /* EV_H */

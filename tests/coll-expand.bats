@@ -255,50 +255,61 @@ EOF
 @test "gaps between operations of a stream, pass-through, --only-comm, --compute" {
 	ev-view --pack -o "$T/g.ev" "$FX/ar2.tsv"
 	coll-expand -o "$T/g.out" "$T/g.ev"
+	# the stream starts at its first operation (ATLAHS): no CALC for the
+	# 900 ns before it unless --lead-in asks for it
 	run -0 ev-view -M -H -t calc,kernel -r 0 -c type,op,ts,dur "$T/g.out"
 	assert_output - <<'EOF'
 kernel	gemm	100	400
-calc	gap	1000	900
 calc	sync	3000	0
 calc	gap	3000	1500
 EOF
-	run -0 bash -c "coll-expand --only-comm '$T/g.ev' | ev-view -M -H -t kernel -c type"
+	run -0 bash -c "coll-expand -q --lead-in '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,ts,dur"
+	assert_output - <<'EOF'
+gap	1000	900
+sync	3000	0
+gap	3000	1500
+EOF
+	run -0 --separate-stderr coll-expand -o "$T/g2.out" "$T/g.ev"
+	[[ "$stderr" == *"1 stream(s) start at their first operation"* ]]
+	run -0 bash -c "coll-expand -q --only-comm '$T/g.ev' | ev-view -M -H -t kernel -c type"
 	assert_output ""
-	run -0 bash -c "coll-expand --compute=kernels '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,dur"
+	run -0 bash -c "coll-expand -q --compute=kernels --lead-in '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,dur"
 	assert_output - <<'EOF'
 kernel	400
 sync	0
 EOF
-	run -0 bash -c "coll-expand --compute=none '$T/g.ev' | ev-view -M -H -t calc -c op | sort -u"
+	run -0 bash -c "coll-expand -q --compute=kernels '$T/g.ev' | ev-view -M -H -t calc -r 0 -c op,dur"
+	assert_output "$(printf 'sync\t0')"
+	run -0 bash -c "coll-expand -q --compute=none '$T/g.ev' | ev-view -M -H -t calc -c op | sort -u"
 	assert_output sync
-	run -0 bash -c "coll-expand --keep-coll '$T/g.ev' | ev-view -M -H -t coll -c rank,seq"
+	run -0 bash -c "coll-expand -q --keep-coll '$T/g.ev' | ev-view -M -H -t coll -c rank,seq"
 	assert_equal "${#lines[@]}" 4
-	run -0 bash -c "coll-expand '$T/g.ev' | ev-view | grep '^#comm'"
+	run -0 bash -c "coll-expand -q '$T/g.ev' | ev-view | grep '^#comm'"
 	assert_output "#comm 7 nranks=2 ranks=0,1"
 }
 
 @test "channel split per NCCL version; CHAN records are used as recorded" {
 	mkcoll "$T/a.ev" 2 allreduce 4000000 ring simple float32 2
 	# >= 2.22: continuous byte distribution in 16 KiB cells
-	run -0 bash -c "coll-expand --nccl-version 2.22 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	run -0 bash -c "coll-expand -q --nccl-version 2.22 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
 	assert_output - <<'EOF'
 0 2015232
 1 1984768
 EOF
 	# 2.20-2.21: contiguous, aligned to 4 KiB
-	run -0 bash -c "coll-expand --nccl-version 2.20.5 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	run -0 bash -c "coll-expand -q --nccl-version 2.20.5 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
 	assert_output - <<'EOF'
 0 2002944
 1 1997056
 EOF
 	# <= 2.19: interleaved grid loop: chunks of roundUp(250000, 1024) elements,
 	# channel 0 takes chunks 0-1, channel 1 chunks 2-3 (the last one short)
-	run -0 bash -c "coll-expand --nccl-version 2.18.3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
+	run -0 bash -c "coll-expand -q --nccl-version 2.18.3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | awk -F'\t' '{ b[\$1] += \$2 } END { for (c in b) print c, b[c] }' | sort"
 	assert_output - <<'EOF'
 0 2007040
 1 1992960
 EOF
-	coll-expand --nccl-version 2.18.3 -o "$T/a18.out" "$T/a.ev"
+	coll-expand -q --nccl-version 2.18.3 -o "$T/a18.out" "$T/a.ev"
 	run -0 check "$T/a18.out"
 	# CHAN records: channel 3 with workCount 1000 elements, chunkCount 400
 	{
@@ -311,7 +322,7 @@ EOF
 		printf '#end 4\n'
 	} >"$T/c.tsv"
 	ev-view --pack -o "$T/c.ev" "$T/c.tsv"
-	run -0 bash -c "coll-expand '$T/c.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | paste -sd' '"
+	run -0 bash -c "coll-expand -q '$T/c.ev' | ev-view -M -H -t send -r 0 -c channel,bytes | paste -sd' '"
 	# loop 1: chunks of 400 elements, loop 2: lastChunkCount 100; SIMPLE posts
 	# two slices per ring step, the second one empty here
 	assert_output "$(printf '3\t1600 3\t0 3\t1600 3\t0 3\t400 3\t0 3\t400 3\t0')"
@@ -319,14 +330,14 @@ EOF
 
 @test "the chooser picks algorithm, protocol and channels when the trace has none" {
 	mkcoll "$T/a.ev" 8 allreduce 1073741824 - - float32 0
-	run -0 bash -c "coll-expand '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto | sort -u"
+	run -0 bash -c "coll-expand -q '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto | sort -u"
 	assert_output "$(printf 'ring\tsimple')"
 	mkcoll "$T/b.ev" 8 allreduce 4096 - - float32 0
-	run -0 bash -c "coll-expand --algo ring '$T/b.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u"
+	run -0 bash -c "coll-expand -q --algo ring '$T/b.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u"
 	assert_output "$(printf 'ring\tll\t0')"
-	run -0 bash -c "coll-expand --algo ring --proto simple --nchannels 3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u | wc -l"
+	run -0 bash -c "coll-expand -q --algo ring --proto simple --nchannels 3 '$T/a.ev' | ev-view -M -H -t send -r 0 -c algo,proto,channel | sort -u | wc -l"
 	assert_output 3
-	run -0 bash -c "coll-expand --proto '^ll,ll128' '$T/b.ev' | ev-view -M -H -t send -r 0 -c proto | sort -u"
+	run -0 bash -c "coll-expand -q --proto '^ll,ll128' '$T/b.ev' | ev-view -M -H -t send -r 0 -c proto | sort -u"
 	assert_output simple
 }
 
@@ -388,4 +399,159 @@ EOF
 	run -2 coll-expand --nchannels 65 /dev/null
 	run -2 coll-expand --preset cray /dev/null
 	assert_output --partial "unknown system 'cray'"
+}
+
+# one_coll OUT COMM_LINE RANK BYTES [ALGO] [SEQ]: a stream with one collective record.
+one_coll() {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n%s\n' "$2"
+		printf 'type\top\trank\tts\tbytes\tcomm\tseq\talgo\tproto\tdtype\tchannel\n'
+		printf 'coll\tallreduce\t%s\t10\t%s\t7\t%s\t%s\tsimple\tfloat32\t2\n' "$3" "$4" "${6:-0}" "${5:-ring}"
+		printf '#end 1\n'
+	} >"$1.tsv"
+	ev-view --pack -o "$1" "$1.tsv"
+}
+
+@test "absurd input: a clear error in bounded time, nothing half written" {
+	one_coll "$T/r.ev" '#comm 7 nranks=2 ranks=0,100000000' 100000000 64
+	run -1 timeout 20 coll-expand -o "$T/r.out" "$T/r.ev"
+	assert_output --partial "record 1: rank 100000000 is above the largest rank expanded (1048575)"
+	[ ! -e "$T/r.out" ]
+	one_coll "$T/r0.ev" '#comm 7 nranks=2 ranks=0,100000000' 0 64
+	run -1 timeout 20 coll-expand -o "$T/r.out" "$T/r0.ev"
+	assert_output --partial "record 1: communicator 7 lists rank 100000000; ranks above 1048575 are not expanded"
+	one_coll "$T/b.ev" '#comm 7 nranks=2 ranks=0,1' 0 9223372036854775807
+	run -1 timeout 20 coll-expand -o "$T/b.out" "$T/b.ev"
+	assert_output --partial "allreduce of 9223372036854775807 bytes on 2 ranks would expand into about"
+	assert_output --partial "(--max-messages)"
+	one_coll "$T/c.ev" '#comm 7 nranks=2 ranks=0,1' 0 18000000000000000000 -
+	run -1 timeout 20 coll-expand -o "$T/c.out" "$T/c.ev"
+	assert_output --partial "would expand into about"
+	one_coll "$T/a.ev" '#comm 7 nranks=2 ranks=0,1' 0 64 114
+	run -1 timeout 20 coll-expand -o "$T/a.out" "$T/a.ev"
+	assert_output --partial "record 1: unknown algorithm 114"
+	one_coll "$T/m.ev" "#comm 7 nranks=1000000 ranks=$(seq -s, 0 999999)" 0 1048576
+	run -1 timeout 20 coll-expand -o "$T/m.out" "$T/m.ev"
+	assert_output --partial "communicator 7 has 1000000 ranks; more than 65536 are not expanded"
+	# the bound is an option
+	one_coll "$T/s.ev" '#comm 7 nranks=2 ranks=0,1' 0 1048576
+	run -1 coll-expand --max-messages 3 -o "$T/s.out" "$T/s.ev"
+	assert_output --partial "more than the limit of 3 (--max-messages)"
+	run -0 coll-expand -q --max-messages 64 -o "$T/s.out" "$T/s.ev"
+	run -2 coll-expand --max-messages 0 "$T/s.ev"
+}
+
+@test "a seq jump of 2^32 costs nothing and is said; the size check goes on" {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 7 nranks=2 ranks=0,1\n'
+		printf 'type\top\trank\tts\tbytes\tcomm\tseq\talgo\tproto\tdtype\tchannel\n'
+		printf 'coll\tallreduce\t0\t10\t64\t7\t0\tring\tsimple\tfloat32\t1\n'
+		printf 'coll\tallreduce\t0\t20\t64\t7\t4294967295\tring\tsimple\tfloat32\t1\n'
+		printf 'coll\tallreduce\t1\t30\t128\t7\t4294967295\tring\tsimple\tfloat32\t1\n'
+		printf '#end 3\n'
+	} >"$T/j.tsv"
+	ev-view --pack -o "$T/j.ev" "$T/j.tsv"
+	run -1 timeout 10 coll-expand -o "$T/j.out" "$T/j.ev"
+	assert_line --partial "collective seq jumps from 0 to 4294967295"
+	assert_line --partial "record 3: allreduce seq 4294967295 on communicator 7 has 128 bytes on rank 1 but 64 on another rank"
+}
+
+# two_comms OUT FIRST SECOND: the same two collectives with the #comm lines in the given order.
+two_comms() {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n%s\n%s\n' "$2" "$3"
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\talgo\tproto\tdtype\tchannel\n'
+		for r in 0 1 2; do printf 'coll\tallreduce\t%d\t1\t100\t50\t65536\t40\t0\tring\tsimple\tfloat32\t2\n' $r; done
+		for r in 0 1 2; do printf 'coll\tallgather\t%d\t1\t300\t50\t3000\t900\t0\tring\tll\tint8\t1\n' $r; done
+		printf '#end 6\n'
+	} >"$1.tsv"
+	ev-view --pack -o "$1" "$1.tsv"
+}
+
+@test "tags come from communicator ids: the same GOAL whatever the order of the inputs" {
+	two_comms "$T/a.ev" '#comm 40 nranks=3 ranks=0,1,2' '#comm 900 nranks=3 ranks=0,1,2'
+	two_comms "$T/b.ev" '#comm 900 nranks=3 ranks=0,1,2' '#comm 40 nranks=3 ranks=0,1,2'
+	coll-expand -q --only-comm -o "$T/a.out" "$T/a.ev"
+	coll-expand -q --only-comm -o "$T/b.out" "$T/b.ev"
+	cmp <(ev-view -M -H "$T/a.out") <(ev-view -M -H "$T/b.out")
+	# communicator 40 has index 0, 900 index 1 (bits 22-31 of the tag)
+	run -0 bash -c "ev-view -M -H -t send -c comm,aux '$T/b.out' | awk -F'\t' '{ print \$1, int(\$2 / 4194304) }' | sort -u"
+	assert_output - <<'EOF'
+40 0
+900 1
+EOF
+	ev2goal -q -o "$T/a.goal" "$T/a.out"
+	ev2goal -q -o "$T/b.goal" "$T/b.out"
+	cmp "$T/a.goal" "$T/b.goal"
+}
+
+# p2p_group OUT HOST1: rank 0 (host a) sends 256 KiB to rank 1 (host HOST1) in
+# a group with its receive, 4 recorded parts of 64 KiB (chunkSize 64 KiB).
+p2p_group() {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#rank 0 host=a\n#rank 1 host=%s\n#comm 3 nranks=2 ranks=0,1\n' "$2"
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tpeer\tproto\tchannel\taux\n'
+		printf 'p2p\tsend\t0\t1\t100\t50\t262144\t3\t0\t1\tsimple\t4\t0\n'
+		for c in 0 1 2 3; do printf 'chan\tsend\t0\t1\t100\t0\t65536\t3\t0\t-1\t-\t%d\t65536\n' $c; done
+		printf 'p2p\trecv\t1\t1\t100\t50\t262144\t3\t0\t0\tsimple\t4\t0\n'
+		for c in 0 1 2 3; do printf 'chan\trecv\t1\t1\t100\t0\t65536\t3\t0\t-1\t-\t%d\t65536\n' $c; done
+		printf '#end 10\n'
+	} >"$1.tsv"
+	ev-view --pack -o "$1" "$1.tsv"
+}
+
+@test "grouped send/recv across and within nodes: the recorded parts, chunk size and channels" {
+	for h in a b; do
+		p2p_group "$T/$h.ev" "$h"
+		coll-expand -q --intra=send -o "$T/$h.out" "$T/$h.ev"
+		run -0 check "$T/$h.out"
+		assert_output "sends 4 recvs 4 ok"
+		run -0 bash -c "ev-view -M -H -t send,recv -c type,channel,bytes '$T/$h.out' | sort"
+		assert_output - <<'EOF'
+recv	0	65536
+recv	1	65536
+recv	2	65536
+recv	3	65536
+send	0	65536
+send	1	65536
+send	2	65536
+send	3	65536
+EOF
+	done
+	# without chan records: NCCL's chunking, channels within the 4 the kernel ran on
+	grep -v '^chan' "$T/b.ev.tsv" | sed 's/^#end 10/#end 2/' >"$T/m.tsv"
+	ev-view --pack -o "$T/m.ev" "$T/m.tsv"
+	coll-expand -q -o "$T/m.out" "$T/m.ev"
+	run -0 bash -c "ev-view -M -H -t send -c channel,bytes '$T/m.out' | awk -F'\t' '\$1 >= 4' | wc -l"
+	assert_output 0
+	run -0 bash -c "ev-view -M -H -t send -c bytes '$T/m.out' | sort -u"
+	assert_output 131072
+	# parts that do not add up to the size are an error, not a guess
+	sed 's/^chan\tsend\t0\t1\t100\t0\t65536/chan\tsend\t0\t1\t100\t0\t1000/' "$T/b.ev.tsv" >"$T/x.tsv"
+	ev-view --pack -o "$T/x.ev" "$T/x.tsv"
+	run -1 coll-expand -o "$T/x.out" "$T/x.ev"
+	assert_output --partial "record 1: the chan records of this send add up to a different size than its 262144 bytes"
+}
+
+@test "the preset comes from the device the trace names; every choice is stated" {
+	META='#rank 0 gpu=AMD_Instinct_MI250X\n'
+	mkcoll "$T/a.ev" 4 allreduce 1048576 - - float32 0
+	run -0 --separate-stderr coll-expand -o "$T/a.out" "$T/a.ev"
+	[[ "$stderr" == *"NCCL's tuning model chooses them (preset mi250, device)"* ]]
+	[[ "$stderr" == *"chose allreduce of 1048576 bytes on 4 ranks, 4 node(s): "*"(algorithm and protocol chosen, preset mi250) [4 operations]"* ]]
+	# MI250 has no LL128
+	run -0 bash -c "ev-view -M -H -t send -c proto '$T/a.out' | sort -u"
+	refute_output ll128
+	META=''
+	mkcoll "$T/b.ev" 4 allreduce 1048576 ring simple float32 2
+	run -0 --separate-stderr coll-expand -o "$T/b.out" "$T/b.ev"
+	[[ "$stderr" != *"chose"* ]]
+}
+
+@test "members of a communicator without any record are named" {
+	mkcoll "$T/p.ev" 3 allreduce 65536 ring simple float32 1
+	awk -F'\t' '$3 != 2' "$T/p.ev.tsv" | sed 's/^#end 3/#end 2/' >"$T/q.tsv"
+	ev-view --pack -o "$T/q.ev" "$T/q.tsv"
+	run -0 --separate-stderr coll-expand -o "$T/q.out" "$T/q.ev"
+	[[ "$stderr" == *"communicator 7 (3 ranks): no records of rank 2 (a missing export or trace file?)"* ]]
 }

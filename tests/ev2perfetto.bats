@@ -110,13 +110,15 @@ hdr=$'type\top\trank\tstream\tts\tdur\tbytes\tname\tcomm\tseq\tpeer\tid\tchannel
 	ev2perfetto -o "$T/m.json" "$T/m.ev"
 	run -0 validate "$T/m.json"
 	assert_line "flows message=2"
-	# Both flows start on rank 0 (pid 0) and end on rank 1 (pid 2), first send -> first recv.
+	# Both flows start on rank 0 (pid 0) and end on rank 1 (pid 2), first send -> first recv;
+	# each leaves at the send's start and lands then (receive already posted)
+	# or when the receive is posted.
 	run -0 jq -r '.traceEvents[] | select(.ph == "s" or .ph == "f") | "\(.id) \(.ph) \(.pid) \(.ts)"' "$T/m.json"
 	assert_output - <<'EOF'
-1 s 0 0.025
-1 f 2 0.025
-2 s 0 0.045
-2 f 2 0.085
+1 s 0 0.02
+1 f 2 0.02
+2 s 0 0.04
+2 f 2 0.06
 EOF
 }
 
@@ -260,4 +262,53 @@ EOF
 	assert_output 0
 	run -0 jq -r '[.traceEvents[] | select(.cat == "launch")] | group_by(.id) | map(select((.[0].pid / 2 | floor) != (.[1].pid / 2 | floor))) | length' <(gzip -dc "$T/aorta.json.gz")
 	assert_output 0
+}
+
+@test "flows go forward in time, also from a long slice to a short one; skewed messages are counted" {
+	{
+		echo "$hdr"
+		# rank 0's long allreduce starts first, rank 1's short one ends before
+		# rank 0's middle: a midpoint-to-midpoint arrow would go backwards.
+		printf 'coll\tallreduce\t0\t4\t100\t1000\t8\t\t5\t0\t-1\t0\t0\t2\n'
+		printf 'coll\tallreduce\t1\t4\t110\t20\t8\t\t5\t0\t-1\t0\t0\t2\n'
+		# a receive that ended before its send started (unaligned clocks).
+		printf 'recv\tallreduce\t1\t0\t200\t10\t8\t\t5\t0\t0\t0\t3\t0\n'
+		printf 'send\tallreduce\t0\t0\t300\t10\t8\t\t5\t0\t1\t0\t3\t0\n'
+	} >"$T/c.tsv"
+	pack "$T/c.tsv" "$T/c.ev"
+	run -0 ev2perfetto -o "$T/c.json" "$T/c.ev"
+	assert_output --partial "1 message and 0 p2p flows: the receive ended before its send started"
+	run -0 validate "$T/c.json"
+	assert_line "flows collective=1 message=1"
+	run -0 jq -r '.traceEvents[] | select(.ph == "s" or .ph == "f") | "\(.cat) \(.ph) \(.pid) \(.ts)"' "$T/c.json"
+	assert_output - <<'EOF'
+collective s 0 0
+collective f 2 0.01
+message s 2 0.109
+message f 0 0.2
+EOF
+}
+
+@test "--max-events: a file too big is refused with its estimate before writing; a pipe stops at the limit" {
+	awk 'BEGIN { OFS = "\t"; print "type", "rank", "ts", "dur", "name"; for (i = 0; i < 3000; i++) print "kernel", 0, i * 10, 5, "k" }' >"$T/k.tsv"
+	pack "$T/k.tsv" "$T/k.ev"
+	run -1 ev2perfetto --max-events=1000 -o "$T/k.json" "$T/k.ev"
+	assert_output --partial "the timeline would have about 6000 trace events"
+	assert_output --partial "more than --max-events=1000"
+	[ ! -e "$T/k.json" ]
+	run -1 bash -c 'cat "$1" | ev2perfetto --max-events=1000 -o "$2"' _ "$T/k.ev" "$T/k.json"
+	assert_output --partial "more than --max-events=1000 trace events; stopped"
+	[ ! -e "$T/k.json" ]
+	run -0 ev2perfetto --max-events=0 -o "$T/k.json" "$T/k.ev"
+	run -0 ev2perfetto -o "$T/k.json" "$T/k.ev"
+	run -2 ev2perfetto --max-events=many "$T/k.ev"
+}
+
+@test "gzip output is refused on a terminal, also through -o /dev/stdout" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	run -1 script -qec "ev2perfetto -z $T/small.ev" /dev/null
+	assert_output --partial "refusing to write gzip output to a terminal"
+	run -0 script -qec "ev2perfetto -z -o /dev/stdout $T/small.ev; echo rc=\$?" /dev/null
+	assert_output --partial "refusing to write gzip output to a terminal"
+	assert_output --partial "rc=1"
 }

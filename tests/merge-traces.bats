@@ -88,3 +88,33 @@ EOF
 	run -0 python3 "$V" "$T/one.json"
 	assert_line "process 7500 rank 7 CPU (pid 258)"
 }
+
+@test "shared data: -a coll and -a coll-drift write every configuration and show the alignment report" {
+	need_shared_data
+	for mode in coll coll-drift; do
+		rm -rf "$T/merged"
+		run -0 --separate-stderr merge-traces -a "$mode" -j 2 -o "$T/merged" "$SHARED_DATA/kineto/aorta-sweep"
+		grep -q "merge-traces: wrote 4 timeline(s)" <<<"$stderr"
+		# The report of every configuration on stderr, residuals included.
+		[ "$(grep -c "^ev-merge: align $mode: configuration" <<<"$stderr")" = 4 ]
+		grep -q 'align:   rank 7: offset .* residual median .* max ' <<<"$stderr"
+		for c in 256thread_28ch 256thread_56ch 512thread_28ch 512thread_56ch; do
+			run -0 python3 "$V" "$T/merged/$c.json"
+			assert_line "process 14 rank 7 GPU (device 7)"
+			# The report file: the reference and seven aligned ranks.
+			run -0 awk -F'\t' 'NR > 1 { n[$3]++ } END { print n["reference"] + 0, n["aligned"] + 0 }' "$T/merged/$c.align.tsv"
+			assert_output "1 7"
+		done
+	done
+}
+
+@test "-a coll on traces without collective records says so instead of doing nothing" {
+	mkrun "$T/run" 0 1
+	# Older PyTorch traces: NCCL kernels without collective arguments.
+	sed -i 's/"Collective name"/"Unknown arg"/' "$T"/run/torch_profiler/rank*/trace.json
+	run -0 --separate-stderr merge-traces -a coll -o "$T/out" "$T/run"
+	grep -q "merge-traces: wrote 1 timeline(s)" <<<"$stderr"
+	grep -q 'ev-merge: align coll: configuration' <<<"$stderr"
+	grep -q 'warning: .*no coll or p2p records' <<<"$stderr"
+	[ -s "$T/out/run.align.tsv" ] || ls "$T/out"
+}

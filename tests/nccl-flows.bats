@@ -76,7 +76,7 @@ proxy_flow_rank2.jsonl
 proxy_flow_rank3.jsonl
 EOF
 	run -0 python3 "$CHECK" "$T/out"
-	assert_line --index 0 "ranks 4 messages 1052 unmatched 0"
+	assert_line --index 0 "ranks 4 messages 1036 unmatched 0"
 	# Ring AllReduce of 4 MiB (Simple): 2(n-1)/n * B = 6 MiB from each rank.
 	for r in 0 1 2 3; do assert_line "op 0 allreduce rank $r sends 6291456"; done
 	# AllGather of 1 MiB in total: (n-1)/n * 1 MiB; ReduceScatter 256 KiB: 3/4 of it.
@@ -88,25 +88,33 @@ EOF
 	assert_line "op 4 broadcast rank 1 sends 524288"
 	# The first message of rank 0: the fields of the extractor and more.
 	run -0 head -n 1 "$T/out/flow_steps_rank0.jsonl"
-	assert_output '{"opCount":0,"comm":"7842389","rank":0,"channel":0,"step":0,"op":"SEND","peer":1,"bytes":65536,"pattern":"RING_TWICE","protocol":"SIMPLE","stage":"reduce-scatter","algorithm":"RING","collective":"allreduce","algStep":0}'
+	assert_output '{"opCount":0,"comm":"7842389","rank":0,"channel":0,"step":0,"op":"SEND","peer":1,"bytes":65536,"pattern":"RING_TWICE","protocol":"SIMPLE","stage":"reduce-scatter","evkitStage":"reduce-scatter","algorithm":"RING","collective":"allreduce","algStep":0}'
 	run -0 head -n 1 "$T/out/proxy_flow_rank0.jsonl"
-	assert_output '{"opCount":0,"comm":"7842389","rank":0,"channel":0,"nsteps":96,"nbytes":262144,"chunkSize":524288,"sliceSteps":2,"chunkSteps":4,"dtype":7,"redOp":0,"pattern":"RING_TWICE","protocol":"SIMPLE","ringPrev":3,"ringNext":1,"collective":"allreduce","algorithm":"RING","nsends":48,"nrecvs":48,"sendBytes":3145728,"recvBytes":3145728}'
+	assert_output '{"opCount":0,"comm":"7842389","rank":0,"channel":0,"nsteps":96,"nbytes":262144,"chunkSize":524288,"sliceSteps":2,"chunkSteps":4,"dtype":7,"redOp":0,"pattern":"RING_TWICE","protocol":"SIMPLE","ringPrev":3,"ringNext":1,"collective":"allreduce","algorithm":"RING","nsends":48,"nrecvs":48,"sendBytes":3145728,"recvBytes":3145728,"algoSource":"trace"}'
 	# Channel 1 follows its own ring (0 3 2 1).
-	run -0 jq -c 'select(.opCount == 0 and .channel == 1) | [.ringPrev, .ringNext]' "$T/out/proxy_flow_rank0.jsonl"
+	run -0 jq -c 'select(.opCount == 0 and .channel == 1 and .collective == "allreduce") | [.ringPrev, .ringNext]' "$T/out/proxy_flow_rank0.jsonl"
 	assert_output "[1,3]"
-	# Patterns and stages of every collective kind.
-	run -0 bash -c 'jq -r "[.collective, .pattern, .stage] | @tsv" "$1"/flow_steps_rank*.jsonl | sort -u' _ "$T/out"
+	# Patterns and stages of every collective kind: the extractor's stage
+	# (ring outside RING_TWICE) and evkit's finer one.
+	run -0 bash -c 'jq -r "[.collective, .pattern, .stage, .evkitStage] | @tsv" "$1"/flow_steps_rank*.jsonl | sort -u' _ "$T/out"
 	assert_output - <<'EOF'
-allgather	RING	allgather
-allreduce	RING_TWICE	allgather
-allreduce	RING_TWICE	reduce-scatter
-allreduce	TREE_UP_DOWN	tree-down
-allreduce	TREE_UP_DOWN	tree-up
-broadcast	PIPELINE_FROM	broadcast
-recv	RECV	p2p
-reduce	PIPELINE_TO	reduce
-reducescatter	RING	reduce-scatter
-send	SEND	p2p
+allgather	RING	ring	allgather
+allreduce	RING_TWICE	allgather	allgather
+allreduce	RING_TWICE	reduce-scatter	reduce-scatter
+allreduce	TREE_UP_DOWN	ring	tree-down
+allreduce	TREE_UP_DOWN	ring	tree-up
+broadcast	PIPELINE_FROM	ring	broadcast
+recv	RECV	ring	p2p
+reduce	PIPELINE_TO	ring	reduce
+reducescatter	RING	ring	reduce-scatter
+send	SEND	ring	p2p
+EOF
+	# The grouped send/recv follows the parts the trace recorded: per rank
+	# and direction 2 parts of 128 KiB on channels 0 and 1, one message each.
+	run -0 bash -c 'jq -r "select(.collective == \"send\") | [.channel, .bytes] | @tsv" "$1"/flow_steps_rank0.jsonl | sort | uniq -c | sed "s/^ *//"' _ "$T/out"
+	assert_output - <<'EOF'
+1 0	131072
+1 1	131072
 EOF
 }
 
@@ -201,4 +209,19 @@ EOF
 	assert_line --index 0 "ranks 8 messages 81408 unmatched 2560"
 	run -0 bash -c 'jq -r ".pattern" "$1"/flow_steps_rank*.jsonl | sort | uniq -c | awk "{ print \$2, \$1 }"' _ "$T/out"
 	assert_output --regexp '^(RING_TWICE|TREE_UP_DOWN) [0-9]+'
+}
+
+@test "guessed algorithms and protocols are stated on stderr and marked in the proxy lines" {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#rank 0 gpu=AMD_Instinct_MI300X\n#comm 7 nranks=2 ranks=0,1\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tdtype\n'
+		for r in 0 1; do printf 'coll\tallreduce\t%d\t1\t1000\t500\t1048576\t7\t0\tfloat32\n' $r; done
+		printf '#end 2\n'
+	} >"$T/g.tsv"
+	pack "$T/g.tsv" "$T/g.ev"
+	run -0 --separate-stderr nccl-flows -o "$T/out" "$T/g.ev"
+	[[ "$stderr" == *"NCCL's tuning model chooses them (preset mi300x, device)"* ]]
+	[[ "$stderr" == *"coll-expand: warning: chose allreduce of 1048576 bytes on 2 ranks"*"[2 operations]"* ]]
+	run -0 bash -c 'jq -r .algoSource "$1"/proxy_flow_rank*.jsonl | sort -u' _ "$T/out"
+	assert_output model
 }

@@ -32,6 +32,14 @@ struct opts {
 	uint64_t sort_bytes;   /* -S */
 	enum align align;
 	int ref_rank;          /* -1: the lowest rank seen */
+	struct ev_align_opts aopt;
+	const char *report;    /* --report FILE */
+	char **cfg_keys;       /* --config-keys */
+	size_t ncfg_keys;
+	int need_sort;         /* alignment of inputs with several clocks */
+	uint32_t world_size;   /* largest world_size of the #rank lines */
+	int origin_scan;
+	char origin[32], producer[32];
 	char **inputs;
 	int ninputs;
 };
@@ -46,6 +54,11 @@ struct input {
 	size_t line_len;
 	int done;
 	struct ev_order order;
+	struct ev_map srcmap;  /* input source + 1 -> output source + 1 */
+	uint32_t last_src, out_src; /* cache of the last mapping */
+	uint32_t cfg0, rank0;  /* the first clock seen (pass 1) */
+	int nkeys;             /* 0, 1 or 2 (several clocks) */
+	int warned_regex, warned_key;
 };
 
 static void usage(FILE *f)
@@ -53,35 +66,43 @@ static void usage(FILE *f)
 	fputs(
 "Usage: ev-merge [options] [LABEL=]INPUT...\n"
 "Merge ev streams into one stream in time order (ts, rank, stream, seq; ties\n"
-"by input order).  Each input becomes a source: a '#src N label=... file=...'\n"
-"line, and src = N in its records.  Strings and metadata of all inputs appear\n"
-"once.  INPUT may be '-' (once).\n"
+"by input order).  Every source of every input becomes a source of the\n"
+"output ('#src N ...', src = N in its records), keeping all its keys; an\n"
+"input without #src lines is one source (label=LABEL file=INPUT).  Strings\n"
+"and metadata of all inputs appear once.  INPUT may be '-' (once).\n"
 "\n"
 "Options:\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
 "  -k, --src-keys=LIST    names for the groups of --src-regex, e.g. threads,channels\n"
 "  -x, --src-regex=RE     POSIX extended RE matched against each input path;\n"
-"                         its groups become key=value on the #src line\n"
+"                         its groups become key=value on its #src lines\n"
 "  -R, --rank-from-src    set each record's rank to its input's index (one\n"
 "                         file per rank); #rank lines are renumbered likewise\n"
 "  -s, --sort             accept inputs out of time order: external merge sort\n"
 "  -S, --buffer-size=SIZE memory for --sort, e.g. 64M [256M]; sorted runs go\n"
 "                         to $TMPDIR and are removed on every exit\n"
-"  -a, --align=MODE       clock alignment of ranks: none, start (each rank's\n"
-"                         first event at 0), coll (median offset from matched\n"
-"                         collective end times), coll-drift (offset and a\n"
-"                         linear drift per rank) [none]\n"
-"      --ref-rank=R       reference rank for coll alignment [lowest rank]\n"
+"  -a, --align=MODE       clock alignment of ranks, per configuration: none,\n"
+"                         start (each rank's first event at 0), coll (offset\n"
+"                         per rank from anchors: collective ends, p2p pairs,\n"
+"                         NCCL kernels), coll-drift (offset and drift) [none]\n"
+"      --ref-rank=R       reference rank of each configuration [lowest rank]\n"
+"      --report=FILE      write the alignment report as TSV to FILE\n"
+"      --config-keys=LIST #src keys that identify a configuration [all but\n"
+"                         file, input, rank, base_ns, host, node, pid,\n"
+"                         device, gpu, nsys, schema, nccl]\n"
+"      --drift-min-span=T anchors must span T for a drift to be fitted [1s]\n"
+"      --warn-residual=T  warn when a rank's median residual exceeds T [10us]\n"
 "  -f, --force            write binary output to a terminal\n"
 "  -q, --quiet            no progress, warnings or alignment report\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show version and exit\n"
 "\n"
-"Alignment offsets (and drifts) are printed on stderr and written as\n"
-"'#meta align.rank<R>.offset_ns=O align.rank<R>.drift_ppm=D align.rank<R>.t0_ns=T'\n"
-"lines; a rank's time t becomes t - (O + D/1e6 * (t - T)).\n"
-"Inputs read from a pipe are spooled to a temporary file when two passes\n"
-"are needed.\n"
+"Alignment reads the inputs twice (a pipe is spooled to a temporary file);\n"
+"inputs holding several ranks go through the external sorter, so the output\n"
+"is in time order.  A rank's clock is t_rank = t_ref + O + D*(t_ref - t0);\n"
+"its times become t0 + (t - O - t0)/(1 + D).  The report (stderr, --report)\n"
+"gives per rank O, D, anchors used and residuals; the output keeps\n"
+"'#meta align.rank<R>.offset_ns=O align.rank<R>.drift_ppm=D align.rank<R>.t0_ns=T'.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
@@ -147,66 +168,6 @@ static void heap_up(struct heap *h, int i)
 	}
 }
 
-/* ---- clock alignment ------------------------------------------------ */
-
-/* Per-rank correction: ts' = ts - (offset + drift * (ts - t0)). */
-struct corr { uint32_t rank; int64_t first_ts; double offset, drift; int64_t t0; int have; };
-
-struct align_state {
-	struct corr *c;
-	size_t n;
-	struct ev_map ix; /* rank + 1 -> index + 1 */
-};
-
-static struct corr *corr_get(struct align_state *a, uint32_t rank, int create)
-{
-	uint64_t *p = ev_map_get(&a->ix, (uint64_t)rank + 1);
-	if (p)
-		return &a->c[*p - 1];
-	if (!create)
-		return NULL;
-	struct corr *nc = realloc(a->c, (a->n + 1) * sizeof *nc);
-	if (!nc)
-		return NULL;
-	a->c = nc;
-	memset(&a->c[a->n], 0, sizeof a->c[a->n]);
-	a->c[a->n].rank = rank;
-	a->c[a->n].first_ts = INT64_MAX;
-	if (ev_map_put(&a->ix, (uint64_t)rank + 1, a->n + 1))
-		return NULL;
-	return &a->c[a->n++];
-}
-
-/* Collective end times per (comm, seq) and rank, bounded per rank so that
- * memory does not grow with trace length: the first MAX_MATCH collectives
- * of each rank are enough to estimate an offset and a drift. */
-#define MAX_MATCH 65536
-struct coll_end { uint64_t comm; uint32_t seq; uint32_t rank; int64_t end; };
-
-static int cmp_coll(const void *pa, const void *pb)
-{
-	const struct coll_end *a = pa, *b = pb;
-	if (a->comm != b->comm)
-		return a->comm < b->comm ? -1 : 1;
-	if (a->seq != b->seq)
-		return a->seq < b->seq ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	return (a->end > b->end) - (a->end < b->end);
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-	return (a > b) - (a < b);
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* --------------------------------------------------------------------- */
 
 static int open_input(struct opts *o, struct input *in, ev_strtab *st, ev_meta *meta)
@@ -269,14 +230,226 @@ static int spool_stdin(struct opts *o, struct input *in)
 	return 0;
 }
 
-/* Pass 1 of alignment: first time per rank, collective end times. */
-static int scan_for_alignment(struct opts *o, struct input *ins, int n, struct align_state *al)
+/* ---- sources ----------------------------------------------------------
+ * Every source of every input becomes one source of the output, renumbered
+ * in order of appearance.  Its #src keys are kept; ev-merge adds its own
+ * (label, the input path as file= or input=, the --src-regex keys). */
+
+struct sources {
+	uint16_t *cfg_of;      /* output source -> configuration id */
+	uint32_t n;            /* output sources so far */
+	ev_meta *meta;         /* the output #src lines, parsed */
+};
+
+/* Configuration names, shared by both passes. */
+static char **cfg_names;
+static uint32_t ncfg;
+static struct ev_map cfg_ix; /* hash(name) -> id + 1 */
+
+static int cfg_id(const char *name, uint32_t *id)
 {
-	struct ev_vec ends;
-	struct ev_map per_rank; /* rank + 1 -> count kept */
+	uint64_t h = ev_hash64(name, strlen(name)) | 1;
+	uint64_t *p = ev_map_get(&cfg_ix, h);
+	if (p) {
+		*id = (uint32_t)(*p - 1);
+		return 0;
+	}
+	if (ncfg >= 65535)
+		return EV_ERR_LIMIT;
+	char **nn = realloc(cfg_names, (ncfg + 1) * sizeof *nn);
+	if (!nn)
+		return EV_ERR_NOMEM;
+	cfg_names = nn;
+	if (!(cfg_names[ncfg] = strdup(name)) || ev_map_put(&cfg_ix, h, (uint64_t)ncfg + 1))
+		return EV_ERR_NOMEM;
+	*id = ncfg++;
+	return 0;
+}
+
+static void sources_reset(struct sources *s, struct input *ins, int n)
+{
+	ev_meta_free(s->meta);
+	s->meta = ev_meta_new();
+	s->n = 0;
+	for (int i = 0; i < n; i++) {
+		ev_map_free(&ins[i].srcmap);
+		ev_map_init(&ins[i].srcmap);
+	}
+}
+
+/* Append " key=value" (value escaped, spaces made '_'). */
+static size_t put_kv(char *line, size_t cap, size_t n, const char *key, const char *val, size_t vlen)
+{
+	char esc[8192];
+	if (vlen > 4000)
+		vlen = 4000;
+	ev_text_escape(val, vlen, esc, sizeof esc);
+	for (char *p = esc; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+	if (n < cap)
+		n += (size_t)snprintf(line + n, cap - n, " %s=%s", key, esc);
+	return n;
+}
+
+/* The regex keys of input i: their values in val/len (NULL when not matched). */
+static int regex_keys(struct opts *o, struct input *in, const char **val, size_t *len)
+{
+	if (!o->src_regex)
+		return 0;
+	regmatch_t m[10];
+	if (regexec(&o->re, in->path, 10, m, 0) != 0) {
+		if (!in->warned_regex)
+			ev_cli_warn(&o->cli, "%s: does not match --src-regex; no keys for this source", in->path);
+		in->warned_regex = 1;
+		return 0;
+	}
+	for (size_t k = 0; k < o->nkeys; k++) {
+		val[k] = m[k + 1].rm_so < 0 ? NULL : in->path + m[k + 1].rm_so;
+		len[k] = m[k + 1].rm_so < 0 ? 0 : (size_t)(m[k + 1].rm_eo - m[k + 1].rm_so);
+	}
+	return 1;
+}
+
+/* Build the output #src line of output source out for input i: from the
+ * input's own #src line (text after "#src N", may be NULL) plus our keys. */
+static int compose_src(struct opts *o, struct input *in, uint32_t out, const char *rest, size_t rlen, char *line,
+                       size_t cap, size_t *lenp)
+{
+	const char *rv[10] = { 0 };
+	size_t rl[10] = { 0 };
+	int have_re = regex_keys(o, in, rv, rl);
+	int seen_file = 0, seen_input = 0, seen_key[10] = { 0 };
+	const char *path = strcmp(in->path, "-") == 0 ? "standard input" : in->path;
+	size_t n = (size_t)snprintf(line, cap, "#src %u", out);
+	if (in->label)
+		n = put_kv(line, cap, n, "label", in->label, strlen(in->label));
+	const char *p = rest, *end = rest ? rest + rlen : NULL;
+	while (p && p < end) {
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		const char *t = p;
+		while (p < end && *p != ' ' && *p != '\t')
+			p++;
+		if (p == t)
+			break;
+		const char *eq = memchr(t, '=', (size_t)(p - t));
+		size_t klen = eq ? (size_t)(eq - t) : (size_t)(p - t);
+		char key[128];
+		snprintf(key, sizeof key, "%.*s", (int)(klen < 127 ? klen : 127), t);
+		if (strcmp(key, "label") == 0 && in->label) {
+			/* Our label names the source now; the earlier one is kept. */
+			if (n < cap)
+				n += (size_t)snprintf(line + n, cap - n, " label.prev%.*s", (int)(p - t - (int)klen), t + klen);
+			continue;
+		}
+		seen_file |= strcmp(key, "file") == 0;
+		seen_input |= strcmp(key, "input") == 0;
+		int replaced = 0;
+		for (size_t k = 0; have_re && k < o->nkeys; k++)
+			if (rv[k] && strcmp(key, o->keys[k]) == 0) {
+				seen_key[k] = 1;
+				const char *v = eq ? eq + 1 : p;
+				if ((size_t)(p - v) != rl[k] || memcmp(v, rv[k], rl[k]) != 0) {
+					if (!in->warned_key)
+						ev_cli_warn(&o->cli, "%s: --src-regex sets %s=%.*s over the input's %.*s", in->path,
+						            key, (int)rl[k], rv[k], (int)(p - t), t);
+					in->warned_key = 1;
+					n = put_kv(line, cap, n, key, rv[k], rl[k]);
+					replaced = 1;
+				}
+			}
+		if (!replaced && n < cap)
+			n += (size_t)snprintf(line + n, cap - n, " %.*s", (int)(p - t), t);
+	}
+	if (!seen_file)
+		n = put_kv(line, cap, n, "file", path, strlen(path));
+	else if (!seen_input)
+		n = put_kv(line, cap, n, "input", path, strlen(path));
+	for (size_t k = 0; have_re && k < o->nkeys; k++)
+		if (rv[k] && !seen_key[k])
+			n = put_kv(line, cap, n, o->keys[k], rv[k], rl[k]);
+	if (n >= cap)
+		return ev_cli_error(&o->cli, "%s: source description too long", in->path);
+	*lenp = n;
+	return 0;
+}
+
+/* Map source in_src of input i to an output source, defining it from the
+ * input's #src line (rest != NULL) or as a default one.  Writes the #src
+ * line when w is not NULL. */
+static int map_src(struct opts *o, struct sources *s, struct input *in, uint32_t in_src, const char *rest,
+                   size_t rlen, ev_writer *w, uint32_t *outp)
+{
+	uint64_t *p = ev_map_get(&in->srcmap, (uint64_t)in_src + 1);
+	uint32_t out;
+	if (p) {
+		out = (uint32_t)(*p - 1);
+		if (!rest) {
+			*outp = out;
+			return 0;
+		}
+	} else {
+		if (s->n >= 65535)
+			return ev_cli_error(&o->cli, "%s: more than 65535 sources in all inputs", in->path);
+		out = s->n++;
+		if (ev_map_put(&in->srcmap, (uint64_t)in_src + 1, (uint64_t)out + 1))
+			return ev_cli_error(&o->cli, "out of memory");
+	}
+	char line[16384];
+	size_t len = 0;
+	int status = compose_src(o, in, out, rest, rlen, line, sizeof line, &len);
+	if (status)
+		return status;
+	if (ev_meta_add_line(s->meta, line, len) != EV_OK)
+		return ev_cli_error(&o->cli, "%s: bad #src line: %.200s", in->path, line);
+	char name[4096];
+	uint32_t cfg = 0;
+	size_t nl = ev_align_config_name(ev_meta_src(s->meta, out), (const char *const *)o->cfg_keys, o->ncfg_keys,
+	                                 name, sizeof name);
+	if (nl >= sizeof name || cfg_id(name, &cfg))
+		return ev_cli_error(&o->cli, "%s: too many or too long configurations", in->path);
+	s->cfg_of[out] = (uint16_t)cfg;
+	if (w) {
+		int rc = ev_write_text(w, line, len);
+		if (rc)
+			return ev_cli_file_error(&o->cli, o->cli.output, rc);
+	}
+	*outp = out;
+	return 0;
+}
+
+/* A #src line read from input i. */
+static int src_line(struct opts *o, struct sources *s, struct input *in, const char *line, size_t len,
+                    ev_writer *w)
+{
+	const char *p = line + 5, *end = line + len, *t;
+	while (p < end && *p == ' ')
+		p++;
+	t = p;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	char num[16];
+	uint32_t n;
+	snprintf(num, sizeof num, "%.*s", (int)(p - t < 15 ? p - t : 15), t);
+	if (ev_parse_u32(num, &n) || n > 65535)
+		return ev_cli_error(&o->cli, "%s: line %llu: bad #src number '%s'", in->path,
+		                    (unsigned long long)ev_reader_lineno(in->r), num);
+	uint32_t out;
+	return map_src(o, s, in, n, p, (size_t)(end - p), w, &out);
+}
+
+/* ---- alignment, pass 1 ------------------------------------------------- */
+
+static const char *mode_name(enum align m)
+{
+	return m == AL_START ? "start" : m == AL_COLL ? "coll" : m == AL_DRIFT ? "coll-drift" : "none";
+}
+
+/* Read every input once: anchors, first times, the ranks of each input. */
+static int scan_for_alignment(struct opts *o, struct input *ins, int n, struct sources *srcs, ev_align *al)
+{
 	int status = 0;
-	ev_vec_init(&ends, sizeof(struct coll_end));
-	ev_map_init(&per_rank);
 	ev_strtab *st = ev_strtab_new();
 	ev_meta *meta = ev_meta_new();
 	if (!st || !meta) {
@@ -287,200 +460,64 @@ static int scan_for_alignment(struct opts *o, struct input *ins, int n, struct a
 		struct input *in = &ins[i];
 		if ((status = open_input(o, in, st, meta)) != 0)
 			break;
-		ev_reader_skip_text(in->r, 1);
 		int rc;
 		struct ev_rec r;
-		while ((rc = ev_read(in->r, &r)) == EV_REC) {
-			uint32_t rank = o->rank_from_src ? (uint32_t)i : r.rank;
-			struct corr *c = corr_get(al, rank, 1);
-			if (!c) {
+		uint32_t last_src = UINT32_MAX, out = 0;
+		while ((rc = ev_read(in->r, &r)) == EV_REC || rc == EV_TEXT) {
+			if (rc == EV_TEXT) {
+				const char *line;
+				size_t len;
+				ev_reader_text(in->r, &line, &len);
+				if (len >= 5 && memcmp(line, "#src ", 5) == 0) {
+					if ((status = src_line(o, srcs, in, line, len, NULL)) != 0)
+						break;
+					last_src = UINT32_MAX;
+				}
+				continue;
+			}
+			if (!o->origin_scan) {
+				/* What the times mean, for the report of unaligned ranks. */
+				const char *org = ev_reader_header(in->r, "origin"), *prod = ev_reader_header(in->r, "producer");
+				snprintf(o->origin, sizeof o->origin, "%s", org ? org : "");
+				snprintf(o->producer, sizeof o->producer, "%s", prod ? prod : "");
+				o->origin_scan = 1;
+			}
+			if (r.src != last_src) {
+				if ((status = map_src(o, srcs, in, r.src, NULL, 0, NULL, &out)) != 0)
+					break;
+				last_src = r.src;
+			}
+			uint32_t rank = o->rank_from_src ? (uint32_t)i : r.rank, cfg = srcs->cfg_of[out];
+			if (!in->nkeys) {
+				in->cfg0 = cfg;
+				in->rank0 = rank;
+				in->nkeys = 1;
+			} else if (cfg != in->cfg0 || rank != in->rank0) {
+				in->nkeys = 2; /* several clocks in one input: needs a sort after the correction */
+			}
+			if ((rc = ev_align_add(al, cfg, rank, &r)) != EV_OK) {
 				status = ev_cli_error(&o->cli, "out of memory");
 				break;
-			}
-			if (r.ts < c->first_ts)
-				c->first_ts = r.ts;
-			if (o->align >= AL_COLL && (r.type == EV_COLL || r.type == EV_P2P) && r.comm) {
-				uint64_t *cnt = ev_map_get(&per_rank, (uint64_t)rank + 1);
-				if (cnt && *cnt >= MAX_MATCH)
-					continue;
-				struct coll_end *e = ev_vec_push(&ends);
-				if (!e || ev_map_put(&per_rank, (uint64_t)rank + 1, cnt ? *cnt + 1 : 1)) {
-					status = ev_cli_error(&o->cli, "out of memory");
-					break;
-				}
-				e->comm = r.comm;
-				e->seq = r.seq;
-				e->rank = rank;
-				e->end = ev_rec_end(&r);
 			}
 		}
 		if (!status && rc < 0)
 			status = ev_cli_reader_error(&o->cli, in->r, rc);
 		close_input(in);
 	}
-	if (status || al->n == 0)
-		goto out;
-	if (o->align == AL_START) {
-		for (size_t k = 0; k < al->n; k++) {
-			al->c[k].offset = (double)al->c[k].first_ts;
-			al->c[k].have = 1;
-		}
-		goto out;
+	/* The ranks a configuration should have. */
+	for (size_t k = 0; meta && k < ev_meta_nrank(meta); k++) {
+		const struct ev_rank_info *ri = ev_meta_rank_at(meta, k);
+		const char *ws = ev_kv_get(ri->kv, ri->nkv, "world_size");
+		uint32_t v;
+		if (ws && ev_parse_u32(ws, &v) == 0 && v > o->world_size && v <= (1u << 24))
+			o->world_size = v;
 	}
-	/* Reference rank: as asked, else the lowest. */
-	uint32_t ref = UINT32_MAX;
-	for (size_t k = 0; k < al->n; k++)
-		if (o->ref_rank >= 0 ? al->c[k].rank == (uint32_t)o->ref_rank : al->c[k].rank < ref)
-			ref = al->c[k].rank;
-	if (ref == UINT32_MAX) {
-		status = ev_cli_error(&o->cli, "--ref-rank %d does not occur in the inputs", o->ref_rank);
-		goto out;
-	}
-	struct coll_end *e = ends.data;
-	qsort(e, ends.len, sizeof *e, cmp_coll);
-	/* For each rank, the pairs (reference end, this rank's end - reference end). */
-	for (size_t k = 0; k < al->n; k++) {
-		struct corr *c = &al->c[k];
-		if (c->rank == ref) {
-			c->have = 1;
-			continue;
-		}
-		size_t cap = 0, m = 0;
-		double *d = NULL, *t = NULL;
-		for (size_t a = 0; a < ends.len;) {
-			size_t b = a;
-			while (b < ends.len && e[b].comm == e[a].comm && e[b].seq == e[a].seq)
-				b++;
-			const struct coll_end *er = NULL, *ec = NULL;
-			for (size_t x = a; x < b; x++) {
-				if (e[x].rank == ref && !er)
-					er = &e[x];
-				if (e[x].rank == c->rank && !ec)
-					ec = &e[x];
-			}
-			if (er && ec) {
-				if (m == cap) {
-					cap = cap ? cap * 2 : 256;
-					double *nd = realloc(d, cap * sizeof *nd), *nt = nd ? realloc(t, cap * sizeof *nt) : NULL;
-					if (!nd || !nt) {
-						free(nd ? nd : d);
-						free(t);
-						status = ev_cli_error(&o->cli, "out of memory");
-						goto out;
-					}
-					d = nd;
-					t = nt;
-				}
-				d[m] = (double)(ec->end - er->end);
-				t[m] = (double)er->end;
-				m++;
-			}
-			a = b;
-		}
-		if (m == 0) {
-			ev_cli_warn(&o->cli, "rank %u shares no collective with reference rank %u: not aligned", c->rank, ref);
-			free(d);
-			free(t);
-			continue;
-		}
-		double *tmp = malloc(m * sizeof *tmp);
-		if (!tmp) {
-			free(d);
-			free(t);
-			status = ev_cli_error(&o->cli, "out of memory");
-			goto out;
-		}
-		memcpy(tmp, d, m * sizeof *tmp);
-		double med = median(tmp, m);
-		c->offset = med;
-		c->have = 1;
-		if (o->align == AL_DRIFT && m >= 3) {
-			/* Least squares on the pairs within 3 MADs of the median, so
-			 * stragglers (late ranks) do not tilt the line. */
-			for (size_t x = 0; x < m; x++)
-				tmp[x] = fabs(d[x] - med);
-			double mad = median(tmp, m);
-			double lim = 3 * 1.4826 * mad + 1.0;
-			double st0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-			size_t used = 0;
-			for (size_t x = 0; x < m; x++)
-				if (fabs(d[x] - med) <= lim) {
-					st0 = used == 0 ? t[x] : st0;
-					used++;
-				}
-			for (size_t x = 0; x < m; x++)
-				if (fabs(d[x] - med) <= lim) {
-					double xx = t[x] - st0;
-					sx += xx;
-					sy += d[x];
-					sxx += xx * xx;
-					sxy += xx * d[x];
-				}
-			double den = (double)used * sxx - sx * sx;
-			if (used >= 3 && den > 0) {
-				c->drift = ((double)used * sxy - sx * sy) / den;
-				c->offset = (sy - c->drift * sx) / (double)used;
-				c->t0 = (int64_t)st0;
-			}
-		}
-		free(tmp);
-		free(d);
-		free(t);
-	}
+	if (!status && ev_align_solve(al) != EV_OK)
+		status = ev_cli_error(&o->cli, "out of memory");
 out:
-	ev_vec_free(&ends);
-	ev_map_free(&per_rank);
 	ev_strtab_free(st);
 	ev_meta_free(meta);
 	return status;
-}
-
-static int64_t corrected(const struct align_state *al, uint32_t rank, int64_t ts)
-{
-	uint64_t *p = ev_map_get(&al->ix, (uint64_t)rank + 1);
-	if (!p)
-		return ts;
-	const struct corr *c = &al->c[*p - 1];
-	if (!c->have)
-		return ts;
-	double shift = c->offset + c->drift * (double)(ts - c->t0);
-	return ts - (int64_t)llround(shift);
-}
-
-/* ---- source lines --------------------------------------------------- */
-
-static int write_src_line(struct opts *o, ev_writer *w, int i, const struct input *in)
-{
-	char esc[8192], line[16384];
-	size_t n = (size_t)snprintf(line, sizeof line, "#src %d", i);
-	if (in->label) {
-		ev_text_escape(in->label, strlen(in->label), esc, sizeof esc);
-		n += (size_t)snprintf(line + n, sizeof line - n, " label=%s", esc);
-	}
-	const char *file = strcmp(in->path, "-") == 0 ? "standard input" : in->path;
-	ev_text_escape(file, strlen(file), esc, sizeof esc);
-	/* Values may not contain spaces: they would split the field. */
-	for (char *p = esc; *p; p++)
-		if (*p == ' ')
-			*p = '_';
-	n += (size_t)snprintf(line + n, sizeof line - n, " file=%s", esc);
-	if (o->src_regex) {
-		regmatch_t m[10];
-		if (regexec(&o->re, in->path, 10, m, 0) == 0) {
-			for (size_t k = 0; k < o->nkeys && k + 1 < 10; k++) {
-				if (m[k + 1].rm_so < 0)
-					continue;
-				int len = (int)(m[k + 1].rm_eo - m[k + 1].rm_so);
-				n += (size_t)snprintf(line + n, sizeof line - n, " %s=%.*s", o->keys[k], len, in->path + m[k + 1].rm_so);
-			}
-		} else {
-			ev_cli_warn(&o->cli, "%s: does not match --src-regex; no keys for this source", in->path);
-		}
-	}
-	if (n >= sizeof line)
-		return ev_cli_error(&o->cli, "%s: source description too long", in->path);
-	int rc = ev_write_text(w, line, n);
-	return rc ? ev_cli_file_error(&o->cli, o->cli.output, rc) : 0;
 }
 
 /* Take the output's origin from the first input that has one. */
@@ -492,18 +529,182 @@ static int set_origin(struct opts *o, ev_writer *w, const char *origin)
 	return 0;
 }
 
+/* ---- alignment report -------------------------------------------------- */
+
+static void fmt_ns(char *buf, size_t n, double v)
+{
+	double a = v < 0 ? -v : v;
+	if (a >= 1e9)
+		snprintf(buf, n, "%.6f s", v / 1e9);
+	else if (a >= 1e6)
+		snprintf(buf, n, "%.3f ms", v / 1e6);
+	else if (a >= 1e3)
+		snprintf(buf, n, "%.3f us", v / 1e3);
+	else
+		snprintf(buf, n, "%.0f ns", v);
+}
+
+static const char *state_name(enum ev_align_state s)
+{
+	switch (s) {
+	case EV_ALIGNED_REF: return "reference";
+	case EV_ALIGNED: return "aligned";
+	case EV_ALIGNED_START: return "start";
+	case EV_UNALIGNED: return "unaligned";
+	}
+	return "?";
+}
+
+/* One rank per line on stderr (unless -q) and as TSV in --report; warnings
+ * for what the alignment could not do. */
+static int report_alignment(struct opts *o, const ev_align *al)
+{
+	ev_output *rf = NULL;
+	int rc;
+	if (o->report && (rc = ev_output_open(&rf, o->report)) != EV_OK)
+		return ev_cli_file_error(&o->cli, o->report, rc);
+	if (rf)
+		rc = ev_output_printf(rf, "%s", "config\trank\tstate\tvia\toffset_ns\tdrift_ppm\tt0_ns\tanchors_coll\tanchors_p2p\tanchors_kernel\t"
+		      "used_coll\tused_p2p\tused_kernel\toutliers\tresid_median_ns\tresid_max_ns\tspan_ns\tnote\n");
+	size_t n = ev_align_count(al);
+	int say = !o->cli.quiet;
+	uint64_t kinds_cfg[EV_ANCHOR_KINDS];
+	for (size_t k = 0; k < n;) {
+		const struct ev_align_rank *r0 = ev_align_at(al, k);
+		uint32_t cfg = r0->config;
+		size_t e = k, unaligned = 0, bad = 0, nodrift[6] = { 0 };
+		memset(kinds_cfg, 0, sizeof kinds_cfg);
+		while (e < n && ev_align_at(al, e)->config == cfg) {
+			const struct ev_align_rank *r = ev_align_at(al, e);
+			for (int x = 0; x < EV_ANCHOR_KINDS; x++)
+				kinds_cfg[x] += r->anchors[x];
+			e++;
+		}
+		const char *cname = *cfg_names[cfg] ? cfg_names[cfg] : "(single)";
+		if (say)
+			fprintf(stderr, "%s: align %s: configuration %s: %zu ranks, anchors coll %llu, p2p %llu, kernel %llu\n",
+			        o->cli.prog, mode_name(o->align), cname, e - k, (unsigned long long)kinds_cfg[0],
+			        (unsigned long long)kinds_cfg[1], (unsigned long long)kinds_cfg[2]);
+		for (size_t x = k; x < e; x++) {
+			const struct ev_align_rank *r = ev_align_at(al, x);
+			const struct ev_align_fit *f = &r->fit;
+			char off[32], med[32], mx[32];
+			fmt_ns(off, sizeof off, (double)f->offset);
+			fmt_ns(med, sizeof med, f->resid_med);
+			fmt_ns(mx, sizeof mx, f->resid_max);
+			const char *note = r->state == EV_ALIGNED ? ev_drift_note_text(f->drift_note)
+			                   : r->state == EV_UNALIGNED ? "no anchor shared with an aligned rank" : "";
+			if (say && r->state == EV_ALIGNED)
+				fprintf(stderr, "%s: align:   rank %u: offset %s, drift %+.3f ppm, via rank %u, anchors %llu coll %llu p2p %llu kernel (%zu outliers), residual median %s max %s; %s\n",
+				        o->cli.prog, r->rank, off, f->drift * 1e6, r->via, (unsigned long long)r->used[0],
+				        (unsigned long long)r->used[1], (unsigned long long)r->used[2], f->outliers, med, mx, note);
+			else if (say && r->state == EV_ALIGNED_START)
+				fprintf(stderr, "%s: align:   rank %u: first event at %lld ns moved to 0\n", o->cli.prog, r->rank,
+				        (long long)f->offset);
+			else if (say)
+				fprintf(stderr, "%s: align:   rank %u: %s\n", o->cli.prog, r->rank,
+				        r->state == EV_ALIGNED_REF ? "reference" : "left on its own clock");
+			if (rf && !rc)
+				rc = ev_output_printf(rf, "%s\t%u\t%s\t%u\t%lld\t%.6f\t%lld\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%.0f\t%.0f\t%llu\t%s\n",
+				        cname, r->rank, state_name(r->state), r->via, (long long)f->offset, f->drift * 1e6,
+				        (long long)f->t0, (unsigned long long)r->anchors[0], (unsigned long long)r->anchors[1],
+				        (unsigned long long)r->anchors[2], (unsigned long long)r->used[0],
+				        (unsigned long long)r->used[1], (unsigned long long)r->used[2], f->outliers, f->resid_med,
+				        f->resid_max, (unsigned long long)f->span, note);
+			if (r->state == EV_UNALIGNED)
+				unaligned++;
+			if (r->state == EV_ALIGNED && f->resid_med > (double)o->aopt.warn_residual)
+				bad++;
+			if (r->state == EV_ALIGNED && o->align == AL_DRIFT)
+				nodrift[f->drift_note]++;
+		}
+		if (o->align >= AL_COLL) {
+			if (kinds_cfg[0] + kinds_cfg[1] == 0 && e - k > 1)
+				ev_cli_warn(&o->cli, "configuration %s: no coll or p2p records with a communicator; %s", cname,
+				            kinds_cfg[2] ? "aligned by NCCL kernels matched by (stream, ordinal, name)"
+				                         : "and no NCCL kernels either: nothing to align by");
+			if (unaligned && unaligned == e - k - 1) {
+				if (!strcmp(o->origin, "unix"))
+					ev_cli_warn(&o->cli, "configuration %s: no rank could be aligned; times stay on each trace's own UTC clock (origin=unix%s)",
+					            cname, !strcmp(o->producer, "nsys2ev") ? ": the nsys session start in UTC" : "");
+				else
+					ev_cli_warn(&o->cli, "configuration %s: no rank could be aligned; times left as they are", cname);
+			} else if (unaligned) {
+				ev_cli_warn(&o->cli, "configuration %s: %zu rank(s) share no anchor with an aligned rank and stay on their own clock",
+				            cname, unaligned);
+			}
+			if (bad)
+				ev_cli_warn(&o->cli, "configuration %s: %zu rank(s) with a median residual above %llu ns: their alignment is doubtful (see the report)",
+				            cname, bad, (unsigned long long)o->aopt.warn_residual);
+			for (int d = EV_DRIFT_SHORT_SPAN; d <= EV_DRIFT_IMPLAUSIBLE; d++)
+				if (nodrift[d])
+					ev_cli_warn(&o->cli, "configuration %s: %zu rank(s) %s%s", cname, nodrift[d],
+					            ev_drift_note_text((enum ev_drift_note)d),
+					            d == EV_DRIFT_SHORT_SPAN ? " (--drift-min-span)" : "");
+		}
+		/* Ranks of world_size that never appeared. */
+		if (o->world_size && o->world_size <= 65536 && !o->rank_from_src) {
+			char miss[256];
+			size_t ml = 0, nm = 0;
+			for (uint32_t rk = 0; rk < o->world_size; rk++)
+				if (!ev_align_get(al, cfg, rk)) {
+					if (ml < sizeof miss - 16)
+						ml += (size_t)snprintf(miss + ml, sizeof miss - ml, "%s%u", nm ? "," : "", rk);
+					nm++;
+				}
+			if (nm)
+				ev_cli_warn(&o->cli, "configuration %s: %zu of world_size %u rank(s) missing: %s%s", cname, nm,
+				            o->world_size, miss, ml >= sizeof miss - 16 ? ",..." : "");
+		}
+		k = e;
+	}
+	if (rf) {
+		if (rc)
+			ev_output_abort(rf);
+		else
+			rc = ev_output_close(rf);
+		if (rc)
+			return ev_cli_file_error(&o->cli, o->report, rc);
+	}
+	return 0;
+}
+
+static int write_align_meta(struct opts *o, ev_writer *w, const ev_align *al)
+{
+	int rc = 0;
+	for (size_t k = 0; k < ev_align_count(al) && !rc; k++) {
+		const struct ev_align_rank *r = ev_align_at(al, k);
+		if (r->state == EV_UNALIGNED)
+			continue; /* consumers read a missing rank as "not aligned" */
+		char pre[32] = "";
+		if (ncfg > 1)
+			snprintf(pre, sizeof pre, "cfg%u.", r->config);
+		rc = ev_write_textf(w, "#meta align.%srank%u.offset_ns=%lld align.%srank%u.drift_ppm=%.6f align.%srank%u.t0_ns=%lld",
+		                    pre, r->rank, (long long)r->fit.offset, pre, r->rank, r->fit.drift * 1e6, pre, r->rank,
+		                    (long long)r->fit.t0);
+	}
+	for (uint32_t c = 0; ncfg > 1 && c < ncfg && !rc; c++) {
+		char esc[8192];
+		ev_text_escape(cfg_names[c], strlen(cfg_names[c]), esc, sizeof esc);
+		for (char *p = esc; *p; p++)
+			if (*p == ' ')
+				*p = ',';
+		rc = ev_write_textf(w, "#meta align.cfg%u=%s", c, esc);
+	}
+	if (!rc)
+		rc = ev_write_textf(w, "#meta align.mode=%s", mode_name(o->align));
+	return rc ? ev_cli_file_error(&o->cli, o->cli.output, rc) : 0;
+}
+
+/* ---- pass 2: the merge --------------------------------------------------- */
+
 /* Pass a text line of input i through, adapting #src and #rank. */
-static int pass_text(struct opts *o, ev_writer *w, int i, const char *line, size_t len, int *warned_src)
+static int pass_text(struct opts *o, ev_writer *w, struct sources *srcs, int i, struct input *in, const char *line,
+                     size_t len)
 {
 	int rc;
-	if (len >= 5 && memcmp(line, "#src ", 5) == 0) {
-		/* Every input is one source of the output: earlier sources are replaced. */
-		if (!*warned_src)
-			ev_cli_warn(&o->cli, "%s: input already has #src lines; its records become source %d",
-			            o->inputs[i], i);
-		*warned_src = 1;
-		return 0;
-	}
+	if (len >= 5 && memcmp(line, "#src ", 5) == 0)
+		return src_line(o, srcs, in, line, len, w);
 	if (o->rank_from_src && len >= 6 && memcmp(line, "#rank ", 6) == 0) {
 		const char *p = line + 6;
 		while (p < line + len && *p != ' ' && *p != '\t')
@@ -519,22 +720,26 @@ static int pass_text(struct opts *o, ev_writer *w, int i, const char *line, size
 	return rc ? ev_cli_file_error(&o->cli, o->cli.output, rc) : 0;
 }
 
+struct merge { struct opts *o; ev_writer *w; struct input *ins; struct sources *srcs; const ev_align *al; };
+
 /* Advance input i to its next record, writing text lines on the way. */
-static int advance(struct opts *o, ev_writer *w, struct input *ins, int i, const struct align_state *al,
-                   int *warned_src)
+static int advance(struct merge *m, int i)
 {
-	struct input *in = &ins[i];
+	struct opts *o = m->o;
+	struct input *in = &m->ins[i];
 	for (;;) {
 		int rc = ev_read(in->r, &in->rec);
 		if (rc == EV_TEXT) {
 			const char *line;
 			size_t len;
 			/* The header must precede the first line written. */
-			if (!o->header_set && (rc = set_origin(o, w, ev_reader_header(in->r, "origin"))) != 0)
+			if (!o->header_set && (rc = set_origin(o, m->w, ev_reader_header(in->r, "origin"))) != 0)
 				return rc;
 			ev_reader_text(in->r, &line, &len);
-			if ((rc = pass_text(o, w, i, line, len, warned_src)) != 0)
+			if ((rc = pass_text(o, m->w, m->srcs, i, in, line, len)) != 0)
 				return rc;
+			if (len >= 5 && memcmp(line, "#src ", 5) == 0)
+				in->last_src = UINT32_MAX;
 			continue;
 		}
 		if (rc == EV_EOF) {
@@ -549,19 +754,27 @@ static int advance(struct opts *o, ev_writer *w, struct input *ins, int i, const
 			             (long long)in->rec.ts, (long long)in->order.last_ts);
 			return 1;
 		}
+		if (in->rec.src != in->last_src) {
+			if (!o->header_set && (rc = set_origin(o, m->w, ev_reader_header(in->r, "origin"))) != 0)
+				return rc;
+			if ((rc = map_src(o, m->srcs, in, in->rec.src, NULL, 0, m->w, &in->out_src)) != 0)
+				return rc;
+			in->last_src = in->rec.src;
+		}
 		int changed = 0;
 		if (o->rank_from_src && in->rec.rank != (uint32_t)i) {
 			in->rec.rank = (uint32_t)i;
 			changed = 1;
 		}
-		if (in->rec.src != (uint16_t)i) {
-			in->rec.src = (uint16_t)i;
+		if (in->rec.src != in->out_src) {
+			in->rec.src = (uint16_t)in->out_src;
 			changed = 1;
 		}
 		if (o->align != AL_NONE) {
-			int64_t ts = corrected(al, in->rec.rank, in->rec.ts);
-			changed |= ts != in->rec.ts;
-			in->rec.ts = ts;
+			int64_t ts = in->rec.ts;
+			uint64_t dur = in->rec.dur;
+			ev_align_apply_rec(m->al, m->srcs->cfg_of[in->out_src], in->rec.rank, &in->rec);
+			changed |= ts != in->rec.ts || dur != in->rec.dur;
 		}
 		if (changed)
 			in->line = NULL;
@@ -571,19 +784,112 @@ static int advance(struct opts *o, ev_writer *w, struct input *ins, int i, const
 	}
 }
 
-static int run_merge(struct opts *o, struct input *ins, int n, ev_writer *w, const struct align_state *al);
+/* External sort: for --sort, and for alignment of inputs that hold several
+ * clocks (their corrected records are no longer in order). */
+static int sort_merge(struct merge *m, int n)
+{
+	struct opts *o = m->o;
+	ev_sorter *s;
+	int status = 0, rc = ev_sorter_open(&s, o->sort_bytes, NULL);
+	if (rc)
+		return ev_cli_error(&o->cli, "out of memory for --buffer-size %llu", (unsigned long long)o->sort_bytes);
+	/* Text lines go out while reading, before every record: they stay ahead
+	 * of the records that use them.  Records are added input by input, so
+	 * equal keys keep input order. */
+	for (int i = 0; i < n && !status; i++)
+		while (!m->ins[i].done && !status) {
+			if ((rc = ev_sorter_add(s, &m->ins[i].rec)) != EV_OK)
+				break;
+			status = advance(m, i);
+		}
+	if (!status && !rc)
+		rc = ev_sorter_finish(s, m->w, NULL, NULL);
+	if (!status && rc) {
+		if (rc == EV_ERR_IO && *ev_sorter_errpath(s))
+			status = ev_cli_error(&o->cli, "%s: %s", ev_sorter_errpath(s), strerror(errno));
+		else if (rc == EV_ERR_NOMEM)
+			status = ev_cli_error(&o->cli, "out of memory");
+		else
+			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+	}
+	ev_sorter_close(s);
+	return status;
+}
+
+static int run_merge(struct merge *m, int n)
+{
+	struct opts *o = m->o;
+	struct input *ins = m->ins;
+	int status = 0, rc;
+	struct heap h = { calloc((size_t)n, sizeof(int)), 0, ins };
+	uint64_t nrec = 0;
+	if (!h.v)
+		return ev_cli_error(&o->cli, "out of memory");
+	/* The output's origin: the first input's; say so when inputs disagree. */
+	const char *origin = NULL;
+	for (int i = 0; i < n && !status; i++) {
+		const char *org = ev_reader_header(ins[i].r, "origin");
+		if (!o->header_set && (status = set_origin(o, m->w, org)) != 0)
+			break;
+		/* Reading the first item fixes the segment header of each input. */
+		status = advance(m, i);
+		org = ev_reader_header(ins[i].r, "origin");
+		if (org && !origin)
+			origin = org;
+		else if (org && origin && strcmp(org, origin) != 0)
+			ev_cli_warn(&o->cli, "%s: origin=%s differs from origin=%s of an earlier input; times may not be comparable",
+			            ins[i].path, org, origin);
+	}
+	if (!status && o->align != AL_NONE)
+		status = write_align_meta(o, m->w, m->al);
+	if (status)
+		goto out;
+	if (o->sort || o->need_sort) {
+		status = sort_merge(m, n);
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		if (!ins[i].done) {
+			h.v[h.n++] = i;
+			heap_up(&h, h.n - 1);
+		}
+	while (h.n > 0) {
+		int i = h.v[0];
+		struct input *in = &ins[i];
+		rc = in->line ? ev_write_escaped(m->w, &in->rec, in->line, in->line_len) : ev_write(m->w, &in->rec);
+		if (rc) {
+			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+			goto out;
+		}
+		if ((++nrec & 0xFFFF) == 0)
+			ev_cli_progress(&o->cli, nrec, 0);
+		if ((status = advance(m, i)) != 0)
+			goto out;
+		if (in->done) {
+			h.v[0] = h.v[--h.n];
+		}
+		if (h.n)
+			heap_down(&h, 0);
+	}
+	ev_cli_progress_done(&o->cli);
+out:
+	free(h.v);
+	return status;
+}
 
 static int run(struct opts *o)
 {
 	int status = 0, rc;
 	struct input *ins = calloc((size_t)o->ninputs, sizeof *ins);
-	struct align_state al;
+	struct sources srcs;
+	ev_align *al = NULL;
 	ev_writer *w = NULL;
 	ev_strtab *st = ev_strtab_new();
 	ev_meta *meta = ev_meta_new();
-	memset(&al, 0, sizeof al);
-	ev_map_init(&al.ix);
-	if (!ins || !st || !meta) {
+	memset(&srcs, 0, sizeof srcs);
+	srcs.cfg_of = calloc(65536, sizeof *srcs.cfg_of);
+	ev_map_init(&cfg_ix);
+	if (!ins || !st || !meta || !srcs.cfg_of) {
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
 	}
@@ -598,6 +904,7 @@ static int run(struct opts *o)
 		} else {
 			ins[i].path = arg;
 		}
+		ev_map_init(&ins[i].srcmap);
 		if (strcmp(ins[i].path, "-") == 0 && stdin_used++) {
 			status = ev_cli_usage_error(&o->cli, "standard input ('-') can be given only once");
 			goto done;
@@ -607,8 +914,27 @@ static int run(struct opts *o)
 		for (int i = 0; i < o->ninputs; i++)
 			if (strcmp(ins[i].path, "-") == 0 && (status = spool_stdin(o, &ins[i])) != 0)
 				goto done;
-		if ((status = scan_for_alignment(o, ins, o->ninputs, &al)) != 0)
+		o->aopt.mode = o->align == AL_START ? EV_ALIGN_START : o->align == AL_COLL ? EV_ALIGN_OFFSET : EV_ALIGN_DRIFT;
+		o->aopt.ref_rank = o->ref_rank;
+		if (ev_align_new(&al, &o->aopt) != EV_OK) {
+			status = ev_cli_error(&o->cli, "out of memory");
 			goto done;
+		}
+		sources_reset(&srcs, ins, o->ninputs);
+		if ((status = scan_for_alignment(o, ins, o->ninputs, &srcs, al)) != 0)
+			goto done;
+		if ((status = report_alignment(o, al)) != 0)
+			goto done;
+		/* An input holding several ranks (or configurations) is ordered by
+		 * uncorrected time; corrected, it needs the sorter. */
+		for (int i = 0; i < o->ninputs; i++)
+			if (ins[i].nkeys > 1 && o->align != AL_NONE)
+				o->need_sort = 1;
+	}
+	sources_reset(&srcs, ins, o->ninputs);
+	if (!srcs.meta) {
+		status = ev_cli_error(&o->cli, "out of memory");
+		goto done;
 	}
 	if (ev_cli_check_binary_out(&o->cli)) {
 		status = 1;
@@ -618,11 +944,14 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	for (int i = 0; i < o->ninputs && !status; i++)
+	for (int i = 0; i < o->ninputs && !status; i++) {
 		status = open_input(o, &ins[i], st, meta);
+		ins[i].last_src = UINT32_MAX;
+	}
 	if (status)
 		goto done;
-	status = run_merge(o, ins, o->ninputs, w, &al);
+	struct merge m = { o, w, ins, &srcs, al };
+	status = run_merge(&m, o->ninputs);
 	if (status)
 		goto done;
 	rc = ev_writer_close(w);
@@ -632,122 +961,23 @@ static int run(struct opts *o)
 done:
 	ev_writer_abort(w);
 	if (ins)
-		for (int i = 0; i < o->ninputs; i++)
+		for (int i = 0; i < o->ninputs; i++) {
 			close_input(&ins[i]);
+			ev_map_free(&ins[i].srcmap);
+		}
 	remove_spool();
 	free(spool_path);
 	spool_path = NULL;
-	free(al.c);
-	ev_map_free(&al.ix);
+	ev_align_free(al);
+	ev_meta_free(srcs.meta);
+	free(srcs.cfg_of);
+	for (uint32_t c = 0; c < ncfg; c++)
+		free(cfg_names[c]);
+	free(cfg_names);
+	ev_map_free(&cfg_ix);
 	ev_strtab_free(st);
 	ev_meta_free(meta);
 	free(ins);
-	return status;
-}
-
-/* ---- external sort (--sort) ----------------------------------------- */
-
-static int sort_merge(struct opts *o, struct input *ins, int n, ev_writer *w, const struct align_state *al,
-                      int *warned_src)
-{
-	ev_sorter *s;
-	int status = 0, rc = ev_sorter_open(&s, o->sort_bytes, NULL);
-	if (rc)
-		return ev_cli_error(&o->cli, "out of memory for --buffer-size %llu", (unsigned long long)o->sort_bytes);
-	/* Text lines go out while reading, before every record: they stay ahead
-	 * of the records that use them.  Records are added input by input, so
-	 * equal keys keep input order. */
-	for (int i = 0; i < n && !status; i++)
-		while (!ins[i].done && !status) {
-			if ((rc = ev_sorter_add(s, &ins[i].rec)) != EV_OK)
-				break;
-			status = advance(o, w, ins, i, al, warned_src);
-		}
-	if (!status && !rc)
-		rc = ev_sorter_finish(s, w, NULL, NULL);
-	if (!status && rc) {
-		if (rc == EV_ERR_IO && *ev_sorter_errpath(s))
-			status = ev_cli_error(&o->cli, "%s: %s", ev_sorter_errpath(s), strerror(errno));
-		else
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-	}
-	ev_sorter_close(s);
-	return status;
-}
-
-static int run_merge(struct opts *o, struct input *ins, int n, ev_writer *w, const struct align_state *al)
-{
-	int status = 0, warned_src = 0, rc;
-	struct heap h = { calloc((size_t)n, sizeof(int)), 0, ins };
-	uint64_t nrec = 0;
-	if (!h.v)
-		return ev_cli_error(&o->cli, "out of memory");
-	/* Header: the first input's origin; say so when inputs disagree. */
-	const char *origin = NULL;
-	for (int i = 0; i < n && !status; i++) {
-		/* Reading the first item fixes the segment header of each input. */
-		status = advance(o, w, ins, i, al, &warned_src);
-		const char *org = ev_reader_header(ins[i].r, "origin");
-		if (org && !origin)
-			origin = org;
-		else if (org && origin && strcmp(org, origin) != 0)
-			ev_cli_warn(&o->cli, "%s: origin=%s differs from origin=%s of an earlier input; times may not be comparable",
-			            ins[i].path, org, origin);
-	}
-	if (!status && !o->header_set)
-		status = set_origin(o, w, origin);
-	if (!status)
-		for (int i = 0; i < n && !status; i++)
-			status = write_src_line(o, w, i, &ins[i]);
-	if (!status && o->align != AL_NONE) {
-		for (size_t k = 0; k < al->n && !status; k++) {
-			const struct corr *c = &al->c[k];
-			if (!c->have)
-				continue;
-			if (!o->cli.quiet)
-				fprintf(stderr, "ev-merge: align: rank %u offset %.0f ns drift %.3f ppm (t0 %lld)\n", c->rank,
-				        c->offset, c->drift * 1e6, (long long)c->t0);
-			rc = ev_write_textf(w, "#meta align.rank%u.offset_ns=%.0f align.rank%u.drift_ppm=%.6f align.rank%u.t0_ns=%lld",
-			                    c->rank, c->offset, c->rank, c->drift * 1e6, c->rank, (long long)c->t0);
-			if (rc)
-				status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-		}
-		if (!status && (rc = ev_write_textf(w, "#meta align.mode=%s",
-		                                    o->align == AL_START ? "start" : o->align == AL_COLL ? "coll" : "coll-drift")))
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-	}
-	if (status)
-		goto out;
-	if (o->sort) {
-		status = sort_merge(o, ins, n, w, al, &warned_src);
-		goto out;
-	}
-	for (int i = 0; i < n; i++)
-		if (!ins[i].done) {
-			h.v[h.n++] = i;
-			heap_up(&h, h.n - 1);
-		}
-	while (h.n > 0) {
-		int i = h.v[0];
-		struct input *in = &ins[i];
-		rc = in->line ? ev_write_escaped(w, &in->rec, in->line, in->line_len) : ev_write(w, &in->rec);
-		if (rc) {
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-			goto out;
-		}
-		if ((++nrec & 0xFFFF) == 0)
-			ev_cli_progress(&o->cli, nrec, 0);
-		if ((status = advance(o, w, ins, i, al, &warned_src)) != 0)
-			goto out;
-		if (in->done) {
-			h.v[0] = h.v[--h.n];
-		}
-		if (h.n)
-			heap_down(&h, 0);
-	}
-	ev_cli_progress_done(&o->cli);
-out:
-	free(h.v);
 	return status;
 }
 
@@ -762,6 +992,10 @@ int main(int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'S' },
 		{ "align", required_argument, NULL, 'a' },
 		{ "ref-rank", required_argument, NULL, 1 },
+		{ "report", required_argument, NULL, 2 },
+		{ "config-keys", required_argument, NULL, 3 },
+		{ "drift-min-span", required_argument, NULL, 4 },
+		{ "warn-residual", required_argument, NULL, 5 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -770,6 +1004,7 @@ int main(int argc, char **argv)
 	ev_cli_init(&o.cli, "ev-merge");
 	o.sort_bytes = 256u << 20;
 	o.ref_rank = -1;
+	ev_align_opts_default(&o.aopt);
 	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "k:x:RsS:a:", longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
@@ -813,6 +1048,32 @@ int main(int argc, char **argv)
 			o.ref_rank = r;
 			break;
 		}
+		case 2: o.report = optarg; break;
+		case 3: {
+			char *copy = strdup(optarg), *save = NULL;
+			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				o.cfg_keys = realloc(o.cfg_keys, (o.ncfg_keys + 1) * sizeof *o.cfg_keys);
+				o.cfg_keys[o.ncfg_keys++] = strdup(t);
+			}
+			free(copy);
+			break;
+		}
+		case 4:
+		case 5: {
+			double v;
+			char *end;
+			v = strtod(optarg, &end);
+			double unit = !strcmp(end, "s") ? 1e9 : !strcmp(end, "ms") ? 1e6 : !strcmp(end, "us") ? 1e3
+			              : !strcmp(end, "ns") || !*end ? 1 : -1;
+			if (end == optarg || unit < 0 || !(v >= 0) || v * unit > 1e18)
+				{ status = ev_cli_usage_error(&o.cli, "--%s: expected a time like 500ms, 2s or 10us, got '%s'",
+				                              c == 4 ? "drift-min-span" : "warn-residual", optarg); goto out; }
+			if (c == 4)
+				o.aopt.min_drift_span = (uint64_t)(v * unit);
+			else
+				o.aopt.warn_residual = (uint64_t)(v * unit);
+			break;
+		}
 		default:
 			status = ev_cli_try_help(&o.cli);
 			goto out;
@@ -834,14 +1095,17 @@ int main(int argc, char **argv)
 	} else if (o.nkeys) {
 		{ status = ev_cli_usage_error(&o.cli, "--src-keys needs --src-regex"); goto out; }
 	}
-	if (o.sort && o.align != AL_NONE)
-		{ status = ev_cli_usage_error(&o.cli, "--sort and --align cannot be combined yet; sort first, then align"); goto out; }
+	if (o.report && o.align == AL_NONE)
+		{ status = ev_cli_usage_error(&o.cli, "--report needs --align"); goto out; }
 	static char *stdin_only[] = { (char *)"-" };
 	o.inputs = optind < argc ? argv + optind : stdin_only;
 	o.ninputs = optind < argc ? argc - optind : 1;
 	if (o.ninputs > 65535)
 		{ status = ev_cli_usage_error(&o.cli, "at most 65535 inputs"); goto out; }
 	ev_cli_cleanup_on_signal(remove_spool);
+	/* All inputs are open at once: their read buffers share 64 MiB. */
+	if (o.ninputs > 64)
+		ev_input_set_default_buffer((64u << 20) / (unsigned)o.ninputs);
 	status = run(&o);
 out:
 	if (have_re)
@@ -849,5 +1113,8 @@ out:
 	for (size_t k = 0; k < o.nkeys; k++)
 		free(o.keys[k]);
 	free(o.keys);
+	for (size_t k = 0; k < o.ncfg_keys; k++)
+		free(o.cfg_keys[k]);
+	free(o.cfg_keys);
 	return ev_cli_finish(&o.cli, status);
 }

@@ -13,29 +13,17 @@
 #include <string.h>
 
 #include "ev.h"
+#include "ev/tsv.h"
 
 enum format { FMT_TSV, FMT_CSV, FMT_JSONL, FMT_EV };
-
-/* Record fields in column order; the TSV header row names them. */
-enum col {
-	C_TYPE, C_OP, C_RANK, C_STREAM, C_TS, C_DUR, C_BYTES, C_NAME, C_SIG, C_COMM,
-	C_SEQ, C_PEER, C_ID, C_CHANNEL, C_STEP, C_AUX, C_ALGO, C_PROTO, C_DTYPE,
-	C_REDOP, C_FLAGS, C_SRC, C_NTHREADS, C_CHUNK_STEPS, C_SLICE_STEPS, C_STEP_SIZE,
-	NCOLS
-};
-static const char *const col_names[NCOLS] = {
-	"type", "op", "rank", "stream", "ts", "dur", "bytes", "name", "sig", "comm",
-	"seq", "peer", "id", "channel", "step", "aux", "algo", "proto", "dtype",
-	"redop", "flags", "src", "nthreads", "chunk_steps", "slice_steps", "step_size",
-};
 
 struct range { uint32_t lo, hi; };
 
 struct opts {
 	struct ev_cli cli;
 	enum format format;
-	int pack, no_meta, no_header, ids;
-	int cols[NCOLS], ncols;
+	int pack, no_meta, no_header;
+	struct ev_rowfmt row;       /* columns and text format of rows */
 	uint32_t type_mask;          /* bit per record type; 0 = all */
 	struct range *ranks, *srcs;
 	size_t nranks, nsrcs;
@@ -135,34 +123,21 @@ static int in_ranges(const struct range *r, size_t n, uint32_t v)
 	return 0;
 }
 
-static int col_index(const char *name, size_t len)
-{
-	for (int i = 0; i < NCOLS; i++)
-		if (strlen(col_names[i]) == len && memcmp(col_names[i], name, len) == 0)
-			return i;
-	/* --ids output names the string columns name_id and sig_id. */
-	if (len == 7 && memcmp(name, "name_id", 7) == 0)
-		return C_NAME + 100;
-	if (len == 6 && memcmp(name, "sig_id", 6) == 0)
-		return C_SIG + 100;
-	return -1;
-}
-
 static int parse_columns(struct opts *o, const char *s)
 {
-	o->ncols = 0;
+	o->row.ncols = 0;
 	while (*s) {
 		const char *e = strchr(s, ',');
 		size_t len = e ? (size_t)(e - s) : strlen(s);
-		int c = col_index(s, len);
-		if (c < 0 || c >= 100 || o->ncols == NCOLS)
+		int c = ev_col_index(s, len);
+		if (c < 0 || c >= EV_NCOLS || o->row.ncols == EV_NCOLS)
 			return EV_ERR_ARG;
-		o->cols[o->ncols++] = c;
+		o->row.cols[o->row.ncols++] = c;
 		if (!e)
 			break;
 		s = e + 1;
 	}
-	return o->ncols ? EV_OK : EV_ERR_ARG;
+	return o->row.ncols ? EV_OK : EV_ERR_ARG;
 }
 
 /* ---- filtering ------------------------------------------------------ */
@@ -201,170 +176,6 @@ static int keep(const struct opts *o, struct filter_state *fs, const struct ev_r
 }
 
 /* ---- text output ---------------------------------------------------- */
-
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-static char *put_i64(char *p, int64_t v)
-{
-	if (v < 0) {
-		*p++ = '-';
-		return put_u64(p, (uint64_t)0 - (uint64_t)v);
-	}
-	return put_u64(p, (uint64_t)v);
-}
-
-static char *put_str(char *p, const char *s)
-{
-	size_t n = strlen(s);
-	memcpy(p, s, n);
-	return p + n;
-}
-
-static char *put_enum(char *p, const char *name, unsigned v, int dash_zero)
-{
-	if (dash_zero && v == 0)
-		return put_str(p, "-");
-	return name ? put_str(p, name) : put_u64(p, v);
-}
-
-static char *put_hex(char *p, uint64_t v)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (int i = 15; i >= 0; i--)
-		*p++ = hex[(v >> (i * 4)) & 15];
-	return p;
-}
-
-/* Text of a string field, escaped for the output format. */
-static char *put_text(char *p, enum format f, const char *s, size_t len)
-{
-	if (f == FMT_TSV)
-		return p + ev_text_escape(s, len, p, 2 * len + 1);
-	if (f == FMT_CSV) {
-		int quote = len && (memchr(s, ',', len) || memchr(s, '"', len) || memchr(s, '\n', len) ||
-		                    memchr(s, '\r', len));
-		if (quote)
-			*p++ = '"';
-		for (size_t i = 0; i < len; i++) {
-			if (s[i] == '"')
-				*p++ = '"';
-			*p++ = s[i];
-		}
-		if (quote)
-			*p++ = '"';
-		return p;
-	}
-	return p + ev_json_escape(s, len, p, 6 * len + 3);
-}
-
-/* Worst-case bytes for one formatted field besides strings. */
-#define FIELD_MAX 64
-
-static int write_row(struct opts *o, ev_output *out, const struct ev_rec *r, const ev_strtab *st)
-{
-	size_t nlen = 0, slen = 0;
-	const char *name = ev_strtab_get(st, r->name, &nlen), *sig = ev_strtab_get(st, r->sig, &slen);
-	if (!name || !sig)
-		return EV_ERR_NOSTR;
-	size_t need = (size_t)o->ncols * (FIELD_MAX + 16) + 6 * (nlen + slen) + 16;
-	char *start = ev_output_reserve(out, need), *p = start;
-	char flags[160];
-	if (!p) {
-		int rc = ev_output_flush(out);
-		return rc ? rc : EV_ERR_NOMEM;
-	}
-	char sep = o->format == FMT_CSV ? ',' : '\t';
-	if (o->format == FMT_JSONL)
-		*p++ = '{';
-	for (int i = 0; i < o->ncols; i++) {
-		int c = o->cols[i];
-		if (o->format == FMT_JSONL) {
-			if (i)
-				*p++ = ',';
-			*p++ = '"';
-			p = put_str(p, col_names[c]);
-			if (o->ids && (c == C_NAME || c == C_SIG))
-				p = put_str(p, "_id");
-			*p++ = '"';
-			*p++ = ':';
-		} else if (i) {
-			*p++ = sep;
-		}
-		/* JSON: enum words and texts are strings, numbers are numbers. */
-		int q = o->format == FMT_JSONL &&
-		        (c == C_TYPE || c == C_OP || c == C_ALGO || c == C_PROTO || c == C_DTYPE ||
-		         c == C_REDOP || c == C_FLAGS || (o->ids && (c == C_NAME || c == C_SIG)));
-		if (q)
-			*p++ = '"';
-		switch (c) {
-		case C_TYPE: p = put_enum(p, ev_type_name(r->type), r->type, 0); break;
-		case C_OP: p = put_enum(p, ev_op_name(r->type, r->op), r->op, 0); break;
-		case C_RANK: p = put_u64(p, r->rank); break;
-		case C_STREAM: p = put_u64(p, r->stream); break;
-		case C_TS: p = put_i64(p, r->ts); break;
-		case C_DUR: p = put_u64(p, r->dur); break;
-		case C_BYTES: p = put_u64(p, r->bytes); break;
-		case C_NAME:
-			p = o->ids ? put_hex(p, r->name) : put_text(p, o->format, name, nlen);
-			break;
-		case C_SIG:
-			p = o->ids ? put_hex(p, r->sig) : put_text(p, o->format, sig, slen);
-			break;
-		case C_COMM: p = put_u64(p, r->comm); break;
-		case C_SEQ: p = put_u64(p, r->seq); break;
-		case C_PEER: p = put_i64(p, r->peer); break;
-		case C_ID: p = put_u64(p, r->id); break;
-		case C_CHANNEL: p = put_u64(p, r->channel); break;
-		case C_STEP: p = put_u64(p, r->step); break;
-		case C_AUX: p = put_u64(p, r->aux); break;
-		case C_ALGO: p = put_enum(p, ev_algo_name(r->algo), r->algo, 1); break;
-		case C_PROTO: p = put_enum(p, ev_proto_name(r->proto), r->proto, 1); break;
-		case C_DTYPE: p = put_enum(p, ev_dtype_name(r->dtype), r->dtype, 1); break;
-		case C_REDOP: p = put_enum(p, ev_redop_name(r->redop), r->redop, 1); break;
-		case C_FLAGS:
-			ev_flags_format(r->flags, flags, sizeof flags);
-			p = put_str(p, *flags ? flags : "-");
-			break;
-		case C_SRC: p = put_u64(p, r->src); break;
-		case C_NTHREADS: p = put_u64(p, r->nthreads); break;
-		case C_CHUNK_STEPS: p = put_u64(p, r->chunk_steps); break;
-		case C_SLICE_STEPS: p = put_u64(p, r->slice_steps); break;
-		case C_STEP_SIZE: p = put_u64(p, r->step_size); break;
-		default: break;
-		}
-		if (q)
-			*p++ = '"';
-	}
-	if (o->format == FMT_JSONL)
-		*p++ = '}';
-	*p++ = '\n';
-	ev_output_commit(out, (size_t)(p - start));
-	return EV_OK;
-}
-
-static int write_header_row(const struct opts *o, ev_output *out)
-{
-	int rc = EV_OK;
-	for (int i = 0; i < o->ncols && !rc; i++) {
-		int c = o->cols[i];
-		if (i)
-			rc = ev_output_putc(out, o->format == FMT_CSV ? ',' : '\t');
-		if (!rc)
-			rc = ev_output_printf(out, "%s%s", col_names[c], o->ids && (c == C_NAME || c == C_SIG) ? "_id" : "");
-	}
-	return rc ? rc : ev_output_putc(out, '\n');
-}
 
 /* ---- decoding ------------------------------------------------------- */
 
@@ -422,195 +233,35 @@ static int view_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 		ev_reader_record_line(r, &line, &len);
 		rc = ev_write_escaped(v->sk->w, rec, line, len);
 	} else {
-		rc = write_row(v->o, v->sk->out, rec, ev_reader_strtab(r));
+		rc = ev_row_write(&v->o->row, v->sk->out, rec, ev_reader_strtab(r));
 	}
 	return rc ? output_failed(v, rc) : EV_OK;
 }
 
 /* ---- packing TSV ---------------------------------------------------- */
 
-struct packer {
-	int map[NCOLS + 2]; /* column position -> field */
-	int ncols;
-	int have_header;
-	char **field;
-	size_t field_cap;
-};
+/* ---- packing TSV ---------------------------------------------------- */
 
-/* A row whose fields are all column names is a header row: a data row
- * cannot be one, because its type field must name a record type. */
-static int is_header_row(const char *line, size_t len)
-{
-	size_t i = 0;
-	while (i <= len) {
-		size_t j = i;
-		while (j < len && line[j] != '\t')
-			j++;
-		if (col_index(line + i, j - i) < 0)
-			return 0;
-		i = j + 1;
-	}
-	return 1;
-}
-
-static int parse_header_row(struct packer *pk, char *line, size_t len, char *err, size_t errn)
-{
-	pk->ncols = 0;
-	size_t i = 0;
-	while (i <= len) {
-		size_t j = i;
-		while (j < len && line[j] != '\t')
-			j++;
-		int c = col_index(line + i, j - i);
-		if (c < 0) {
-			snprintf(err, errn, "unknown column '%.*s' in header row", (int)(j - i), line + i);
-			return EV_ERR_FORMAT;
-		}
-		for (int k = 0; k < pk->ncols; k++)
-			if (pk->map[k] == c) {
-				snprintf(err, errn, "column '%.*s' appears twice", (int)(j - i), line + i);
-				return EV_ERR_FORMAT;
-			}
-		if (pk->ncols == NCOLS) {
-			snprintf(err, errn, "too many columns in header row");
-			return EV_ERR_FORMAT;
-		}
-		pk->map[pk->ncols++] = c;
-		i = j + 1;
-	}
-	pk->have_header = 1;
-	return EV_OK;
-}
-
-static int parse_field(int c, char *s, size_t len, struct ev_rec *r, ev_strtab *st, const char **what)
-{
-	unsigned v;
-	uint32_t u32;
-	s[len] = '\0';
-	*what = c >= 100 ? col_names[c - 100] : col_names[c];
-	switch (c) {
-	case C_TYPE:
-		if (ev_type_parse(s, &v))
-			return EV_ERR_FORMAT;
-		r->type = (uint8_t)v;
-		return EV_OK;
-	case C_OP:
-		/* The op's words depend on the type, which may come later in the row. */
-		return EV_OK;
-	case C_RANK: return ev_parse_u32(s, &r->rank) ? EV_ERR_FORMAT : EV_OK;
-	case C_STREAM: return ev_parse_u32(s, &r->stream) ? EV_ERR_FORMAT : EV_OK;
-	case C_TS: return ev_parse_i64(s, &r->ts) ? EV_ERR_FORMAT : EV_OK;
-	case C_DUR: return ev_parse_u64(s, &r->dur) ? EV_ERR_FORMAT : EV_OK;
-	case C_BYTES: return ev_parse_u64(s, &r->bytes) ? EV_ERR_FORMAT : EV_OK;
-	case C_NAME:
-	case C_SIG: {
-		size_t n = ev_text_unescape(s, len);
-		uint64_t id;
-		if (n == (size_t)-1)
-			return EV_ERR_FORMAT;
-		if (ev_strtab_intern(st, s, n, &id))
-			return EV_ERR_COLLISION;
-		if (c == C_NAME)
-			r->name = id;
-		else
-			r->sig = id;
-		return EV_OK;
-	}
-	case C_NAME + 100:
-	case C_SIG + 100: {
-		uint64_t id = 0;
-		if (len != 16)
-			return EV_ERR_FORMAT;
-		for (size_t i = 0; i < 16; i++) {
-			char ch = s[i];
-			int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-			if (d < 0)
-				return EV_ERR_FORMAT;
-			id = id << 4 | (uint64_t)d;
-		}
-		if (c == C_NAME + 100)
-			r->name = id;
-		else
-			r->sig = id;
-		return EV_OK;
-	}
-	case C_COMM: return ev_parse_u64(s, &r->comm) ? EV_ERR_FORMAT : EV_OK;
-	case C_SEQ: return ev_parse_u32(s, &r->seq) ? EV_ERR_FORMAT : EV_OK;
-	case C_PEER: return ev_parse_i32(s, &r->peer) ? EV_ERR_FORMAT : EV_OK;
-	case C_ID: return ev_parse_u32(s, &r->id) ? EV_ERR_FORMAT : EV_OK;
-	case C_CHANNEL:
-	case C_SRC:
-	case C_NTHREADS:
-		if (ev_parse_u32(s, &u32) || u32 > 0xFFFF)
-			return EV_ERR_FORMAT;
-		if (c == C_CHANNEL)
-			r->channel = (uint16_t)u32;
-		else if (c == C_SRC)
-			r->src = (uint16_t)u32;
-		else
-			r->nthreads = (uint16_t)u32;
-		return EV_OK;
-	case C_STEP: return ev_parse_u32(s, &r->step) ? EV_ERR_FORMAT : EV_OK;
-	case C_AUX: return ev_parse_u32(s, &r->aux) ? EV_ERR_FORMAT : EV_OK;
-	case C_STEP_SIZE: return ev_parse_u32(s, &r->step_size) ? EV_ERR_FORMAT : EV_OK;
-	case C_CHUNK_STEPS:
-	case C_SLICE_STEPS:
-		if (ev_parse_u32(s, &u32) || u32 > 0xFF)
-			return EV_ERR_FORMAT;
-		if (c == C_CHUNK_STEPS)
-			r->chunk_steps = (uint8_t)u32;
-		else
-			r->slice_steps = (uint8_t)u32;
-		return EV_OK;
-	case C_ALGO: case C_PROTO: case C_DTYPE: case C_REDOP: {
-		int bad;
-		if (strcmp(s, "-") == 0)
-			v = 0, bad = 0;
-		else
-			bad = c == C_ALGO ? ev_algo_parse(s, &v) : c == C_PROTO ? ev_proto_parse(s, &v) :
-			      c == C_DTYPE ? ev_dtype_parse(s, &v) : ev_redop_parse(s, &v);
-		if (bad)
-			return EV_ERR_FORMAT;
-		if (c == C_ALGO) r->algo = (uint8_t)v;
-		else if (c == C_PROTO) r->proto = (uint8_t)v;
-		else if (c == C_DTYPE) r->dtype = (uint8_t)v;
-		else r->redop = (uint8_t)v;
-		return EV_OK;
-	}
-	case C_FLAGS:
-		if (ev_flags_parse(s, &v) || (v & ~(unsigned)EV_F_KNOWN_MASK))
-			return EV_ERR_FORMAT;
-		r->flags = (uint16_t)v;
-		return EV_OK;
-	default:
-		return EV_ERR_FORMAT;
-	}
-}
-
-static int pack_one(struct opts *o, ev_input *in, ev_writer *w, struct packer *pk, ev_strtab *st,
+static int pack_one(struct opts *o, ev_input *in, ev_writer *w, struct ev_tsv_packer *pk, ev_strtab *st,
                     struct filter_state *fs, uint64_t *nrec)
 {
 	const char *cline;
 	size_t len;
 	int rc;
-	char err[256];
 	const char *name = ev_input_name(in);
 	char *buf = NULL;
 	size_t cap = 0;
 	for (;;) {
 		rc = ev_input_line(in, &cline, &len);
-		uint64_t lineno = ev_input_lineno(in);
+		unsigned long long lineno = (unsigned long long)ev_input_lineno(in);
 		if (rc == EV_EOF)
 			break;
 		if (rc == EV_ERR_TRUNCATED) {
-			ev_cli_error(&o->cli, "%s: line %llu: last line has no newline (truncated input)", name,
-			             (unsigned long long)lineno);
-			rc = 1;
+			rc = ev_cli_error(&o->cli, "%s: line %llu: last line has no newline (truncated input)", name, lineno);
 			goto out;
 		}
 		if (rc < 0) {
-			ev_cli_file_error(&o->cli, name, rc);
-			rc = 1;
+			rc = ev_cli_file_error(&o->cli, name, rc);
 			goto out;
 		}
 		if (len + 1 > cap) {
@@ -623,12 +274,12 @@ static int pack_one(struct opts *o, ev_input *in, ev_writer *w, struct packer *p
 			}
 		}
 		memcpy(buf, cline, len);
-		buf[len] = '\0';
-		if (len > 0 && buf[0] == '#') {
+		struct ev_rec r;
+		rc = ev_tsv_pack_line(pk, buf, len, &r, st);
+		if (rc == EV_TEXT) {
 			rc = ev_write_line_raw(w, buf, len);
 			if (rc == EV_ERR_FORMAT || rc == EV_ERR_VERSION || rc == EV_ERR_COLLISION) {
-				ev_cli_error(&o->cli, "%s: line %llu: %s", name, (unsigned long long)lineno, ev_strerror(rc));
-				rc = 1;
+				rc = ev_cli_error(&o->cli, "%s: line %llu: %s", name, lineno, ev_strerror(rc));
 				goto out;
 			}
 			if (rc) {
@@ -637,56 +288,12 @@ static int pack_one(struct opts *o, ev_input *in, ev_writer *w, struct packer *p
 			}
 			continue;
 		}
-		/* The first row of an input is its header row; later header rows
-		 * (from concatenated TSV files) are recognised by their fields. */
-		if (!pk->have_header || is_header_row(buf, len)) {
-			if (parse_header_row(pk, buf, len, err, sizeof err)) {
-				rc = ev_cli_error(&o->cli, "%s: line %llu: %s", name, (unsigned long long)lineno, err);
-				goto out;
-			}
-			continue;
-		}
-		struct ev_rec r;
-		ev_rec_init(&r);
-		char *p = buf;
-		const char *op_text = NULL;
-		for (int i = 0; i < pk->ncols; i++) {
-			char *tab = i + 1 < pk->ncols ? strchr(p, '\t') : NULL;
-			if (i + 1 < pk->ncols && !tab) {
-				rc = ev_cli_error(&o->cli, "%s: line %llu: %d fields, the header row has %d", name,
-				                  (unsigned long long)lineno, i + 1, pk->ncols);
-				goto out;
-			}
-			size_t flen = tab ? (size_t)(tab - p) : strlen(p);
-			if (!tab && i + 1 == pk->ncols && memchr(p, '\t', flen)) {
-				rc = ev_cli_error(&o->cli, "%s: line %llu: more fields than the header row's %d", name,
-				                  (unsigned long long)lineno, pk->ncols);
-				goto out;
-			}
-			const char *what;
-			if (pk->map[i] == C_OP) {
-				p[flen] = '\0';
-				op_text = p;
-			} else if ((rc = parse_field(pk->map[i], p, flen, &r, st, &what)) != EV_OK) {
-				rc = ev_cli_error(&o->cli, "%s: line %llu: bad %s value '%.*s'", name,
-				                  (unsigned long long)lineno, what, (int)(flen > 60 ? 60 : flen), p);
-				goto out;
-			}
-			p += flen + 1;
-		}
-		if (r.type == 0) {
-			rc = ev_cli_error(&o->cli, "%s: line %llu: record has no type", name, (unsigned long long)lineno);
+		if (rc < 0) {
+			rc = ev_cli_error(&o->cli, "%s: line %llu: %s", name, lineno, pk->err);
 			goto out;
 		}
-		if (op_text) {
-			unsigned v;
-			if (ev_op_parse(r.type, op_text, &v)) {
-				rc = ev_cli_error(&o->cli, "%s: line %llu: bad op value '%s' for type %s", name,
-				                  (unsigned long long)lineno, op_text, ev_type_name(r.type) ? ev_type_name(r.type) : "?");
-				goto out;
-			}
-			r.op = (uint8_t)v;
-		}
+		if (rc != EV_REC)
+			continue; /* a header row */
 		int k = keep(o, fs, &r, st);
 		if (k < 0) {
 			rc = ev_cli_error(&o->cli, "out of memory");
@@ -732,12 +339,12 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	if (!binary && !o->no_header && o->format != FMT_JSONL && (rc = write_header_row(o, sk.out)) != EV_OK) {
+	if (!binary && !o->no_header && o->format != FMT_JSONL && (rc = ev_row_header(&o->row, sk.out)) != EV_OK) {
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	struct packer pk;
-	memset(&pk, 0, sizeof pk);
+	struct ev_tsv_packer pk;
+	ev_tsv_packer_init(&pk);
 	if (o->pack) {
 		for (int i = 0; i < o->ninputs && !status; i++) {
 			ev_input *in;
@@ -798,9 +405,9 @@ int main(int argc, char **argv)
 	int c, status;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev-view");
-	for (int i = 0; i < NCOLS; i++)
-		o.cols[i] = i;
-	o.ncols = NCOLS;
+	for (int i = 0; i < EV_NCOLS; i++)
+		o.row.cols[i] = i;
+	o.row.ncols = EV_NCOLS;
 	int cols_given = 0;
 	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "pc:MHt:r:s:n:", longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
@@ -814,7 +421,7 @@ int main(int argc, char **argv)
 		case 2: o.format = FMT_CSV; break;
 		case 3: o.format = FMT_JSONL; break;
 		case 4: o.format = FMT_EV; break;
-		case 5: o.ids = 1; break;
+		case 5: o.row.ids = 1; break;
 		case 6:
 			if (ev_parse_i64(optarg, &o.from))
 				return ev_cli_usage_error(&o.cli, "--from: not a time in ns: '%s'", optarg);
@@ -879,6 +486,7 @@ int main(int argc, char **argv)
 	static char *stdin_only[] = { (char *)"-" };
 	o.inputs = optind < argc ? argv + optind : stdin_only;
 	o.ninputs = optind < argc ? argc - optind : 1;
+	o.row.fmt = o.format == FMT_CSV ? EV_ROW_CSV : o.format == FMT_JSONL ? EV_ROW_JSONL : EV_ROW_TSV;
 	status = run(&o);
 	if (o.name_re)
 		regfree(&o.re);

@@ -11,6 +11,7 @@
  * sort the trace, so they need not be in time order in the file.
  */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct opts {
 	enum layout layout;
 	int gzip, rank_prefix, absolute, no_flows, no_counters, verbose;
 	uint64_t max_pending;
+	uint64_t max_events;   /* --max-events: refuse or stop beyond this */
 	char **inputs;
 	int ninputs;
 };
@@ -63,14 +65,27 @@ static void usage(FILE *f)
 "      --no-counters      leave out counter tracks\n"
 "      --max-pending=N    flow ends kept waiting for their partner; more are\n"
 "                         dropped with a warning [1000000]\n"
+"      --max-events=N     largest timeline written, in trace events (about\n"
+"                         150 bytes of JSON each); inputs that are files are\n"
+"                         counted first and refused with the estimate, a pipe\n"
+"                         stops with an error at the limit; 0 = no limit\n"
+"                         [20000000]\n"
 "  -v, --verbose          print counts on stderr\n"
 "  -q, --quiet            no progress or warnings\n"
-"  -f, --force            accepted for symmetry with the other tools\n"
+"  -f, --force            write gzip output (-z) to a terminal\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show version and exit\n"
 "\n"
 "Slices that overlap on one stream without nesting go to an extra track of\n"
 "that stream ('stream 7 #2'), so every track nests properly.\n"
+"\n"
+"Flows go forward in time: an arrow leaves its first slice at that slice's\n"
+"start and lands in the second at the same instant, or at the second's start\n"
+"if that is later (a send -> recv arrow lands when the send started if the\n"
+"receive was already posted, else when the receive was posted).  If the\n"
+"second slice ended before the first started (clocks not aligned), the\n"
+"arrow is drawn backwards from the second's end to the first's start, and\n"
+"a warning counts them.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
@@ -258,8 +273,8 @@ struct proc {
 	struct counter cnt[NCOUNTERS];
 };
 
-/* One end of a flow. */
-struct ep { int64_t ts, pid, tid; };
+/* One end of a flow: the slice it binds to. */
+struct ep { int64_t ts, end, pid, tid; };
 
 /* A connection (comm, channel, sender -> receiver): its first unmatched
  * ends, all of one side, in order.  Messages on a connection arrive in the
@@ -298,7 +313,7 @@ struct state {
 	uint32_t ring_head;
 	uint64_t flow_id;
 	uint64_t pending, dropped, evicted;
-	uint64_t flows[4], lanes_made, clipped, skipped, unmatched;
+	uint64_t flows[4], reversed[4], lanes_made, clipped, skipped, unmatched;
 	struct ev_order order;
 };
 
@@ -329,7 +344,21 @@ static void ev_begin(struct state *s, const char *ph, int64_t pid, int64_t tid)
 	s->nevents++;
 }
 
-static int64_t rel_ts(const struct state *s, int64_t ts) { return s->o->absolute ? ts : ts - s->base; }
+/* Differences in two's complement: format-legal extreme times wrap instead
+ * of overflowing (ts >= base in an ordered stream). */
+static int64_t rel_ts(const struct state *s, int64_t ts)
+{
+	return s->o->absolute ? ts : (int64_t)((uint64_t)ts - (uint64_t)s->base);
+}
+
+/* ts + dur, saturating at INT64_MAX. */
+static int64_t rec_end(const struct ev_rec *r)
+{
+	int64_t e;
+	if (r->dur > (uint64_t)INT64_MAX || __builtin_add_overflow(r->ts, (int64_t)r->dur, &e))
+		return INT64_MAX;
+	return e;
+}
 
 static void meta_event(struct state *s, const char *what, int64_t pid, int64_t tid, const char *name, int64_t sort)
 {
@@ -612,14 +641,35 @@ static void counters_finish(struct state *s)
 
 /* ---- flows ------------------------------------------------------------- */
 
+/* The latest instant of slice e not after t, or e's start. */
+static int64_t inside(const struct ep *e, int64_t t)
+{
+	int64_t last = e->end > e->ts ? e->end - 1 : e->ts; /* strictly inside, for the binding */
+	return t < e->ts ? e->ts : t > last ? last : t;
+}
+
+/* A flow from slice `from` to slice `to`, drawn in time order: it leaves
+ * `from` at its start and lands in `to` at the same instant, or at to's
+ * start if that is later.  When `to` ended before `from` started (clocks
+ * not aligned), the arrow goes from to's end to from's start instead and
+ * is counted. */
 static void flow_pair(struct state *s, int kind, const char *name, const struct ep *from, const struct ep *to)
 {
 	static const char *const cats[] = { "launch", "message", "p2p", "collective" };
 	struct sbuf *b = &s->ob;
 	uint64_t id = ++s->flow_id;
+	int64_t t_from = from->ts, t_to = inside(to, t_from);
+	const struct ep *first = from, *second = to;
+	if (t_to < t_from) {
+		first = to, second = from;
+		int64_t t = t_to;
+		t_to = t_from;
+		t_from = t;
+		s->reversed[kind]++;
+	}
 	s->flows[kind]++;
 	for (int end = 0; end < 2; end++) {
-		const struct ep *e = end ? to : from;
+		const struct ep *e = end ? second : first;
 		ev_begin(s, end ? "f" : "s", e->pid, e->tid);
 		if (end)
 			sb_puts(b, ",\"bp\":\"e\"");
@@ -627,7 +677,7 @@ static void flow_pair(struct state *s, int kind, const char *name, const struct 
 		sb_kv_str(b, "cat", cats[kind]);
 		sb_kv_str(b, "name", name);
 		sb_puts(b, ",\"ts\":");
-		sb_us(b, rel_ts(s, e->ts));
+		sb_us(b, rel_ts(s, end ? t_to : t_from));
 		sb_puts(b, "}");
 	}
 }
@@ -922,7 +972,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 	if (n->oom)
 		return EV_ERR_NOMEM;
 
-	int64_t end = ev_rec_end(r);
+	int64_t end = rec_end(r);
 	if (r->type == EV_MARK)
 		end = r->ts;
 	struct track *t = r->type == EV_MARK ? get_track(s, r->rank, gpu, kind, id, 0)
@@ -940,7 +990,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 		sb_puts(b, ",\"s\":\"t\"");
 	} else {
 		sb_puts(b, ",\"dur\":");
-		sb_us(b, end - r->ts);
+		sb_us(b, (int64_t)((uint64_t)end - (uint64_t)r->ts));
 	}
 	sb_puts(b, ",\"args\":{\"rank\":");
 	sb_u64(b, r->rank);
@@ -987,12 +1037,12 @@ static int one_record(struct state *s, const struct ev_rec *r)
 		sb_key(b, "op");
 		sb_jstr(b, sig, siglen);
 	}
-	if (end != ev_rec_end(r) && r->type != EV_MARK)
+	if (end != rec_end(r) && r->type != EV_MARK)
 		sb_kv_u64(b, "clipped_from_ns", r->dur);
 	args_flags(b, r->flags);
 	sb_puts(b, "}}");
 
-	struct ep e = { r->ts + (end - r->ts) / 2, pid, tid };
+	struct ep e = { r->ts, end, pid, tid };
 	if (!s->o->no_flows) {
 		switch (r->type) {
 		case EV_API:
@@ -1029,7 +1079,7 @@ static int one_record(struct state *s, const struct ev_rec *r)
 			struct proc *p = get_proc(s, r->rank, 1);
 			if (!p)
 				return EV_ERR_NOMEM;
-			counter_add(s, p, which, r->ts, ev_rec_end(r), which == C_KERNELS ? 1 : r->bytes);
+			counter_add(s, p, which, r->ts, rec_end(r), which == C_KERNELS ? 1 : r->bytes);
 		}
 	}
 	return b->oom ? EV_ERR_NOMEM : EV_OK;
@@ -1077,6 +1127,13 @@ static int read_input(struct state *s, const char *path, uint64_t *nrec)
 		}
 		if ((rc = one_record(s, &rec)) == EV_OK)
 			rc = flush_out(s, 0);
+		if (!rc && o->max_events && s->nevents > o->max_events) {
+			status = ev_cli_error(&o->cli, "%s: record %llu: more than --max-events=%llu trace events; stopped "
+			                      "(filter the stream with ev-view, or raise --max-events)",
+			                      ev_reader_name(r), (unsigned long long)ev_reader_recno(r),
+			                      (unsigned long long)o->max_events);
+			break;
+		}
 		if (rc) {
 			status = out_error(s, rc);
 			break;
@@ -1116,6 +1173,48 @@ static void free_state(struct state *s)
 	ev_meta_free(s->meta);
 }
 
+/* Before writing: the trace events the inputs would give, when they are
+ * files that could exceed --max-events (size / 97 bytes per record line,
+ * 10x that for gzip, bounds the record count; only then are they counted).
+ * Each record gives at most one slice and one flow end. */
+static int estimate(struct opts *o)
+{
+	uint64_t bound = 0;
+	for (int i = 0; i < o->ninputs; i++) {
+		struct stat sb;
+		if (strcmp(o->inputs[i], "-") == 0 || stat(o->inputs[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+			return 0; /* a pipe: counted while writing */
+		bound += (uint64_t)sb.st_size / 97 * 2 * 10;
+	}
+	if (bound <= o->max_events)
+		return 0;
+	uint64_t events = 0;
+	for (int i = 0; i < o->ninputs; i++) {
+		ev_reader *r;
+		int rc = ev_reader_open(&r, o->inputs[i], NULL, NULL);
+		if (rc)
+			return ev_cli_file_error(&o->cli, o->inputs[i], rc);
+		ev_reader_skip_text(r, 1);
+		ev_reader_lazy_decode(r, 1);
+		struct ev_rec rec;
+		while ((rc = ev_read(r, &rec)) == EV_REC)
+			if (rec.type != EV_DEP && rec.type != EV_CHAN && rec.type != EV_OVERLAP)
+				events += rec.type == EV_COUNTER || rec.type == EV_MARK ? 1 : 2;
+		if (rc < 0) {
+			int st = ev_cli_reader_error(&o->cli, r, rc);
+			ev_reader_close(r);
+			return st;
+		}
+		ev_reader_close(r);
+	}
+	if (events <= o->max_events)
+		return 0;
+	return ev_cli_error(&o->cli, "the timeline would have about %llu trace events (~%llu MB of JSON), more than "
+	                    "--max-events=%llu: filter the stream first (ev-view --rank, --type, --from/--to) or raise "
+	                    "--max-events", (unsigned long long)events, (unsigned long long)(events * 150 >> 20),
+	                    (unsigned long long)o->max_events);
+}
+
 static int run(struct opts *o)
 {
 	struct state s;
@@ -1140,8 +1239,15 @@ static int run(struct opts *o)
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
 	}
+	if (o->max_events && (status = estimate(o)) != 0)
+		goto done;
 	if ((rc = ev_output_open(&s.jo.out, o->cli.output)) != EV_OK) {
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+		goto done;
+	}
+	/* gzip is binary: not onto a terminal, however it is named. */
+	if (o->gzip && !o->cli.force && ev_output_is_tty(s.jo.out)) {
+		status = ev_cli_error(&o->cli, "refusing to write gzip output to a terminal; use -o FILE or a pipe (-f to force)");
 		goto done;
 	}
 	if (o->gzip) {
@@ -1189,6 +1295,10 @@ static int run(struct opts *o)
 	if (s.dropped)
 		ev_cli_warn(&o->cli, "%llu flow ends dropped: more than --max-pending=%llu waiting for their partner",
 		            (unsigned long long)s.dropped, (unsigned long long)o->max_pending);
+	if (s.reversed[1] + s.reversed[2])
+		ev_cli_warn(&o->cli, "%llu message and %llu p2p flows: the receive ended before its send started (clocks not "
+		            "aligned? see ev-merge --align); drawn from the receive to the send",
+		            (unsigned long long)s.reversed[1], (unsigned long long)s.reversed[2]);
 	if (s.clipped)
 		ev_cli_warn(&o->cli, "%llu slices clipped: more than %d overlapping slices on one stream",
 		            (unsigned long long)s.clipped, MAX_LANES);
@@ -1220,6 +1330,7 @@ int main(int argc, char **argv)
 		{ "no-flows", no_argument, NULL, 4 },
 		{ "no-counters", no_argument, NULL, 5 },
 		{ "max-pending", required_argument, NULL, 6 },
+		{ "max-events", required_argument, NULL, 9 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1228,6 +1339,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev2perfetto");
 	o.max_pending = 1000000;
+	o.max_events = 20000000;
 	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "zv", longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
@@ -1254,6 +1366,10 @@ int main(int argc, char **argv)
 		case 6:
 			if (ev_parse_u64(optarg, &o.max_pending) || o.max_pending > 1000000000u)
 				return ev_cli_usage_error(&o.cli, "--max-pending: expected 0 to 1000000000, got '%s'", optarg);
+			break;
+		case 9:
+			if (ev_parse_u64(optarg, &o.max_events))
+				return ev_cli_usage_error(&o.cli, "--max-events: expected a number of events, got '%s'", optarg);
 			break;
 		default:
 			return ev_cli_try_help(&o.cli);

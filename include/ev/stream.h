@@ -289,6 +289,11 @@ long ev_input_read(ev_input *in, void *buf, size_t n) EV_RESULT_USED;
  * no newline (*line and *len still set), EV_ERR_LIMIT over the line limit. */
 int ev_input_line(ev_input *in, const char **line, size_t *len) EV_RESULT_USED;
 void ev_input_set_line_limit(ev_input *in, size_t max); /* default 64 MiB */
+/* Read buffer (and gzip input buffer) of inputs opened from now on: default
+ * 1 MiB, clamped to [64 KiB, 16 MiB].  A tool that holds many inputs open
+ * at once (ev-merge) makes it smaller; a longer line still grows the buffer
+ * up to the line limit. */
+void ev_input_set_default_buffer(size_t bytes);
 int ev_input_is_gzip(const ev_input *in);
 uint64_t ev_input_offset(const ev_input *in); /* bytes consumed (decompressed) */
 uint64_t ev_input_lineno(const ev_input *in); /* lines returned so far */

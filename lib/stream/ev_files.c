@@ -14,15 +14,19 @@
 #include "ev.h"
 #include "internal.h"
 
-struct file_id { dev_t dev; ino_t ino; };
+/* The change time tells a file from a later one that got the same inode
+ * number after the first was deleted (a long-running process, a fuzzer,
+ * spool files read back and removed). */
+struct file_id { dev_t dev; ino_t ino; struct timespec ctime; };
 
 static struct file_id *inputs;
 static size_t n_inputs, cap_inputs;
 
-static int known_input(dev_t dev, ino_t ino)
+static int known_input(const struct stat *st)
 {
 	for (size_t i = 0; i < n_inputs; i++)
-		if (inputs[i].dev == dev && inputs[i].ino == ino)
+		if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino &&
+		    inputs[i].ctime.tv_sec == st->st_ctim.tv_sec && inputs[i].ctime.tv_nsec == st->st_ctim.tv_nsec)
 			return 1;
 	return 0;
 }
@@ -30,7 +34,7 @@ static int known_input(dev_t dev, ino_t ino)
 static int add_input(const struct stat *st)
 {
 	/* Pipes, terminals and devices cannot be overwritten by a rename. */
-	if (!S_ISREG(st->st_mode) || known_input(st->st_dev, st->st_ino))
+	if (!S_ISREG(st->st_mode) || known_input(st))
 		return EV_OK;
 	if (n_inputs == cap_inputs) {
 		size_t nc = cap_inputs ? cap_inputs * 2 : 16;
@@ -42,6 +46,7 @@ static int add_input(const struct stat *st)
 	}
 	inputs[n_inputs].dev = st->st_dev;
 	inputs[n_inputs].ino = st->st_ino;
+	inputs[n_inputs].ctime = st->st_ctim;
 	n_inputs++;
 	return EV_OK;
 }
@@ -74,5 +79,5 @@ int ev_files_check_output(const char *path)
 		errno = e;
 		return EV_OK; /* a new file cannot be an input */
 	}
-	return S_ISREG(st.st_mode) && known_input(st.st_dev, st.st_ino) ? EV_ERR_SAMEFILE : EV_OK;
+	return S_ISREG(st.st_mode) && known_input(&st) ? EV_ERR_SAMEFILE : EV_OK;
 }

@@ -14,13 +14,19 @@
 #include "ev.h"
 
 #define CHUNK (1u << 20)
+static size_t default_chunk = CHUNK;
+
+void ev_input_set_default_buffer(size_t bytes)
+{
+	default_chunk = bytes < (64u << 10) ? (64u << 10) : bytes > (16u << 20) ? (16u << 20) : bytes;
+}
 
 struct ev_input {
 	int fd, own, gzip;
 	char *name;
 	/* Decompressed (or plain) bytes: [start, end) are unread. */
 	unsigned char *buf;
-	size_t start, end, cap, scan;
+	size_t start, end, cap, scan, chunk;
 	int eof;          /* no more bytes will come into buf */
 	int err;          /* sticky error status */
 	/* Compressed bytes waiting for inflate. */
@@ -46,7 +52,7 @@ static long read_fd(int fd, unsigned char *dst, size_t n)
 static int start_gzip(ev_input *in)
 {
 	/* The bytes already read belong to the compressed stream. */
-	in->raw = malloc(CHUNK);
+	in->raw = malloc(in->chunk);
 	if (!in->raw)
 		return EV_ERR_NOMEM;
 	memcpy(in->raw, in->buf + in->start, in->end - in->start);
@@ -93,7 +99,8 @@ int ev_input_fdopen(ev_input **out, int fd, int own, const char *name)
 		return EV_ERR_NOMEM;
 	in->fd = fd;
 	in->own = own;
-	in->cap = CHUNK;
+	in->chunk = default_chunk;
+	in->cap = in->chunk;
 	in->line_limit = 64u << 20;
 	in->buf = malloc(in->cap);
 	in->name = strdup(name ? name : "input");
@@ -135,7 +142,7 @@ static long inflate_some(ev_input *in)
 {
 	for (;;) {
 		if (in->raw_pos == in->raw_end && !in->raw_eof) {
-			long got = read_fd(in->fd, in->raw, CHUNK);
+			long got = read_fd(in->fd, in->raw, in->chunk);
 			if (got < 0)
 				return got;
 			in->raw_pos = 0;

@@ -312,6 +312,30 @@ static int read_record(ev_reader *r, const char *line, size_t len, struct ev_rec
 	return EV_REC;
 }
 
+/* The first line of something that is not an ev stream: say what it looks
+ * like and which converter reads it, rather than "empty line". */
+static int not_ev(ev_reader *r, const char *line, size_t len)
+{
+	const char *gz = ev_input_is_gzip(r->in) ? "gzip-compressed " : "";
+	size_t i = 0;
+	if (len >= 3 && (unsigned char)line[0] == 0xEF && (unsigned char)line[1] == 0xBB && (unsigned char)line[2] == 0xBF)
+		i = 3; /* UTF-8 byte order mark */
+	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+		i++;
+	if (i < len && (line[i] == '{' || line[i] == '['))
+		return fail(r, EV_ERR_FORMAT, "not an ev stream (looks like %sJSON: convert a PyTorch profiler trace with kineto2ev)", gz);
+	if (len >= 15 && memcmp(line, "SQLite format 3", 15) == 0)
+		return fail(r, EV_ERR_FORMAT, "not an ev stream (%sSQLite database: convert an Nsight Systems export with nsys2ev)", gz);
+	if (len >= 4 && memcmp(line, "GOAL", 4) == 0)
+		return fail(r, EV_ERR_FORMAT, "not an ev stream (looks like %sGOAL text)", gz);
+	return fail(r, EV_ERR_FORMAT, "not an ev stream (%sinput does not start with an #ev header)", gz);
+}
+
+static int is_header(const char *line, size_t len)
+{
+	return len >= 3 && memcmp(line, "#ev", 3) == 0 && (len == 3 || line[3] == ' ');
+}
+
 int ev_read(ev_reader *r, struct ev_rec *rec)
 {
 	const char *line;
@@ -322,6 +346,16 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 	for (;;) {
 		rc = ev_input_line(r->in, &line, &len);
 		r->lineno = ev_input_lineno(r->in);
+		if (r->segments == 0 && (rc == EV_REC || rc == EV_ERR_TRUNCATED) && !is_header(line, len)) {
+			/* Blank lines before the first content: look further (JSON may
+			 * start with a newline) before naming what the input is. */
+			size_t k = 0;
+			while (k < len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+				k++;
+			if (k == len && rc == EV_REC && r->lineno < 64)
+				continue;
+			return not_ev(r, line, len);
+		}
 		if (rc == EV_EOF) {
 			if (r->in_segment)
 				return fail(r, EV_ERR_TRUNCATED, "truncated: stream ends without #end after record %llu",

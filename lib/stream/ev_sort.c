@@ -11,12 +11,18 @@
 
 #include "ev.h"
 
-/* A record and its insertion number, which breaks ties stably. */
+/* A record and its insertion number, which breaks ties stably (so runs may
+ * be merged in any grouping and the result is the same). */
 struct item { struct ev_rec rec; uint64_t pos; };
 #define ITEM_DISK (EV_RECORD_SIZE + 8)
-#define MAX_RUNS 4096
+/* Runs merged at once.  Runs form levels like a counter in base FAN_IN: when
+ * FAN_IN runs of one level exist they become one run of the next level, so
+ * at most (FAN_IN - 1) runs per level stay open: no run count can exhaust
+ * descriptors or the temp-file registry, and every record is rewritten
+ * log_FAN_IN(runs) times. */
+#define FAN_IN 16
 
-struct run { FILE *f; char *path; int slot; struct item cur; int done; };
+struct run { FILE *f; char *path; int slot; struct item cur; int done; unsigned level; };
 
 struct ev_sorter {
 	struct item *items;
@@ -24,7 +30,7 @@ struct ev_sorter {
 	uint64_t pos, total;
 	char *tmpdir;
 	struct run *runs;
-	unsigned nruns;
+	unsigned nruns, caprun, spills;
 	const char *errpath;
 };
 
@@ -56,8 +62,7 @@ int ev_sorter_open(ev_sorter **out, uint64_t budget, const char *tmpdir)
 	s->cap = (size_t)(budget / sizeof(struct item));
 	if (s->cap < 1024)
 		s->cap = 1024;
-	s->runs = calloc(MAX_RUNS, sizeof *s->runs);
-	if (!s->tmpdir || !s->runs) {
+	if (!s->tmpdir) {
 		ev_sorter_close(s);
 		return EV_ERR_NOMEM;
 	}
@@ -65,11 +70,20 @@ int ev_sorter_open(ev_sorter **out, uint64_t budget, const char *tmpdir)
 	return EV_OK;
 }
 
-static int spill(ev_sorter *s)
+/* A new empty run file at the end of the run list. */
+static int new_run(ev_sorter *s, struct run **out)
 {
-	if (s->nruns == MAX_RUNS)
-		return EV_ERR_LIMIT;
+	if (s->nruns == s->caprun) {
+		unsigned n = s->caprun ? s->caprun * 2 : 32;
+		struct run *nr = realloc(s->runs, n * sizeof *nr);
+		if (!nr)
+			return EV_ERR_NOMEM;
+		s->runs = nr;
+		s->caprun = n;
+	}
 	struct run *r = &s->runs[s->nruns];
+	memset(r, 0, sizeof *r);
+	r->slot = -1;
 	size_t n = strlen(s->tmpdir) + 32;
 	r->path = malloc(n);
 	if (!r->path)
@@ -90,18 +104,80 @@ static int spill(ev_sorter *s)
 		close(fd);
 		return EV_ERR_IO;
 	}
-	qsort(s->items, s->used, sizeof *s->items, item_cmp);
-	unsigned char b[ITEM_DISK];
-	for (size_t i = 0; i < s->used; i++) {
-		ev_rec_encode(&s->items[i].rec, b);
-		ev_put64(b + EV_RECORD_SIZE, s->items[i].pos);
-		if (fwrite(b, 1, sizeof b, r->f) != sizeof b)
-			return EV_ERR_IO;
+	*out = r;
+	return EV_OK;
+}
+
+static void drop_run(struct run *r)
+{
+	if (r->f)
+		fclose(r->f);
+	if (r->path) {
+		unlink(r->path);
+		ev_temp_unregister(r->slot);
+		free(r->path);
 	}
+	memset(r, 0, sizeof *r);
+}
+
+static int put_item(FILE *f, const struct item *it)
+{
+	unsigned char b[ITEM_DISK];
+	ev_rec_encode(&it->rec, b);
+	ev_put64(b + EV_RECORD_SIZE, it->pos);
+	return fwrite(b, 1, sizeof b, f) == sizeof b ? EV_OK : EV_ERR_IO;
+}
+
+static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
+                      int (*fix)(void *, struct ev_rec *), void *ctx, FILE *dst);
+
+/* Merge the runs [from, nruns) into one run of the given level. */
+static int compact(ev_sorter *s, unsigned from, unsigned level)
+{
+	struct run *r;
+	int rc = new_run(s, &r);
+	if (rc)
+		return rc;
+	unsigned dst = s->nruns - 1;
+	if ((rc = merge_runs(s, from, dst, NULL, NULL, NULL, s->runs[dst].f)) != EV_OK)
+		return rc;
+	if (fflush(s->runs[dst].f) != 0)
+		return EV_ERR_IO;
+	for (unsigned k = from; k < dst; k++)
+		drop_run(&s->runs[k]);
+	s->runs[from] = s->runs[dst];
+	s->runs[from].level = level;
+	memset(&s->runs[dst], 0, sizeof s->runs[dst]);
+	s->nruns = from + 1;
+	return EV_OK;
+}
+
+static int spill(ev_sorter *s)
+{
+	struct run *r;
+	int rc = new_run(s, &r);
+	if (rc)
+		return rc;
+	s->spills++;
+	if (s->used > 1)
+		qsort(s->items, s->used, sizeof *s->items, item_cmp);
+	for (size_t i = 0; i < s->used; i++)
+		if (put_item(r->f, &s->items[i]) != EV_OK)
+			return EV_ERR_IO;
 	if (fflush(r->f) != 0)
 		return EV_ERR_IO;
 	s->used = 0;
-	return EV_OK;
+	/* Carry: FAN_IN runs of one level become one of the next.  Levels do not
+	 * increase along the list, so equal levels are at the end. */
+	for (;;) {
+		unsigned lv = s->runs[s->nruns - 1].level, k = s->nruns;
+		while (k > 0 && s->runs[k - 1].level == lv)
+			k--;
+		if (s->nruns - k < FAN_IN)
+			return EV_OK;
+		if ((rc = compact(s, k, lv + 1)) != EV_OK)
+			return rc;
+	}
 }
 
 int ev_sorter_add(ev_sorter *s, const struct ev_rec *rec)
@@ -154,27 +230,20 @@ static int emit(ev_writer *w, struct ev_rec *rec, int (*fix)(void *, struct ev_r
 	return w ? ev_write(w, rec) : EV_OK; /* no writer: fix is the sink */
 }
 
-int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev_rec *rec), void *ctx)
+/* k-way merge of runs [from, to) to a writer (through fix) or to dst. */
+static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
+                      int (*fix)(void *, struct ev_rec *), void *ctx, FILE *dst)
 {
 	int rc = EV_OK;
-	if (s->nruns == 0) {
-		qsort(s->items, s->used, sizeof *s->items, item_cmp);
-		for (size_t i = 0; i < s->used && !rc; i++)
-			rc = emit(w, &s->items[i].rec, fix, ctx);
-		return rc;
-	}
-	if (s->used && (rc = spill(s)) != EV_OK)
-		return rc;
-	free(s->items);
-	s->items = NULL;
-	s->alloc = 0;
-	unsigned *heap = malloc(s->nruns * sizeof *heap), hn = 0;
+	unsigned n = to - from, hn = 0;
+	unsigned *heap = malloc((n ? n : 1) * sizeof *heap);
 	if (!heap)
 		return EV_ERR_NOMEM;
-	for (unsigned k = 0; k < s->nruns && !rc; k++) {
+	for (unsigned k = from; k < to && !rc; k++) {
 		struct run *r = &s->runs[k];
 		s->errpath = r->path;
 		rewind(r->f);
+		r->done = 0;
 		if ((rc = run_next(r)) != EV_OK || r->done)
 			continue;
 		heap[hn] = k;
@@ -188,7 +257,11 @@ int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev
 	}
 	while (!rc && hn > 0) {
 		struct run *r = &s->runs[heap[0]];
-		if ((rc = emit(w, &r->cur.rec, fix, ctx)) != EV_OK)
+		if (dst)
+			rc = put_item(dst, &r->cur);
+		else
+			rc = emit(w, &r->cur.rec, fix, ctx);
+		if (rc != EV_OK)
 			break;
 		s->errpath = r->path;
 		if ((rc = run_next(r)) != EV_OK)
@@ -211,24 +284,38 @@ int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev
 	return rc;
 }
 
+int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev_rec *rec), void *ctx)
+{
+	int rc = EV_OK;
+	if (s->nruns == 0) {
+		if (s->used > 1)
+			qsort(s->items, s->used, sizeof *s->items, item_cmp);
+		for (size_t i = 0; i < s->used && !rc; i++)
+			rc = emit(w, &s->items[i].rec, fix, ctx);
+		return rc;
+	}
+	if (s->used && (rc = spill(s)) != EV_OK)
+		return rc;
+	free(s->items);
+	s->items = NULL;
+	s->alloc = 0;
+	/* At most FAN_IN runs in the last merge: fold the tail first. */
+	while (s->nruns > FAN_IN)
+		if ((rc = compact(s, s->nruns - FAN_IN, s->runs[s->nruns - FAN_IN].level + 1)) != EV_OK)
+			return rc;
+	return merge_runs(s, 0, s->nruns, w, fix, ctx, NULL);
+}
+
 uint64_t ev_sorter_count(const ev_sorter *s) { return s->total; }
-unsigned ev_sorter_runs(const ev_sorter *s) { return s->nruns; }
+unsigned ev_sorter_runs(const ev_sorter *s) { return s->spills; }
 const char *ev_sorter_errpath(const ev_sorter *s) { return s->errpath ? s->errpath : ""; }
 
 void ev_sorter_close(ev_sorter *s)
 {
 	if (!s)
 		return;
-	for (unsigned k = 0; k < s->nruns; k++) {
-		struct run *r = &s->runs[k];
-		if (r->f)
-			fclose(r->f);
-		if (r->path) {
-			unlink(r->path);
-			ev_temp_unregister(r->slot);
-			free(r->path);
-		}
-	}
+	for (unsigned k = 0; k < s->nruns; k++)
+		drop_run(&s->runs[k]);
 	free(s->runs);
 	free(s->items);
 	free(s->tmpdir);

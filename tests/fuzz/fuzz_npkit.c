@@ -1,38 +1,52 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_npkit.c - npkit2lat's reader and table writer on arbitrary bytes,
- * through the tool's own source with its main() renamed.
+ * fuzz_npkit.c - the NPKit summary reader, the table writer and the latency
+ * table reader of the NCCL model (lib/nccl) on arbitrary bytes: the bytes as
+ * a summary file, the written table read back, and the bytes as a table.
  */
 #include "fuzz.h"
 
-int npkit2lat_main(int argc, char **argv);
-#define main npkit2lat_main
-#include "../../tools/npkit2lat.c"
-#undef main
+#include "ev.h"
+#include "ev/nccl_sched.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char *inputs[1];
-	static char *require[2] = { (char *)"RECV_REDUCE_SEND", (char *)"DIRECT_RECV_COPY_SEND" };
-	struct opts o;
-	memset(&o, 0, sizeof o);
-	ev_cli_init(&o.cli, "npkit2lat");
-	o.cli.quiet = 1;
-	o.cli.progress = 0;
-	o.cli.output = "/dev/null";
-	o.max_object = 1u << 16;
-	/* Half the inputs need the default primitives, half need none. */
-	if (size % 2) {
-		o.require = require;
-		o.nrequire = 2;
-	} else {
-		o.no_require = 1;
-	}
-	inputs[0] = (char *)fuzz_input_file(data, size, "npkit_data_summary_Simple.json");
-	o.inputs = inputs;
-	o.ninputs = 1;
-	int status = run(&o);
-	if (status != 0 && status != 1)
+	const char *in = fuzz_input_file(data, size, "npkit_data_summary_Simple.json");
+	const char *tab = fuzz_path(1, "lat.tsv");
+	char err[512];
+	size_t nev = 0;
+	ev_npkit *t = ev_npkit_new();
+	if (!t)
 		abort();
+	int rc = ev_npkit_read(t, in, ev_npkit_proto_from_name(in), 1u << 16, &nev, err, sizeof err);
+	if (rc > 0)
+		abort();
+	/* Half the inputs need the default primitives, as npkit2lat does. */
+	if (rc == EV_OK && nev > 0 && (size % 2 == 0 || (ev_npkit_has(t, 0, "RECV_REDUCE_SEND") &&
+	                                                 ev_npkit_has(t, 0, "DIRECT_RECV_COPY_SEND")))) {
+		ev_output *out;
+		if (ev_output_open(&out, tab) == EV_OK) {
+			if (ev_npkit_write(t, out) == EV_OK && ev_output_close(out) == EV_OK) {
+				ev_nccl_lat *L;
+				/* A table npkit2lat wrote either loads or lacks the rows coll-expand needs. */
+				if (ev_nccl_lat_load(&L, tab, err, sizeof err) == EV_OK) {
+					if (ev_nccl_lat_cost(L, EV_NCCL_P_RRS, EV_PROTO_SIMPLE, 4096) < 0)
+						abort();
+					ev_nccl_lat_free(L);
+				}
+			} else {
+				ev_output_abort(out);
+			}
+		}
+	}
+	ev_npkit_free(t);
+	/* The same bytes as a latency table. */
+	ev_nccl_lat *L2;
+	if (ev_nccl_lat_load(&L2, in, err, sizeof err) == EV_OK) {
+		for (unsigned p = 0; p < EV_NCCL_NPRIM; p++)
+			if (ev_nccl_lat_cost(L2, (enum ev_nccl_prim)p, EV_PROTO_LL128, 1u << 20) < 0)
+				abort();
+		ev_nccl_lat_free(L2);
+	}
 	return 0;
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bats
+# pipelines/nsys2goal: schedule options reach coll-expand and ev2goal, every
+# stage's warnings are shown, and what was inferred is summarised.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+}
+
+gen_nsys() {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour "$1" --nodes 2 --gpus 2 --iters 1 "$2" >/dev/null
+}
+
+@test "each stream starts at its first operation; --lead-in and --compute reach coll-expand" {
+	gen_nsys annotated "$T/nsys"
+	run -0 --separate-stderr nsys2goal -i "$T/nsys" -o "$T/a" -k
+	[[ "$stderr" == *"coll-expand: warning: 4 stream(s) start at their first operation"* ]]
+	# the first CALC of every rank is a gap between operations, never the
+	# time since the rank's first record: with --lead-in it is longer
+	first() { ev-view -M -H -t calc -c rank,op,dur "$1" | awk -F'\t' '$2 == "gap" && !($1 in s) { s[$1] = $3 } END { for (r in s) t += s[r]; print t + 0 }'; }
+	nsys2goal -q --lead-in -k -i "$T/nsys" -o "$T/b" 2>/dev/null
+	[ "$(first "$T/b/sched.ev")" -gt "$(first "$T/a/sched.ev")" ]
+	nsys2goal -q --compute=none -k -i "$T/nsys" -o "$T/c" 2>/dev/null
+	run -0 bash -c "ev-view -M -H -t calc -c op '$T/c/sched.ev' | awk '\$1 == \"gap\"' | wc -l"
+	assert_output 0
+	# ev2goal's options too: --cpu=lane keeps the record lanes
+	nsys2goal -q --cpu=lane -i "$T/nsys" -o "$T/d" 2>/dev/null
+	! cmp -s "$T/a/output.goal" "$T/d/output.goal"
+	# and generic lists
+	nsys2goal -q -X "--intra=send" -G "--keep-sync" -i "$T/nsys" -o "$T/e" 2>/dev/null
+	! cmp -s "$T/a/output.goal" "$T/e/output.goal"
+}
+
+@test "stock NCCL: every chooser decision is shown, counted, and summarised" {
+	gen_nsys stock "$T/nsys"
+	run -0 --separate-stderr nsys2goal -q -i "$T/nsys" -o "$T/out" --preset=mi300x
+	[[ "$stderr" == *"coll-expand: warning: chose allreduce of 4194304 bytes on 4 ranks, 2 node(s): "*"preset mi300x) [4 operations]"* ]]
+	[[ "$stderr" == *"nsys2goal: inferred: "*" algorithm/protocol choice(s) by the tuning model (preset mi300x, option), listed above"* ]]
+	# each distinct line once
+	run -0 bash -c 'printf "%s\n" "$1" | sort | uniq -d' _ "$stderr"
+	assert_output ""
+}
+
+@test "a failing stage shows its own message" {
+	gen_nsys annotated "$T/nsys"
+	run -1 nsys2goal -q -i "$T/nsys" -o "$T/out" --max-messages=2
+	assert_output --partial "(--max-messages)"
+	assert_output --partial "nsys2goal: coll-expand | ev2goal failed"
+	run -2 nsys2goal -q -i "$T/nsys" -o "$T/out" --compute=maybe
+	assert_output --partial "coll-expand: --compute: expected gaps, kernels or none, got 'maybe'"
+}

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_align.c - clock alignment (lib/align) called directly: the fit, its
+ * inverse on Unix-epoch times, the solver over coll, p2p and kernel anchors,
+ * configurations kept apart, and configuration names.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ev.h"
+#include "unit.h"
+
+#define BASE 1759300000000000000LL /* a Unix-epoch time in ns */
+
+/* A rank clock: local = true + off + drift * (true - t0). */
+static int64_t local_time(int64_t t, int64_t off, double drift, int64_t t0)
+{
+	return t + off + (int64_t)llround(drift * (double)(t - t0));
+}
+
+static void test_fit_offset_only(void)
+{
+	int64_t tr[50], d[50];
+	double scratch[250];
+	struct ev_align_fit f;
+	for (int i = 0; i < 50; i++) {
+		tr[i] = BASE + i * 1000000LL;
+		d[i] = 1234567 + (i % 3) - 1; /* +-1 ns noise */
+	}
+	CHECK(ev_align_fit(tr, d, 50, EV_ALIGN_OFFSET, 1000000000, scratch, &f) == EV_OK);
+	CHECK(llabs(f.offset - 1234567) <= 1);
+	CHECK(f.drift == 0);
+	CHECK(f.drift_note == EV_DRIFT_NOT_ASKED);
+	CHECK(f.used == 50 && f.outliers == 0);
+	CHECK(f.resid_max <= 2);
+	CHECK(ev_align_apply_fit(&f, BASE + 1234567) - BASE <= 1);
+	CHECK(ev_align_fit(tr, d, 0, EV_ALIGN_OFFSET, 0, scratch, &f) == EV_ERR_ARG);
+}
+
+static void test_fit_outliers(void)
+{
+	int64_t tr[40], d[40];
+	double scratch[200];
+	struct ev_align_fit f;
+	for (int i = 0; i < 40; i++) {
+		tr[i] = BASE + i * 1000000LL;
+		d[i] = -5000000 + (i % 5 == 0 ? 3000000 : 0); /* every fifth a straggler */
+	}
+	CHECK(ev_align_fit(tr, d, 40, EV_ALIGN_OFFSET, 0, scratch, &f) == EV_OK);
+	CHECK(f.offset == -5000000);
+	CHECK(f.outliers == 8);
+}
+
+/* +2 s and 50 ppm over 10 minutes: the drift is fitted and the inverse puts
+ * every rank time back within a nanosecond or two, even at Unix-epoch
+ * magnitudes where a double has 256 ns steps. */
+static void test_fit_drift_unix(void)
+{
+	enum { N = 600 };
+	static int64_t tr[N], d[N];
+	static double scratch[5 * N];
+	struct ev_align_fit f;
+	const int64_t off = 2000000000, t0 = BASE;
+	const double drift = 50e-6;
+	for (int i = 0; i < N; i++) {
+		tr[i] = BASE + (int64_t)i * 1000000000LL;
+		d[i] = local_time(tr[i], off, drift, t0) - tr[i];
+	}
+	CHECK(ev_align_fit(tr, d, N, EV_ALIGN_DRIFT, 1000000000, scratch, &f) == EV_OK);
+	CHECK(f.drift_note == EV_DRIFT_FITTED);
+	CHECK(fabs(f.drift - drift) < 1e-9);
+	int64_t worst = 0;
+	for (int i = 0; i < N; i++) {
+		int64_t back = ev_align_apply_fit(&f, local_time(tr[i], off, drift, t0)) - tr[i];
+		if (llabs(back) > worst)
+			worst = llabs(back);
+	}
+	CHECK(worst <= 2);
+	/* The old way, the drift applied at the rank's own clock, misses by
+	 * drift x offset = 100 us: the test above would catch it. */
+	int64_t tl = local_time(tr[N - 1], off, drift, t0);
+	double wrong = (double)tl - ((double)f.offset + f.drift * (double)(tl - f.t0));
+	CHECK(fabs(wrong - (double)tr[N - 1]) > 50000);
+	/* Offset-only mode on the same data: no drift. */
+	CHECK(ev_align_fit(tr, d, N, EV_ALIGN_OFFSET, 1000000000, scratch, &f) == EV_OK);
+	CHECK(f.drift == 0);
+}
+
+static void test_fit_short_span_and_noise(void)
+{
+	int64_t tr[8], d[8];
+	double scratch[40];
+	struct ev_align_fit f;
+	/* 8 collectives in 14 ms on a shared clock, jitter of a few us. */
+	static const int jit[8] = { 3000, -2000, 1500, -4000, 2500, 0, -1000, 3500 };
+	for (int i = 0; i < 8; i++) {
+		tr[i] = BASE + i * 2000000LL;
+		d[i] = jit[i];
+	}
+	CHECK(ev_align_fit(tr, d, 8, EV_ALIGN_DRIFT, 1000000000, scratch, &f) == EV_OK);
+	CHECK(f.drift == 0 && f.drift_note == EV_DRIFT_SHORT_SPAN);
+	/* Span allowed, but the slope is noise. */
+	CHECK(ev_align_fit(tr, d, 8, EV_ALIGN_DRIFT, 0, scratch, &f) == EV_OK);
+	CHECK(f.drift == 0 && (f.drift_note == EV_DRIFT_NOISE || f.drift_note == EV_DRIFT_IMPLAUSIBLE));
+	/* Too few anchors. */
+	CHECK(ev_align_fit(tr, d, 5, EV_ALIGN_DRIFT, 0, scratch, &f) == EV_OK);
+	CHECK(f.drift_note == EV_DRIFT_FEW);
+}
+
+static void test_apply_saturates(void)
+{
+	struct ev_align_fit f;
+	memset(&f, 0, sizeof f);
+	f.offset = -10;
+	CHECK(ev_align_apply_fit(&f, INT64_MAX - 5) == INT64_MAX);
+	f.offset = 10;
+	CHECK(ev_align_apply_fit(&f, INT64_MIN + 5) == INT64_MIN);
+}
+
+static struct ev_rec rec(unsigned type, unsigned op, uint32_t rank, uint32_t stream, int64_t ts, uint64_t dur)
+{
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = (uint8_t)type;
+	r.op = (uint8_t)op;
+	r.rank = rank;
+	r.stream = stream;
+	r.ts = ts;
+	r.dur = dur;
+	return r;
+}
+
+/* Four ranks of one configuration with offsets and drifts, through the
+ * anchors of one kind; every rank comes back within 10 us. */
+static void run_solver(const char *what)
+{
+	static const int64_t off[4] = { 0, 1230000, -37000000, 2000000000 };
+	static const double drift[4] = { 0, 50e-6, -20e-6, 50e-6 };
+	struct ev_align_opts o;
+	ev_align *a;
+	ev_align_opts_default(&o);
+	o.mode = EV_ALIGN_DRIFT;
+	CHECK(ev_align_new(&a, &o) == EV_OK);
+	uint64_t kname = ev_hash64("ncclDevKernel_AllReduce", 23);
+	for (int r = 0; r < 4; r++)
+		for (int i = 0; i < 600; i++) {
+			int64_t end = BASE + (int64_t)i * 1000000000LL + 750000000;
+			int64_t le = local_time(end, off[r], drift[r], BASE), ls = le - 200000;
+			struct ev_rec x = rec(EV_KERNEL, EV_KC_GEMM, (uint32_t)r, 7, ls - 300000, 1000);
+			CHECK(ev_align_add(a, 0, (uint32_t)r, &x) == EV_OK);
+			if (!strcmp(what, "coll")) {
+				x = rec(EV_COLL, EV_OP_ALLREDUCE, (uint32_t)r, 4, ls, (uint64_t)(le - ls));
+				x.comm = 77;
+				x.seq = (uint32_t)i;
+			} else if (!strcmp(what, "p2p")) {
+				/* A chain 0 -> 1 -> 2 -> 3: only neighbours share anchors. */
+				if (r == 3)
+					continue;
+				x = rec(EV_P2P, EV_OP_SEND, (uint32_t)r, 4, ls, (uint64_t)(le - ls));
+				x.comm = 78;
+				x.seq = (uint32_t)i;
+				x.peer = r + 1;
+				CHECK(ev_align_add(a, 0, (uint32_t)r, &x) == EV_OK);
+				int64_t le2 = local_time(end, off[r + 1], drift[r + 1], BASE);
+				x = rec(EV_P2P, EV_OP_RECV, (uint32_t)r + 1, 4, le2 - 1000, 1000);
+				x.comm = 78;
+				x.seq = (uint32_t)i;
+				x.peer = r;
+				CHECK(ev_align_add(a, 0, (uint32_t)r + 1, &x) == EV_OK);
+				continue;
+			} else {
+				x = rec(EV_KERNEL, EV_KC_COMM, (uint32_t)r, 4, ls, (uint64_t)(le - ls));
+				x.name = kname;
+			}
+			CHECK(ev_align_add(a, 0, (uint32_t)r, &x) == EV_OK);
+		}
+	CHECK(ev_align_solve(a) == EV_OK);
+	CHECK(ev_align_count(a) == 4);
+	CHECK(ev_align_at(a, 0)->state == EV_ALIGNED_REF);
+	for (int r = 1; r < 4; r++) {
+		const struct ev_align_rank *ar = ev_align_get(a, 0, (uint32_t)r);
+		CHECK(ar && ar->state == EV_ALIGNED);
+		if (!ar)
+			continue;
+		CHECK(ar->fit.drift_note == EV_DRIFT_FITTED);
+		for (int i = 0; i < 600; i += 37) {
+			int64_t end = BASE + (int64_t)i * 1000000000LL + 750000000;
+			int64_t got = ev_align_apply(a, 0, (uint32_t)r, local_time(end, off[r], drift[r], BASE));
+			if (llabs(got - end) > 10000) {
+				fprintf(stderr, "%s: rank %d iteration %d off by %lld ns\n", what, r, i, (long long)(got - end));
+				CHECK(0);
+				break;
+			}
+		}
+	}
+	if (!strcmp(what, "p2p"))
+		CHECK(ev_align_get(a, 0, 3)->via == 2);
+	ev_align_free(a);
+}
+
+static void test_solver_coll(void) { run_solver("coll"); }
+static void test_solver_p2p_chain(void) { run_solver("p2p"); }
+static void test_solver_kernels(void) { run_solver("kernel"); }
+
+/* Kernel ordinals are used only where both ranks ran as many such kernels:
+ * a rank whose trace starts one kernel late is not aligned by them. */
+static void test_kernel_count_mismatch(void)
+{
+	struct ev_align_opts o;
+	ev_align *a;
+	ev_align_opts_default(&o);
+	CHECK(ev_align_new(&a, &o) == EV_OK);
+	uint64_t kname = ev_hash64("ncclKernel", 10);
+	for (int r = 0; r < 2; r++)
+		for (int i = r; i < 20; i++) {
+			struct ev_rec x = rec(EV_KERNEL, EV_KC_COMM, (uint32_t)r, 4, BASE + i * 1000000LL, 1000);
+			x.name = kname;
+			CHECK(ev_align_add(a, 0, (uint32_t)r, &x) == EV_OK);
+		}
+	CHECK(ev_align_solve(a) == EV_OK);
+	CHECK(ev_align_get(a, 0, 1)->state == EV_UNALIGNED);
+	CHECK(ev_align_apply(a, 0, 1, 42) == 42);
+	ev_align_free(a);
+}
+
+/* Two configurations with the same ranks are never aligned to each other. */
+static void test_configurations_apart(void)
+{
+	struct ev_align_opts o;
+	ev_align *a;
+	ev_align_opts_default(&o);
+	CHECK(ev_align_new(&a, &o) == EV_OK);
+	for (uint32_t cfg = 0; cfg < 2; cfg++)
+		for (uint32_t r = 0; r < 2; r++)
+			for (int i = 0; i < 10; i++) {
+				int64_t shift = r ? (cfg ? 5000000 : -3000000) : 0;
+				/* Same comm and seq in both configurations. */
+				struct ev_rec x = rec(EV_COLL, EV_OP_ALLREDUCE, r, 4, BASE + i * 1000000LL + shift, 1000);
+				x.comm = 9;
+				x.seq = (uint32_t)i;
+				CHECK(ev_align_add(a, cfg, r, &x) == EV_OK);
+			}
+	CHECK(ev_align_solve(a) == EV_OK);
+	CHECK(ev_align_count(a) == 4);
+	CHECK(ev_align_get(a, 0, 1)->fit.offset == -3000000);
+	CHECK(ev_align_get(a, 1, 1)->fit.offset == 5000000);
+	ev_align_free(a);
+}
+
+/* Thinning keeps memory bounded and the kept anchors still span the run. */
+static void test_thinning(void)
+{
+	struct ev_align_opts o;
+	ev_align *a;
+	ev_align_opts_default(&o);
+	o.mode = EV_ALIGN_DRIFT;
+	o.anchors_per_rank = 256;
+	CHECK(ev_align_new(&a, &o) == EV_OK);
+	for (uint32_t r = 0; r < 2; r++)
+		for (int i = 0; i < 20000; i++) {
+			int64_t t = BASE + i * 30000000LL; /* 10 minutes */
+			struct ev_rec x = rec(EV_COLL, EV_OP_ALLREDUCE, r, 4, local_time(t, r ? 700000 : 0, r ? 30e-6 : 0, BASE), 0);
+			x.comm = 5;
+			x.seq = (uint32_t)i;
+			CHECK(ev_align_add(a, 0, r, &x) == EV_OK);
+		}
+	CHECK(ev_align_thinning(a, EV_ANCHOR_COLL) >= 6);
+	CHECK(ev_align_solve(a) == EV_OK);
+	const struct ev_align_rank *r1 = ev_align_get(a, 0, 1);
+	CHECK(r1->anchors[EV_ANCHOR_COLL] == 20000);
+	CHECK(r1->used[EV_ANCHOR_COLL] < 256 && r1->used[EV_ANCHOR_COLL] > 64);
+	CHECK(r1->fit.span > 500000000000ULL);
+	CHECK(fabs(r1->fit.drift - 30e-6) < 1e-9);
+	ev_align_free(a);
+}
+
+static void test_start_mode(void)
+{
+	struct ev_align_opts o;
+	ev_align *a;
+	ev_align_opts_default(&o);
+	o.mode = EV_ALIGN_START;
+	CHECK(ev_align_new(&a, &o) == EV_OK);
+	struct ev_rec x = rec(EV_KERNEL, 0, 3, 0, 500, 10);
+	CHECK(ev_align_add(a, 0, 3, &x) == EV_OK);
+	x.ts = 400;
+	CHECK(ev_align_add(a, 0, 3, &x) == EV_OK);
+	CHECK(ev_align_solve(a) == EV_OK);
+	CHECK(ev_align_apply(a, 0, 3, 400) == 0);
+	CHECK(ev_align_apply(a, 0, 3, 450) == 50);
+	ev_align_free(a);
+}
+
+static void test_config_name(void)
+{
+	ev_meta *m = ev_meta_new();
+	const char *line = "#src 4 file=r3.json rank=3 base_ns=17 threads=256 label=base channels=28";
+	CHECK(ev_meta_add_line(m, line, strlen(line)) == EV_OK);
+	char buf[128];
+	size_t n = ev_align_config_name(ev_meta_src(m, 4), NULL, 0, buf, sizeof buf);
+	CHECK(strcmp(buf, "channels=28 label=base threads=256") == 0);
+	CHECK(n == strlen(buf));
+	const char *keys[] = { "threads" };
+	ev_align_config_name(ev_meta_src(m, 4), keys, 1, buf, sizeof buf);
+	CHECK(strcmp(buf, "threads=256") == 0);
+	/* Truncation reports the full length. */
+	CHECK(ev_align_config_name(ev_meta_src(m, 4), NULL, 0, buf, 8) == n);
+	CHECK(ev_align_per_rank_key("base_ns") && !ev_align_per_rank_key("threads"));
+	ev_meta_free(m);
+}
+
+int main(void)
+{
+	RUN(test_fit_offset_only);
+	RUN(test_fit_outliers);
+	RUN(test_fit_drift_unix);
+	RUN(test_fit_short_span_and_noise);
+	RUN(test_apply_saturates);
+	RUN(test_solver_coll);
+	RUN(test_solver_p2p_chain);
+	RUN(test_solver_kernels);
+	RUN(test_kernel_count_mismatch);
+	RUN(test_configurations_apart);
+	RUN(test_thinning);
+	RUN(test_start_mode);
+	RUN(test_config_name);
+	printf("test_align: %d tests passed, %d failed (%d checks)\n", tests_passed, tests_failed, checks);
+	return tests_failed != 0;
+}
