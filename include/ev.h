@@ -12,6 +12,7 @@
  *   ev/hta.h       HTA's temporal breakdown, streaming
  *   ev/tsv.h       records as TSV/CSV/JSON Lines rows, and TSV packed back
  *   ev/align.h     clock alignment of ranks from anchors
+ *   ev/flex.h      IBM AIU (Flex) traces: dialect, classes, conversion
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H
@@ -20,11 +21,14 @@
 #include "ev/stream.h"
 #include "ev/json.h"
 #include "ev/analysis.h"
+#include "ev/stats.h"
 #include "ev/tool.h"
 #include "ev/nccl.h"
 #include "ev/hta.h"
 #include "ev/tsv.h"
 #include "ev/align.h"
+#include "ev/flex.h"
+#include "ev/goal.h"
 #include "ev/xlsx.h"
 
 #endif /* EV_H */

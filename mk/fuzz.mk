@@ -16,14 +16,14 @@ FUZZ_CC      ?= clang
 FUZZ_TIME    ?= 60
 FUZZ_BUILD   ?= $(BUILD)/fuzz
 FUZZ_REGRESS_BUILD ?= $(BUILD)/fuzz-regress
-# fuzz_goal.c compiles tools/ev2goal.c in: only when that tool exists.
-FUZZ_SRC     := $(filter-out $(if $(wildcard tools/ev2goal.c),,tests/fuzz/fuzz_goal.c),\
-                  $(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/bin/%)
 FUZZ_REGRESS_BINS := $(FUZZ_NAMES:%=$(FUZZ_REGRESS_BUILD)/bin/%)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+# -MMD -MP: objects depend on the headers they include (the Makefile reads
+# every .d under $(BUILD)), so a changed header rebuilds them.
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -MMD -MP
 FUZZ_DEB_PKGS := clang libclang-rt-dev llvm
 
 .PHONY: fuzz-deps fuzz-build fuzz-corpus

@@ -85,3 +85,32 @@ setup() {
 	run -0 ev-view -M -H -t overlap -c sig "$T/o.ev"
 	assert_output allgather
 }
+
+@test "nothing to report is said on stderr" {
+	printf 'type\tts\tdur\tname\nkernel\t0\t1000\tvectorized_elementwise\n' >"$T/e.tsv"
+	pack "$T/e.tsv" "$T/e.ev"
+	run -0 --separate-stderr ev-overlap --table "$T/e.ev"
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$stderr" "ev-overlap: warning: no compute kernel of class gemm among 1 kernels: nothing to report (try --class=all)"
+	run -0 --separate-stderr ev-overlap --summary --class=all "$T/e.ev"
+	assert_equal "$stderr" "ev-overlap: warning: no communication kernels among 1 kernels (--rules=tracelens): every overlap is 0"
+	run -0 --separate-stderr ev-overlap -q --summary --class=all "$T/e.ev"
+	assert_equal "$stderr" ""
+}
+
+@test "the cost per record does not depend on idle ranks, and order holds across many ranks" {
+	# 2000 ranks each with one GEMM and one overlapping comm kernel, interleaved.
+	awk 'BEGIN { OFS = "\t"; print "type", "rank", "stream", "ts", "dur", "name"
+		for (r = 0; r < 2000; r++) { print "kernel", r, 7, r * 10, 5000, "Cijk_g"; print "kernel", r, 9, r * 10 + 1, 100, "ncclK" } }' |
+		sort -t$'\t' -k4,4n >"$T/m.tsv"
+	{ printf 'type\trank\tstream\tts\tdur\tname\n'; grep -v '^type' "$T/m.tsv"; } >"$T/m2.tsv"
+	pack "$T/m2.tsv" "$T/m.ev"
+	ev-overlap -o "$T/out.ev" "$T/m.ev"
+	# Overlap records come out in time order (the stream is valid) and each
+	# GEMM got its 0.1 us.
+	run -0 ev-overlap --summary "$T/out.ev"
+	run -0 bash -c 'ev-view -M -H -t overlap -c bytes "$1" | sort -u' _ "$T/out.ev"
+	assert_output 100
+	run -0 bash -c 'ev-view -M -H -t overlap "$1" | wc -l' _ "$T/out.ev"
+	assert_output 2000
+}

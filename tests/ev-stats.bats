@@ -104,9 +104,11 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	# The half-seen collective is reported, with a warning.
 	run -0 ev-stats coll --table=each "$T/c.ev"
 	assert_output --partial '1 collectives were not seen on every rank'
+	# One source, no run keys: the config column says all sources are one run.
 	run -0 ev-stats coll --table=stragglers -q "$T/c.ev"
-	assert_line --index 1 "$(printf '0\t0\t2\t2\t1\t100\t0\t0\t1500000')"
-	assert_line --index 2 "$(printf '0\t1\t1\t0\t1\t0\t1\t1\t1000001')"
+	assert_line --index 0 "$(printf 'config\trank\tcollectives\ttimes_last\ttimes_first\tpct_last\ttotal_wait_us\tmean_wait_us\ttotal_coll_dur_us')"
+	assert_line --index 1 "$(printf '*\t0\t2\t2\t1\t100\t0\t0\t1500000')"
+	assert_line --index 2 "$(printf '*\t1\t1\t0\t1\t0\t1\t1\t1000001')"
 }
 
 @test "variance: range, CV and where the extremes ran, across sources" {
@@ -143,12 +145,14 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	pack "$T/test.tsv" "$T/t.ev"
 	ev-merge -q -o "$T/m.ev" base="$T/b.ev" new="$T/t.ev"
 	run -0 ev-stats compare --what=kernels "$T/m.ev"
-	assert_line --index 0 "$(printf 'baseline\ttest\tname\tclass\tmetric\tbase\tvalue\tdiff\tpct\tstatus')"
-	assert_line --index 1 "$(printf 'base\tnew\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter')"
-	assert_output --partial "$(printf 'base\tnew\tgemm_b\tgemm\t\t\t\t\t\tonly-baseline')"
-	assert_output --partial "$(printf 'base\tnew\tgemm_c\tgemm\t\t\t\t\t\tonly-test')"
+	assert_line --index 0 "$(printf 'baseline\ttest\tname\tclass\tmetric\tbase\tvalue\tdiff\tpct\tstatus\tbase_count\ttest_count')"
+	assert_line --index 1 "$(printf 'base\tnew\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter\t1\t1')"
+	# Keys on one side only keep their numbers, metric by metric.
+	assert_output --partial "$(printf 'base\tnew\tgemm_b\tgemm\tsum_us\t100\t\t\t\tonly-baseline\t1\t')"
+	assert_output --partial "$(printf 'base\tnew\tgemm_c\tgemm\tsum_us\t\t100.5\t\t\tonly-test\t\t1')"
+	assert_output --partial "$(printf 'base\tnew\tgemm_c\tgemm\tp99_us\t\t100.5\t\t\tonly-test\t\t1')"
 	run -0 ev-stats compare --what=timeline "$T/m.ev"
-	assert_output --partial "$(printf 'base\tnew\t0\ttotal_time\ttime_ms\t0.3\t0.3005\t')"
+	assert_output --partial "$(printf 'base\tnew\t0\t0\ttotal_time\ttime_ms\t0.3\t0.3005\t')"
 	assert_output --partial "Similar"
 	run -0 ev-stats compare --what=timeline --threshold=0.1 "$T/m.ev"
 	assert_output --regexp "total_time	time_ms	[^	]*	[^	]*	[^	]*	[^	]*	Worse"
@@ -229,7 +233,7 @@ print("ok", len(ref))' "$T/ops.csv" "$d/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_rep
 	pack "$T/t.tsv" "$T/t.ev"
 	ev-merge -q -o "$T/m.ev" base="$T/b.ev" test="$T/t.ev"
 	run -0 ev-stats compare --what=kernels "$T/m.ev"
-	assert_line --index 1 "$(printf 'base\ttest\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter')"
+	assert_line --index 1 "$(printf 'base\ttest\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter\t1\t1')"
 	# Grouping by a #src key that no source has pools them (and frees cleanly).
 	run -0 ev-stats kernels --by threads -q "$T/m.ev"
 	assert_line --index 1 --partial "$(printf '\tgemm_a\tgemm\t2\t180\t')"
@@ -240,4 +244,157 @@ print("ok", len(ref))' "$T/ops.csv" "$d/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_rep
 	pack "$T/e.tsv" "$T/e.ev"
 	run -0 bash -c 'ev-stats variance --by "" "$1" | cut -f7,8' _ "$T/e.ev"
 	assert_output "$(printf 'min_ts\tmax_ts\n1765218444950396213\t1765218444950399999')"
+}
+
+# rankfile OUT RANK NCOLL: one rank's file of NCOLL allreduces on comm 5 of 2 ranks.
+rankfile() {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 5 nranks=2 ranks=0,1\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tdtype\n'
+		for ((i = 0; i < $3; i++)); do
+			printf 'coll\tallreduce\t%d\t1\t%d\t%d\t1048576\t5\t%d\tfloat32\n' "$2" $((i * 100000 + $2 * 1000)) $((50000 - $2 * 1000)) "$i"
+		done
+	} >"$1.tsv"
+	pack "$1.tsv" "$1"
+}
+
+@test "coll: by default the ranks of one run match, whatever file each rank came from" {
+	rankfile "$T/r0.ev" 0 3
+	rankfile "$T/r1.ev" 1 3
+	ev-merge -q -o "$T/m.ev" "$T/r0.ev" "$T/r1.ev"
+	run -0 --separate-stderr ev-stats coll "$T/m.ev"
+	assert_equal "$stderr" ""
+	# 3 complete collectives; rank 1 starts 1 us late and ends with rank 0.
+	assert_line --index 1 --partial "$(printf '*\tallreduce\tfloat32\t1048576\t2\t3\t49\t49\t49\t49\t1\t1\t0\t0\t')"
+	# Per source (each rank's file alone) nothing completes: said on stderr.
+	run -0 --separate-stderr ev-stats coll --by=src "$T/m.ev"
+	assert_equal "$stderr" "ev-stats: warning: 6 collectives were not seen on every rank of their communicator"
+	# Labelled inputs are different runs (a baseline and a test).
+	ev-merge -q -o "$T/l.ev" a="$T/r0.ev" a2="$T/r1.ev"
+	run -0 --separate-stderr ev-stats coll --table=stragglers "$T/l.ev"
+	assert_line --index 1 --partial "$(printf 'a\t0\t3\t')"
+	assert_line --index 2 --partial "$(printf 'a2\t1\t3\t')"
+}
+
+@test "coll: open collectives are bounded; the oldest are released and counted" {
+	rankfile "$T/r0.ev" 0 50
+	run -0 --separate-stderr ev-stats coll --max-open=4 --table=each "$T/r0.ev"
+	assert_equal "${#lines[@]}" 51
+	assert_line --index 1 --partial "$(printf '0\t0000000000000005\t0\tallreduce\tfloat32\t1048576\t2\t1\t')"
+	assert_equal "${stderr_lines[0]}" "ev-stats: warning: 50 collectives were not seen on every rank of their communicator"
+	assert_equal "${stderr_lines[1]}" "ev-stats: warning: 46 of them released early, oldest first, past --max-open=4 open collectives or 4194304 arrivals held"
+	run -2 ev-stats coll --max-open=0 "$T/r0.ev"
+}
+
+@test "coll: a communicator of 10^6 ranks in a small file costs what arrived (sparse)" {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 9 nranks=1000000\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tdtype\n'
+		for ((i = 0; i < 300; i++)); do printf 'coll\tallgather\t%d\t1\t%d\t1000\t4096\t9\t%d\tfloat32\n' $((i % 3)) "$i" $((i / 3)); done
+	} >"$T/big.tsv"
+	pack "$T/big.tsv" "$T/big.ev"
+	# Nothing is sized by nranks: 100 collectives x 10^6 ranks x 32 bytes
+	# would be 3.2 GB; what arrived is 300 arrivals.
+	run -0 --separate-stderr /usr/bin/time -f 'maxrss %M' -o "$T/rss" ev-stats coll "$T/big.ev"
+	assert_line --index 1 "$(printf '*\tallgather\tfloat32\t4096\t1000000\t100\t1\t1\t1\t1\t0.002\t0.002\t0.002\t0.002\t3.814697265625\t3.814697265625\t3.8146934509277344\t3.8146934509277344\t0.1')"
+	assert_equal "${stderr_lines[0]}" "ev-stats: warning: 100 collectives were not seen on every rank of their communicator"
+	run -0 awk '$1 == "maxrss" && $2 < 200000 { print "bounded" }' "$T/rss"
+	assert_output bounded
+}
+
+@test "compare: single-rank runs with different rank numbers pair by position" {
+	printf 'type\trank\tts\tdur\tname\nkernel\t3\t0\t100000\tgemm_a\n' >"$T/b.tsv"
+	printf 'type\trank\tts\tdur\tname\nkernel\t1\t0\t80000\tgemm_a\n' >"$T/t.tsv"
+	pack "$T/b.tsv" "$T/b.ev"
+	pack "$T/t.tsv" "$T/t.ev"
+	ev-merge -q -o "$T/m.ev" base="$T/b.ev" test="$T/t.ev"
+	run -0 ev-stats compare --what=timeline --no-hta "$T/m.ev"
+	assert_line --index 0 "$(printf 'baseline\ttest\trank\ttest_rank\ttype\tmetric\tbase\tvalue\tdiff\tpct\tstatus\tbase_count\ttest_count')"
+	assert_line --index 1 --regexp "$(printf '^base\ttest\t3\t1\tcomputation_time\ttime_ms\t0.1\t0.08\t-0.02[0-9]*\t-20[.0-9]*\tBetter\t\t$')"
+	refute_output --partial only-
+	# A rank without a partner is reported on its side, with its numbers.
+	printf 'type\trank\tts\tdur\tname\nkernel\t1\t0\t80000\tgemm_a\nkernel\t5\t0\t70000\tgemm_a\n' >"$T/t2.tsv"
+	pack "$T/t2.tsv" "$T/t2.ev"
+	ev-merge -q -o "$T/m2.ev" base="$T/b.ev" test="$T/t2.ev"
+	run -0 ev-stats compare --what=timeline --no-hta "$T/m2.ev"
+	assert_output --partial "$(printf 'base\ttest\t3\t1\tcomputation_time\ttime_ms\t0.1\t0.08\t')"
+	assert_output --partial "$(printf 'base\ttest\t\t5\tcomputation_time\ttime_ms\t\t0.07\t\t\tonly-test\t\t')"
+}
+
+@test "an analysis with nothing to report says why on stderr" {
+	printf 'type\tts\tdur\tname\nkernel\t0\t1000\tvectorized_elementwise\n' >"$T/e.tsv"
+	pack "$T/e.tsv" "$T/e.ev"
+	run -0 --separate-stderr ev-stats ops "$T/e.ev"
+	assert_equal "$stderr" "ev-stats: warning: ops: none of the 1 GPU events is linked to a launching op (no sig): empty table"
+	run -0 --separate-stderr ev-stats variance "$T/e.ev"
+	assert_equal "$stderr" "ev-stats: warning: variance: no kernel of class gemm among 1 kernels: empty table (try --class=all)"
+	run -0 --separate-stderr ev-stats coll "$T/e.ev"
+	assert_equal "$stderr" "ev-stats: warning: coll: no coll records among 1 records: empty table (no collectives were traced or converted)"
+	run -0 --separate-stderr ev-stats coll --table=each "$T/e.ev"
+	assert_output "$(printf 'src\tcomm\tseq\tcoll\tdtype\tbytes\tnranks\tseen\tts\tlatency_us\tstart_skew_us\tend_skew_us\tavg_wait_us\tfirst_rank\tlast_rank\talgbw_GBps\tbusbw_GBps')"
+	assert_equal "$stderr" "ev-stats: warning: coll: no coll records among 1 records: empty table (no collectives were traced or converted)"
+	printf 'type\top\tts\tdur\tbytes\tcomm\tseq\taux\ncoll\tallreduce\t0\t1\t8\t1\t0\t1\n' >"$T/n.tsv"
+	pack "$T/n.tsv" "$T/n.ev"
+	run -0 --separate-stderr ev-stats timeline "$T/n.ev"
+	assert_equal "$stderr" "ev-stats: warning: timeline: no GPU events (kernel, memcpy, memset) among 1 records: empty table"
+	run -0 --separate-stderr ev-stats compare --what=kernels "$T/e.ev"
+	assert_equal "$stderr" "ev-stats: warning: compare: only one source in the input; nothing to compare"
+	# -q silences it.
+	run -0 --separate-stderr ev-stats ops -q "$T/e.ev"
+	assert_equal "$stderr" ""
+}
+
+@test "options a subcommand does not use are usage errors" {
+	run -2 ev-stats kernels --what=timeline
+	assert_output --partial "ev-stats: kernels: --what does not apply (it is for: compare)"
+	run -2 ev-stats timeline --table=each
+	run -2 ev-stats timeline --exact-limit=5
+	run -2 ev-stats coll --key=name
+	run -2 ev-stats compare --what=kernels --no-hta
+	assert_output --partial "ev-stats: compare --what=kernels: --no-hta does not apply (it is for: timeline)"
+	run -2 ev-stats compare --table=each
+	run -2 ev-stats coll --table=nope
+	assert_output --partial "--table: 'nope' is not one of: summary, each, stragglers"
+	# Options of the compared analysis, and after the file names, are fine.
+	printf 'type\tts\tdur\tname\nkernel\t0\t1000\tk\n' >"$T/k.tsv"
+	pack "$T/k.tsv" "$T/k.ev"
+	run -0 ev-stats compare -q --what=timeline "$T/k.ev" --no-hta
+	run -0 ev-stats kernels "$T/k.ev" --by=rank -q
+	assert_line --index 0 --partial "$(printf 'rank\tname\t')"
+}
+
+@test "--help prints percent signs once" {
+	run -0 ev-stats --help
+	assert_output --partial "within 0.5%"
+	refute_output --partial "%%"
+}
+
+@test "format-legal extreme ts and dur give no negative durations" {
+	printf 'type\tstream\tts\tdur\tname\nkernel\t1\t9223372036854775000\t18446744073709551615\tCijk_a\nkernel\t2\t9223372036854775100\t10\tncclKernel_x\n' >"$T/x.tsv"
+	pack "$T/x.tsv" "$T/x.ev"
+	run -0 bash -c 'ev-stats timeline --no-hta "$1" | cut -f3,4' _ "$T/x.ev"
+	assert_line --index 1 "$(printf 'computation_time\t0.000807')"
+	assert_line --index 6 "$(printf 'total_time\t0.000807')"
+	run -0 bash -c 'ev-stats timeline --no-hta "$1" | awk -F"\t" "NR > 1 && \$4 < 0"' _ "$T/x.ev"
+	assert_output ""
+	run -0 bash -c 'ev-overlap --table "$1" | cut -f5,8,12' _ "$T/x.ev"
+	assert_line --index 1 "$(printf '1.844674407370955e+16\t1\t0.01')"
+	printf 'type\top\trank\tts\tdur\tbytes\tcomm\tseq\taux\ncoll\tallreduce\t0\t-9223372036854775808\t5\t8\t1\t0\t2\ncoll\tallreduce\t1\t9223372036854775000\t18446744073709551615\t8\t1\t0\t2\n' >"$T/c.tsv"
+	pack "$T/c.tsv" "$T/c.ev"
+	run -0 bash -c 'ev-stats coll --table=each "$1" | cut -f10-13' _ "$T/c.ev"
+	assert_line --index 1 "$(printf '0.005\t1.844674407370955e+16\t1.844674407370955e+16\t9223372036854776')"
+}
+
+@test "SIGTERM leaves no temporary output behind" {
+	mkfifo "$T/in"
+	ev-stats kernels -o "$T/out.tsv" "$T/in" &
+	pid=$!
+	exec 5>"$T/in"
+	sleep 0.3
+	kill -TERM "$pid"
+	wait "$pid" || true
+	exec 5>&-
+	run -0 find "$T" -name '.out.tsv*'
+	assert_output ""
+	[ ! -e "$T/out.tsv" ]
 }

@@ -126,13 +126,13 @@ EOF
 	ev2goal --stats="$T/st.tsv" -o "$T/x.goal" "$T/x.ev"
 	gc "$T/x.goal"
 	gc "$REF/v2_allreduce_ring_simple_4gpu_2node_2ch_1MiB.goal"
-	# Messages per (rank, peer, bytes) as in the reference, ignoring tags.
-	for f in "$T/x.goal" "$REF/v2_allreduce_ring_simple_4gpu_2node_2ch_1MiB.goal"; do
-		awk '/^rank/ { r = $2 } / send / { for (i = 1; i <= NF; i++) if ($i == "send") print r, $(i + 1), $(i + 3) }' "$f" |
-			sort | uniq -c >"$f.msgs"
-	done
-	diff "$T/x.goal.msgs" "$REF/v2_allreduce_ring_simple_4gpu_2node_2ch_1MiB.goal.msgs" 2>/dev/null ||
-		diff "$T/x.goal.msgs" <(awk '/^rank/ { r = $2 } / send / { for (i = 1; i <= NF; i++) if ($i == "send") print r, $(i + 1), $(i + 3) }' "$REF/v2_allreduce_ring_simple_4gpu_2node_2ch_1MiB.goal" | sort | uniq -c)
+	# Messages per (rank, peer, bytes) as in the reference, ignoring tags
+	# (written to the test's directory: the reference stays untouched).
+	msgs() { awk '/^rank/ { r = $2 } / send / { for (i = 1; i <= NF; i++) if ($i == "send") print r, $(i + 1), $(i + 3) }' "$1" | sort | uniq -c; }
+	msgs "$T/x.goal" >"$T/ours.msgs"
+	msgs "$REF/v2_allreduce_ring_simple_4gpu_2node_2ch_1MiB.goal" >"$T/ref.msgs"
+	[ -s "$T/ref.msgs" ]
+	diff "$T/ours.msgs" "$T/ref.msgs"
 	# 96 sends, 96 recvs and 176 non-zero calcs, like the reference ...
 	run -0 awk '/ send / { s++ } / recv / { r++ } /calc [1-9]/ { c++ } END { print s, r, c }' "$T/x.goal"
 	assert_output "96 96 176"
@@ -424,6 +424,80 @@ EOF
 	run -2 ev2goal --ranks=0-1 "$T/x.ev"
 	run -2 ev2goal --concat "$T/x.ev"
 	run -2 ev2goal --ranks=3%3 --per-rank="$T/p5" "$T/x.ev"
+}
+
+@test "--join checks every part: truncated, garbage, missing and out-of-range parts are errors naming file and line" {
+	pack "$FX/small.tsv" "$T/s.ev"
+	ev2goal -o "$T/one.goal" "$T/s.ev"
+	ev2goal --per-rank="$T/p" "$T/s.ev"
+	ev2goal --join="$T/p" -o "$T/j.goal"
+	cmp "$T/one.goal" "$T/j.goal"
+	cp "$T/p/rank_1.goal" "$T/r1"
+	# A worker killed mid-write: the block has no closing brace.
+	head -n 2 "$T/r1" >"$T/p/rank_1.goal"
+	run -1 ev2goal --join="$T/p" -o "$T/bad.goal"
+	assert_output "ev2goal: $T/p/rank_1.goal: line 2: truncated: rank 1's block has no closing }"
+	[ ! -e "$T/bad.goal" ]
+	# Cut inside a line.
+	head -c 30 "$T/r1" >"$T/p/rank_1.goal"
+	run -1 ev2goal --join="$T/p" -o "$T/bad.goal"
+	assert_output "ev2goal: $T/p/rank_1.goal: line 2: truncated: the last line has no newline"
+	# Garbage and an empty part.
+	printf 'hello\n' >"$T/p/rank_1.goal"
+	run -1 ev2goal --join="$T/p" -o "$T/bad.goal"
+	assert_output --partial "rank_1.goal: line 1: expected \`rank 1 {\`"
+	: >"$T/p/rank_1.goal"
+	run -1 ev2goal --join="$T/p" -o "$T/bad.goal"
+	assert_output --partial "rank_1.goal: line 1: empty part"
+	sed 's/^l1 requires l0$/l1 requires l5/' "$T/r1" >"$T/p/rank_1.goal"
+	run -1 ev2goal --join="$T/p" -o "$T/bad.goal"
+	assert_output --partial "rank_1.goal: line 4: l1 requires l5, which is not earlier"
+	# A missing last part: rank 0 sends to a rank the schedule would not have.
+	rm "$T/p/rank_1.goal"
+	run -1 ev2goal --join="$T/p" -o "$T/bad.goal"
+	assert_output "ev2goal: $T/p/rank_0.goal: line 3: peer 1 is not below num_ranks 1 (the parts are rank_0 .. rank_0)"
+	[ ! -e "$T/bad.goal" ]
+	# Binary: a truncated section.
+	ev2goal -b --per-rank="$T/pb" "$T/s.ev"
+	ev2goal -b --join="$T/pb" -o "$T/j.bin"
+	ev2goal -b -o "$T/one.bin" "$T/s.ev"
+	cmp "$T/one.bin" "$T/j.bin"
+	head -c 40 "$T/pb/rank_1.bin" >"$T/t.bin"
+	mv "$T/t.bin" "$T/pb/rank_1.bin"
+	run -1 ev2goal -b --join="$T/pb" -o "$T/bad.bin"
+	assert_output --regexp "^ev2goal: $T/pb/rank_1.bin: byte [0-9]+: truncated rank section"
+	[ ! -e "$T/bad.bin" ]
+}
+
+@test "ranks and peers beyond the limit are errors; a large rank costs no dense table" {
+	small_variant '$1 == "calc" && $3 == 1 && $9 == 3 { $3 = 2000000 } { print }' "$T/r.ev"
+	run -1 ev2goal --no-check -o "$T/r.goal" "$T/r.ev"
+	assert_output --regexp 'record [0-9]+: rank 2000000 is not below the limit of 1048576 ranks'
+	small_variant '$1 == "send" && $3 == 0 { $8 = 5000000 } { print }' "$T/p.ev"
+	run -1 ev2goal --no-check -o "$T/p.goal" "$T/p.ev"
+	assert_output --partial "rank 0 op 2: peer 5000000 is not below the limit of 1048576 ranks"
+	# Rank 1000000 is allowed: the schedule has that many (empty) blocks,
+	# but the rank table holds only the ranks seen.
+	small_variant '$1 == "calc" && $3 == 1 && $9 == 3 { $3 = 1000000; $9 = 0 } $1 == "dep" && $3 == 1 && $9 == 3 { next } { print }' "$T/big.ev"
+	/usr/bin/time -f '%M' -o "$T/rss" ev2goal --no-check -o "$T/big.goal" "$T/big.ev"
+	run -0 head -n 1 "$T/big.goal"
+	assert_output "num_ranks 1000001"
+	run -0 tail -n 3 "$T/big.goal"
+	assert_output - <<'EOF'
+rank 1000000 {
+l0: calc 5 cpu 0
+}
+EOF
+	[ "$(cat "$T/rss")" -lt 102400 ] || { echo "peak RSS $(cat "$T/rss") KiB"; false; }
+}
+
+@test "--help and usage errors return cleanly" {
+	run -0 ev2goal --help
+	assert_output --partial "Usage: ev2goal"
+	run -2 ev2goal --ranks=x --per-rank="$T/p"
+	assert_output --partial "--ranks: expected a list like 0,2,4-7, got 'x'"
+	run -2 ev2goal --ranks=0-3
+	run -2 ev2goal --window=1
 }
 
 @test "binary parts join into the same binary schedule" {

@@ -104,6 +104,10 @@ replay() {
 	replay ev_read ev2goal -q
 }
 
+@test "fuzz corpus: Flex JSON through flex2ev" {
+	replay flex flex2ev -q
+}
+
 @test "fuzz corpus: the replay notices a bad exit (the check can fail)" {
 	# A stand-in tool that dies from a signal must be reported.
 	mkdir -p "$BATS_TEST_TMPDIR/fake"

@@ -170,14 +170,27 @@ PY
 	[ "$fails" -eq 0 ]
 }
 
-@test "known finding: extreme kernel times overflow the UTC shift (fixed yet?)" {
-	# tools/nsys2ev.c:2133 and :2409 add utcEpochNs to INT64_MAX (signed
-	# overflow, UBSan).  Skipped while it reproduces; then delete this skip
-	# and the case joins the list above.
-	local f="$BATS_TEST_TMPDIR/extreme.sqlite"
+@test "extreme times (INT64_MAX start, INT64_MIN end) and an absurd UTC epoch: counted, never an overflow" {
+	local f="$BATS_TEST_TMPDIR/extreme.sqlite" fails=0
 	cp "$BATS_FILE_TMPDIR/good.sqlite" "$f"
 	sqlite3 "$f" "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 9223372036854775807, end = -9223372036854775808"
-	if ! judge "$f" >/dev/null; then
-		skip "still reproduces: signed overflow in nsys2ev on INT64_MAX kernel times"
-	fi
+	judge "$f" || fails=$((fails + 1))
+	[ "$JUDGE_RC" -eq 0 ] || fails=$((fails + 1))
+	run -0 --separate-stderr nsys2ev -o "$BATS_TEST_TMPDIR/x.ev" "$f"
+	[[ "$stderr" == *"CUPTI_ACTIVITY_KIND_KERNEL: "*" rows: start overflows with the UTC offset; row left out (first: row "* ]]
+	cp "$BATS_FILE_TMPDIR/good.sqlite" "$f"
+	sqlite3 "$f" "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = 9223372036854775807"
+	run -0 --separate-stderr nsys2ev -o "$BATS_TEST_TMPDIR/x.ev" "$f"
+	[[ "$stderr" == *"not a plausible UTC time; the trace clock is used"* ]]
+	grep -aq '^#ev 1.0 96 .*origin=trace' "$BATS_TEST_TMPDIR/x.ev"
+	[ "$fails" -eq 0 ]
+}
+
+@test "the nsys fuzz corpus (tests/fuzz/corpus/nsys) through the program" {
+	local f n=0 fails=0
+	for f in "$TESTS_DIR"/fuzz/corpus/nsys/*; do
+		n=$((n + 1))
+		judge "$f" || fails=$((fails + 1))
+	done
+	[ "$n" -gt 5 ] && [ "$fails" -eq 0 ]
 }

@@ -31,8 +31,20 @@ golden() {
 @test "stock NCCL with payload blobs: golden output" {
 	python3 "$GEN" --flavour stock --iters 1 stock
 	run -0 --separate-stderr nsys2ev -o stock.ev stock
-	[ -z "$stderr" ]
+	# Ring protocols come from the threads per block (544 SIMPLE, 512 LL),
+	# as in every converter; what is inferred is said once per file.
+	assert_equal "$stderr" "nsys2ev: warning: stock/nsys_nid000000.sqlite: NCCL operations without annotated info: 10 take the algorithm from the kernel name (NCCL >= 2.19 names tell only TREE or RING; NVLS, CollNet and PAT kernels are named RING), 10 the protocol from the threads per block
+nsys2ev: warning: stock/nsys_nid000001.sqlite: NCCL operations without annotated info: 10 take the algorithm from the kernel name (NCCL >= 2.19 names tell only TREE or RING; NVLS, CollNet and PAT kernels are named RING), 10 the protocol from the threads per block"
 	golden stock stock.ev
+	run -0 bash -c "ev-view -M -H -t coll -r 0 -c op,algo,proto,nthreads stock.ev"
+	assert_output - <<'OUT'
+allreduce	ring	simple	544
+allreduce	tree	-	640
+allgather	ring	simple	544
+reducescatter	ring	simple	544
+broadcast	ring	ll	512
+reduce	ring	simple	544
+OUT
 }
 
 @test "annotated: every collective kind with chunking and channel work" {
@@ -113,6 +125,7 @@ OUT
 	python3 "$GEN" --iters 1 --no-init noinit
 	run -0 --separate-stderr nsys2ev -o noinit.ev noinit
 	[[ "$stderr" == *"no init markers; 4 members, rings and trees synthesized"* ]]
+	[[ "$stderr" == *"1 communicator synthesized: no init markers (commHash ... commId ...) in the exports; members are the GPUs that called them, in (node, pid) order"* ]]
 	run -0 grep -a '^#\(comm\|ring\)' noinit.ev
 	assert_output - <<'OUT'
 #comm 405852560972185601 nranks=4 ranks=0,1,2,3 synthesized=1
@@ -274,4 +287,144 @@ SQL
 	mkdir none
 	run -1 nsys2ev -o n.ev none
 	assert_output 'nsys2ev: none: directory holds no .sqlite or .sqlite.gz files'
+}
+
+@test "profiled window: 'nsys profiling start/stopped' marks keep the iterations between them, cuts counted" {
+	python3 "$GEN" --iters 4 --marks ann
+	run -0 --separate-stderr nsys2ev -o w.ev ann
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 92 records before and 92 after the profiled window (nsys profiling start/stopped marks) left out"* ]]
+	# Iterations 1 and 2 of 4: 6 collectives and 2 p2p per rank each.
+	run -0 bash -c "ev-view -M -H -t coll,p2p -c type w.ev | sort | uniq -c"
+	assert_output - <<'OUT'
+     48 coll
+     16 p2p
+OUT
+	# The same collectives keep their sequence numbers on every rank.
+	run -0 bash -c "ev-view -M -H -t coll -c seq w.ev | sort -n | uniq -c | awk '{ print \$1 }' | sort -u"
+	assert_output 4
+	run -0 bash -c "ev-view -M -H -t coll -c seq w.ev | sort -n | sed -n '1p;\$p'"
+	assert_output $'6\n17'
+	run -0 --separate-stderr nsys2ev --window=all -o a.ev ann
+	[ -z "$stderr" ]
+	run -0 bash -c "ev-view -M -H -t coll -c type a.ev | wc -l"
+	assert_output 96
+}
+
+@test "--window T0:T1 and --steps NAME:FROM-TO choose the time or the iterations" {
+	python3 "$GEN" --iters 4 --iter-ranges ann
+	nsys2ev -o all.ev ann
+	# Steps 2-3 by their NVTX ranges (numbered from 0 on each process).
+	run -0 --separate-stderr nsys2ev --steps 'ProfilerStep#:2-3' -o s.ev ann
+	[[ "$stderr" == *"records before and 0 after the profiled window (--steps) left out"* ]]
+	run -0 bash -c "ev-view -M -H -t coll -c seq s.ev | sort -n | uniq | sed -n '1p;\$p'"
+	assert_output $'12\n23'
+	# --window: from the first record of step 2 on.
+	t0=$(ev-view -M -H -t range -n '^ProfilerStep#2$' -c ts all.ev | sort -n | head -1)
+	run -0 --separate-stderr nsys2ev --window "$t0:" -o t.ev ann
+	[[ "$stderr" == *"after the profiled window (--window) left out"* ]]
+	run -0 bash -c "ev-view -M -H -t coll -r 0 -c seq t.ev | sort -n | head -1"
+	assert_output 12
+	run -2 nsys2ev --window 5:1 -o x.ev ann
+	assert_output --partial "--window: expected T0:T1"
+	run -2 nsys2ev --steps 'a:3-1' -o x.ev ann
+	assert_output --partial "--steps: expected NAME or NAME:FROM-TO"
+	run -1 nsys2ev --steps 'NoSuchStep' -o x.ev ann
+	assert_output --partial "no NVTX range named 'NoSuchStep*'"
+	[ ! -e x.ev ]
+}
+
+@test "--nccl-log: a stock export without payloads gets sizes, communicators and rings from NCCL_DEBUG=INFO" {
+	python3 "$GEN" --flavour stock --iters 1 blobs
+	python3 "$GEN" --flavour stock --iters 1 --no-blobs --nccl-log run.log noblobs
+	nsys2ev -o blobs.ev blobs
+	run -0 --separate-stderr nsys2ev --nccl-log run.log -o log.ev noblobs
+	[[ "$stderr" != *"no size"* ]] || false
+	cmp <(ev-view -M -t coll,p2p log.ev) <(ev-view -M -t coll,p2p blobs.ev)
+	run -0 grep -a '^#\(comm\|ring\|tree\)' log.ev
+	assert_output - <<'OUT'
+#comm 405852560972185601 nranks=4 ranks=0,1,2,3
+#ring 405852560972185601 0 0 1 2 3
+#ring 405852560972185601 1 0 3 2 1
+#tree 405852560972185601 0 0:-1:1,2,-1 1:0:3,-1,-1 2:0:-1,-1,-1 3:1:-1,-1,-1
+#tree 405852560972185601 1 0:-1:1,2,-1 1:0:3,-1,-1 2:0:-1,-1,-1 3:1:-1,-1,-1
+OUT
+}
+
+@test "no payloads and no log: the warning names what to re-export or log" {
+	python3 "$GEN" --flavour stock --iters 1 --no-blobs noblobs
+	run -0 --separate-stderr nsys2ev -o n.ev noblobs
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 16 of 16 NCCL calls have no size, peer or communicator: the export has NCCL's payload schemas but no values; re-export it with 'nsys export --type sqlite --include-blobs=true REPORT.nsys-rep', or give --nccl-log with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output"* ]]
+	echo 'nothing useful' >empty.log
+	run -0 --separate-stderr nsys2ev --nccl-log empty.log -o n.ev noblobs
+	[[ "$stderr" == *"empty.log: no NCCL call lines"*"NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL"* ]]
+	run -1 nsys2ev --nccl-log nosuch.log -o n.ev noblobs
+	assert_output 'nsys2ev: nosuch.log: No such file or directory'
+}
+
+@test "real stock export without payloads: the warning says to re-export with --include-blobs" {
+	need_shared_data
+	run -0 --separate-stderr nsys2ev -o mfu.ev "$NSYS/nsysai_mfu_2gpu_before.sqlite"
+	[[ "$stderr" == *"nsysai_mfu_2gpu_before.sqlite: 264 of 264 NCCL calls have no size, peer or communicator: the export has NCCL's payload schemas but no values; re-export it with 'nsys export --type sqlite --include-blobs=true"* ]]
+}
+
+@test "a missing export is named: which communicator, which ranks, which files were read" {
+	python3 "$GEN" --flavour stock --iters 1 st
+	run -0 --separate-stderr nsys2ev -o one.ev st/nsys_nid000000.sqlite
+	[[ "$stderr" == *"communicator 05a1e0c0ffee0001 (4 ranks): ranks 2,3 have no export among the files read (st/nsys_nid000000.sqlite)"* ]]
+	python3 "$GEN" --flavour stock --iters 1 --seed 2 --nodes 1 other
+	run -0 --separate-stderr nsys2ev -o two.ev st other/nsys_nid000000.sqlite
+	[[ "$stderr" != *"have no export"* ]] || false
+}
+
+@test "-o onto an input is refused and the input stays intact" {
+	python3 "$GEN" --iters 1 --nodes 1 --gpus 1 one
+	cp one/nsys_nid000000.sqlite keep.sqlite
+	run -1 nsys2ev -o one/nsys_nid000000.sqlite one
+	assert_output "nsys2ev: one/nsys_nid000000.sqlite: is also an input: refusing to overwrite an input"
+	cmp keep.sqlite one/nsys_nid000000.sqlite
+	ln -s one/nsys_nid000000.sqlite link.sqlite
+	run -1 nsys2ev -o link.sqlite one/nsys_nid000000.sqlite
+	assert_output "nsys2ev: link.sqlite: is also an input: refusing to overwrite an input"
+	cmp keep.sqlite one/nsys_nid000000.sqlite
+}
+
+@test "a write error in the main pass is an error naming the output, not a silent exit 1" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	# 1.4 MB of output: the writer's buffer fills and fails mid-pass.
+	python3 "$GEN" --iters 60 big
+	run -1 --separate-stderr bash -c 'nsys2ev big >/dev/full'
+	assert_equal "$stderr" "nsys2ev: standard output: No space left on device"
+}
+
+@test "bad values are counted warnings naming the file, table and row" {
+	python3 "$GEN" --iters 1 --nodes 1 one
+	f=one/nsys_nid000000.sqlite
+	sqlite3 "$f" "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'abc' WHERE rowid IN (3, 5);
+		UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = 999999 WHERE rowid = 7;
+		UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = 'soon'"
+	run -0 --separate-stderr nsys2ev -o b.ev "$f"
+	[[ "$stderr" == *"$f: CUPTI_ACTIVITY_KIND_KERNEL: 2 rows: start is not an integer; row left out"* ]]
+	[[ "$stderr" == *"$f: CUPTI_ACTIVITY_KIND_KERNEL: 1 row: string id not in StringIds; empty name (first: row "* ]]
+	[[ "$stderr" == *"$f: TARGET_INFO_SESSION_START_TIME: utcEpochNs or systemClockNs is not an integer"* ]]
+	grep -aq '^#ev 1.0 96 .*origin=trace' b.ev
+	n=$(sqlite3 "$f" 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL')
+	run -0 bash -c "ev-view -M -H -t kernel b.ev | wc -l"
+	assert_output "$((n - 2))"
+}
+
+@test "PyTorch shapes (--pytorch=autograd-shapes-nvtx) size the calls whose kernel names a type; the rest is said" {
+	python3 "$GEN" --flavour stock --iters 1 --no-blobs --torch-shapes ts
+	run -0 --separate-stderr nsys2ev -o ts.ev ts
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 10 NCCL calls sized from PyTorch's NVTX shapes (elements x the kernel's type)"* ]]
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 4 NCCL operations have element counts but no element type: bytes 0"* ]]
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 6 of 16 NCCL calls have no size"* ]]
+	run -0 ev-view -M -H -t coll -r 0 -c op,bytes,dtype ts.ev
+	assert_output - <<'OUT'
+allreduce	4194304	float32
+allreduce	65536	bfloat16
+allgather	0	int8
+reducescatter	0	float32
+broadcast	0	int8
+reduce	131072	float32
+OUT
 }

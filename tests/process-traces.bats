@@ -173,3 +173,137 @@ EOF
 	run -0 col "$T/out/processed_trace_collectives.csv" nranks
 	assert_output 8
 }
+
+# ---- IBM AIU (Flex) traces: acelyzer's own input -------------------------
+
+@test "Flex: allreduce_tp4.json - four ranks, flows, aligned clocks, acelyzer's tables" {
+	need_shared_data
+	A="$SHARED_DATA/acelyzer"
+	run -0 --separate-stderr process-traces -n tp4 -o "$T/out" "$A/allreduce_tp4.json"
+	[[ "$stderr" == *"flex2ev: rank 1 clock offset -1367.572 us"* ]]
+	[[ "$stderr" == *"flex-stats: warning: no compiler log (-c): every kernel is in category 'other'"* ]]
+	run -0 ls "$T/out"
+	assert_output - <<'EOF2'
+tp4.json
+tp4_active.csv
+tp4_categories.csv
+tp4_categories.txt
+tp4_classes.csv
+tp4_clock.csv
+tp4_collectives.csv
+tp4_stats_summary.csv
+tp4_summary.csv
+EOF2
+	run -0 python3 "$V" "$T/out/tp4.json"
+	assert_line "process 6 rank 3 GPU (device aiu3)"
+	assert_line "flows collective=3 p2p=6"
+	run -0 cat "$T/out/tp4_clock.csv"
+	assert_output - <<'EOF2'
+rank,mode,aligned,offset_ns,drift_ppm,t0_ns
+0,coll,yes,0,0,0
+1,coll,yes,-1367572,0,0
+2,coll,yes,-1347164,0,0
+3,coll,yes,-1314382,0,0
+EOF2
+	run -0 col "$T/out/tp4_summary.csv" total_us
+	assert_output - <<'EOF2'
+282.603
+276.014
+9.264
+275.371
+9.331
+275.079
+9.159
+EOF2
+	run -0 bash -c 'grep ",Total," "$1" | cut -d, -f1,3,4,6' _ "$T/out/tp4_categories.csv"
+	assert_output - <<'EOF2'
+0,Total,282.603,1
+1,Total,285.278,2
+2,Total,284.702,2
+3,Total,284.238,2
+EOF2
+	run -0 col "$T/out/tp4_collectives.csv" ranks_seen
+	assert_output 4
+	# --align=none keeps the host clocks; start/coll-drift are Kineto-only.
+	run -0 process-traces -q --align=none -n raw -o "$T/out" "$A/allreduce_tp4.json"
+	run -0 col "$T/out/raw_clock.csv" aligned
+	assert_output "$(printf 'none\n%.0s' 1 2 3 4)"
+	run -2 process-traces -q --align=start -o "$T/out" "$A/allreduce_tp4.json"
+	assert_output --partial "Flex traces are aligned with coll"
+	run -2 process-traces -q --overlap=async -o "$T/out" "$A/allreduce_tp4.json"
+	assert_output --partial "--overlap: expected tid or drop"
+}
+
+@test "Flex: sample_flex_3062_job_4.json with -c gives acelyzer's categories" {
+	need_shared_data
+	A="$SHARED_DATA/acelyzer"
+	run -0 process-traces -q -c "$A/sample_comp_log_ideal.txt" -n s -o "$T/out" "$A/sample_flex_3062_job_4.json"
+	run -0 cat "$T/out/s_categories.csv"
+	assert_output - <<'EOF2'
+rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util
+0,UNKN,StcdpHbm,0,0,0,0,0,0,0
+0,UNKN,other,0,0,0,0,0,0,0
+0,UNKN,StcdpLx,0.262,0.0002,1,0,0,0,0
+0,UNKN,Bmm_fp16,37.248,0.0247,1,1.8618,2048,0.0037,0.05
+0,UNKN,Pooling,107.909,0.0717,2,0,0,0,0
+0,UNKN,ConvOs1_fp16,196.942,0.1308,1,104.7709,115248,0.2072,0.532
+0,UNKN,Scalar,197.796,0.1314,2,0,0,0,0
+0,UNKN,Broadcast,469.58,0.3119,3,0,0,0,0
+0,UNKN,Conv_fp16,495.615,0.3292,7,399.1273,439040,0.7892,0.8053
+0,UNKN,Total,1505.352,1,17,505.76,556336,1,0.336
+EOF2
+	run -0 head -n 2 "$T/out/s_categories.txt"
+	assert_line --index 0 --regexp '^rank +phase +category +kernel_time_us +frac_time +calls +ideal_time_us +ideal_cycles +frac_ideal +pt_util$'
+	assert_line --index 1 --regexp '^ +0 +UNKN +StcdpHbm +0 +0 +0 +0 +0 +0 +0$'
+	run -0 bash -c 'sed -n 2p "$1"' _ "$T/out/s_summary.csv"
+	assert_output "0,convolution_[N] Cmpt Exec,7,495.615,70.802,61.424,19.867,109.218,31.248,32.92"
+	run -0 python3 "$V" "$T/out/s.json"
+	assert_line "process 0 rank 0 GPU (device aiu0)"
+	# -t: only the timeline and the clock table.
+	run -0 process-traces -q -t -n t -o "$T/t" "$A/sample_flex_3062_job_4.json"
+	run -0 ls "$T/t"
+	assert_output - <<'EOF2'
+t.json
+t_clock.csv
+EOF2
+}
+
+@test "Flex: metadata-only and unknown JSON stop the run, no empty tables" {
+	need_shared_data
+	run -1 process-traces -o "$T/out" "$SHARED_DATA/acelyzer/meta_events_only.json"
+	assert_output --partial "meta_events_only.json: only metadata events, no trace events (4 events (4 metadata), ph M,"
+	[ ! -e "$T/out" ]
+	run -1 process-traces -o "$T/out" "$TESTS_DIR/fixtures/flex2ev/other.json"
+	assert_output --regexp 'other.json: not a PyTorch profiler or AIU Flex trace: 1 events \(0 metadata\).*cat "render"'
+	[ ! -e "$T/out" ]
+	# A known dialect without kernels: the timeline, no summary/categories, said.
+	run -0 --separate-stderr process-traces -n b -o "$T/out" "$SHARED_DATA/acelyzer/basic_event_test_cases.json"
+	[[ "$stderr" == *"no 'Cmpt Exec' kernels in the Flex traces: no summary, active or categories table"* ]]
+	[[ "$stderr" == *"flex2ev: warning: 1 event(s) ending before they begin: left out"* ]]
+	[ ! -e "$T/out/b_summary.csv" ] && [ -s "$T/out/b.json" ]
+	run -0 col "$T/out/b_classes.csv" events
+	assert_output 23
+}
+
+@test "Flex: generated 4-rank trace, compiler log, --freq and --drop-prep" {
+	python3 "$TESTS_DIR/gen/gen-flex.py" --ranks 4 --iters 3 --seed 5 --truth "$T/truth" -o "$T/g.json"
+	run -0 process-traces -q --drop-prep --freq=1000:1100 -c "$SHARED_DATA/acelyzer/dt_cycles_table.log" -n g -o "$T/out" "$T/g.json"
+	run -0 python3 "$V" "$T/out/g.json"
+	assert_line --regexp "^flows collective=[0-9]+ p2p=$(awk '$1 == "p2p" { print $2 }' "$T/truth")$"
+	run -1 grep -c COMPUTE_PREP "$T/out/g_classes.csv"
+	# One row per iteration's AllReduce, each seen on all 4 ranks.
+	run -0 col "$T/out/g_collectives.csv" ranks_seen
+	assert_output "$(printf '4\n%.0s' 1 2 3)"
+	run -0 bash -c 'awk -F, '"'"'$2 == "COMPUTE_EXEC" { n += $3 } END { print n }'"'"' "$1"' _ "$T/out/g_classes.csv"
+	assert_output "$(awk '$1 == "exec" { print $2 }' "$T/truth")"
+}
+
+@test "Flex and PyTorch traces together: both converted, not aligned to each other (said)" {
+	need_shared_data
+	run -0 --separate-stderr process-traces -n mix -o "$T/out" "$SHARED_DATA/acelyzer/allreduce_tp4.json" "$TESTS_DIR/fixtures/kineto2ev/small.json"
+	[[ "$stderr" == *"warning: Flex and PyTorch traces together: their clocks are not aligned to each other"* ]]
+	run -0 python3 "$V" "$T/out/mix.json"
+	# The PyTorch rank keeps its own process and pid (rank 1 CPU, pid 100).
+	assert_line "process 3 rank 1 CPU (pid 100)"
+	assert_line "flows collective=3 launch=1 p2p=6"
+}

@@ -78,6 +78,8 @@ static void usage(FILE *f)
 
 struct comp { /* an open compute kernel */
 	struct ev_rec rec;
+	int64_t end;            /* ev_rec_end(&rec) */
+	uint64_t seq;           /* open order, for ties in the close heap */
 	int64_t cur_s, cur_e;   /* current merged overlap interval */
 	uint64_t uni;           /* merged overlap before it */
 	uint64_t best;          /* largest single overlap */
@@ -101,6 +103,10 @@ struct rankstate {
 	uint64_t kernels, overlapped;
 };
 
+/* The close heap: every open compute kernel by (end, rank index, open
+ * order), so that closing costs O(log open) and never visits idle ranks. */
+struct hent { int64_t end; uint32_t ri; uint64_t seq; };
+
 struct state {
 	struct opts *o;
 	ev_strtab *st;
@@ -116,9 +122,11 @@ struct state {
 	struct ev_order order;
 	struct ev_rec pending;      /* a communication kernel awaiting its collective */
 	int have_pending;
-	/* closing in end order */
-	struct comp *closing;
-	size_t nclosing, capclosing;
+	struct hent *heap;
+	size_t nheap, capheap;
+	uint64_t nseq;
+	int header_done;
+	uint64_t nkernels, ncomm, nselected; /* to say why a result is empty */
 };
 
 static const char *str_of(struct state *s, uint64_t id)
@@ -179,11 +187,11 @@ static struct rankstate *rank_of(struct state *s, uint32_t src, uint32_t rank)
 
 static void intersect(struct comp *k, int64_t s, int64_t e, uint64_t name)
 {
-	int64_t ks = k->rec.ts, ke = ev_rec_end(&k->rec);
+	int64_t ks = k->rec.ts, ke = k->end;
 	int64_t a = s > ks ? s : ks, b = e < ke ? e : ke;
 	if (b <= a)
 		return;
-	uint64_t ov = (uint64_t)(b - a);
+	uint64_t ov = ev_span(a, b);
 	k->count++;
 	if (ov > k->best) {
 		k->best = ov;
@@ -203,7 +211,7 @@ static void intersect(struct comp *k, int64_t s, int64_t e, uint64_t name)
 		k->cur_s = a;
 		k->cur_e = b;
 	} else if (a > k->cur_e) {
-		k->uni += (uint64_t)(k->cur_e - k->cur_s);
+		k->uni += ev_span(k->cur_s, k->cur_e);
 		k->cur_s = a;
 		k->cur_e = b;
 	} else if (b > k->cur_e) {
@@ -213,7 +221,7 @@ static void intersect(struct comp *k, int64_t s, int64_t e, uint64_t name)
 
 static uint64_t union_of(const struct comp *k)
 {
-	return k->uni + (k->cur_e > k->cur_s ? (uint64_t)(k->cur_e - k->cur_s) : 0);
+	return k->uni + ev_span(k->cur_s, k->cur_e);
 }
 
 static const char *src_label(struct state *s, uint32_t src, char *buf, size_t n)
@@ -237,7 +245,7 @@ static int emit(struct state *s, const struct comp *k)
 		o.rank = k->rec.rank;
 		o.stream = k->rec.stream;
 		o.src = k->rec.src;
-		o.ts = ev_rec_end(&k->rec);
+		o.ts = k->end;
 		o.dur = k->rec.dur;
 		o.bytes = uni;
 		o.aux = k->count;
@@ -273,56 +281,92 @@ static int emit(struct state *s, const struct comp *k)
 	return rc;
 }
 
-static int cmp_end(const void *a, const void *b)
+static int hent_less(const struct hent *x, const struct hent *y)
 {
-	int64_t x = ev_rec_end(&((const struct comp *)a)->rec), y = ev_rec_end(&((const struct comp *)b)->rec);
-	return x < y ? -1 : x > y;
+	if (x->end != y->end)
+		return x->end < y->end;
+	if (x->ri != y->ri)
+		return x->ri < y->ri;
+	return x->seq < y->seq;
 }
 
-/* Close every compute kernel that ended at or before t (all ranks), in end
- * order, so overlap records keep the output in time order. */
+static int heap_push(struct state *s, struct hent e)
+{
+	if (s->nheap == s->capheap) {
+		size_t cap = s->capheap ? 2 * s->capheap : 64;
+		struct hent *nh = realloc(s->heap, cap * sizeof *nh);
+		if (!nh)
+			return EV_ERR_NOMEM;
+		s->heap = nh;
+		s->capheap = cap;
+	}
+	size_t i = s->nheap++;
+	while (i > 0 && hent_less(&e, &s->heap[(i - 1) / 2])) {
+		s->heap[i] = s->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->heap[i] = e;
+	return EV_OK;
+}
+
+static struct hent heap_pop(struct state *s)
+{
+	struct hent top = s->heap[0], e = s->heap[--s->nheap];
+	size_t i = 0, n = s->nheap;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && hent_less(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!hent_less(&s->heap[c], &e))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (n)
+		s->heap[i] = e;
+	return top;
+}
+
+/* Close every compute kernel that ended at or before t (all: every one), in
+ * end order (ties: rank first seen, then open order), so overlap records
+ * keep the output in time order. */
 static int close_until(struct state *s, int64_t t, int all)
 {
-	s->nclosing = 0;
-	for (size_t r = 0; r < s->nranks; r++) {
-		struct rankstate *rs = &s->ranks[r];
-		size_t w = 0;
-		for (size_t i = 0; i < rs->nopen; i++) {
-			struct comp *k = &rs->open[i];
-			if (all || ev_rec_end(&k->rec) <= t) {
-				if (s->nclosing == s->capclosing) {
-					size_t cap = s->capclosing ? 2 * s->capclosing : 64;
-					struct comp *nc = realloc(s->closing, cap * sizeof *nc);
-					if (!nc)
-						return EV_ERR_NOMEM;
-					s->closing = nc;
-					s->capclosing = cap;
-				}
-				s->closing[s->nclosing++] = *k;
-				rs->overlapped += k->count > 0;
-			} else {
-				rs->open[w++] = *k;
-			}
-		}
-		rs->nopen = w;
-		w = 0;
-		for (size_t i = 0; i < rs->nact; i++)
-			if (!all && rs->act[i].e > t)
-				rs->act[w++] = rs->act[i];
-		rs->nact = w;
-	}
-	if (s->nclosing > 1)
-		qsort(s->closing, s->nclosing, sizeof *s->closing, cmp_end);
 	int rc = EV_OK;
-	for (size_t i = 0; i < s->nclosing && !rc; i++)
-		rc = emit(s, &s->closing[i]);
+	while (!rc && s->nheap && (all || s->heap[0].end <= t)) {
+		struct hent e = heap_pop(s);
+		struct rankstate *rs = &s->ranks[e.ri];
+		size_t i;
+		for (i = 0; i < rs->nopen && rs->open[i].seq != e.seq; i++)
+			;
+		if (i == rs->nopen)
+			continue; /* cannot happen: every open kernel is in the heap once */
+		struct comp k = rs->open[i];
+		rs->open[i] = rs->open[--rs->nopen];
+		rs->overlapped += k.count > 0;
+		rc = emit(s, &k);
+	}
 	return rc;
 }
 
+/* Forget the communication kernels of a rank that ended by t: they cannot
+ * overlap anything that starts at t or later. */
+static void prune_act(struct rankstate *rs, int64_t t)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < rs->nact; i++)
+		if (rs->act[i].e > t)
+			rs->act[w++] = rs->act[i];
+	rs->nact = w;
+}
+
 /* A communication kernel meets the compute kernels open on its rank. */
-static int add_comm(struct rankstate *rs, const struct ev_rec *r)
+static int add_comm(struct rankstate *rs, const struct ev_rec *r, int64_t now)
 {
 	int64_t end = ev_rec_end(r);
+	prune_act(rs, now);
 	for (size_t i = 0; i < rs->nopen; i++)
 		intersect(&rs->open[i], r->ts, end, r->name);
 	if (rs->nact == rs->capact) {
@@ -352,7 +396,7 @@ static int flush_pending(struct state *s, const struct ev_rec *next)
 			return EV_ERR_NOMEM;
 	}
 	struct rankstate *rs = rank_of(s, p->src, p->rank);
-	return rs ? add_comm(rs, p) : EV_ERR_NOMEM;
+	return rs ? add_comm(rs, p, next ? next->ts : p->ts) : EV_ERR_NOMEM;
 }
 
 static int on_record(struct state *s, const struct ev_rec *r)
@@ -372,11 +416,14 @@ static int on_record(struct state *s, const struct ev_rec *r)
 		return EV_ERR_NOMEM;
 	if (!rs->cov.started)
 		rs->t0 = r->ts;
-	double a = (double)(r->ts - rs->t0);
+	double a = (double)ev_span(rs->t0, r->ts);
+	double z = a + (double)ev_span(r->ts, ev_rec_end(r)); /* saturated end */
+	s->nkernels++;
+	s->ncomm += comm > 0;
 	if (comm)
-		ev_cover_add(&rs->cov, 1, a, a + (double)r->dur);
+		ev_cover_add(&rs->cov, 1, a, z);
 	else if (s->o->rules != EV_RULES_HTA || ev_hta_kind(str_of(s, r->name)) == EV_HTA_COMPUTATION)
-		ev_cover_add(&rs->cov, 0, a, a + (double)r->dur);
+		ev_cover_add(&rs->cov, 0, a, z);
 	if (comm) {
 		/* Held until the next record: it may be the collective's. */
 		s->pending = *r;
@@ -389,6 +436,7 @@ static int on_record(struct state *s, const struct ev_rec *r)
 	if (!(s->o->class_mask & (1u << k)))
 		return EV_OK;
 	rs->kernels++;
+	s->nselected++;
 	if (rs->nopen == rs->capopen) {
 		size_t cap = rs->capopen ? 2 * rs->capopen : 16;
 		struct comp *no = realloc(rs->open, cap * sizeof *no);
@@ -400,6 +448,11 @@ static int on_record(struct state *s, const struct ev_rec *r)
 	struct comp *c = &rs->open[rs->nopen++];
 	memset(c, 0, sizeof *c);
 	c->rec = *r;
+	c->end = ev_rec_end(r);
+	c->seq = s->nseq++;
+	if ((rc = heap_push(s, (struct hent){ c->end, (uint32_t)(rs - s->ranks), c->seq })) != EV_OK)
+		return rc;
+	prune_act(rs, r->ts);
 	for (size_t i = 0; i < rs->nact; i++)
 		intersect(c, rs->act[i].s, rs->act[i].e, rs->act[i].name);
 	return EV_OK;
@@ -453,6 +506,73 @@ static int totals(struct state *s)
 	return rc;
 }
 
+/* The first input's origin goes into the output header, before anything
+ * else is written. */
+static int header(struct state *s, ev_reader *r)
+{
+	if (s->o->mode != M_EV || s->header_done)
+		return EV_OK;
+	s->header_done = 1;
+	const char *origin = ev_reader_header(r, "origin");
+	return origin ? ev_writer_header(s->w, "origin", origin) : EV_OK;
+}
+
+/* An output failure, reported naming the output. */
+static int out_error(struct state *s, int rc)
+{
+	if (rc == EV_ERR_PIPE)
+		return rc;
+	ev_cli_file_error(&s->o->cli, s->o->cli.output, rc);
+	return EV_FILTER_REPORTED;
+}
+
+static int on_text(void *ctx, ev_reader *r, const char *line, size_t len)
+{
+	struct state *s = ctx;
+	int rc = header(s, r);
+	if (!rc && s->o->mode == M_EV)
+		rc = ev_write_text(s->w, line, len);
+	return rc ? out_error(s, rc) : EV_OK;
+}
+
+static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
+{
+	struct state *s = ctx;
+	/* Order across the whole stream, not per input: overlap records
+	 * are written in time order. */
+	if (ev_order_check(&s->order, rec->ts) != EV_OK) {
+		ev_cli_error(&s->o->cli, "%s: record %llu: out of order (ts %lld after %lld); sort with ev-merge --sort",
+		             ev_reader_name(r), (unsigned long long)ev_reader_recno(r), (long long)rec->ts,
+		             (long long)s->order.last_ts);
+		return EV_FILTER_REPORTED;
+	}
+	int rc = header(s, r);
+	if (!rc)
+		rc = on_record(s, rec);
+	if (!rc && s->o->mode == M_EV)
+		rc = ev_write(s->w, rec);
+	return rc ? out_error(s, rc) : EV_OK;
+}
+
+/* Never an empty or all-zero answer without a word on stderr. */
+static void explain(const struct state *s)
+{
+	char cl[256];
+	size_t w = 0;
+	cl[0] = '\0';
+	for (unsigned k = 0; k < 32; k++)
+		if (s->o->class_mask & (1u << k) && ev_kclass_name(k))
+			w += (size_t)snprintf(cl + w, w < sizeof cl ? sizeof cl - w : 0, "%s%s", w ? "," : "", ev_kclass_name(k));
+	if (s->nkernels == 0)
+		ev_cli_warn(&s->o->cli, "no kernels in the input: nothing to overlap");
+	else if (s->nselected == 0)
+		ev_cli_warn(&s->o->cli, "no compute kernel of class %s among %llu kernels: nothing to report (try --class=all)",
+		            cl, (unsigned long long)s->nkernels);
+	else if (s->ncomm == 0)
+		ev_cli_warn(&s->o->cli, "no communication kernels among %llu kernels (--rules=%s): every overlap is 0",
+		            (unsigned long long)s->nkernels, ev_rules_name(s->o->rules));
+}
+
 static int run(struct opts *o)
 {
 	static const char *const cols[] = {
@@ -487,49 +607,12 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	int header_done = 0;
-	for (int i = 0; i < o->ninputs && !status; i++) {
-		ev_reader *r = NULL;
-		struct ev_rec rec;
-		if ((rc = ev_reader_open(&r, o->inputs[i], s.st, s.meta)) != EV_OK) {
-			status = ev_cli_file_error(&o->cli, o->inputs[i], rc);
-			break;
-		}
-		int wrc = EV_OK; /* output-side failure */
-		while ((rc = ev_read(r, &rec)) > 0) {
-			if (o->mode == M_EV && !header_done) {
-				const char *origin = ev_reader_header(r, "origin");
-				header_done = 1;
-				if (origin && (wrc = ev_writer_header(s.w, "origin", origin)) != EV_OK)
-					break;
-			}
-			if (rc == EV_TEXT) {
-				const char *line;
-				size_t len;
-				ev_reader_text(r, &line, &len);
-				if (o->mode == M_EV && (wrc = ev_write_text(s.w, line, len)) != EV_OK)
-					break;
-				continue;
-			}
-			if (ev_order_check(&s.order, rec.ts) != EV_OK) {
-				status = ev_cli_error(&o->cli, "%s: record %llu: out of order (ts %lld after %lld); sort with ev-merge --sort",
-				                      ev_reader_name(r), (unsigned long long)ev_reader_recno(r),
-				                      (long long)rec.ts, (long long)s.order.last_ts);
-				break;
-			}
-			if ((wrc = on_record(&s, &rec)) != EV_OK)
-				break;
-			if (o->mode == M_EV && (wrc = ev_write(s.w, &rec)) != EV_OK)
-				break;
-		}
-		if (!status && wrc)
-			status = ev_cli_file_error(&o->cli, o->cli.output, wrc);
-		else if (!status && rc < 0)
-			status = ev_cli_reader_error(&o->cli, r, rc);
-		ev_reader_close(r);
-	}
+	struct ev_filter f = { 0, NULL, on_text, on_rec, NULL };
+	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, s.st, s.meta, &f, &s);
 	if (!status && (rc = flush_pending(&s, NULL)) == EV_OK && (rc = close_until(&s, 0, 1)) == EV_OK)
 		rc = totals(&s);
+	if (!status && !rc && !o->cli.quiet)
+		explain(&s);
 	if (!status && rc)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 	if (!status && s.t) {
@@ -557,7 +640,7 @@ done:
 		free(s.ranks[i].act);
 	}
 	free(s.ranks);
-	free(s.closing);
+	free(s.heap);
 	ev_map_free(&s.rank_idx);
 	ev_map_free(&s.comm_cache);
 	ev_map_free(&s.class_cache);
@@ -615,10 +698,16 @@ int main(int argc, char **argv)
 			if (parse_classes(&o, optarg))
 				return ev_cli_usage_error(&o.cli, "--class: unknown or communication class in '%s'", optarg);
 			break;
-		case 4:
-			if (ev_rules_parse(optarg, &o.rules) != EV_OK)
-				return ev_cli_usage_error(&o.cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", optarg);
+		case 4: {
+			/* In the order of enum ev_rules. */
+			static const char *const words[] = { "tracelens", "tracelens-2025", "hta", NULL };
+			unsigned w;
+			int rc = ev_cli_word(&o.cli, "--rules", optarg, words, &w);
+			if (rc)
+				return rc;
+			o.rules = (enum ev_rules)w;
 			break;
+		}
 		case 5: o.fmt = EV_TABLE_CSV; break;
 		case 6: o.fmt = EV_TABLE_JSON; break;
 		case 7: o.fmt = EV_TABLE_MD; break;
@@ -627,9 +716,7 @@ int main(int argc, char **argv)
 		default: return ev_cli_try_help(&o.cli);
 		}
 	}
-	static char *stdin_only[] = { (char *)"-" };
-	o.inputs = optind < argc ? argv + optind : stdin_only;
-	o.ninputs = optind < argc ? argc - optind : 1;
-	ev_cli_cleanup_on_signal(NULL);
+	o.inputs = argv + optind;
+	o.ninputs = optind < argc ? argc - optind : 0;
 	return ev_cli_finish(&o.cli, run(&o));
 }

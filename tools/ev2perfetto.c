@@ -287,8 +287,6 @@ struct conn {
 
 /* Collectives waiting for more ranks: an open-addressing table with
  * deletion (key -> ring slot) and a ring that evicts the oldest. */
-struct coll_open { uint64_t key; uint32_t count, nranks; struct ep last; };
-#define COLL_RING (1u << 16)
 #define LAUNCH_SLOTS (1u << 16)
 struct launch { uint64_t key; struct ep ep; };
 
@@ -307,10 +305,7 @@ struct state {
 	struct ev_map track_ix, proc_ix, conn_ix;
 	struct ev_vec tracks, procs, conns;
 	struct launch *launch;
-	uint64_t *coll_keys;   /* table of 2*COLL_RING keys */
-	uint32_t *coll_vals;
-	struct coll_open *ring;
-	uint32_t ring_head;
+	ev_collmatch *colls;   /* open collectives, for the chain of flows */
 	uint64_t flow_id;
 	uint64_t pending, dropped, evicted;
 	uint64_t flows[4], reversed[4], lanes_made, clipped, skipped, unmatched;
@@ -758,91 +753,44 @@ static void flow_message(struct state *s, int kind, uint64_t comm, uint32_t chan
 
 /* Open-addressing table of open collectives, linear probing with
  * backward-shift deletion so that it never fills with dead entries. */
-#define CT_CAP (2 * COLL_RING)
-static uint32_t *ct_find(struct state *s, uint64_t key, size_t *pos)
+/* Collective flows chain the ranks of one collective in arrival order:
+ * the library's (comm, seq) matcher keeps each collective's previous
+ * arrival, whose slice (pid, tid) rides in the arrival's data. */
+#define EP_PID_BITS 24
+#define EP_TID_BITS 40
+
+static int coll_released(void *ctx, const struct ev_coll_done *d)
 {
-	size_t i = key & (CT_CAP - 1);
-	while (s->coll_keys[i]) {
-		if (s->coll_keys[i] == key) {
-			*pos = i;
-			return &s->coll_vals[i];
-		}
-		i = (i + 1) & (CT_CAP - 1);
-	}
-	*pos = i;
-	return NULL;
+	(void)ctx;
+	(void)d;
+	return EV_OK;
 }
 
-static void ct_delete(struct state *s, uint64_t key)
+static int flow_coll(struct state *s, const struct ev_rec *r, const struct ep *e, const char *name)
 {
-	size_t i;
-	if (!ct_find(s, key, &i))
-		return;
-	size_t j = i;
-	for (;;) {
-		j = (j + 1) & (CT_CAP - 1);
-		if (!s->coll_keys[j])
-			break;
-		size_t home = s->coll_keys[j] & (CT_CAP - 1);
-		/* Move j back to i when i lies cyclically in [home, j). */
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			s->coll_keys[i] = s->coll_keys[j];
-			s->coll_vals[i] = s->coll_vals[j];
-			i = j;
-		}
-	}
-	s->coll_keys[i] = 0;
-}
-
-static void flow_coll(struct state *s, const struct ev_rec *r, const struct ep *e, const char *name)
-{
-	unsigned char k[14];
-	ev_put64(k, r->comm);
-	ev_put32(k + 8, r->seq);
-	k[12] = r->type;
-	k[13] = r->op;
-	uint64_t key = key_of(k, sizeof k);
-	size_t pos;
-	uint32_t *slot = ct_find(s, key, &pos);
-	if (slot) {
-		struct coll_open *c = &s->ring[*slot];
-		flow_pair(s, 3, name, &c->last, e);
-		c->last = *e;
-		if (++c->count >= c->nranks && c->nranks) {
-			ct_delete(s, key);
-			c->key = 0;
-			s->pending--;
-		}
-		return;
-	}
 	uint32_t nranks = r->aux;
 	if (!nranks) {
 		const struct ev_comm_info *ci = ev_meta_comm(s->meta, r->comm);
 		nranks = ci ? ci->nranks : 0;
 	}
 	if (nranks == 1)
-		return;
-	struct coll_open *c = &s->ring[s->ring_head];
-	if (c->key) {
-		/* The oldest open collective never completed: forget it. */
-		ct_delete(s, c->key);
-		s->evicted++;
-		s->pending--;
-	}
-	if (s->pending >= s->o->max_pending) {
-		c->key = 0;
+		return EV_OK;
+	if (e->pid < 0 || e->pid >= (1LL << EP_PID_BITS) || e->tid < 0 || e->tid >= (1LL << EP_TID_BITS)) {
 		s->dropped++;
-		return;
+		return EV_OK;
 	}
-	ct_find(s, key, &pos);
-	s->coll_keys[pos] = key;
-	s->coll_vals[pos] = s->ring_head;
-	c->key = key;
-	c->count = 1;
-	c->nranks = nranks;
-	c->last = *e;
-	s->ring_head = (s->ring_head + 1) % COLL_RING;
-	s->pending++;
+	struct ev_coll_key k = { 0, r->comm, r->seq, (uint32_t)r->type << 8 | r->op };
+	struct ev_coll_arrival prev;
+	uint64_t data = (uint64_t)e->pid << EP_TID_BITS | (uint64_t)e->tid;
+	int rc = ev_collmatch_add(s->colls, &k, nranks, r, data, &prev);
+	if (rc != EV_OK)
+		return rc;
+	if (prev.rank != UINT32_MAX) {
+		struct ep last = { prev.ts, prev.end, (int64_t)(prev.data >> EP_TID_BITS),
+		                   (int64_t)(prev.data & ((1ULL << EP_TID_BITS) - 1)) };
+		flow_pair(s, 3, name, &last, e);
+	}
+	return EV_OK;
 }
 
 /* ---- one record -------------------------------------------------------- */
@@ -1065,9 +1013,12 @@ static int one_record(struct state *s, const struct ev_rec *r)
 				             snd ? 1 : 2, &e, "p2p");
 			}
 			break;
-		case EV_COLL:
-			flow_coll(s, r, &e, opw ? opw : "collective");
+		case EV_COLL: {
+			int rc = flow_coll(s, r, &e, opw ? opw : "collective");
+			if (rc != EV_OK)
+				return rc;
 			break;
+		}
 		default:
 			break;
 		}
@@ -1163,9 +1114,7 @@ static void free_state(struct state *s)
 	ev_map_free(&s->proc_ix);
 	ev_map_free(&s->conn_ix);
 	free(s->launch);
-	free(s->coll_keys);
-	free(s->coll_vals);
-	free(s->ring);
+	ev_collmatch_free(s->colls);
 	free(s->ob.p);
 	free(s->name.p);
 	free(s->tname.p);
@@ -1226,16 +1175,15 @@ static int run(struct opts *o)
 	s.st = ev_strtab_new();
 	s.meta = ev_meta_new();
 	s.launch = calloc(LAUNCH_SLOTS, sizeof *s.launch);
-	s.coll_keys = calloc(CT_CAP, sizeof *s.coll_keys);
-	s.coll_vals = calloc(CT_CAP, sizeof *s.coll_vals);
-	s.ring = calloc(COLL_RING, sizeof *s.ring);
+	struct ev_collmatch_limits lim = { 1u << 16, 0 };
+	int mrc = ev_collmatch_new(&s.colls, &lim, coll_released, &s);
 	ev_vec_init(&s.tracks, sizeof(struct track));
 	ev_vec_init(&s.procs, sizeof(struct proc));
 	ev_vec_init(&s.conns, sizeof(struct conn));
 	ev_map_init(&s.track_ix);
 	ev_map_init(&s.proc_ix);
 	ev_map_init(&s.conn_ix);
-	if (!s.st || !s.meta || !s.launch || !s.coll_keys || !s.coll_vals || !s.ring) {
+	if (!s.st || !s.meta || !s.launch || mrc != EV_OK) {
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
 	}
@@ -1267,9 +1215,14 @@ static int run(struct opts *o)
 	/* Flow ends still waiting have no partner in this trace. */
 	for (size_t i = 0; i < s.conns.len; i++)
 		s.unmatched += ((struct conn *)s.conns.data)[i].len;
-	for (uint32_t i = 0; i < COLL_RING; i++)
-		if (s.ring[i].key && s.ring[i].count < s.ring[i].nranks)
-			s.evicted++;
+	/* Collectives still open never saw all their ranks. */
+	struct ev_collmatch_counts cc;
+	if (ev_collmatch_flush(s.colls) != EV_OK) {
+		status = ev_cli_error(&o->cli, "out of memory");
+		goto done;
+	}
+	ev_collmatch_get_counts(s.colls, &cc);
+	s.evicted += cc.evicted + cc.flushed;
 	struct sbuf *b = &s.ob;
 	sb_puts(b, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"ev2perfetto (evkit) " EV_VERSION_STRING "\"");
 	sb_kv_str(b, "time", o->absolute ? "absolute" : "relative");

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ev.h"
 
@@ -20,6 +21,53 @@ static double log_gamma(void)
 	if (lg == 0)
 		lg = log((1 + EV_DIST_SKETCH_ERR) / (1 - EV_DIST_SKETCH_ERR));
 	return lg;
+}
+
+/* Exact stores of at least this many bytes live in their own mapping:
+ * growing one (mremap) never copies through a second buffer, and freeing
+ * one returns its memory to the system at once, so the peak stays at the
+ * budget however many distributions fill and drain over a long input
+ * (malloc's heap would keep the holes). */
+#define STORE_MAP_BYTES (64u * 1024)
+
+static int store_mapped(size_t cap)
+{
+	return cap * sizeof(double) >= STORE_MAP_BYTES;
+}
+
+static void store_free(struct ev_dist *d)
+{
+	if (d->v && store_mapped(d->cap))
+		munmap(d->v, d->cap * sizeof(double));
+	else
+		free(d->v);
+	d->v = NULL;
+	d->len = d->cap = 0;
+}
+
+static int store_grow(struct ev_dist *d, size_t cap)
+{
+	double *nv;
+	if (!store_mapped(cap)) {
+		nv = realloc(d->v, cap * sizeof *nv);
+	} else if (d->v && store_mapped(d->cap)) {
+		nv = mremap(d->v, d->cap * sizeof *nv, cap * sizeof *nv, MREMAP_MAYMOVE);
+		if (nv == MAP_FAILED)
+			nv = NULL;
+	} else {
+		nv = mmap(NULL, cap * sizeof *nv, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (nv == MAP_FAILED) {
+			nv = NULL;
+		} else if (d->v) {
+			memcpy(nv, d->v, d->len * sizeof *nv);
+			free(d->v);
+		}
+	}
+	if (!nv)
+		return EV_ERR_NOMEM;
+	d->v = nv;
+	d->cap = cap;
+	return EV_OK;
 }
 
 void ev_dist_init(struct ev_dist *d)
@@ -62,9 +110,7 @@ static int to_sketch(struct ev_dist *d, struct ev_dist_pool *pool)
 		if (sketch_add(d, d->v[k]) != EV_OK)
 			return EV_ERR_NOMEM;
 	pool->used -= d->len;
-	free(d->v);
-	d->v = NULL;
-	d->len = d->cap = 0;
+	store_free(d);
 	return EV_OK;
 }
 
@@ -91,12 +137,15 @@ int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t 
 	if (d->sketch)
 		return sketch_add(d, x);
 	if (d->len == d->cap) {
+		/* Double, but not past what the budget still allows: the exact
+		 * store then never holds much more than the budget. */
 		size_t cap = d->cap ? 2 * d->cap : 16;
-		double *nv = realloc(d->v, cap * sizeof *nv);
-		if (!nv)
-			return EV_ERR_NOMEM;
-		d->v = nv;
-		d->cap = cap;
+		uint64_t room = pool->budget > pool->used ? pool->budget - pool->used : 0;
+		if (cap - d->len > room)
+			cap = d->len + (room > 16 ? (size_t)room : 16);
+		int rc = store_grow(d, cap);
+		if (rc)
+			return rc;
 	}
 	d->v[d->len++] = x;
 	d->sorted = 0;
@@ -151,7 +200,7 @@ double ev_dist_quantile(struct ev_dist *d, double q)
 
 void ev_dist_free(struct ev_dist *d)
 {
-	free(d->v);
+	store_free(d);
 	free(d->bucket);
 	memset(d, 0, sizeof *d);
 }

@@ -68,15 +68,16 @@ static int text(ev_table *t, const char *s)
 		return t->err;
 	case EV_TABLE_TSV:
 	default:
-		for (const char *p = s; *p; p++) {
-			if (*p == '\t')
-				puts_(t, "\\t");
-			else if (*p == '\n')
-				puts_(t, "\\n");
-			else if (*p == '\\')
-				puts_(t, "\\\\");
-			else
-				put(t, p, 1);
+		/* Plain spans in one write each; escapes between them. */
+		for (const char *p = s;;) {
+			size_t span = strcspn(p, "\t\n\\");
+			if (span)
+				put(t, p, span);
+			p += span;
+			if (!*p)
+				break;
+			puts_(t, *p == '\t' ? "\\t" : *p == '\n' ? "\\n" : "\\\\");
+			p++;
 		}
 		return t->err;
 	}
@@ -149,21 +150,34 @@ int ev_table_str(ev_table *t, const char *s)
 	return after(t);
 }
 
+/* Decimal digits of v, right-aligned in b[0..32); returns the start. */
+static char *digits(uint64_t v, char b[32])
+{
+	char *p = b + 31;
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return p;
+}
+
 int ev_table_u64(ev_table *t, uint64_t v)
 {
 	char b[32];
-	snprintf(b, sizeof b, "%llu", (unsigned long long)v);
 	before(t);
-	puts_(t, b);
+	puts_(t, digits(v, b));
 	return after(t);
 }
 
 int ev_table_i64(ev_table *t, int64_t v)
 {
 	char b[32];
-	snprintf(b, sizeof b, "%lld", (long long)v);
+	char *p = digits(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, b);
+	if (v < 0)
+		*--p = '-';
 	before(t);
-	puts_(t, b);
+	puts_(t, p);
 	return after(t);
 }
 
@@ -175,6 +189,50 @@ int ev_table_null(ev_table *t)
 	return after(t);
 }
 
+/* Most numbers in tables are times with a few decimals (a duration in us
+ * from integer ns).  When v is the double nearest to a decimal m / 10^k
+ * (k <= 6, at most 15 significant digits, 1e-4 <= |v| < 1e15), that
+ * decimal is exactly what "%.15g" prints and it reads back to v, so it can
+ * be written directly.  Distinct decimals of 15 digits are distinct
+ * doubles, so the first k that fits gives the one answer.  0 if not. */
+static size_t short_decimal(double v, char *b)
+{
+	static const double p10[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+	double a = fabs(v);
+	if (!(a >= 1e-4 && a < 1e15))
+		return 0;
+	for (int k = 0; k <= 6; k++) {
+		double x = a * p10[k];
+		if (x >= 1e15)
+			return 0;
+		uint64_t m = (uint64_t)(x + 0.5);
+		if ((double)m / p10[k] != a)
+			continue;
+		char d[24];
+		int n = 0;
+		do {
+			d[n++] = (char)('0' + m % 10);
+			m /= 10;
+		} while (m || n <= k);
+		size_t w = 0;
+		if (v < 0)
+			b[w++] = '-';
+		for (int i = n - 1; i >= k; i--)
+			b[w++] = d[i];
+		int z = 0; /* trailing zeros of the fraction */
+		while (z < k && d[z] == '0')
+			z++;
+		if (z < k) {
+			b[w++] = '.';
+			for (int i = k - 1; i >= z; i--)
+				b[w++] = d[i];
+		}
+		b[w] = '\0';
+		return w;
+	}
+	return 0;
+}
+
 int ev_table_f64(ev_table *t, double v)
 {
 	char b[40];
@@ -182,6 +240,11 @@ int ev_table_f64(ev_table *t, double v)
 		return ev_table_null(t);
 	if (v == 0)
 		v = 0; /* no "-0" */
+	if (short_decimal(v, b)) {
+		before(t);
+		puts_(t, b);
+		return after(t);
+	}
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(b, sizeof b, "%.*g", prec, v);
 		if (strtod(b, NULL) == v)

@@ -1,29 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_goal.c - a GOAL round trip through ev2goal's own run() (its source is
- * compiled in with main() renamed): an ev stream that ev2goal turns into a
- * GOAL schedule is parsed back into SEND/RECV/CALC records with DEP edges,
- * and ev2goal must write exactly the same schedule from those.  The parser
- * below is strict, so it also checks the grammar ev2goal writes.
+ * fuzz_goal.c - lib/goal on hostile input, through its public entry points
+ * (include/ev/goal.h).
+ *
+ * 1. A GOAL round trip: an ev stream that ev_goal turns into a GOAL schedule
+ *    is parsed back into SEND/RECV/CALC records with DEP edges, and ev_goal
+ *    must write exactly the same schedule from those.  The parser below is
+ *    strict, so it also checks the grammar the library writes.
+ * 2. The same schedule, written as rank parts, must join (ev_goal_join) into
+ *    the same bytes, text and binary.
+ * 3. The input bytes themselves as a text part and as a binary part: the
+ *    join must reject or accept them without a sanitizer report, and what it
+ *    accepts must start with the header it promises.
  */
+#include <sys/stat.h>
+
 #include "fuzz.h"
-
-int ev2goal_main(int argc, char **argv);
-#define main ev2goal_main
-#include "../../tools/ev2goal.c"
-#undef main
-
-static void goal_defaults(struct opts *o)
-{
-	memset(o, 0, sizeof *o);
-	ev_cli_init(&o->cli, "ev2goal");
-	o->cli.quiet = !getenv("EV_FUZZ_VERBOSE");
-	o->cli.progress = 0;
-	o->check = 1;
-	o->window = 4096;
-	o->cpu = CPU_LANE; /* lanes as recorded: what the parser gets back */
-	o->tmpdir = fuzz_dir;
-}
+#include "ev.h"
+#include "ev/goal.h"
 
 static char *slurp(const char *path, size_t *n)
 {
@@ -48,8 +42,58 @@ static char *slurp(const char *path, size_t *n)
 	return b;
 }
 
-/* GOAL text -> ev stream at path.  Aborts on anything ev2goal should never
- * write; returns num_ranks. */
+/* ev stream at in -> schedule at out (and, with parts, rank parts in
+ * parts).  Returns 0, or 1 when the library rejects the input. */
+static int goal_run(const char *in, const char *out, uint32_t num_ranks, int binary, const char *parts)
+{
+	struct ev_goal_opts o;
+	ev_goal_opts_init(&o);
+	o.cpu = EV_GOAL_CPU_LANE; /* lanes as recorded: what the parser gets back */
+	o.num_ranks = num_ranks;
+	o.binary = binary;
+	o.spool_parent = parts ? parts : fuzz_dir;
+	ev_strtab *st = ev_strtab_new();
+	ev_meta *meta = ev_meta_new();
+	ev_goal *g = NULL;
+	ev_reader *r = NULL;
+	int status = 1, rc;
+	o.meta = meta;
+	if (!st || !meta || ev_goal_new(&g, &o) != EV_OK)
+		abort();
+	if (ev_reader_open(&r, in, st, meta) != EV_OK)
+		goto done;
+	ev_reader_skip_text(r, 1);
+	ev_goal_source(g, in);
+	struct ev_rec rec;
+	uint64_t n = 0;
+	while ((rc = ev_read(r, &rec)) > 0)
+		if (ev_goal_add(g, &rec, ++n) != EV_OK)
+			goto done;
+	if (rc < 0 || ev_goal_finish(g) != EV_OK)
+		goto done;
+	/* Every failure from here on is the library's fault. */
+	if (ev_goal_nranks(g) == 0)
+		abort();
+	if (parts) {
+		if (ev_goal_write_parts(g, parts) != EV_OK)
+			abort();
+	} else {
+		ev_output *w;
+		if (ev_output_open(&w, out) != EV_OK || ev_goal_write(g, w) != EV_OK || ev_output_close(w) != EV_OK)
+			abort();
+	}
+	status = 0;
+done:
+	if (r)
+		ev_reader_close(r);
+	ev_goal_free(g);
+	ev_meta_free(meta);
+	ev_strtab_free(st);
+	return status;
+}
+
+/* GOAL text -> ev stream at path.  Aborts on anything the library should
+ * never write; returns num_ranks. */
 static uint32_t goal_to_ev(const char *text, const char *path)
 {
 	ev_strtab *st = ev_strtab_new();
@@ -105,7 +149,7 @@ static uint32_t goal_to_ev(const char *text, const char *path)
 			op.aux = (uint32_t)v[3];
 			op.stream = (uint32_t)v[4];
 			if (v[5] != 0)
-				abort(); /* --nic=0 */
+				abort(); /* NIC 0 by default */
 		} else if (sscanf(line, "l%llu requires l%llu", &v[0], &v[1]) == 2 ||
 		           sscanf(line, "l%llu irequires l%llu", &v[0], &v[1]) == 2) {
 			if (!have_op || v[0] != op.id || v[1] >= v[0])
@@ -137,46 +181,125 @@ static uint32_t goal_to_ev(const char *text, const char *path)
 	return (uint32_t)nranks;
 }
 
+static char parts_dir[128], join_out[160];
+
+static void clear_parts(void)
+{
+	char path[256];
+	for (uint32_t r = 0; r < 64; r++)
+		for (int b = 0; b < 2; b++)
+			if (!ev_goal_part_name(path, sizeof path, parts_dir, r, b))
+				unlink(path);
+	unlink(join_out);
+}
+
+/* Runs before fuzz.h's cleanup (registered later), which removes fuzz_dir. */
+static void remove_parts_dir(void)
+{
+	clear_parts();
+	rmdir(parts_dir);
+}
+
+/* Join the parts in parts_dir; 0 and the joined bytes, or 1. */
+static int join(int binary, char **bytes, size_t *n)
+{
+	ev_output *w;
+	struct ev_goal_error err;
+	uint32_t nparts = 0;
+	if (ev_output_open(&w, join_out) != EV_OK)
+		abort();
+	if (ev_goal_join(parts_dir, binary, 0, w, &nparts, &err) != EV_OK) {
+		if (err.in_output || !err.msg[0] || err.status >= 0)
+			abort(); /* a rejection says why */
+		ev_output_abort(w);
+		return 1;
+	}
+	if (ev_output_close(w) != EV_OK || !nparts)
+		abort();
+	if (bytes && !(*bytes = slurp(join_out, n)))
+		abort();
+	return 0;
+}
+
+/* The input bytes as part rank_0 of a one-rank schedule. */
+static void join_raw(const uint8_t *data, size_t size, int binary)
+{
+	char path[256];
+	clear_parts();
+	if (ev_goal_part_name(path, sizeof path, parts_dir, 0, binary))
+		abort();
+	FILE *f = fopen(path, "wb");
+	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
+		abort();
+	char *t = NULL;
+	size_t n = 0;
+	if (join(binary, &t, &n) == 0) {
+		/* Accepted: the header and then the part unchanged. */
+		size_t h = binary ? 14 + 16 : 12;
+		if (n != h + size || memcmp(t + h, data, size) != 0)
+			abort();
+		if (!binary && memcmp(t, "num_ranks 1\n", 12) != 0)
+			abort();
+	}
+	free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char *inputs[1];
-	struct opts o;
 	const char *in = fuzz_input_file(data, size, "in.ev");
 	const char *g1 = fuzz_path(1, "one.goal"), *ev2 = fuzz_path(2, "back.ev"), *g2 = fuzz_path(3, "two.goal");
-	goal_defaults(&o);
-	o.cli.output = g1;
-	inputs[0] = (char *)in;
-	o.inputs = inputs;
-	o.ninputs = 1;
-	int status = run(&o);
-	if (status != 0 && status != 1)
-		abort();
-	if (status == 0) {
+	if (!parts_dir[0]) {
+		snprintf(parts_dir, sizeof parts_dir, "%s/parts", fuzz_dir);
+		snprintf(join_out, sizeof join_out, "%s/joined", fuzz_dir);
+		if (mkdir(parts_dir, 0700))
+			abort();
+		atexit(remove_parts_dir);
+	}
+	if (goal_run(in, g1, 0, 0, NULL) == 0) {
 		size_t n1, n2;
 		char *t1 = slurp(g1, &n1);
 		if (!t1)
 			abort();
 		uint32_t nranks = goal_to_ev(t1, ev2);
-		goal_defaults(&o);
-		o.cli.output = g2;
-		o.num_ranks = nranks;
-		inputs[0] = (char *)ev2;
-		o.inputs = inputs;
-		o.ninputs = 1;
-		if (run(&o) != 0)
+		if (goal_run(ev2, g2, nranks, 0, NULL) != 0)
 			abort();
 		char *t2 = slurp(g2, &n2);
 		if (!t2 || n1 != n2 || memcmp(t1, t2, n1) != 0) {
-			if (getenv("EV_FUZZ_VERBOSE")) {
+			if (getenv("EV_FUZZ_VERBOSE"))
 				fprintf(stderr, "first pass:\n%s\nsecond pass:\n%s\n", t1, t2 ? t2 : "(none)");
-				if (link(ev2, "fuzz_goal.back.ev") == 0)
-					fprintf(stderr, "parsed stream kept in fuzz_goal.back.ev\n");
-			}
 			abort();
 		}
-		free(t1);
 		free(t2);
+		/* Parts joined give the same schedule (small schedules only: the
+		 * part names are cleared up to rank 63). */
+		if (nranks <= 64) {
+			char *tj = NULL;
+			size_t nj = 0;
+			clear_parts();
+			if (goal_run(ev2, NULL, nranks, 0, parts_dir) != 0 || join(0, &tj, &nj) != 0 || nj != n1 ||
+			    memcmp(tj, t1, n1) != 0)
+				abort();
+			free(tj);
+			/* Binary: the parts joined equal the binary schedule.  (g2
+			 * is removed first: the library refuses to replace a file
+			 * whose inode it has read from, and a deleted input's inode
+			 * may come back.) */
+			clear_parts();
+			unlink(g2);
+			if (goal_run(ev2, g2, nranks, 1, NULL) != 0)
+				abort();
+			char *b1 = slurp(g2, &n2);
+			if (!b1 || goal_run(ev2, NULL, nranks, 1, parts_dir) != 0 || join(1, &tj, &nj) != 0 || nj != n2 ||
+			    memcmp(tj, b1, n2) != 0)
+				abort();
+			free(b1);
+			free(tj);
+		}
+		free(t1);
 	}
+	join_raw(data, size, 0);
+	join_raw(data, size, 1);
+	clear_parts();
 	unlink(g1);
 	unlink(ev2);
 	unlink(g2);

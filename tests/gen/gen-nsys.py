@@ -19,11 +19,23 @@ AllReduce (LL), AllGather, ReduceScatter, Broadcast (root 0), Reduce
 (root 1) and a grouped Send/Recv ring exchange, with compute kernels,
 a memcpy and a memset between them.
 
+  --no-blobs       stock: exported without --include-blobs (schemas, no values)
+  --nccl-log FILE  stock: also write the run's NCCL_DEBUG=INFO output
+                   (INIT,COLL: comm init, channel and per-call lines)
+  --marks          'nsys profiling start/stopped' marks around iterations
+                   1 .. K-2 (ATLAHS' application patch); needs K >= 3
+  --iter-ranges    one NVTX range 'ProfilerStep#N' spanning each iteration
+  --torch-shapes   stock: PyTorch's 'nccl:all_reduce, op_id = N, sizes = [[C]]'
+                   range around each collective (--pytorch=autograd-shapes-nvtx)
+
 Usage: gen-nsys.py [--flavour annotated|stock] [--nodes N] [--gpus G]
                    [--iters K] [--seed S] [--channels C] [--no-init]
-                   [--no-runtime] [--compute K] [--bench-kernels N] OUTDIR
+                   [--no-runtime] [--compute K] [--bench-kernels N]
+                   [--no-blobs] [--nccl-log FILE] [--marks] [--iter-ranges]
+                   [--torch-shapes] OUTDIR
 """
 import argparse
+import heapq
 import os
 import random
 import sqlite3
@@ -126,6 +138,10 @@ class Db:
 
     def close(self):
         for table, rows in self.rows.items():
+            # nsys export writes the activity tables in start order.
+            if table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                         "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+                rows.sort(key=lambda row: row[0])
             ph = ",".join("?" * len(rows[0]))
             self.con.executemany(f"INSERT INTO {table} VALUES ({ph})", rows)
         self.con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, s) for s, i in self.strings.items()])
@@ -218,6 +234,11 @@ def main():
     ap.add_argument("--no-runtime", action="store_true", help="leave out the runtime table (time fallback)")
     ap.add_argument("--bench-kernels", type=int, default=0,
                     help="one node, G GPUs, this many compute kernels in all (benchmarks)")
+    ap.add_argument("--no-blobs", action="store_true", help="stock: payload values left out of the export")
+    ap.add_argument("--nccl-log", help="stock: write NCCL_DEBUG=INFO lines of the run to this file")
+    ap.add_argument("--marks", action="store_true", help="nsys profiling start/stopped marks (iterations 1..K-2)")
+    ap.add_argument("--iter-ranges", action="store_true", help="NVTX range ProfilerStep#N around each iteration")
+    ap.add_argument("--torch-shapes", action="store_true", help="stock: PyTorch nccl:<coll> ranges with sizes")
     ap.add_argument("outdir")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
@@ -234,7 +255,7 @@ def main():
         db.node_clock = sysclock
         dbs.append(db)
         for k, v in [("EXPORT_PRODUCT_VERSION", "2026.2.1.210"), ("EXPORT_SCHEMA_VERSION", "3.25.0"),
-                     ("EXPORT_PARAM_INCLUDE_BLOBS", "true" if a.flavour == "stock" else "false"),
+                     ("EXPORT_PARAM_INCLUDE_BLOBS", "true" if a.flavour == "stock" and not a.no_blobs else "false"),
                      ("EXPORT_PARAM_TIME_NORMALIZE", "false")]:
             db.add("META_DATA_EXPORT", (k, v))
         db.add("TARGET_INFO_SESSION_START_TIME", (utc0, "2023-11-14T22:13:20", "2023-11-14T22:13:20", sysclock))
@@ -254,6 +275,23 @@ def main():
             ranks.append(r)
     comm_hash, comm_id = 0x5a1e0c0ffee0001, 0x77aa55
     nch = a.channels
+    log = []          # (time, line) of NCCL_DEBUG=INFO output
+    op_count = {}     # rank -> opCount
+    DT_CODE = {"f32": 7, "bf16": 9, None: 0}
+
+    def logline(r, t, text):
+        log.append((t, f"host{r.node}:{r.pid}:{r.tid} [{r.local}] NCCL INFO {text}"))
+
+    def log_call(r, t, api, count, dt, redop, root):
+        k = op_count.get(r.rank, 0)
+        op_count[r.rank] = k + 1
+        logline(r, t, f"{api}: opCount {k:x} sendbuff 0x7f0000001000 recvbuff 0x7f0000002000 count {count} "
+                      f"datatype {DT_CODE[dt]} op {redop or 0} root {root or 0} comm 0x55{r.rank:04x}00 "
+                      f"[nranks={n}] stream 0x7f00{r.local:02x}00")
+
+    def mkblob(domain, schema, values):
+        # Without --include-blobs the schemas stay, the values are gone.
+        return None if a.no_blobs else blob(domain, schema, values)
 
     def cpu_to(r, t):
         r.cpu = max(r.cpu, t)
@@ -273,8 +311,21 @@ def main():
                 r.nvtx(t + 200 + c, None, f"commHash 0x{comm_hash:x} Trees [{c}] {kids[0]}/{kids[1]}/-1->"
                                           f"{r.rank}->{up} pid {r.pid}")
         elif a.flavour == "stock":
-            b = blob(NCCL_DOMAIN, "CommInitRankConfig", [comm_hash, n, r.rank, r.local])
+            b = mkblob(NCCL_DOMAIN, "CommInitRankConfig", [comm_hash, n, r.rank, r.local])
             r.nvtx(t, t + 50_000, text_id=r.db.sid("ncclCommInitRankConfig"), domain=NCCL_DOMAIN, blob=b)
+            init = (f"comm 0x55{r.rank:04x}00 rank {r.rank} nranks {n} cudaDev {r.local} nvmlDev {r.local} "
+                    f"busId {r.local + 1}000 commId 0x{comm_hash:x}")
+            logline(r, t + 10, init + " - Init START")
+            if r.rank == 0:
+                for c in range(nch):
+                    order = list(range(n)) if c % 2 == 0 else list(reversed(range(n)))
+                    logline(r, t + 20 + c, f"Channel {c:02d}/{nch:02d} : " + " ".join(f"{x:3d}" for x in order))
+            kids = [k for k in (2 * r.rank + 1, 2 * r.rank + 2) if k < n] + [-1, -1]
+            up = (r.rank - 1) // 2 if r.rank else -1
+            logline(r, t + 30_000, "Trees " + " ".join(f"[{c}] {kids[0]}/{kids[1]}/-1->{r.rank}->{up}" for c in range(nch)))
+            logline(r, t + 40_000, f"{nch} coll channels, {nch} collnet channels, 0 nvls channels, "
+                                   f"{nch} p2p channels, {max(1, nch // 2)} p2p channels per peer")
+            logline(r, t + 40_001, init + " - Init COMPLETE")
         r.cpu = t + 100_000
 
     def compute(r, count):
@@ -322,8 +373,14 @@ def main():
                 vals = {"AllGather": [comm_hash, size], "AllReduce": [comm_hash, size, redop],
                         "Broadcast": [comm_hash, size, root], "ReduceScatter": [comm_hash, size, redop],
                         "Reduce": [comm_hash, size, root, redop]}[api]
+                if a.torch_shapes:
+                    torch = {"AllReduce": "all_reduce", "AllGather": "_allgather_base",
+                             "ReduceScatter": "_reduce_scatter_base", "Broadcast": "broadcast", "Reduce": "reduce"}[api]
+                    count = size // ts * (n if api == "ReduceScatter" else 1)
+                    r.nvtx(t - 1000, t + 36_000, f"nccl:{torch}, op_id = {r.corr}, sizes = [[{count}]]")
                 r.nvtx(t, t + 30_000, text_id=r.db.sid(f"nccl{api}"), domain=NCCL_DOMAIN,
-                       blob=blob(NCCL_DOMAIN, api, vals))
+                       blob=mkblob(NCCL_DOMAIN, api, vals))
+                log_call(r, t + 1, api, size // ts, dt, redop, root)
             corr = r.launch(t + 20_000, "cuLaunchKernelEx")
             launches.append((r, max(r.gpu, t + 25_000), corr))
             r.cpu = t + 40_000
@@ -361,7 +418,8 @@ def main():
                 for k, (api, peer) in enumerate([("Send", peer_s), ("Recv", peer_r)]):
                     s0 = t + 2000 + k * 10_000
                     r.nvtx(s0, s0 + 8000, text_id=r.db.sid(f"nccl{api}"), domain=NCCL_DOMAIN,
-                           blob=blob(NCCL_DOMAIN, api, [comm_hash, size, peer]))
+                           blob=mkblob(NCCL_DOMAIN, api, [comm_hash, size, peer]))
+                    log_call(r, s0 + 1, api, size, None, None, peer)
                 g0 = t + 25_000
                 r.nvtx(g0, g0 + 20_000, text_id=r.db.sid("ncclGroupEnd"), domain=NCCL_DOMAIN)
             corr = r.launch(g0 + 10_000, "cuLaunchKernelEx")
@@ -393,11 +451,18 @@ def main():
                 yield (t, t + dur, r.local, 1, None, r.stream, corr, gpid(r.pid), sid, short, None, 1, 0, 32,
                        grid, 1, 1, block, 1, 1, 0, 0, 0, 0, corr, 0, None, None)
                 t += dur + 1000
-        for r in ranks:
-            r.db.con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + ",".join("?" * 28) + ")",
-                                 rows(r, a.bench_kernels // n))
+        # In start order across the ranks, as nsys export writes them.
+        db = ranks[0].db
+        db.con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + ",".join("?" * 28) + ")",
+                           heapq.merge(*(rows(r, a.bench_kernels // n) for r in ranks), key=lambda row: row[0]))
     else:
         for it in range(a.iters):
+            if a.marks and it in (1, a.iters - 1):
+                for r in ranks:
+                    word = "start" if it == 1 else "stopped"
+                    r.nvtx(r.cpu, None, f"nsys profiling {word}, pid: {r.pid}")
+                    r.cpu += 1000
+            it_start = {r.rank: r.cpu for r in ranks}
             for spec in OPS:
                 for r in ranks:
                     compute(r, a.compute)
@@ -423,9 +488,16 @@ def main():
             sync()
             sendrecv(256 << 10)
             sync()
+            if a.iter_ranges:
+                for r in ranks:
+                    r.nvtx(it_start[r.rank], max(r.cpu, r.gpu), f"ProfilerStep#{it}")
     if a.no_runtime:
         for db in dbs:
             db.rows.pop("CUPTI_ACTIVITY_KIND_RUNTIME", None)
+    if a.nccl_log:
+        with open(a.nccl_log, "w") as out:
+            for _, line in sorted(log, key=lambda x: x[0]):
+                out.write(line + "\n")
     for db in dbs:
         if a.no_runtime:
             db.con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")

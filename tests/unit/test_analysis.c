@@ -158,8 +158,67 @@ static void test_json_strict(void)
 	CHECK(ev_json_tokenize(deep + 400, 400, many, 700) == 200);
 }
 
+/* ev_table_f64 prints the shortest of %.15g, %.16g, %.17g that reads back
+ * to the same double, whether it takes the decimal fast path or not. */
+static void test_table_f64_exact(void)
+{
+	static const char *const cols[] = { "x" };
+	char path[] = "/tmp/ev-f64-XXXXXX";
+	int fd = mkstemp(path);
+	ev_output *out = NULL;
+	ev_table *t = NULL;
+	CHECK(fd >= 0 && ev_output_open(&out, path) == EV_OK && ev_table_open(&t, out, EV_TABLE_TSV, cols, 1) == EV_OK);
+	enum { N = 200000 };
+	static double v[N];
+	uint64_t x = 88172645463325252ULL;
+	for (int i = 0; i < N; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		int64_t m = (int64_t)(x % 2000000000000ULL) - 1000000000000LL;
+		switch (i % 8) {
+		case 0: v[i] = (double)m / 1e3; break;               /* us from ns */
+		case 1: v[i] = (double)(m % 100000000) / 1e6; break;  /* ms from ns */
+		case 2: v[i] = (double)m / 7.0; break;               /* no short decimal */
+		case 3: v[i] = (double)(m % 1000) / 1e6; break;       /* around 1e-4 */
+		case 4: v[i] = (double)m * 1e4; break;               /* past 1e15 */
+		case 5: v[i] = (double)(x % 1000000) / 1e6 + 0.5; break;
+		case 6: v[i] = (double)m; break;
+		default: v[i] = ((double)(x >> 11) / 9007199254740992.0) * 100; break;
+		}
+		if (ev_table_f64(t, v[i]) != EV_OK)
+			failures++;
+	}
+	CHECK(ev_table_close(t) == EV_OK && ev_output_close(out) == EV_OK);
+	FILE *f = fopen(path, "r");
+	char line[64], want[40];
+	int bad = 0;
+	CHECK(f && fgets(line, sizeof line, f) && !strcmp(line, "x\n"));
+	for (int i = 0; f && i < N; i++) {
+		if (!fgets(line, sizeof line, f)) {
+			bad++;
+			break;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		double w = v[i] == 0 ? 0 : v[i];
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(want, sizeof want, "%.*g", prec, w);
+			if (strtod(want, NULL) == w)
+				break;
+		}
+		if (strcmp(line, want) != 0 && bad++ < 5)
+			fprintf(stderr, "f64: %s, want %s\n", line, want);
+	}
+	CHECK(bad == 0);
+	if (f)
+		fclose(f);
+	remove(path);
+	close(fd);
+}
+
 int main(void)
 {
+	RUN(test_table_f64_exact);
 	RUN(test_cover);
 	RUN(test_dist_exact);
 	RUN(test_dist_sketch);

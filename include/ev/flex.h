@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev/flex.h - IBM AIU runtime ("Flex") traces: dialect detection, the event
+ * classes acelyzer derives, the conversion of Flex events into ev records
+ * (lib/flex/convert.c) and the compiler "Perf Summary" tables used for
+ * kernel categories (lib/flex/complog.c).  docs/flex2ev.md describes the
+ * mapping; ../shared/notes/hta-acelyzer.md sections 7-12 the reference tool.
+ */
+#ifndef EV_FLEX_H
+#define EV_FLEX_H
+
+#include "ev/json.h"
+#include "ev/stream.h"
+
+/* ------------------------------------------------------------------ */
+/* Dialect detection (lib/flex/sniff.c).                                */
+
+enum ev_dialect {
+	EV_DIALECT_UNKNOWN = 0, /* JSON of some other kind */
+	EV_DIALECT_FLEX,        /* AIU runtime events: TS1..TS5 counters or Flex names */
+	EV_DIALECT_KINETO,      /* PyTorch profiler trace: use kineto2ev */
+	EV_DIALECT_META_ONLY,   /* only "M" metadata events */
+	EV_DIALECT_EMPTY,       /* no events at all */
+	EV_DIALECT_PROCESSED,   /* output of acelyzer or ev2perfetto: already processed */
+};
+const char *ev_dialect_name(enum ev_dialect d); /* "flex", "kineto", ... */
+
+/* Evidence gathered from top-level members and events, one at a time. */
+struct ev_flex_sniff {
+	uint64_t events, meta, flex_counters, flex_names, collgroup, kineto_cats, dur_events;
+	int kineto_top;    /* deviceProperties / schemaVersion / distributedInfo */
+	int processed_top; /* otherData.Application "Acelyzer" or producer ev2perfetto */
+	char top_key[32];  /* the first top-level key seen (for the message) */
+	char ph_seen[16];  /* distinct ph letters seen */
+	char cat_seen[48]; /* first cat value seen */
+	char name_seen[48];/* first non-metadata name seen */
+};
+void ev_flex_sniff_init(struct ev_flex_sniff *s);
+/* A top-level member of an object document: key and its JSON value text. */
+void ev_flex_sniff_top(struct ev_flex_sniff *s, const char *key, size_t klen, const char *val, size_t vlen);
+/* One event: the object at token i of text. */
+void ev_flex_sniff_event(struct ev_flex_sniff *s, const char *text, const struct ev_json_tok *t, int i);
+enum ev_dialect ev_flex_sniff_verdict(const struct ev_flex_sniff *s);
+/* One line naming what was seen ("45 events, ph B/E/X, cat CatA, ..."). */
+void ev_flex_sniff_describe(const struct ev_flex_sniff *s, char *buf, size_t n);
+/* Read the first max_events events of a file (gzip or plain JSON, object
+ * with traceEvents or a bare array) and decide.  For kineto2ev: a file
+ * whose verdict is EV_DIALECT_FLEX belongs to flex2ev.  what (may be NULL)
+ * receives the describe line.  EV_OK, or a read/parse status. */
+int ev_flex_sniff_file(const char *path, uint64_t max_events, enum ev_dialect *d, char *what, size_t n) EV_RESULT_USED;
+
+/* ------------------------------------------------------------------ */
+/* Event classes: acelyzer's EventClass, in its order (lib/flex/classify.c). */
+
+enum ev_flex_class {
+	EV_FC_OTHER = 0, EV_FC_COMPUTE_PREP, EV_FC_COMPUTE_EXEC, EV_FC_DATA_IN, EV_FC_DATA_OUT,
+	EV_FC_SEN_DATA_CONVERT, EV_FC_MAIU_BARRIER, EV_FC_MAIU_WIREUP, EV_FC_ROUNDTRIP_FLEX,
+	EV_FC_ROUNDTRIP_AIU, EV_FC_MAIU_PROTOCOL_SERIAL, EV_FC_HDMA_WAIT_DATA, EV_FC_HDMA_WAIT_ACK,
+	EV_FC_HDMA_SIGNAL_DATA, EV_FC_HDMA_SIGNAL_ACK, EV_FC_HDMA_MONITOR_NOTICE, EV_FC_HDMA_SEND_DATA,
+	EV_FC_HDMA_RECV_DATA, EV_FC_P2PRDMA_SEND_DATA, EV_FC_P2PRDMA_RECV_DATA, EV_FC_PROTOCOL_SEND_DATA,
+	EV_FC_PROTOCOL_RECV_DATA, EV_FC_PROTOCOL_SIGNAL_DATA, EV_FC_PROTOCOL_SIGNAL_ACK,
+	EV_FC_COUNT
+};
+/* acelyzer's name of a class ("COMPUTE_EXEC", "MAIU_P2PRDMA_PROTOCOL_SEND_DATA"). */
+const char *ev_flex_class_name(unsigned c);
+/* Parse a class name (the first word of a record's sig); EV_OK or EV_ERR_ARG. */
+int ev_flex_class_parse(const char *s, size_t n, unsigned *c);
+/* First-pass class from the event name and whether it has a CollGroup. */
+unsigned ev_flex_classify(const char *name, size_t n, int collective);
+/* Second pass: a DATA_IN/DATA_OUT event inside its job's compute window is
+ * a protocol signal when it moves exactly 128 bytes, else data. */
+unsigned ev_flex_refine(unsigned cls, int have_bytes, uint64_t bytes);
+
+/* Instruction type from the name: 0 DmaI, 1 Cmpt Prep, 2 Cmpt Exec, 3 DmaO,
+ * -1 none (acelyzer's op id: its interval is TS[k+1] -> TS[k+2]). */
+int ev_flex_instr(const char *name, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* One Flex event as parsed from its JSON object (lib/flex/event.c).    */
+
+enum { EV_FLEX_MAX_PEERS = 64 };
+enum ev_flex_ctype { /* args.Type */
+	EV_FT_NONE = 0, EV_FT_DONE, EV_FT_MCAST, EV_FT_SEND, EV_FT_BCLIST,
+};
+struct ev_flex_event {
+	char ph;                  /* 'B', 'E', 'X', 'M', 'i', 'C', ... (0 if absent) */
+	const char *name; size_t name_len;      /* unescaped, in the caller's buffer */
+	const char *cat; size_t cat_len;
+	const char *group; size_t group_len;    /* args.CollGroup, NULL if none */
+	const char *sync; size_t sync_len;      /* the [sync=...] part of the name */
+	int64_t pid; int have_pid;
+	uint64_t tid;
+	int64_t ts; int have_ts;  /* ns */
+	uint64_t dur; int have_dur;
+	uint64_t cyc[5]; int have_cyc; /* TS1..TS5 (hex or decimal strings) */
+	uint64_t bytes; int have_bytes;
+	uint32_t correlation;
+	int ctype;                /* enum ev_flex_ctype */
+	int npeers;               /* args.Peer / args.Peers, or from RdmaRecv_<peer>_ names */
+	int32_t peers[EV_FLEX_MAX_PEERS];
+};
+/* Parse the object at token i.  buf (capacity >= 2 * len + 64) holds the
+ * unescaped strings.  EV_OK, EV_ERR_FORMAT (not an object, bad ts/escape). */
+int ev_flex_event_parse(const char *text, const struct ev_json_tok *t, int i, char *buf, size_t cap,
+                        struct ev_flex_event *e) EV_RESULT_USED;
+
+/* Device time of an event from its cycle counters: 32-bit overflow
+ * corrected (a counter below its predecessor gains 2^32, acelyzer's OVC),
+ * converted with soc_khz (SoC clock in kHz) and anchored at the host end
+ * time as acelyzer's tighten_hts_by_instr_type does: the interval of the
+ * instruction type (DmaI TS1-2, Prep TS2-3, Exec TS3-4, DmaO TS4-5) ends at
+ * the host end; other device events keep the host start and last TS1-5.
+ * Returns 1 if the counters overflowed (corrected), 0 otherwise. */
+int ev_flex_device_time(const struct ev_flex_event *e, int64_t host_ts, uint64_t host_dur, uint64_t soc_khz,
+                        int64_t *ts, uint64_t *dur);
+/* Cycles to ns at soc_khz, rounded. */
+uint64_t ev_flex_cycles_ns(uint64_t cycles, uint64_t soc_khz);
+
+/* ------------------------------------------------------------------ */
+/* The converter: Flex events in, records into a sorter (lib/flex/convert.c). */
+
+enum ev_flex_overlap { EV_FLEX_OV_TID = 0, EV_FLEX_OV_DROP = 1, EV_FLEX_OV_KEEP = 2 };
+struct ev_flex_opts {
+	uint64_t soc_khz;      /* --freq SoC part, kHz [1000000 = 1000 MHz] */
+	int tighten;           /* device-time tightening (default 1) */
+	int drop_prep;         /* leave out Cmpt Prep events */
+	int overlap;           /* enum ev_flex_overlap: what --overlap asked for */
+	int64_t rank;          /* every event of the input on this rank, -1: its pid */
+	int colls;             /* build per-rank collective spans (coll records) */
+	uint64_t sort_bytes;   /* memory of each of the three sorters [64M] */
+	int ts_fix;            /* --flex-ts-fix: move a job's device events into its AIU Roundtrip */
+	int align;             /* align rank clocks on send/recv pairs (default 1) */
+	int strip_ids;         /* request ids out of communication event names, into id */
+};
+void ev_flex_opts_init(struct ev_flex_opts *o);
+
+struct ev_flex_counts {
+	uint64_t objects, begins, ends, completes, pairs, meta, instants, counters, other_ph;
+	uint64_t unmatched_b, unmatched_e, reversed, zero_dur, no_ts, ovc, dropped_prep, dropped_overlap;
+	uint64_t device, cpu, records, p2p_send, p2p_recv, colls, open_colls, ts_fix_jobs, ts_fix_wide, stripped;
+	uint64_t cls[EV_FC_COUNT];
+};
+
+typedef struct ev_flex_conv ev_flex_conv;
+int ev_flex_conv_new(ev_flex_conv **c, const struct ev_flex_opts *o, ev_strtab *st) EV_RESULT_USED;
+void ev_flex_conv_free(ev_flex_conv *c);
+/* Feed one event of input source src.  Completed events become records in
+ * the converter's first sorter.  EV_OK or an error (EV_ERR_NOMEM, I/O of the
+ * sorter, EV_ERR_RANGE for a rank or stream that does not fit). */
+int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e) EV_RESULT_USED;
+/* End of a source: B events still open are counted as unmatched. */
+void ev_flex_conv_end_source(ev_flex_conv *c, uint16_t src);
+/* After every input: second-pass classes, collective spans, overlap drop;
+ * #comm lines and the records, in time order, to w. */
+int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w) EV_RESULT_USED;
+const struct ev_flex_counts *ev_flex_conv_counts(const ev_flex_conv *c);
+/* Clock alignment of rank i (in ev_flex_conv_rank order) after finish:
+ * aligned (the lowest rank is the reference), offset_ns subtracted from its
+ * times, the rank it was aligned to, whether pairs both ways were used. */
+struct ev_flex_align { uint32_t rank; int aligned; int64_t offset_ns; uint32_t via; int symmetric; uint64_t pairs; };
+const struct ev_flex_align *ev_flex_conv_align(const ev_flex_conv *c, size_t i);
+/* Number of distinct ranks seen, and the i-th (ascending). */
+size_t ev_flex_conv_nranks(const ev_flex_conv *c);
+uint32_t ev_flex_conv_rank(const ev_flex_conv *c, size_t i);
+
+/* ------------------------------------------------------------------ */
+/* One file into the converter (lib/flex/read.c).                       */
+
+enum ev_flex_read_error {
+	EV_FLEX_RE_NONE = 0,
+	EV_FLEX_RE_OPEN,     /* the file could not be opened or read */
+	EV_FLEX_RE_JSON,     /* invalid or truncated JSON (detail, record) */
+	EV_FLEX_RE_TOKENS,   /* an event with more JSON tokens than allowed (record) */
+	EV_FLEX_RE_EVENT,    /* a bad ts, dur or string in an event (record) */
+	EV_FLEX_RE_CONVERT,  /* the converter refused the event (status; pid for EV_ERR_RANGE) */
+	EV_FLEX_RE_DIALECT,  /* not Flex: see dialect, key (top-level) or record (first PyTorch event) */
+};
+struct ev_flex_read {
+	enum ev_flex_read_error error;
+	enum ev_dialect dialect;
+	struct ev_flex_sniff sniff;
+	uint64_t events;  /* events read */
+	uint64_t record;  /* 1-based event of the error, 0 none */
+	int64_t pid;      /* EV_FLEX_RE_CONVERT with EV_ERR_RANGE */
+	char key[64];     /* the top-level key that decided the dialect */
+	char detail[256]; /* the JSON scanner's message */
+};
+typedef struct ev_flex_reader ev_flex_reader; /* token and string buffers */
+int ev_flex_reader_new(ev_flex_reader **r) EV_RESULT_USED;
+void ev_flex_reader_free(ev_flex_reader *r);
+/* Read path (plain or gzip; "-" stdin) into c as source src.  EV_OK when
+ * the file is Flex and every event was converted; otherwise a status with
+ * res->error telling what (EV_ERR_FORMAT with EV_FLEX_RE_DIALECT when it is
+ * not Flex: res->dialect and the evidence in res->sniff).  progress, if
+ * not NULL, is called every 65536 events. */
+int ev_flex_read_file(ev_flex_reader *rd, ev_flex_conv *c, uint16_t src, const char *path, size_t max_object,
+                      void (*progress)(void *ctx, uint64_t events, uint64_t bytes), void *ctx,
+                      struct ev_flex_read *res) EV_RESULT_USED;
+
+/* ------------------------------------------------------------------ */
+/* Compiler logs: "Perf Summary / Ideal/Total Cycles" tables (lib/flex/complog.c). */
+
+struct ev_flex_kernel_info {
+	char *kernel;   /* name as the trace shows it, before the first "-op" part */
+	char *category; /* the opCat... word without "opCat" ("Conv_fp16", "Bmm_fp16") */
+	uint64_t ideal; /* ideal cycles */
+};
+struct ev_flex_complog {
+	struct ev_flex_kernel_info *k;
+	size_t n, cap;
+	uint64_t tables; /* Perf Summary tables read */
+	uint64_t total;  /* sum of the tables' Total lines */
+};
+/* Read every Perf Summary table of a log file into cl (appending).
+ * EV_OK, EV_ERR_IO, EV_ERR_NOMEM, EV_ERR_FORMAT (no table found). */
+int ev_flex_complog_read(struct ev_flex_complog *cl, const char *path) EV_RESULT_USED;
+/* Lookup by kernel name as the trace has it, after removing " Cmpt Exec";
+ * NULL if missing. */
+const struct ev_flex_kernel_info *ev_flex_complog_find(const struct ev_flex_complog *cl, const char *name, size_t n);
+void ev_flex_complog_free(struct ev_flex_complog *cl);
+
+/* acelyzer's summary name normalisation: every "_<digits>" or "-<digits>"
+ * becomes "_[N]".  Returns the length written to out (capacity >= 2n+1). */
+size_t ev_flex_norm_name(const char *name, size_t n, char *out);
+
+#endif /* EV_FLEX_H */

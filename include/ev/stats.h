@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev/stats.h - the analyses behind ev-stats and ev-overlap: grouped
+ * accumulators over a time-ordered record stream (GPU timeline, kernel
+ * statistics, categories, op/GEMM statistics, cross-rank collectives,
+ * variance), their result tables and the comparison of two sources; the
+ * one (communicator, seq) collective matcher; GEMM roofline numbers from an
+ * op signature; and overflow-safe time arithmetic.
+ *
+ * Memory grows with groups (distinct names, signatures, ranks, sources,
+ * collective kinds and sizes), never with the number of records: open
+ * collectives and op instances are bounded windows, and exact quantiles
+ * fall back to a sketch past a sample budget (ev/analysis.h, ev_dist).
+ */
+#ifndef EV_STATS_H
+#define EV_STATS_H
+
+#include "ev/analysis.h"
+
+/* ------------------------------------------------------------------ */
+/* Time arithmetic that cannot overflow.                                 */
+
+/* Ends are ev_rec_end(): ts + dur saturated at INT64_MAX, so a
+ * format-legal record with an extreme ts or dur never yields an end before
+ * its start. */
+/* b - a for a <= b as an exact unsigned count of ns (0 when b < a). */
+static inline uint64_t ev_span(int64_t a, int64_t b)
+{
+	return b > a ? (uint64_t)b - (uint64_t)a : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The (communicator, seq) collective matcher (lib/analysis/collmatch.c). */
+
+/* The same collective carries the same (comm, seq) on every rank of its
+ * communicator.  The matcher collects the arrivals of each collective
+ * (one record per rank) and hands the collective to a callback once all
+ * ranks of the communicator have arrived.  Bounded: at most max_open
+ * collectives and max_held arrivals are held; beyond either, the oldest
+ * open collective (first arrival earliest in input order) is released
+ * incomplete.  Storage per collective is what arrived (sparse): a
+ * communicator of 10^6 ranks costs nothing until its ranks arrive.
+ * Hashed: O(1) per record.  No allocation per record once warm (slots
+ * and their arrival arrays are reused). */
+typedef struct ev_collmatch ev_collmatch;
+
+/* What identifies a collective.  group: the caller's partition (one
+ * configuration of a sweep, ...); kind: the caller's sub-key (e.g. coll
+ * vs p2p record type), 0 when not needed. */
+struct ev_coll_key { uint64_t group, comm, seq; uint32_t kind; };
+
+struct ev_coll_arrival {
+	uint32_t rank;
+	int64_t ts, end;     /* end = ev_rec_end() */
+	uint64_t dur;
+	uint64_t data;       /* the caller's, as passed to ev_collmatch_add */
+};
+
+/* A collective handed to the callback.  arr[0..seen) in arrival order,
+ * valid during the call only. */
+struct ev_coll_done {
+	struct ev_coll_key key;
+	struct ev_rec first;     /* the first arrival's record (op, dtype, bytes...) */
+	uint32_t expect;         /* ranks of the communicator, 0 unknown */
+	uint32_t seen;
+	int complete;            /* 1: expect ranks arrived; 0: released incomplete */
+	const struct ev_coll_arrival *arr;
+};
+/* Called once per collective; must not call back into the matcher.  A
+ * non-zero return is passed up by the add/flush call that released it. */
+typedef int (*ev_coll_done_fn)(void *ctx, const struct ev_coll_done *d);
+
+#define EV_COLLMATCH_MAX_OPEN 65536u     /* default open collectives */
+#define EV_COLLMATCH_MAX_HELD 4194304u   /* default arrivals held (32 B each) */
+struct ev_collmatch_limits { size_t max_open, max_held; }; /* 0: defaults */
+
+struct ev_collmatch_counts {
+	uint64_t complete;   /* released with every rank */
+	uint64_t evicted;    /* released incomplete because a bound was reached */
+	uint64_t flushed;    /* released incomplete by ev_collmatch_flush */
+	uint64_t unsized;    /* of those incomplete: communicator size unknown */
+	size_t open_peak;    /* most collectives open at once */
+};
+
+int ev_collmatch_new(ev_collmatch **m, const struct ev_collmatch_limits *lim, ev_coll_done_fn fn,
+                     void *ctx) EV_RESULT_USED;
+/* One arrival.  expect = communicator size (0 unknown: the collective is
+ * released only by a bound or by flush).  If prev is not NULL it receives
+ * the previous arrival of the same collective (prev->rank = UINT32_MAX when
+ * this is the first).  Returns EV_OK, EV_ERR_NOMEM or the callback's
+ * status. */
+int ev_collmatch_add(ev_collmatch *m, const struct ev_coll_key *k, uint32_t expect, const struct ev_rec *r,
+                     uint64_t data, struct ev_coll_arrival *prev) EV_RESULT_USED;
+/* Release every open collective (incomplete), oldest first. */
+int ev_collmatch_flush(ev_collmatch *m) EV_RESULT_USED;
+void ev_collmatch_get_counts(const ev_collmatch *m, struct ev_collmatch_counts *c);
+void ev_collmatch_free(ev_collmatch *m);
+
+/* ------------------------------------------------------------------ */
+/* GEMM roofline numbers from an op signature (lib/analysis/gemm.c).     */
+
+/* TraceLens's formulas from a kineto2ev signature "aten::mm dims=[[M,K],
+ * [K,N]] types=[...] ...": GFLOPs = 2MNK·B (+ MN·B with bias), data moved
+ * in MiB = B(MK·a + KN·b + MN·a) (+ N·a with bias), a and b the element
+ * sizes.  Ops: aten::mm, aten::matmul (2-D), aten::addmm, aten::bmm,
+ * aten::baddbmm, aten::linear.  0 where unknown. */
+void ev_gemm_model(const char *sig, double *gflop, double *mbytes);
+
+/* ------------------------------------------------------------------ */
+/* Result tables: rows of string keys and double values (lib/analysis/rowset.c). */
+
+enum ev_dir { EV_DIR_NONE = 0, EV_DIR_LOWER = -1, EV_DIR_HIGHER = 1 }; /* which way is better */
+struct ev_colspec { const char *name; int numeric; int dir; };
+struct ev_row { char **key; double *val; uint32_t sg; };
+struct ev_rowset {
+	struct ev_colspec *keys, *vals;
+	size_t nkeys, nvals;
+	struct ev_vec rows; /* struct ev_row */
+};
+int ev_rowset_init(struct ev_rowset *rs, const struct ev_colspec *keys, size_t nkeys, const struct ev_colspec *vals,
+                   size_t nvals) EV_RESULT_USED;
+/* A new row of source group sg, keys NULL and values 0 (NULL on ENOMEM). */
+struct ev_row *ev_rowset_add(struct ev_rowset *rs, uint32_t sg);
+int ev_row_key(struct ev_row *r, size_t i, const char *s) EV_RESULT_USED;
+int ev_row_keyu(struct ev_row *r, size_t i, uint64_t v) EV_RESULT_USED;
+int ev_rowset_print(const struct ev_rowset *rs, ev_output *out, enum ev_table_fmt fmt) EV_RESULT_USED;
+void ev_rowset_free(struct ev_rowset *rs);
+
+/* ------------------------------------------------------------------ */
+/* The analyses (lib/analysis/stats*.c).                                 */
+
+enum ev_stats_what {
+	EV_STATS_TIMELINE, EV_STATS_KERNELS, EV_STATS_CATEGORIES, EV_STATS_OPS, EV_STATS_COLL, EV_STATS_VARIANCE
+};
+enum ev_stats_by { EV_BY_SRC, EV_BY_RANK, EV_BY_STREAM, EV_BY_SRCKEY, EV_BY_CONFIG };
+enum ev_coll_table { EV_COLL_SUMMARY, EV_COLL_EACH, EV_COLL_STRAGGLERS };
+#define EV_STATS_MAX_BY 8
+
+struct ev_stats_opts {
+	enum ev_stats_what what;
+	enum ev_rules rules;
+	int by[EV_STATS_MAX_BY];           /* enum ev_stats_by */
+	const char *by_key[EV_STATS_MAX_BY]; /* #src key names for EV_BY_SRCKEY */
+	int nby;
+	int unlinked, no_hta, float_us;    /* timeline */
+	int key_name;                      /* variance: key by kernel name */
+	unsigned class_mask;               /* ops, variance: kernel classes */
+	int class_given;
+	uint64_t top;                      /* variance: K widest per group, 0 all */
+	enum ev_coll_table coll_table;
+	uint64_t exact_limit;              /* exact quantile samples in all */
+	struct ev_collmatch_limits coll_limits;
+	ev_table *each;                    /* coll --table=each: rows go here */
+};
+
+/* Source groups: --by src, a #src key, or "config" make sources into
+ * groups.  config = sources with the same label and the same #src keys
+ * apart from those that name one process's own file (file, rank,
+ * local_rank, node, host, hostname, pid, tid, device, gpu, base_ns): the
+ * ranks of one run. */
+int ev_stats_is_process_key(const char *key);
+
+/* What an analysis saw, to say why a table is empty or partial. */
+struct ev_stats_counts {
+	uint64_t records, gpu, kernels, with_sig, selected, coll;
+	uint64_t coll_incomplete, coll_evicted, coll_unsized;
+	uint64_t sketched;   /* distributions moved to the sketch */
+	uint64_t ops_window; /* op instances closed by the window, not the end */
+};
+
+typedef struct ev_stats ev_stats;
+/* st and meta are the reader's (names and #src/#comm lines). */
+int ev_stats_new(ev_stats **s, const struct ev_stats_opts *o, ev_strtab *st, ev_meta *meta) EV_RESULT_USED;
+/* One record.  EV_ERR_ORDER when a group's records go back in time. */
+int ev_stats_add(ev_stats *s, const struct ev_rec *r) EV_RESULT_USED;
+/* End of input: release what is open (collectives, op instances). */
+int ev_stats_finish(ev_stats *s) EV_RESULT_USED;
+/* The result table (after finish).  rs is initialised by the call. */
+int ev_stats_rows(ev_stats *s, struct ev_rowset *rs) EV_RESULT_USED;
+void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c);
+/* Number of source groups seen. */
+size_t ev_stats_nsrcgroups(const ev_stats *s);
+void ev_stats_free(ev_stats *s);
+
+/* ------------------------------------------------------------------ */
+/* compare (lib/analysis/compare.c)                                      */
+
+/* Join the rows of every source group with the baseline's (the group of
+ * the lowest source number) and write baseline, test, <keys>, metric,
+ * base, value, diff, pct, status, base_count, test_count.  The first key
+ * column of rs must be the source.  When a key column is "rank", ranks
+ * pair by position: the i-th lowest rank of a test with the i-th lowest of
+ * the baseline (a rank with itself when both sides have the same ranks),
+ * and a test_rank column follows rank.  Rows on one side only print every
+ * metric with that side's value and status only-baseline / only-test.
+ * Linear in rows (hashed join). */
+struct ev_compare_opts { double threshold; enum ev_table_fmt fmt; };
+struct ev_compare_counts { uint64_t matched, only_base, only_test, tests; };
+int ev_stats_compare(ev_stats *s, const struct ev_rowset *rs, const struct ev_compare_opts *o, ev_output *out,
+                     struct ev_compare_counts *c) EV_RESULT_USED;
+
+#endif /* EV_STATS_H */

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats.c - the ev_stats object: source groups (--by), kernel-class
+ * caches, key columns, and dispatch of records to the chosen analysis
+ * (stats_timeline.c, stats_kernels.c, stats_ops.c, stats_coll.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/stats_impl.h"
+
+/* Keys that name one process's own file rather than the run it belongs
+ * to: kineto2ev writes file, rank, base_ns; nsys2ev file, node, host. */
+int ev_stats_is_process_key(const char *key)
+{
+	static const char *const k[] = { "file",   "rank", "local_rank", "node", "host", "hostname",
+		                          "pid",    "tid",  "device",     "gpu",  "base_ns" };
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+		if (!strcmp(key, k[i]))
+			return 1;
+	return 0;
+}
+
+/* The configuration text of a source: label and run keys ("" for none). */
+static size_t config_text(const struct ev_src_info *si, char *buf, size_t cap)
+{
+	size_t n = 0;
+	if (!si)
+		return 0;
+	if (si->label && *si->label)
+		n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s", si->label);
+	for (size_t i = 0; i < si->nkv; i++)
+		if (!ev_stats_is_process_key(si->kv[i].key) && strcmp(si->kv[i].key, "label"))
+			n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%s=%s", n ? "," : "", si->kv[i].key,
+			                      si->kv[i].val);
+	return n < cap ? n : cap - 1;
+}
+
+/* The source group of a record's src: the src itself with --by src, the
+ * tuple of the --by #src keys (or configuration) otherwise: sources with
+ * equal values pool. */
+int src_group(struct ev_stats *s, uint32_t src, uint32_t *sg)
+{
+	uint64_t *have = ev_map_get(&s->src_sg, (uint64_t)src + 1);
+	if (have) {
+		*sg = (uint32_t)(*have - 1);
+		return EV_OK;
+	}
+	const struct ev_stats_opts *o = &s->o;
+	char buf[4096];
+	size_t n = 0;
+	int keyed = 0;
+	const struct ev_src_info *si = ev_meta_src(s->meta, src);
+	for (int i = 0; i < o->nby; i++) {
+		const char *v = NULL;
+		char num[1024];
+		if (o->by[i] == EV_BY_SRC) {
+			/* A source is a run: the per-rank #src lines that ev-merge
+			 * keeps of one input (same label and run keys, other
+			 * process keys) are one group, numbered by its first src. */
+			size_t cn = config_text(si, num, sizeof num);
+			if (!si || cn == 0 || cn + 1 >= sizeof num)
+				snprintf(num, sizeof num, "%u", src);
+			v = num;
+		} else if (o->by[i] == EV_BY_CONFIG) {
+			config_text(si, num, sizeof num);
+			v = num;
+		} else if (o->by[i] == EV_BY_SRCKEY) {
+			v = si ? ev_kv_get(si->kv, si->nkv, o->by_key[i]) : NULL;
+			if (!v && si && !strcmp(o->by_key[i], "label"))
+				v = si->label;
+			if (!v && si && !strcmp(o->by_key[i], "file"))
+				v = si->file;
+		} else {
+			continue;
+		}
+		keyed = 1;
+		n += (size_t)snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%c", v ? v : "", 0x1f);
+		if (n >= sizeof buf)
+			n = sizeof buf - 1;
+	}
+	if (!keyed)
+		n = 0;
+	buf[n] = '\0';
+	/* Find the tuple by its hash (the next hash value on a clash). */
+	uint64_t h = ev_hash64(buf, n) | 1;
+	const struct srcgrp *g = s->srcgrps.data;
+	size_t i = s->srcgrps.len;
+	for (;; h += 2) {
+		uint64_t *at = ev_map_get(&s->srcgrp_idx, h);
+		if (!at)
+			break;
+		if (!strcmp(g[*at - 1].keys, buf)) {
+			i = (size_t)(*at - 1);
+			break;
+		}
+	}
+	if (i == s->srcgrps.len) {
+		struct srcgrp *ng = ev_vec_push(&s->srcgrps);
+		if (!ng || !(ng->keys = strdup(buf)))
+			return EV_ERR_NOMEM;
+		ng->first_src = src;
+		if (ev_map_put(&s->srcgrp_idx, h, i + 1) != EV_OK)
+			return EV_ERR_NOMEM;
+	}
+	*sg = (uint32_t)i;
+	return ev_map_put(&s->src_sg, (uint64_t)src + 1, i + 1);
+}
+
+int has_by(const struct ev_stats_opts *o, int f)
+{
+	for (int i = 0; i < o->nby; i++)
+		if (o->by[i] == f)
+			return 1;
+	return 0;
+}
+
+int base_key(struct ev_stats *s, const struct ev_rec *r, struct gkey *k)
+{
+	memset(k, 0, sizeof *k);
+	int rc = src_group(s, r->src, &k->sg);
+	if (has_by(&s->o, EV_BY_RANK))
+		k->rank = r->rank;
+	if (has_by(&s->o, EV_BY_STREAM))
+		k->stream = r->stream;
+	return rc;
+}
+
+const char *str_of(const struct ev_stats *s, uint64_t id)
+{
+	const char *t = ev_strtab_get(s->st, id, NULL);
+	return t ? t : "";
+}
+
+/* Class of a GPU event under the rules (kernels by name; memcpy/memset by type). */
+unsigned class_of(struct ev_stats *s, const struct ev_rec *r)
+{
+	if (r->type == EV_MEMCPY)
+		return EV_KC_MEMCPY;
+	if (r->type == EV_MEMSET)
+		return EV_KC_MEMSET;
+	uint64_t *c = r->name ? ev_map_get(&s->class_cache, r->name) : NULL;
+	if (c)
+		return (unsigned)(*c - 1);
+	unsigned k = ev_kernel_class(s->o.rules, str_of(s, r->name));
+	if (r->name && ev_map_put(&s->class_cache, r->name, k + 1) != EV_OK)
+		return k; /* uncached: correct, only slower */
+	return k;
+}
+
+int is_gpu(const struct ev_rec *r)
+{
+	return r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET;
+}
+
+const char *class_name(unsigned kc)
+{
+	const char *n = ev_kclass_name(kc);
+	return n ? n : "other";
+}
+
+const char *src_label(const struct ev_stats *s, uint32_t src, char *buf, size_t n)
+{
+	const struct ev_src_info *si = ev_meta_src(s->meta, src);
+	if (si && si->label && *si->label)
+		return si->label;
+	snprintf(buf, n, "%u", src);
+	return buf;
+}
+
+void by_colspecs(const struct ev_stats_opts *o, struct ev_colspec *c, size_t *n)
+{
+	for (int i = 0; i < o->nby; i++) {
+		switch (o->by[i]) {
+		case EV_BY_SRC: c[(*n)++] = (struct ev_colspec){ "src", 0, 0 }; break;
+		case EV_BY_CONFIG: c[(*n)++] = (struct ev_colspec){ "config", 0, 0 }; break;
+		case EV_BY_RANK: c[(*n)++] = (struct ev_colspec){ "rank", 1, 0 }; break;
+		case EV_BY_STREAM: c[(*n)++] = (struct ev_colspec){ "stream", 1, 0 }; break;
+		default: c[(*n)++] = (struct ev_colspec){ o->by_key[i], 0, 0 }; break;
+		}
+	}
+}
+
+static int by_keys(struct ev_stats *s, struct ev_row *r, const struct gkey *k, size_t *n)
+{
+	const struct ev_stats_opts *o = &s->o;
+	const struct srcgrp *g = (const struct srcgrp *)s->srcgrps.data + k->sg;
+	const char *p = g->keys;
+	int rc = EV_OK;
+	for (int i = 0; i < o->nby && !rc; i++) {
+		if (o->by[i] == EV_BY_RANK) {
+			rc = ev_row_keyu(r, (*n)++, k->rank);
+		} else if (o->by[i] == EV_BY_STREAM) {
+			rc = ev_row_keyu(r, (*n)++, k->stream);
+		} else {
+			/* Fields of the source tuple, in --by order. */
+			const char *e = strchr(p, 0x1f);
+			size_t len = e ? (size_t)(e - p) : strlen(p);
+			char v[1024];
+			if (len >= sizeof v)
+				len = sizeof v - 1;
+			memcpy(v, p, len);
+			v[len] = '\0';
+			if (o->by[i] == EV_BY_SRC) {
+				const struct ev_src_info *si = ev_meta_src(s->meta, g->first_src);
+				if (si && si->label && *si->label)
+					snprintf(v, sizeof v, "%s", si->label);
+				else
+					snprintf(v, sizeof v, "%u", g->first_src);
+			} else if (o->by[i] == EV_BY_CONFIG && !*v) {
+				snprintf(v, sizeof v, "*"); /* every source is one run */
+			}
+			rc = ev_row_key(r, (*n)++, v);
+			p = e ? e + 1 : p + len;
+		}
+	}
+	return rc;
+}
+
+int group_row(struct ev_stats *s, struct ev_rowset *rs, const struct gkey *k, struct ev_row **out, size_t *n)
+{
+	*n = 0;
+	*out = ev_rowset_add(rs, k->sg);
+	return *out ? by_keys(s, *out, k, n) : EV_ERR_NOMEM;
+}
+
+struct sort_ctx { const struct ev_stats *s; int (*cmp)(const struct ev_stats *, size_t, size_t); };
+
+static int cmp_slots(const void *a, const void *b, void *arg)
+{
+	const struct sort_ctx *c = arg;
+	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+	const struct gkey *ka = GROUP_KEY(&c->s->g, ia), *kb = GROUP_KEY(&c->s->g, ib);
+	if (ka->sg != kb->sg)
+		return ka->sg < kb->sg ? -1 : 1;
+	if (ka->rank != kb->rank)
+		return ka->rank < kb->rank ? -1 : 1;
+	if (ka->stream != kb->stream)
+		return ka->stream < kb->stream ? -1 : 1;
+	int r = c->cmp(c->s, ia, ib);
+	if (r)
+		return r;
+	return ia < ib ? -1 : ia > ib;
+}
+
+size_t *sorted_slots(struct ev_stats *s, int (*cmp)(const struct ev_stats *, size_t, size_t))
+{
+	size_t *ord = malloc((s->g.keys.len + 1) * sizeof *ord);
+	if (!ord)
+		return NULL;
+	for (size_t i = 0; i < s->g.keys.len; i++)
+		ord[i] = i;
+	struct sort_ctx c = { s, cmp };
+	qsort_r(ord, s->g.keys.len, sizeof *ord, cmp_slots, &c);
+	return ord;
+}
+
+/* ------------------------------------------------------------------ */
+
+static size_t val_size(enum ev_stats_what what)
+{
+	switch (what) {
+	case EV_STATS_TIMELINE: return sizeof(struct tl);
+	case EV_STATS_COLL: return sizeof(struct cstat);
+	default: return sizeof(struct kstat);
+	}
+}
+
+int ev_stats_new(ev_stats **sp, const struct ev_stats_opts *o, ev_strtab *st, ev_meta *meta)
+{
+	ev_stats *s = calloc(1, sizeof *s);
+	*sp = s;
+	if (!s)
+		return EV_ERR_NOMEM;
+	s->o = *o;
+	s->st = st;
+	s->meta = meta;
+	s->pool.budget = o->exact_limit;
+	groups_init(&s->g, val_size(o->what));
+	groups_init(&s->aux, sizeof(struct strag));
+	ev_vec_init(&s->srcgrps, sizeof(struct srcgrp));
+	ev_map_init(&s->srcgrp_idx);
+	ev_map_init(&s->src_sg);
+	ev_map_init(&s->class_cache);
+	ev_map_init(&s->bucket_cache);
+	ev_map_init(&s->inst_idx);
+	return o->what == EV_STATS_COLL ? coll_open(s) : EV_OK;
+}
+
+int ev_stats_add(ev_stats *s, const struct ev_rec *r)
+{
+	s->n.records++;
+	if (is_gpu(r)) {
+		s->n.gpu++;
+		s->n.kernels += r->type == EV_KERNEL;
+		s->n.with_sig += r->sig != 0;
+	}
+	switch (s->o.what) {
+	case EV_STATS_TIMELINE: return timeline_rec(s, r);
+	case EV_STATS_KERNELS: return kernels_rec(s, r, 0);
+	case EV_STATS_CATEGORIES: return kernels_rec(s, r, 1);
+	case EV_STATS_OPS: return ops_rec(s, r);
+	case EV_STATS_COLL: return coll_rec(s, r);
+	case EV_STATS_VARIANCE: return variance_rec(s, r);
+	}
+	return EV_ERR_ARG;
+}
+
+int ev_stats_finish(ev_stats *s)
+{
+	switch (s->o.what) {
+	case EV_STATS_OPS: return ops_finish(s);
+	case EV_STATS_COLL: return coll_finish(s);
+	default: return EV_OK;
+	}
+}
+
+int ev_stats_rows(ev_stats *s, struct ev_rowset *rs)
+{
+	memset(rs, 0, sizeof *rs);
+	switch (s->o.what) {
+	case EV_STATS_TIMELINE: return timeline_rows(s, rs);
+	case EV_STATS_KERNELS: return kernels_rows(s, rs, 0);
+	case EV_STATS_CATEGORIES: return kernels_rows(s, rs, 1);
+	case EV_STATS_OPS: return ops_rows(s, rs);
+	case EV_STATS_COLL: return coll_rows(s, rs);
+	case EV_STATS_VARIANCE: return variance_rows(s, rs);
+	}
+	return EV_ERR_ARG;
+}
+
+void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c)
+{
+	*c = s->n;
+	c->sketched = s->pool.sketched;
+}
+
+size_t ev_stats_nsrcgroups(const ev_stats *s)
+{
+	return s->srcgrps.len;
+}
+
+void ev_stats_free(ev_stats *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		struct kstat *ks;
+		struct cstat *cs;
+		switch (s->o.what) {
+		case EV_STATS_KERNELS: case EV_STATS_CATEGORIES: case EV_STATS_OPS: case EV_STATS_VARIANCE:
+			ks = GROUP_VAL(&s->g, i);
+			ev_dist_free(&ks->d);
+			ev_dist_free(&ks->tflops);
+			ev_dist_free(&ks->tbs);
+			break;
+		case EV_STATS_COLL:
+			cs = GROUP_VAL(&s->g, i);
+			ev_dist_free(&cs->lat);
+			ev_dist_free(&cs->algbw);
+			ev_dist_free(&cs->busbw);
+			break;
+		default:
+			break;
+		}
+	}
+	groups_free(&s->g);
+	groups_free(&s->aux);
+	ev_collmatch_free(s->cm);
+	free(s->inst);
+	ev_map_free(&s->inst_idx);
+	ev_map_free(&s->src_sg);
+	ev_map_free(&s->srcgrp_idx);
+	ev_map_free(&s->class_cache);
+	ev_map_free(&s->bucket_cache);
+	for (size_t i = 0; i < s->srcgrps.len; i++)
+		free(((struct srcgrp *)s->srcgrps.data)[i].keys);
+	ev_vec_free(&s->srcgrps);
+	free(s);
+}

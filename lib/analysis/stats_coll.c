@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_coll.c - collectives matched across the ranks of a source group by
+ * (communicator, seq) through collmatch.c, with TraceLens NcclAnalyser's
+ * per-collective numbers: latency (the fastest rank's duration), start and
+ * end skew, waits, algbw and busbw; summarised per (kind, dtype, bytes), or
+ * one row per collective, or per rank (stragglers).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/stats_impl.h"
+
+static double busbw_factor(unsigned op, double n)
+{
+	switch (op) {
+	case EV_OP_ALLREDUCE: return n > 0 ? 2 * (n - 1) / n : 1;
+	case EV_OP_REDUCESCATTER:
+	case EV_OP_ALLGATHER:
+	case EV_OP_ALLTOALL:
+	case EV_OP_ALLTOALLV: return n > 0 ? (n - 1) / n : 1;
+	default: return 1;
+	}
+}
+
+static int each_row(struct ev_stats *s, const struct ev_coll_done *c, int64_t tmin, double lat_us, double sskew,
+                    double eskew, double avg_wait_us, uint32_t first, uint32_t last, double algbw, double busbw)
+{
+	ev_table *t = s->o.each;
+	char b[16], comm[20];
+	const struct srcgrp *g = (const struct srcgrp *)s->srcgrps.data + c->key.group;
+	const char *cn = ev_coll_name(c->first.op), *dn = ev_dtype_name(c->first.dtype);
+	int rc = ev_table_str(t, src_label(s, g->first_src, b, sizeof b));
+	snprintf(comm, sizeof comm, "%016llx", (unsigned long long)c->key.comm);
+	rc = rc ? rc : ev_table_str(t, comm);
+	rc = rc ? rc : ev_table_u64(t, c->key.seq);
+	rc = rc ? rc : ev_table_str(t, cn ? cn : "unknown");
+	rc = rc ? rc : ev_table_str(t, dn ? dn : "unknown");
+	rc = rc ? rc : ev_table_u64(t, c->first.bytes);
+	rc = rc ? rc : ev_table_u64(t, c->expect);
+	rc = rc ? rc : ev_table_u64(t, c->seen);
+	rc = rc ? rc : ev_table_i64(t, tmin);
+	rc = rc ? rc : ev_table_f64(t, lat_us);
+	rc = rc ? rc : ev_table_f64(t, sskew);
+	rc = rc ? rc : ev_table_f64(t, eskew);
+	rc = rc ? rc : ev_table_f64(t, avg_wait_us);
+	rc = rc ? rc : ev_table_u64(t, first);
+	rc = rc ? rc : ev_table_u64(t, last);
+	rc = rc ? rc : ev_table_f64(t, algbw);
+	rc = rc ? rc : ev_table_f64(t, busbw);
+	return rc;
+}
+
+static void moments_add(struct moments *m, double x)
+{
+	m->n++;
+	m->mean += (x - m->mean) / (double)m->n;
+	if (m->n == 1 || x > m->max)
+		m->max = x;
+}
+
+/* One collective, complete or released incomplete. */
+static int coll_done(void *ctx, const struct ev_coll_done *c)
+{
+	struct ev_stats *s = ctx;
+	const struct ev_coll_arrival *a = c->arr;
+	int64_t tmin = INT64_MAX, tmax = INT64_MIN, emin = INT64_MAX, emax = INT64_MIN;
+	uint64_t lat = UINT64_MAX;
+	uint32_t first = 0, last = 0;
+	for (uint32_t i = 0; i < c->seen; i++) {
+		if (a[i].ts < tmin) { tmin = a[i].ts; first = a[i].rank; }
+		if (a[i].ts > tmax) { tmax = a[i].ts; last = a[i].rank; }
+		if (a[i].end < emin) emin = a[i].end;
+		if (a[i].end > emax) emax = a[i].end;
+		if (a[i].dur < lat) lat = a[i].dur;
+	}
+	double wait = 0;
+	for (uint32_t i = 0; i < c->seen; i++)
+		wait += (double)ev_span(a[i].ts, tmax);
+	double avg_wait_us = wait / c->seen / 1e3;
+	double lat_us = (double)lat / 1e3;
+	double algbw = lat > 0 ? ((double)c->first.bytes / 1073741824.0) / ((double)lat / 1e9) : NAN;
+	double n = (double)(c->expect ? c->expect : c->seen);
+	double busbw = algbw * busbw_factor(c->first.op, n);
+	double sskew = (double)ev_span(tmin, tmax) / 1e3, eskew = (double)ev_span(emin, emax) / 1e3;
+	int rc = EV_OK;
+	if (!c->complete)
+		s->n.coll_incomplete++;
+	/* Stragglers per rank. */
+	for (uint32_t i = 0; i < c->seen && !rc; i++) {
+		struct gkey k;
+		memset(&k, 0, sizeof k);
+		k.sg = (uint32_t)c->key.group;
+		k.rank = a[i].rank;
+		struct strag *st = group_get(&s->aux, &k, NULL);
+		if (!st)
+			return EV_ERR_NOMEM;
+		st->colls++;
+		st->last += a[i].ts == tmax;
+		st->first += a[i].ts == tmin;
+		st->wait_us += (double)ev_span(a[i].ts, tmax) / 1e3;
+		st->dur_us += (double)a[i].dur / 1e3;
+	}
+	if (s->o.coll_table == EV_COLL_EACH)
+		return each_row(s, c, tmin, lat_us, sskew, eskew, avg_wait_us, first, last, algbw, busbw);
+	struct gkey k;
+	memset(&k, 0, sizeof k);
+	k.sg = (uint32_t)c->key.group;
+	k.k1 = c->first.bytes;
+	k.k2 = (uint64_t)c->first.op << 8 | c->first.dtype;
+	struct cstat *cs = group_get(&s->g, &k, NULL);
+	if (!cs)
+		return EV_ERR_NOMEM;
+	cs->nranks = (uint64_t)n;
+	cs->total_lat_us += lat_us;
+	rc = ev_dist_add(&cs->lat, &s->pool, lat_us, tmin);
+	moments_add(&cs->sskew, sskew);
+	moments_add(&cs->eskew, eskew);
+	if (!rc && isfinite(algbw)) {
+		rc = ev_dist_add(&cs->algbw, &s->pool, algbw, tmin);
+		rc = rc ? rc : ev_dist_add(&cs->busbw, &s->pool, busbw, tmin);
+	}
+	return rc;
+}
+
+int coll_open(struct ev_stats *s)
+{
+	return ev_collmatch_new(&s->cm, &s->o.coll_limits, coll_done, s);
+}
+
+/* Ranks of the record's communicator: the record's aux, else #comm. */
+static uint32_t comm_nranks(const struct ev_stats *s, const struct ev_rec *r)
+{
+	if (r->aux)
+		return r->aux;
+	const struct ev_comm_info *ci = ev_meta_comm(s->meta, r->comm);
+	return ci ? ci->nranks : 0;
+}
+
+int coll_rec(struct ev_stats *s, const struct ev_rec *r)
+{
+	if (r->type != EV_COLL)
+		return EV_OK;
+	s->n.coll++;
+	uint32_t sg;
+	int rc = src_group(s, r->src, &sg);
+	if (rc)
+		return rc;
+	struct ev_coll_key k = { sg, r->comm, r->seq, 0 };
+	return ev_collmatch_add(s->cm, &k, comm_nranks(s, r), r, 0, NULL);
+}
+
+int coll_finish(struct ev_stats *s)
+{
+	int rc = ev_collmatch_flush(s->cm);
+	struct ev_collmatch_counts c;
+	ev_collmatch_get_counts(s->cm, &c);
+	s->n.coll_evicted = c.evicted;
+	s->n.coll_unsized = c.unsized;
+	return rc;
+}
+
+static int cmp_src_rank(const void *a, const void *b, void *arg)
+{
+	const struct groups *aux = arg;
+	const struct gkey *x = GROUP_KEY(aux, *(const size_t *)a), *y = GROUP_KEY(aux, *(const size_t *)b);
+	if (x->sg != y->sg)
+		return x->sg < y->sg ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int stragglers_rows(struct ev_stats *s, struct ev_rowset *rs, struct ev_colspec *keys, size_t nk)
+{
+	keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
+	static const struct ev_colspec vals[] = {
+		{ "collectives", 0, 0 }, { "times_last", 0, EV_DIR_LOWER }, { "times_first", 0, EV_DIR_NONE },
+		{ "pct_last", 0, EV_DIR_LOWER }, { "total_wait_us", 0, EV_DIR_NONE }, { "mean_wait_us", 0, EV_DIR_NONE },
+		{ "total_coll_dur_us", 0, EV_DIR_LOWER },
+	};
+	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	size_t *ord = malloc((s->aux.keys.len + 1) * sizeof *ord);
+	if (!ord)
+		return EV_ERR_NOMEM;
+	for (size_t i = 0; i < s->aux.keys.len; i++)
+		ord[i] = i;
+	qsort_r(ord, s->aux.keys.len, sizeof *ord, cmp_src_rank, &s->aux);
+	for (size_t j = 0; !rc && j < s->aux.keys.len; j++) {
+		size_t i = ord[j];
+		const struct gkey *k = GROUP_KEY(&s->aux, i);
+		const struct strag *st = GROUP_VAL(&s->aux, i);
+		struct ev_row *r;
+		size_t n;
+		struct gkey gk = *k;
+		gk.rank = 0; /* the rank is this table's own key column */
+		if ((rc = group_row(s, rs, &gk, &r, &n)) != EV_OK)
+			break;
+		rc = ev_row_keyu(r, n, k->rank);
+		r->val[0] = (double)st->colls;
+		r->val[1] = (double)st->last;
+		r->val[2] = (double)st->first;
+		r->val[3] = st->colls ? 100.0 * (double)st->last / (double)st->colls : 0;
+		r->val[4] = st->wait_us;
+		r->val[5] = st->colls ? st->wait_us / (double)st->colls : 0;
+		r->val[6] = st->dur_us;
+	}
+	free(ord);
+	return rc;
+}
+
+int coll_rows(struct ev_stats *s, struct ev_rowset *rs)
+{
+	struct ev_colspec keys[EV_STATS_MAX_BY + 4];
+	size_t nk = 0;
+	by_colspecs(&s->o, keys, &nk);
+	if (s->o.coll_table == EV_COLL_STRAGGLERS)
+		return stragglers_rows(s, rs, keys, nk);
+	keys[nk++] = (struct ev_colspec){ "coll", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "dtype", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "bytes", 1, 0 };
+	static const struct ev_colspec vals[] = {
+		{ "nranks", 0, 0 }, { "count", 0, 0 }, { "latency_mean_us", 0, EV_DIR_LOWER },
+		{ "latency_median_us", 0, EV_DIR_LOWER }, { "latency_min_us", 0, EV_DIR_LOWER },
+		{ "latency_max_us", 0, EV_DIR_LOWER }, { "start_skew_mean_us", 0, EV_DIR_LOWER },
+		{ "start_skew_max_us", 0, EV_DIR_LOWER }, { "end_skew_mean_us", 0, EV_DIR_LOWER },
+		{ "end_skew_max_us", 0, EV_DIR_LOWER }, { "algbw_mean_GBps", 0, EV_DIR_HIGHER },
+		{ "algbw_median_GBps", 0, EV_DIR_HIGHER }, { "busbw_mean_GBps", 0, EV_DIR_HIGHER },
+		{ "busbw_median_GBps", 0, EV_DIR_HIGHER }, { "total_latency_ms", 0, EV_DIR_LOWER },
+	};
+	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	for (size_t i = 0; !rc && i < s->g.keys.len; i++) {
+		const struct gkey *k = GROUP_KEY(&s->g, i);
+		struct cstat *cs = GROUP_VAL(&s->g, i);
+		struct ev_row *r;
+		size_t n;
+		if ((rc = group_row(s, rs, k, &r, &n)) != EV_OK)
+			return rc;
+		const char *cn = ev_coll_name((unsigned)(k->k2 >> 8)), *dn = ev_dtype_name((unsigned)(k->k2 & 0xff));
+		rc = rc ? rc : ev_row_key(r, n++, cn ? cn : "unknown");
+		rc = rc ? rc : ev_row_key(r, n++, dn ? dn : "unknown");
+		rc = rc ? rc : ev_row_keyu(r, n++, k->k1);
+		double *v = r->val;
+		v[0] = (double)cs->nranks;
+		v[1] = (double)cs->lat.n;
+		v[2] = cs->lat.mean;
+		v[3] = ev_dist_quantile(&cs->lat, 0.5);
+		v[4] = cs->lat.min;
+		v[5] = cs->lat.max;
+		v[6] = cs->sskew.mean;
+		v[7] = cs->sskew.max;
+		v[8] = cs->eskew.mean;
+		v[9] = cs->eskew.max;
+		v[10] = cs->algbw.n ? cs->algbw.mean : NAN;
+		v[11] = cs->algbw.n ? ev_dist_quantile(&cs->algbw, 0.5) : NAN;
+		v[12] = cs->busbw.n ? cs->busbw.mean : NAN;
+		v[13] = cs->busbw.n ? ev_dist_quantile(&cs->busbw, 0.5) : NAN;
+		v[14] = cs->total_lat_us / 1e3;
+	}
+	return rc;
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_ops.c - per launching op signature: op instances (rank, External
+ * id) whose kernel time is the union of their kernels (TraceLens's
+ * total_direct_kernel_time), with GEMM roofline numbers (gemm.c).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/stats_impl.h"
+
+static int inst_close(struct ev_stats *s, struct inst *in)
+{
+	struct gkey k;
+	memset(&k, 0, sizeof k);
+	k.sg = in->key.sg;
+	k.rank = has_by(&s->o, EV_BY_RANK) ? in->key.rank : 0;
+	k.k1 = in->key.k2; /* the signature */
+	struct kstat *ks = group_get(&s->g, &k, NULL);
+	if (!ks)
+		return EV_ERR_NOMEM;
+	if (ks->d.n == 0) {
+		ks->name = in->name;
+		ks->kclass = in->kclass;
+		ev_gemm_model(str_of(s, in->key.k2), &ks->gflop, &ks->mbytes);
+	}
+	uint64_t busy = in->busy + ev_span(in->start, in->end);
+	double us = (double)busy / 1e3;
+	int rc = ev_dist_add(&ks->d, &s->pool, us, in->start);
+	if (!rc && ks->gflop > 0 && us > 0)
+		rc = ev_dist_add(&ks->tflops, &s->pool, ks->gflop / 1e3 / (us / 1e6), in->start);
+	if (!rc && ks->mbytes > 0 && us > 0)
+		rc = ev_dist_add(&ks->tbs, &s->pool, ks->mbytes * 1048576.0 / 1e12 / (us / 1e6), in->start);
+	in->live = 0;
+	return rc;
+}
+
+/* Instances whose kernels ended more than a second before now are done:
+ * an op's kernels are launched together, and keeping every instance open
+ * to the end would grow with the trace.  Past INST_MAX open instances (a
+ * dense trace) the half that ended first is closed too, so memory is
+ * bounded whatever the kernel rate. */
+#define INST_WINDOW_NS 1000000000LL
+#define INST_MAX 65536
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int ops_sweep(struct ev_stats *s, int all)
+{
+	size_t w = 0;
+	int rc = EV_OK;
+	int64_t cut = INT64_MIN; /* close also what ended at or before cut */
+	if (!all && s->ninst >= INST_MAX) {
+		int64_t *ends = malloc(s->ninst * sizeof *ends);
+		if (!ends)
+			return EV_ERR_NOMEM;
+		for (size_t i = 0; i < s->ninst; i++)
+			ends[i] = s->inst[i].end;
+		qsort(ends, s->ninst, sizeof *ends, cmp_i64);
+		cut = ends[s->ninst / 2];
+		free(ends);
+	}
+	for (size_t i = 0; i < s->ninst; i++) {
+		struct inst *in = &s->inst[i];
+		int expired = s->now > INT64_MIN + INST_WINDOW_NS && in->end < s->now - INST_WINDOW_NS;
+		if (!rc && (all || expired || in->end <= cut)) {
+			s->n.ops_window += !all && !expired;
+			rc = inst_close(s, in);
+			continue;
+		}
+		s->inst[w++] = *in;
+	}
+	s->ninst = w;
+	ev_map_free(&s->inst_idx);
+	ev_map_init(&s->inst_idx);
+	for (size_t i = 0; !rc && i < s->ninst; i++)
+		rc = ev_map_put(&s->inst_idx, ev_hash64(&s->inst[i].key, sizeof s->inst[i].key) | 1, i + 1);
+	return rc;
+}
+
+int ops_rec(struct ev_stats *s, const struct ev_rec *r)
+{
+	if (!is_gpu(r) || !r->sig)
+		return EV_OK;
+	unsigned kc = class_of(s, r);
+	if (s->o.class_given && !(s->o.class_mask & (1u << kc)))
+		return EV_OK;
+	s->n.selected++;
+	s->now = r->ts;
+	struct inst key;
+	memset(&key, 0, sizeof key);
+	int rc = src_group(s, r->src, &key.key.sg);
+	if (rc)
+		return rc;
+	key.key.rank = r->rank;
+	key.key.k1 = r->step ? r->step : ((uint64_t)1 << 40) + r->id; /* no instance id: each kernel alone */
+	key.key.k2 = r->sig;
+	uint64_t h = ev_hash64(&key.key, sizeof key.key) | 1;
+	uint64_t *slot = ev_map_get(&s->inst_idx, h);
+	struct inst *in = slot ? &s->inst[*slot - 1] : NULL;
+	if (in && memcmp(&in->key, &key.key, sizeof key.key) != 0)
+		in = NULL; /* hash clash: treat as a new instance */
+	int64_t end = ev_rec_end(r);
+	if (in) {
+		if (r->ts > in->end) {
+			in->busy += ev_span(in->start, in->end);
+			in->start = r->ts;
+			in->end = end;
+		} else if (end > in->end) {
+			in->end = end;
+		}
+		return EV_OK;
+	}
+	if (s->ninst == s->capinst) {
+		if (s->ninst > 4096 && (rc = ops_sweep(s, 0)) != EV_OK)
+			return rc;
+		/* Grow unless the sweep freed half: sweeps stay amortised O(1). */
+		if (s->ninst == s->capinst || (s->ninst > s->capinst / 2 && s->capinst < INST_MAX)) {
+			size_t cap = s->capinst ? 2 * s->capinst : 256;
+			struct inst *ni = realloc(s->inst, cap * sizeof *ni);
+			if (!ni)
+				return EV_ERR_NOMEM;
+			s->inst = ni;
+			s->capinst = cap;
+		}
+	}
+	in = &s->inst[s->ninst++];
+	*in = key;
+	in->start = r->ts;
+	in->end = end;
+	in->name = r->name;
+	in->kclass = kc;
+	in->live = 1;
+	return ev_map_put(&s->inst_idx, h, s->ninst);
+}
+
+int ops_finish(struct ev_stats *s)
+{
+	return ops_sweep(s, 1);
+}
+
+static int cmp_sum_desc(const struct ev_stats *s, size_t ia, size_t ib)
+{
+	double sa = ((struct kstat *)GROUP_VAL(&s->g, ia))->d.sum, sb = ((struct kstat *)GROUP_VAL(&s->g, ib))->d.sum;
+	return sa != sb ? (sa > sb ? -1 : 1) : 0;
+}
+
+int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
+{
+	int rc = EV_OK;
+	struct ev_colspec keys[EV_STATS_MAX_BY + 3];
+	size_t nk = 0;
+	by_colspecs(&s->o, keys, &nk);
+	keys[nk++] = (struct ev_colspec){ "sig", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "kernel", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "class", 0, 0 };
+	static const struct ev_colspec vals[] = {
+		{ "count", 0, 0 }, { "kernel_time_sum_us", 0, EV_DIR_LOWER }, { "kernel_time_mean_us", 0, EV_DIR_LOWER },
+		{ "kernel_time_median_us", 0, EV_DIR_LOWER }, { "kernel_time_std_us", 0, EV_DIR_NONE },
+		{ "kernel_time_min_us", 0, EV_DIR_LOWER }, { "kernel_time_max_us", 0, EV_DIR_LOWER }, { "gflops", 0, EV_DIR_NONE },
+		{ "data_moved_mb", 0, EV_DIR_NONE }, { "flops_per_byte", 0, EV_DIR_NONE }, { "tflops_s_mean", 0, EV_DIR_HIGHER },
+		{ "tflops_s_median", 0, EV_DIR_HIGHER }, { "tb_s_mean", 0, EV_DIR_HIGHER },
+	};
+	if (!rc)
+		rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	size_t *ord = rc ? NULL : sorted_slots(s, cmp_sum_desc);
+	if (!rc && !ord)
+		rc = EV_ERR_NOMEM;
+	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
+		size_t i = ord[j];
+		struct kstat *ks = GROUP_VAL(&s->g, i);
+		struct ev_row *r;
+		size_t n;
+		if ((rc = group_row(s, rs, GROUP_KEY(&s->g, i), &r, &n)) != EV_OK)
+			break;
+		rc = ev_row_key(r, n++, str_of(s, GROUP_KEY(&s->g, i)->k1));
+		rc = rc ? rc : ev_row_key(r, n++, str_of(s, ks->name));
+		rc = rc ? rc : ev_row_key(r, n++, class_name(ks->kclass));
+		double *v = r->val;
+		v[0] = (double)ks->d.n;
+		v[1] = ks->d.sum;
+		v[2] = ks->d.mean;
+		v[3] = ev_dist_quantile(&ks->d, 0.5);
+		v[4] = ev_dist_std(&ks->d);
+		v[5] = ks->d.min;
+		v[6] = ks->d.max;
+		v[7] = ks->gflop > 0 ? ks->gflop : NAN;
+		v[8] = ks->mbytes > 0 ? ks->mbytes : NAN;
+		v[9] = ks->gflop > 0 && ks->mbytes > 0 ? ks->gflop * 1e9 / (ks->mbytes * 1048576.0) : NAN;
+		v[10] = ks->tflops.n ? ks->tflops.mean : NAN;
+		v[11] = ks->tflops.n ? ev_dist_quantile(&ks->tflops, 0.5) : NAN;
+		v[12] = ks->tbs.n ? ks->tbs.mean : NAN;
+	}
+	free(ord);
+	return rc;
+}
+

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_flex.c - lib/flex: acelyzer's classes, name normalisation, dialect
+ * evidence, event parsing (hex counters, peers, sync tags), device time
+ * with overflow correction, compiler logs, and the converter on B/E pairs.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "ev.h"
+#include "ev/flex.h"
+#include "unit.h"
+
+static unsigned cls(const char *n, int coll)
+{
+	return ev_flex_classify(n, strlen(n), coll);
+}
+
+static void test_classes(void)
+{
+	CHECK(cls("add_11 Cmpt Prep", 0) == EV_FC_COMPUTE_PREP);
+	CHECK(cls("add_11 Cmpt Exec", 0) == EV_FC_COMPUTE_EXEC);
+	CHECK(cls("AllReduce_all_reduce_4_Add_1 Cmpt Exec", 1) == EV_FC_COMPUTE_EXEC);
+	CHECK(cls("x DmaI", 0) == EV_FC_DATA_IN);
+	CHECK(cls("x DmaO", 0) == EV_FC_DATA_OUT);
+	CHECK(cls("SenRdmaSend_82227 [sync=A_s0_r1_0] DmaO", 1) == EV_FC_P2PRDMA_SEND_DATA);
+	CHECK(cls("SenRdmaReceive_1 [524288B] [sync=A] DmaI", 1) == EV_FC_P2PRDMA_RECV_DATA);
+	CHECK(cls("SenRdmaSend_1 - Set BcList [sync=A] DmaO", 1) == EV_FC_MAIU_PROTOCOL_SERIAL);
+	CHECK(cls("SenRdmaSend_1 - Xseg to rank 2 [sync=A] DmaO", 1) == EV_FC_MAIU_PROTOCOL_SERIAL);
+	CHECK(cls("Host DMA Wait for ACK DmaI", 1) == EV_FC_HDMA_WAIT_ACK);
+	CHECK(cls("Host DMA Send Instruction", 1) == EV_FC_HDMA_SIGNAL_DATA);
+	CHECK(cls("Host DMA x DmaO", 1) == EV_FC_HDMA_SEND_DATA);
+	CHECK(cls("DLM Wait", 1) == EV_FC_HDMA_WAIT_DATA);
+	CHECK(cls("Compute of Foo", 0) == EV_FC_SEN_DATA_CONVERT);
+	CHECK(cls("Compute of SenFusedDeviceNode_3", 0) == EV_FC_OTHER);
+	CHECK(cls("PrepareAndSyncRdma", 0) == EV_FC_MAIU_WIREUP);
+	CHECK(cls("Barrier: all", 0) == EV_FC_MAIU_BARRIER);
+	CHECK(cls("Flex RoundTrip", 0) == EV_FC_ROUNDTRIP_FLEX);
+	CHECK(cls("AIU Roundtrip", 0) == EV_FC_ROUNDTRIP_AIU);
+	CHECK(cls("LaunchComputeStream", 0) == EV_FC_OTHER);
+	CHECK(ev_flex_refine(EV_FC_DATA_OUT, 1, 128) == EV_FC_PROTOCOL_SIGNAL_DATA);
+	CHECK(ev_flex_refine(EV_FC_DATA_IN, 1, 128) == EV_FC_PROTOCOL_SIGNAL_ACK);
+	CHECK(ev_flex_refine(EV_FC_DATA_IN, 1, 4096) == EV_FC_PROTOCOL_RECV_DATA);
+	CHECK(ev_flex_refine(EV_FC_DATA_OUT, 0, 0) == EV_FC_PROTOCOL_SEND_DATA);
+	CHECK(ev_flex_refine(EV_FC_COMPUTE_EXEC, 1, 128) == EV_FC_COMPUTE_EXEC);
+	unsigned c;
+	for (unsigned i = 0; i < EV_FC_COUNT; i++)
+		CHECK(ev_flex_class_parse(ev_flex_class_name(i), strlen(ev_flex_class_name(i)), &c) == EV_OK && c == i);
+	CHECK(ev_flex_class_parse("NOPE", 4, &c) == EV_ERR_ARG);
+	CHECK(ev_flex_instr("a DmaI", 6) == 0 && ev_flex_instr("a Cmpt Exec", 11) == 2 && ev_flex_instr("x", 1) == -1);
+}
+
+static void test_norm(void)
+{
+	char out[128];
+	const char *n = "AllReduce_all_reduce_4_Add_1 Cmpt Exec";
+	ev_flex_norm_name(n, strlen(n), out);
+	CHECK(!strcmp(out, "AllReduce_all_reduce_[N]_Add_[N] Cmpt Exec"));
+	n = "view-VirtualReshape-Output-LxRelayout Cmpt Exec";
+	ev_flex_norm_name(n, strlen(n), out);
+	CHECK(!strcmp(out, n));
+	n = "conv-12x_3";
+	ev_flex_norm_name(n, strlen(n), out);
+	CHECK(!strcmp(out, "conv_[N]x_[N]"));
+}
+
+static enum ev_dialect sniff_text(const char *doc)
+{
+	struct ev_flex_sniff s;
+	struct ev_json_tok t[256];
+	ev_flex_sniff_init(&s);
+	int n = ev_json_tokenize(doc, strlen(doc), t, 256);
+	if (n < 0)
+		return (enum ev_dialect)-1;
+	/* a bare array of events */
+	for (int i = 1, k = 0; k < t[0].size; k++, i = ev_json_skip(t, i))
+		ev_flex_sniff_event(&s, doc, t, i);
+	return ev_flex_sniff_verdict(&s);
+}
+
+static void test_sniff(void)
+{
+	CHECK(sniff_text("[{\"ph\":\"B\",\"name\":\"a\",\"attr\":{\"TS1\":\"1\",\"TS5\":\"2\"}}]") == EV_DIALECT_FLEX);
+	CHECK(sniff_text("[{\"ph\":\"X\",\"name\":\"k Cmpt Exec\"}]") == EV_DIALECT_FLEX);
+	CHECK(sniff_text("[{\"ph\":\"X\",\"name\":\"k\",\"args\":{\"CollGroup\":\"g\"}}]") == EV_DIALECT_FLEX);
+	CHECK(sniff_text("[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k Cmpt Exec\"}]") == EV_DIALECT_KINETO);
+	CHECK(sniff_text("[{\"ph\":\"M\",\"name\":\"process_name\"}]") == EV_DIALECT_META_ONLY);
+	CHECK(sniff_text("[]") == EV_DIALECT_EMPTY);
+	CHECK(sniff_text("[{\"ph\":\"X\",\"name\":\"frame\",\"cat\":\"render\"}]") == EV_DIALECT_UNKNOWN);
+	struct ev_flex_sniff s;
+	ev_flex_sniff_init(&s);
+	ev_flex_sniff_top(&s, "deviceProperties", 16, "[]", 2);
+	CHECK(ev_flex_sniff_verdict(&s) == EV_DIALECT_KINETO);
+	ev_flex_sniff_init(&s);
+	const char *od = "{\"Application\":\"Acelyzer: Trace Post-Processing Tool\"}";
+	ev_flex_sniff_top(&s, "otherData", 9, od, strlen(od));
+	CHECK(ev_flex_sniff_verdict(&s) == EV_DIALECT_PROCESSED);
+	char what[256];
+	ev_flex_sniff_describe(&s, what, sizeof what);
+	CHECK(strstr(what, "first top-level key \"otherData\"") != NULL);
+	ev_flex_sniff_describe(&s, what, 8); /* truncation is safe */
+	CHECK(strlen(what) < 8);
+}
+
+static int parse(const char *doc, struct ev_flex_event *e, char *buf, size_t cap)
+{
+	static struct ev_json_tok t[256];
+	int n = ev_json_tokenize(doc, strlen(doc), t, 256);
+	if (n < 0)
+		return n;
+	return ev_flex_event_parse(doc, t, 0, buf, cap, e);
+}
+
+static void test_event(void)
+{
+	char buf[1024];
+	struct ev_flex_event e;
+	const char *d = "{\"attr\":{\"TS1\":\"0xc06cc211\",\"TS2\":\"0xc06cc211\",\"TS3\":\"0xc0732073\",\"TS4\":\"0xc0736e0e\","
+	                "\"TS5\":\"0xc0736e14\",\"Bytes\":\"524288\",\"CollGroup\":\"G_4\",\"Peers\":\"0,1,2\",\"Type\":\"Set BCList\"},"
+	                "\"name\":\"S - Set BcList [sync=G_4_s3_r0x7_6] DmaO\",\"ph\":\"B\",\"pid\":3,"
+	                "\"tid\":15514734831341844875,\"ts\":1475000720166.077}";
+	CHECK(parse(d, &e, buf, sizeof buf) == EV_OK);
+	CHECK(e.ph == 'B' && e.pid == 3 && e.tid == 15514734831341844875ull);
+	CHECK(e.ts == 1475000720166077ll && e.have_ts);
+	CHECK(e.have_cyc && e.cyc[0] == 0xc06cc211u && e.cyc[3] == 0xc0736e0eu);
+	CHECK(e.have_bytes && e.bytes == 524288);
+	CHECK(e.group_len == 3 && !memcmp(e.group, "G_4", 3));
+	CHECK(e.npeers == 3 && e.peers[2] == 2 && e.ctype == EV_FT_BCLIST);
+	CHECK(e.sync_len == 13 && !memcmp(e.sync, "G_4_s3_r0x7_6", 13));
+	const char *r = "{\"name\":\"RdmaRecv_5_x\",\"ph\":\"X\",\"pid\":0,\"ts\":1,\"dur\":2.5,"
+	                "\"args\":{\"Type\":\"WDone Barrier\",\"correlation\":77}}";
+	CHECK(parse(r, &e, buf, sizeof buf) == EV_OK);
+	CHECK(e.npeers == 1 && e.peers[0] == 5 && e.ctype == EV_FT_DONE && e.dur == 2500 && e.correlation == 77);
+	CHECK(!e.have_cyc);
+	CHECK(parse("{\"name\":\"a\",\"ph\":\"B\",\"ts\":\"soon\"}", &e, buf, sizeof buf) == EV_ERR_FORMAT);
+	CHECK(parse("[1]", &e, buf, sizeof buf) == EV_ERR_FORMAT);
+	CHECK(parse("{\"name\":\"a\",\"ph\":\"X\",\"ts\":5,\"dur\":-1}", &e, buf, sizeof buf) == EV_OK && e.have_dur < 0);
+}
+
+static void test_device_time(void)
+{
+	struct ev_flex_event e;
+	memset(&e, 0, sizeof e);
+	e.name = "k Cmpt Exec";
+	e.name_len = strlen(e.name);
+	e.have_cyc = 1;
+	uint64_t c[5] = { 100, 100, 1000, 6000, 6005 };
+	memcpy(e.cyc, c, sizeof c);
+	int64_t ts;
+	uint64_t dur;
+	CHECK(ev_flex_device_time(&e, 10000, 10000, 1000000, &ts, &dur) == 0);
+	CHECK(dur == 5000 && ts == 15000);
+	CHECK(ev_flex_device_time(&e, 10000, 10000, 500000, &ts, &dur) == 0 && dur == 10000 && ts == 10000);
+	/* TS4 wrapped past 2^32: corrected. */
+	uint64_t w[5] = { 0xFFFFF000u, 0xFFFFF000u, 0xFFFFFF00u, 0x100, 0x105 };
+	memcpy(e.cyc, w, sizeof w);
+	CHECK(ev_flex_device_time(&e, 0, 100000, 1000000, &ts, &dur) == 1 && dur == 0x200);
+	/* No instruction keyword: host start, TS1..TS5. */
+	e.name = "other";
+	e.name_len = 5;
+	memcpy(e.cyc, c, sizeof c);
+	CHECK(ev_flex_device_time(&e, 7, 1, 1000000, &ts, &dur) == 0 && ts == 7 && dur == 5905);
+	CHECK(ev_flex_cycles_ns(1100, 1100000) == 1000);
+	CHECK(ev_flex_cycles_ns(1, 3000000) == 0 && ev_flex_cycles_ns(2, 3000000) == 1);
+}
+
+/* Files opened as inputs are remembered by inode for the process's life
+ * (inputs are sacred): removed only at the end, so that a later temp file
+ * cannot reuse the inode and be refused as an output. */
+static char complog_path[] = "/tmp/test_flex_logXXXXXX";
+
+static void test_complog(void)
+{
+	char *path = complog_path;
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	const char *log =
+		"noise\n~~~~ Ideal/Total Cycles ~~~~\n---\nName   Ideal Cy.\n---\n"
+		"conv_1-opCatConv_fp16      100\n"
+		"x-Precompute-opCatConv_fp16  5\n"
+		"odd-NA    7\n"
+		"conv_1-opCatOther   999\n"
+		"Total\t\t107\n====== Perf Summary End ======\n"
+		"after-opCatScalar 3\n";
+	CHECK(write(fd, log, strlen(log)) == (ssize_t)strlen(log));
+	close(fd);
+	struct ev_flex_complog cl;
+	memset(&cl, 0, sizeof cl);
+	CHECK(ev_flex_complog_read(&cl, path) == EV_OK);
+	CHECK(cl.n == 2 && cl.tables == 1 && cl.total == 107);
+	const struct ev_flex_kernel_info *k = ev_flex_complog_find(&cl, "conv_1 Cmpt Exec", 16);
+	CHECK(k && k->ideal == 100 && !strcmp(k->category, "Conv_fp16"));
+	k = ev_flex_complog_find(&cl, "odd", 3);
+	CHECK(k && !strcmp(k->category, "NotAvailable"));
+	CHECK(!ev_flex_complog_find(&cl, "after Cmpt Exec", 15));
+	ev_flex_complog_free(&cl);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0 && write(fd, "nothing\n", 8) == 8);
+	close(fd);
+	CHECK(ev_flex_complog_read(&cl, path) == EV_ERR_FORMAT);
+	ev_flex_complog_free(&cl);
+}
+
+/* The converter: nested and overlapping B/E on one thread, unmatched ends. */
+static void test_convert(void)
+{
+	ev_strtab *st = ev_strtab_new();
+	struct ev_flex_opts o;
+	ev_flex_opts_init(&o);
+	ev_flex_conv *c;
+	CHECK(st && ev_flex_conv_new(&c, &o, st) == EV_OK);
+	const char *evs[] = {
+		"{\"name\":\"outer\",\"ph\":\"B\",\"pid\":2,\"tid\":1,\"ts\":1}",
+		"{\"name\":\"inner\",\"ph\":\"B\",\"pid\":2,\"tid\":1,\"ts\":2}",
+		"{\"name\":\"inner\",\"ph\":\"E\",\"pid\":2,\"tid\":1,\"ts\":3}",
+		"{\"name\":\"outer\",\"ph\":\"E\",\"pid\":2,\"tid\":1,\"ts\":9}",
+		"{\"name\":\"late\",\"ph\":\"E\",\"pid\":2,\"tid\":1,\"ts\":9}",
+		"{\"name\":\"open\",\"ph\":\"B\",\"pid\":5,\"tid\":1,\"ts\":9}",
+		"{\"name\":\"rev\",\"ph\":\"B\",\"pid\":2,\"tid\":1,\"ts\":9}",
+		"{\"name\":\"rev\",\"ph\":\"E\",\"pid\":2,\"tid\":1,\"ts\":8}",
+	};
+	char buf[512];
+	for (size_t i = 0; i < sizeof evs / sizeof *evs; i++) {
+		struct ev_flex_event e;
+		CHECK(parse(evs[i], &e, buf, sizeof buf) == EV_OK);
+		CHECK(ev_flex_conv_event(c, 0, &e) == EV_OK);
+	}
+	ev_flex_conv_end_source(c, 0);
+	const struct ev_flex_counts *n = ev_flex_conv_counts(c);
+	CHECK(n->pairs == 2 && n->unmatched_b == 1 && n->unmatched_e == 1 && n->reversed == 1);
+	char path[] = "/tmp/test_flex_evXXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	ev_writer *w;
+	int wrc = ev_writer_open(&w, path, st);
+	CHECK(wrc == EV_OK);
+	if (wrc != EV_OK) {
+		ev_flex_conv_free(c);
+		ev_strtab_free(st);
+		return;
+	}
+	CHECK(ev_flex_conv_finish(c, w) == EV_OK);
+	CHECK(ev_writer_close(w) == EV_OK);
+	CHECK(n->records == 2 && n->cls[EV_FC_OTHER] == 2);
+	CHECK(ev_flex_conv_nranks(c) == 1 && ev_flex_conv_rank(c, 0) == 2); /* pid 5 never completed a slice */
+	ev_reader *r;
+	struct ev_rec rec;
+	CHECK(ev_reader_open(&r, path, st, NULL) == EV_OK);
+	ev_reader_skip_text(r, 1);
+	CHECK(ev_read(r, &rec) == EV_REC && rec.ts == 1000 && rec.dur == 8000 && rec.rank == 2 && rec.type == EV_RANGE);
+	CHECK(ev_read(r, &rec) == EV_REC && rec.ts == 2000 && rec.dur == 1000 && rec.stream == 1);
+	CHECK(ev_read(r, &rec) == EV_EOF);
+	CHECK(ev_reader_close(r) == EV_OK);
+	unlink(path);
+	ev_flex_conv_free(c);
+	ev_strtab_free(st);
+}
+
+int main(void)
+{
+	RUN(test_classes);
+	RUN(test_norm);
+	RUN(test_sniff);
+	RUN(test_event);
+	RUN(test_device_time);
+	RUN(test_complog);
+	RUN(test_convert);
+	unlink(complog_path);
+	printf("test_flex: %d passed, %d failed, %d checks\n", tests_passed, tests_failed, checks);
+	return tests_failed ? 1 : 0;
+}

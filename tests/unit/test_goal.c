@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_goal.c - lib/goal called directly: the text and binary encodings of
+ * known schedules, the checks (matching, dependencies, widths, limits), rank
+ * selections, rank parts and the checks of ev_goal_join.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ev.h"
+#include "ev/goal.h"
+#include "unit.h"
+
+static char dir[64];
+
+static void path_of(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", dir, name);
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	*n = 0;
+	if (!f)
+		return NULL;
+	static char buf[1 << 16];
+	*n = fread(buf, 1, sizeof buf - 1, f);
+	buf[*n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void put_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(data, 1, n, f) == n);
+	if (f)
+		fclose(f);
+}
+
+/* Records of a schedule, in the order coll-expand would write them. */
+static struct ev_rec op(unsigned type, uint32_t rank, uint32_t id, uint32_t stream, int32_t peer, uint64_t size,
+                        uint32_t tag)
+{
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = (uint8_t)type;
+	r.rank = rank;
+	r.id = id;
+	r.stream = stream;
+	r.peer = peer;
+	if (type == EV_CALC)
+		r.dur = size;
+	else
+		r.bytes = size;
+	r.aux = tag;
+	return r;
+}
+
+static struct ev_rec dep(uint32_t rank, uint32_t id, uint32_t target, int ireq)
+{
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_DEP;
+	r.rank = rank;
+	r.id = id;
+	r.aux = target;
+	r.flags = ireq ? EV_F_IREQ : 0;
+	return r;
+}
+
+/* The ev2goal.bats small schedule: a zero calc folded into its dependent,
+ * a duplicate dependency dropped, an irequires kept. */
+static const struct ev_rec *small(size_t *n)
+{
+	static struct ev_rec r[16];
+	size_t k = 0;
+	r[k++] = op(EV_CALC, 0, 0, 7, -1, 100, 0);
+	r[k++] = op(EV_RECV, 1, 0, 7, 0, 1024, 42);
+	r[k++] = op(EV_CALC, 0, 1, 7, -1, 0, 0); /* folded: stands for l0 */
+	r[k++] = dep(0, 1, 0, 0);
+	r[k++] = op(EV_SEND, 0, 2, 7, 1, 1024, 42);
+	r[k++] = dep(0, 2, 1, 0);
+	r[k++] = dep(0, 2, 0, 0); /* the same op again: a duplicate */
+	r[k++] = op(EV_SEND, 1, 1, 9, 0, 8, 43);
+	r[k++] = dep(1, 1, 0, 0);
+	r[k++] = op(EV_RECV, 0, 3, 9, 1, 8, 43);
+	r[k++] = dep(0, 3, 2, 0);
+	r[k++] = op(EV_CALC, 0, 4, 9, -1, 50, 0);
+	r[k++] = dep(0, 4, 3, 1);
+	r[k++] = op(EV_CALC, 1, 2, 7, -1, 5, 0);
+	*n = k;
+	return r;
+}
+
+static void opts(struct ev_goal_opts *o, int binary)
+{
+	ev_goal_opts_init(o);
+	o->binary = binary;
+	o->spool_parent = dir;
+}
+
+/* Feed records; returns the first failing status (0: all accepted and
+ * finished) and leaves the builder in *gp. */
+static int feed(ev_goal **gp, const struct ev_goal_opts *o, const struct ev_rec *r, size_t n)
+{
+	CHECK(ev_goal_new(gp, o) == EV_OK);
+	ev_goal_source(*gp, "t.ev");
+	for (size_t i = 0; i < n; i++) {
+		int rc = ev_goal_add(*gp, &r[i], i + 1);
+		if (rc)
+			return rc;
+	}
+	return ev_goal_finish(*gp);
+}
+
+/* Write the schedule to dir/name and return its bytes. */
+static char *write_out(ev_goal *g, const char *name, size_t *n)
+{
+	char path[128];
+	ev_output *out;
+	path_of(path, sizeof path, name);
+	CHECK(ev_output_open(&out, path) == EV_OK);
+	CHECK(ev_goal_write(g, out) == EV_OK);
+	CHECK(ev_output_close(out) == EV_OK);
+	return slurp(path, n);
+}
+
+static const char small_goal[] = "num_ranks 2\n"
+                                "rank 0 {\n"
+                                "l0: calc 100 cpu 0\n"
+                                "l1: send 1024b to 1 tag 42 cpu 0 nic 0\n"
+                                "l1 requires l0\n"
+                                "l2: recv 8b from 1 tag 43 cpu 1 nic 0\n"
+                                "l2 requires l1\n"
+                                "l3: calc 50 cpu 1\n"
+                                "l3 irequires l2\n"
+                                "}\n"
+                                "rank 1 {\n"
+                                "l0: recv 1024b from 0 tag 42 cpu 0 nic 0\n"
+                                "l1: send 8b to 0 tag 43 cpu 1 nic 0\n"
+                                "l1 requires l0\n"
+                                "l2: calc 5 cpu 0\n"
+                                "}\n";
+
+static void test_text_small(void)
+{
+	size_t n, len;
+	const struct ev_rec *r = small(&n);
+	struct ev_goal_opts o;
+	ev_goal *g;
+	opts(&o, 0);
+	CHECK(feed(&g, &o, r, n) == EV_OK);
+	CHECK(ev_goal_nranks(g) == 2);
+	char *t = write_out(g, "s.goal", &len);
+
+	CHECK(t && strcmp(t, small_goal) == 0);
+	struct ev_goal_stats st;
+	ev_goal_get_stats(g, &st);
+	CHECK(st.ops == 7 && st.send == 2 && st.recv == 2 && st.calc == 3);
+	CHECK(st.requires == 3 && st.irequires == 1 && st.folded_zero_calcs == 1 && st.duplicate_deps == 1);
+	CHECK(st.lines == 16 && st.lanes == 2 && st.max_cpu == 1);
+	CHECK(st.hist[4] == 1 && st.hist[11] == 1); /* 8 bytes and 1024 bytes */
+	struct ev_goal_rank_stats rs;
+	ev_goal_get_rank_stats(g, 0, &rs);
+	CHECK(rs.sends == 1 && rs.recvs == 1 && rs.calcs == 2 && rs.bytes_sent == 1024);
+	ev_goal_free(g);
+	/* The spool directory is gone with the builder. */
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "ls -A %s | grep -q ev2goal", dir);
+	CHECK(system(cmd) != 0);
+}
+
+static void put_node(unsigned char *p, uint32_t ndeps, unsigned type, uint32_t peer, uint64_t size, uint32_t tag,
+                     unsigned cpu, uint32_t nreq, uint32_t roff, uint32_t nireq, uint32_t ioff)
+{
+	ev_put32(p, ndeps);
+	p[4] = (unsigned char)type;
+	ev_put32(p + 5, peer);
+	ev_put64(p + 9, size);
+	ev_put32(p + 17, tag);
+	p[21] = (unsigned char)cpu;
+	p[22] = 0;
+	ev_put32(p + 23, nreq);
+	ev_put32(p + 27, roff);
+	ev_put32(p + 31, nireq);
+	ev_put32(p + 35, ioff);
+}
+
+static void test_binary_layout(void)
+{
+	/* Rank 0: l0 calc 5; l1 send 8b to 1 tag 3 requires l0; l2 calc 2
+	 * irequires l0.  Rank 1: l0 recv 8b from 0 tag 3. */
+	struct ev_rec r[8];
+	size_t k = 0;
+	r[k++] = op(EV_CALC, 0, 0, 0, -1, 5, 0);
+	r[k++] = op(EV_SEND, 0, 1, 0, 1, 8, 3);
+	r[k++] = dep(0, 1, 0, 0);
+	r[k++] = op(EV_RECV, 1, 0, 1, 0, 8, 3);
+	r[k++] = op(EV_CALC, 0, 2, 1, -1, 2, 0);
+	r[k++] = dep(0, 2, 0, 1);
+	struct ev_goal_opts o;
+	ev_goal *g;
+	opts(&o, 1);
+	o.cpu = EV_GOAL_CPU_LANE;
+	CHECK(feed(&g, &o, r, k) == EV_OK);
+	size_t len;
+	char *b = write_out(g, "s.bin", &len);
+	unsigned char want[256];
+	memset(want, 0, sizeof want);
+	uint64_t s0 = 8 + 4 + 3 * 39 + 2 * 4, s1 = 8 + 4 + 39;
+	ev_put64(want, 4223);
+	ev_put32(want + 8, 2);
+	want[12] = 1; /* max cpu */
+	want[13] = 0;
+	ev_put64(want + 14, 38); /* 4 + 2 + 16 * 2, after the magic */
+	ev_put64(want + 22, 38 + s0);
+	ev_put64(want + 30, 38 + s0);
+	ev_put64(want + 38, 38 + s0 + s1);
+	unsigned char *p = want + 46;
+	ev_put32(p, 3);
+	ev_put32(p + 4, 1);
+	ev_put32(p + 8, 0); /* root l0 */
+	p += 12;
+	put_node(p, 0, 3, 0, 5, 0, 0, 1, 0, 1, 1);
+	put_node(p + 39, 1, 1, 1, 8, 3, 0, 0, 2, 0, 2);
+	put_node(p + 78, 1, 3, 0, 2, 0, 1, 0, 2, 0, 2);
+	p += 117;
+	ev_put32(p, 1); /* l0: requires-successor l1 */
+	ev_put32(p + 4, 2); /* l0: irequires-successor l2 */
+	p += 8;
+	ev_put32(p, 1);
+	ev_put32(p + 4, 1);
+	ev_put32(p + 8, 0);
+	put_node(p + 12, 0, 2, 0, 8, 3, 1, 0, 0, 0, 0);
+	p += 12 + 39;
+	CHECK(b && len == (size_t)(p - want));
+	CHECK(b && memcmp(b, want, (size_t)(p - want)) == 0);
+	ev_goal_free(g);
+}
+
+/* The message of a failing schedule contains want. */
+static void expect_error(const struct ev_rec *r, size_t n, const struct ev_goal_opts *o, int status, const char *want)
+{
+	ev_goal *g;
+	int rc = feed(&g, o, r, n);
+	const struct ev_goal_error *e = ev_goal_error(g);
+	CHECK(rc == status);
+	CHECK(!e->in_output && strstr(e->msg, want) != NULL);
+	if (!strstr(e->msg, want))
+		fprintf(stderr, "  got: %s (want: %s)\n", e->msg, want);
+	ev_goal_free(g);
+}
+
+static void test_checks(void)
+{
+	struct ev_goal_opts o;
+	struct ev_rec r[8];
+	opts(&o, 0);
+	/* Unmatched send, named by its record. */
+	r[0] = op(EV_SEND, 0, 0, 0, 1, 8, 4);
+	expect_error(r, 1, &o, EV_ERR_FORMAT, "t.ev: record 1: rank 0: send to rank 1 tag 4 has no matching recv");
+	/* FIFO size mismatch. */
+	r[1] = op(EV_RECV, 1, 0, 0, 0, 16, 4);
+	expect_error(r, 2, &o, EV_ERR_FORMAT, "record 2: rank 1 recv of 16 bytes from rank 0 tag 4 is matched (FIFO) by a send of 8 bytes");
+	/* ... and without the check it is written. */
+	o.check = 0;
+	ev_goal *g;
+	CHECK(feed(&g, &o, r, 2) == EV_OK);
+	ev_goal_free(g);
+	o.check = 1;
+	/* Dependencies: later, self, dangling, misplaced; ids backwards. */
+	r[0] = op(EV_CALC, 0, 0, 0, -1, 1, 0);
+	r[1] = op(EV_CALC, 0, 1, 0, -1, 1, 0);
+	r[2] = dep(0, 1, 1, 0);
+	expect_error(r, 3, &o, EV_ERR_FORMAT, "rank 0 op 1 depends on op 1, which is not earlier");
+	r[1] = op(EV_CALC, 0, 3, 0, -1, 1, 0);
+	r[2] = dep(0, 3, 2, 0);
+	expect_error(r, 3, &o, EV_ERR_FORMAT, "rank 0 op 3 depends on op 2, which is not defined (dangling dependency)");
+	r[2] = dep(0, 2, 0, 0);
+	expect_error(r, 3, &o, EV_ERR_FORMAT, "record 3: rank 0: dep of op 2 does not follow that op");
+	r[1] = op(EV_CALC, 0, 0, 0, -1, 1, 0);
+	expect_error(r, 2, &o, EV_ERR_FORMAT, "rank 0: op id 0 after op 0");
+	/* Field widths. */
+	o.cpu = EV_GOAL_CPU_LANE;
+	r[0] = op(EV_CALC, 0, 0, 300, -1, 1, 0);
+	expect_error(r, 1, &o, EV_ERR_RANGE, "cpu 300 does not fit GOAL's 8-bit cpu field");
+	o.cpu = EV_GOAL_CPU_DENSE;
+	o.nic = EV_GOAL_NIC_CHANNEL;
+	r[0] = op(EV_SEND, 0, 0, 0, 1, 1, 0);
+	r[0].channel = 256;
+	expect_error(r, 1, &o, EV_ERR_RANGE, "nic 256 does not fit GOAL's 8-bit nic field");
+	o.nic_mod = 4; /* 256 % 4 = 0: fits, then the unmatched send is reported */
+	expect_error(r, 1, &o, EV_ERR_FORMAT, "has no matching recv");
+	o.nic = EV_GOAL_NIC_ZERO;
+	o.nic_mod = 0;
+	/* Limits: ranks and peers are bounded, the table is sparse. */
+	r[0] = op(EV_CALC, EV_GOAL_MAX_RANKS, 0, 0, -1, 1, 0);
+	expect_error(r, 1, &o, EV_ERR_RANGE, "rank 1048576 is not below the limit of 1048576 ranks");
+	r[0] = op(EV_SEND, 0, 0, 0, 2000000000, 1, 0);
+	expect_error(r, 1, &o, EV_ERR_RANGE, "peer 2000000000 is not below the limit");
+	r[0] = op(EV_SEND, 0, 0, 0, -1, 1, 0);
+	expect_error(r, 1, &o, EV_ERR_FORMAT, "send without a destination (peer -1)");
+	o.num_ranks = 2;
+	r[0] = op(EV_CALC, 5, 0, 0, -1, 1, 0);
+	expect_error(r, 1, &o, EV_ERR_RANGE, "rank 5 is not below --num-ranks=2");
+	o.num_ranks = 0;
+	/* A rank near the limit costs its own state, not a table up to it. */
+	r[0] = op(EV_CALC, EV_GOAL_MAX_RANKS - 1, 0, 0, -1, 1, 0);
+	CHECK(feed(&g, &o, r, 1) == EV_OK);
+	CHECK(ev_goal_nranks(g) == EV_GOAL_MAX_RANKS);
+	ev_goal_free(g);
+	/* Nothing to schedule. */
+	r[0] = op(EV_KERNEL, 0, 0, 0, -1, 1, 0);
+	expect_error(r, 1, &o, EV_ERR_FORMAT, "no send, recv or calc records");
+	/* The window. */
+	struct ev_rec w[4];
+	w[0] = op(EV_CALC, 0, 0, 0, -1, 1, 0);
+	w[1] = op(EV_CALC, 0, 100, 0, -1, 1, 0);
+	w[2] = dep(0, 100, 0, 0);
+	o.window = 16;
+	expect_error(w, 3, &o, EV_ERR_RANGE, "100 ops back, which left the window of 16 ops; raise --window");
+	o.window = 128;
+	CHECK(feed(&g, &o, w, 3) == EV_OK);
+	ev_goal_free(g);
+}
+
+static void test_ranks(void)
+{
+	struct ev_goal_ranks s;
+	CHECK(ev_goal_ranks_parse(&s, "0-2,7") == EV_OK);
+	CHECK(ev_goal_ranks_has(&s, 0) && ev_goal_ranks_has(&s, 2) && ev_goal_ranks_has(&s, 7));
+	CHECK(!ev_goal_ranks_has(&s, 3) && !ev_goal_ranks_has(&s, 8) && !ev_goal_ranks_empty(&s));
+	ev_goal_ranks_free(&s);
+	CHECK(ev_goal_ranks_parse(&s, "1%3") == EV_OK);
+	CHECK(ev_goal_ranks_has(&s, 4) && !ev_goal_ranks_has(&s, 5));
+	ev_goal_ranks_free(&s);
+	CHECK(ev_goal_ranks_empty(&s) && ev_goal_ranks_has(&s, 12345));
+	CHECK(ev_goal_ranks_parse(&s, "3%3") == EV_ERR_ARG);
+	CHECK(ev_goal_ranks_parse(&s, "5-2") == EV_ERR_ARG);
+	CHECK(ev_goal_ranks_parse(&s, "1,,2") == EV_ERR_ARG);
+	CHECK(ev_goal_ranks_parse(&s, "x") == EV_ERR_ARG);
+	CHECK(ev_goal_ranks_empty(&s));
+}
+
+/* Join dir/parts into dir/joined.  Returns the status; msg gets the error. */
+static int join(const char *parts, int binary, struct ev_goal_error *err, uint32_t *n)
+{
+	char path[128];
+	ev_output *out;
+	path_of(path, sizeof path, "joined");
+	CHECK(ev_output_open(&out, path) == EV_OK);
+	int rc = ev_goal_join(parts, binary, 0, out, n, err);
+	if (rc)
+		ev_output_abort(out);
+	else
+		CHECK(ev_output_close(out) == EV_OK);
+	return rc;
+}
+
+static void expect_join_error(const char *parts, int binary, const char *want)
+{
+	struct ev_goal_error err;
+	uint32_t n;
+	char path[128];
+	CHECK(join(parts, binary, &err, &n) != EV_OK);
+	CHECK(!err.in_output && strstr(err.msg, want) != NULL);
+	if (!strstr(err.msg, want))
+		fprintf(stderr, "  got: %s (want: %s)\n", err.msg, want);
+	path_of(path, sizeof path, "joined");
+	CHECK(access(path, F_OK) != 0); /* nothing written */
+}
+
+static void test_parts_and_join(void)
+{
+	size_t n, len = 0;
+	const struct ev_rec *r = small(&n);
+	struct ev_goal_opts o;
+	ev_goal *g;
+	char parts[96], p0[128], p1[128];
+	path_of(parts, sizeof parts, "parts");
+	CHECK(mkdir(parts, 0700) == 0);
+	opts(&o, 0);
+	o.spool_parent = parts;
+	CHECK(feed(&g, &o, r, n) == EV_OK);
+	CHECK(ev_goal_write_parts(g, parts) == EV_OK);
+	ev_goal_free(g);
+	CHECK(ev_goal_part_name(p0, sizeof p0, parts, 0, 0) == EV_OK);
+	CHECK(ev_goal_part_name(p1, sizeof p1, parts, 1, 0) == EV_OK);
+	char *t = slurp(p1, &len);
+	CHECK(t && strcmp(t, strstr(small_goal, "rank 1 {")) == 0);
+	struct ev_goal_error err;
+	uint32_t np;
+	CHECK(join(parts, 0, &err, &np) == EV_OK && np == 2);
+	char joined[128];
+	path_of(joined, sizeof joined, "joined");
+	t = slurp(joined, &len);
+	CHECK(t && strcmp(t, small_goal) == 0);
+	unlink(joined);
+
+	/* Damaged parts: each is named with its line. */
+	static const struct { const char *text, *want; } bad[] = {
+		{ "rank 1 {\nl0: calc 5 cpu 0\n", "rank_1.goal: line 2: truncated: rank 1's block has no closing }" },
+		{ "rank 1 {\nl0: calc 5 cpu 0\n}", "rank_1.goal: line 3: truncated: the last line has no newline" },
+		{ "", "rank_1.goal: line 1: empty part" },
+		{ "rank 0 {\n}\n", "rank_1.goal: line 1: expected `rank 1 {`" },
+		{ "\x7f""ELF\x02\x01\n", "rank_1.goal: line 1: expected `rank 1 {`" },
+		{ "rank 1 {\nl0: send 8b to 2 tag 0 cpu 0 nic 0\n}\n",
+		  "rank_1.goal: line 2: peer 2 is not below num_ranks 2" },
+		{ "rank 1 {\nl0: send 8b to -1 tag 0 cpu 0 nic 0\n}\n", "rank_1.goal: line 2: not a GOAL line" },
+		{ "rank 1 {\nl1: calc 5 cpu 0\n}\n", "rank_1.goal: line 2: label l1 where l0 comes next" },
+		{ "rank 1 {\nl0: calc 5 cpu 0\nl0 requires l0\n}\n", "rank_1.goal: line 3: l0 requires l0, which is not earlier" },
+		{ "rank 1 {\nl0: calc 5 cpu 0\nl1: calc 5 cpu 0\nl0 requires l1\n}\n",
+		  "rank_1.goal: line 4: a requires line that does not follow its op" },
+		{ "rank 1 {\nl0: calc 5 cpu 256\n}\n", "rank_1.goal: line 2: not a GOAL calc line" },
+		{ "rank 1 {\nl0: calc 5 cpu 0 nic 0\n}\n", "rank_1.goal: line 2: text after the end of a GOAL op line" },
+		{ "rank 1 {\nl0: calc 05 cpu 0\n}\n", "rank_1.goal: line 2: not a GOAL calc line" },
+		{ "rank 1 {\n}\nrank 2 {\n}\n", "rank_1.goal: line 3: text after the closing }" },
+		{ "rank 1 {\nl0: recv 8b from 0 tag 99999999999 cpu 0 nic 0\n}\n", "rank_1.goal: line 2: not a GOAL send/recv line" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		put_file(p1, bad[i].text, strlen(bad[i].text));
+		expect_join_error(parts, 0, bad[i].want);
+	}
+	/* recv from any source is what --no-check writes: accepted. */
+	const char *any = "rank 1 {\nl0: recv 8b from -1 tag 0 cpu 0 nic 0\n}\n";
+	put_file(p1, any, strlen(any));
+	CHECK(join(parts, 0, &err, &np) == EV_OK);
+	unlink(joined);
+	/* A missing part before an existing one. */
+	char p3[128];
+	CHECK(ev_goal_part_name(p3, sizeof p3, parts, 3, 0) == EV_OK);
+	put_file(p3, "rank 3 {\n}\n", 11);
+	expect_join_error(parts, 0, "rank_2.goal is missing but rank_3.goal exists");
+	unlink(p3);
+	unlink(p0);
+	unlink(p1);
+	expect_join_error(parts, 0, "rank_0.goal: No such file");
+
+	/* Binary parts. */
+	opts(&o, 1);
+	CHECK(feed(&g, &o, r, n) == EV_OK);
+	size_t blen;
+	char *whole = write_out(g, "one.bin", &blen);
+	static char copy[4096];
+	CHECK(whole && blen < sizeof copy);
+	memcpy(copy, whole, blen);
+	ev_goal_free(g);
+	o.spool_parent = parts;
+	CHECK(feed(&g, &o, r, n) == EV_OK);
+	CHECK(ev_goal_write_parts(g, parts) == EV_OK);
+	ev_goal_free(g);
+	CHECK(join(parts, 1, &err, &np) == EV_OK && np == 2);
+	t = slurp(joined, &len);
+	CHECK(t && len == blen && memcmp(t, copy, blen) == 0);
+	unlink(joined);
+	CHECK(ev_goal_part_name(p1, sizeof p1, parts, 1, 1) == EV_OK);
+	char *sec = slurp(p1, &len);
+	static char s1[1024];
+	CHECK(sec && len < sizeof s1 && len > 20);
+	memcpy(s1, sec, len);
+	put_file(p1, s1, len - 3);
+	expect_join_error(parts, 1, "rank_1.bin: byte");
+	put_file(p1, s1, 5);
+	expect_join_error(parts, 1, "truncated rank section");
+	size_t node0 = 8 + 4 * ev_le32((unsigned char *)s1 + 4); /* after the roots */
+	CHECK(node0 == 16);                                       /* rank 1 has two roots */
+	s1[node0 + 4] = 9;                                        /* the first node's type */
+	put_file(p1, s1, len);
+	expect_join_error(parts, 1, "rank_1.bin: node 0 (byte 16): type is not send, recv or calc");
+	s1[node0 + 4] = 2;
+	ev_put32((unsigned char *)s1 + node0 + 5, 7); /* recv from rank 7 of 2 */
+	put_file(p1, s1, len);
+	expect_join_error(parts, 1, "peer is not below the number of parts");
+	unlink(p1);
+	CHECK(ev_goal_part_name(p0, sizeof p0, parts, 0, 1) == EV_OK);
+	unlink(p0);
+	rmdir(parts);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/test_goal.XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(test_text_small);
+	RUN(test_binary_layout);
+	RUN(test_checks);
+	RUN(test_ranks);
+	RUN(test_parts_and_join);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	printf("test_goal: %d checks, %d tests passed, %d failed\n", checks, tests_passed, tests_failed);
+	return tests_failed ? 1 : 0;
+}

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flex2ev - convert IBM AIU runtime ("Flex") trace JSON to ev
+ *
+ * A thin front end over lib/flex: each file is read one event at a time,
+ * its dialect decided on evidence (ev_flex_sniff_*), and the events go
+ * through the library's two-pass converter into one time-ordered stream.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ev.h"
+#include "ev/flex.h"
+
+struct opts {
+	struct ev_cli cli;
+	struct ev_flex_opts f;
+	uint64_t max_object;
+	int verbose, sniff;
+	char **inputs;
+	int ninputs;
+};
+
+static void usage(FILE *f)
+{
+	fputs(
+"Usage: flex2ev [options] FILE...\n"
+"Convert IBM AIU runtime (\"Flex\") trace JSON (.json or .json.gz, a bare array\n"
+"or an object with traceEvents) to one ev stream in time order, as acelyzer\n"
+"reads it: B/E pairs become slices, the rank is the event's pid, device events\n"
+"(with TS1..TS5 cycle counters) get their device-time interval, every event its\n"
+"acelyzer class (in the record's sig), sends and receives of a CollGroup become\n"
+"p2p records (ev2perfetto draws them as send -> recv flows) and each rank's part\n"
+"of a collective a coll record.\n"
+"\n"
+"Records: Cmpt Exec -> kernel; Cmpt Prep and other device events -> range\n"
+"gpu_user; DmaI/DmaO -> memcpy htod/dtoh with bytes; CollGroup sends\n"
+"(SingleCast, MultiCast XSEG) and receives (WDone Barrier) -> p2p send/recv\n"
+"with peer, comm = the CollGroup's string id; CPU events -> range other;\n"
+"Launch*ControlBlock -> api (correlation); instants -> mark.\n"
+"\n"
+"Options:\n"
+"  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
+"      --freq=SOC[:CORE]  SoC clock of the cycle counters in MHz (acelyzer's\n"
+"                         --freq; CORE is for flex-stats) [1000.0]\n"
+"      --no-tighten       keep host times; by default a device event's slice is\n"
+"                         its instruction's device interval ending at the host\n"
+"                         end (acelyzer's tighten_hts_by_instr_type)\n"
+"      --drop-prep        leave out Cmpt Prep events (acelyzer's default without\n"
+"                         --keep_prep; here they are kept unless asked)\n"
+"  -O, --overlap=MODE     slices that overlap without nesting on one thread:\n"
+"                         tid (keep; ev2perfetto moves them to an extra lane),\n"
+"                         drop (leave them out, counted) [tid]\n"
+"      --no-colls         no per-rank collective spans (coll records)\n"
+"      --strip-ids        take request ids out of communication event names\n"
+"                         (SenRdmaSend_82227 [sync=..] -> SenRdmaSend [sync=..],\n"
+"                         the id in the record's id), as acelyzer's\n"
+"                         remove_ids_from_name: one string per kind, not per\n"
+"                         request, for long traces\n"
+"  -a, --align=MODE       rank clocks: p2p (each rank shifted so that a receive\n"
+"                         ends when its send ends, acelyzer's premise TS5(send)\n"
+"                         = TS2(recv); the offsets on stderr and as #meta\n"
+"                         align.* lines), none [p2p]\n"
+"      --flex-ts-fix      move a job's device events into its AIU Roundtrip when\n"
+"                         they lie outside it (acelyzer's --flex_ts_fix)\n"
+"      --rank=N           put every event of a single input on rank N\n"
+"                         (default: the event's pid, as acelyzer does)\n"
+"      --sniff            only decide each FILE's dialect from its first 1000\n"
+"                         events: print FILE, flex|kineto|metadata-only|empty|\n"
+"                         processed|unknown and what was seen, tab-separated\n"
+"  -S, --buffer-size=SIZE memory of each of the two time-ordering passes [128M]\n"
+"      --max-object=SIZE  largest single JSON event accepted [16M]\n"
+"  -f, --force            write binary output to a terminal\n"
+"  -v, --verbose          counts on stderr: events by phase and class, pairs,\n"
+"                         unmatched, p2p, collectives, ranks\n"
+"  -q, --quiet            no warnings\n"
+"  -h, --help             show this help and exit\n"
+"  -V, --version          show version and exit\n"
+"\n"
+"A file that is not Flex is refused with one line naming what was seen\n"
+"(a PyTorch profiler trace: use kineto2ev; only metadata events; acelyzer or\n"
+"ev2perfetto output).\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  data or I/O error (not a Flex trace, invalid JSON, write error)\n"
+"  2  usage error\n"
+"\n"
+"Example:\n"
+"  flex2ev allreduce_tp4.json | ev2perfetto -o tp4.json\n",
+	f);
+}
+
+static int parse_freq(const char *s, uint64_t *khz)
+{
+	char buf[64];
+	size_t n = strcspn(s, ":");
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	int64_t v;
+	if (ev_parse_decimal_scaled(buf, n, 3, &v) || v <= 0)
+		return -1;
+	*khz = (uint64_t)v;
+	if (s[n] == ':') {
+		int64_t core;
+		if (ev_parse_decimal_scaled(s + n + 1, strlen(s + n + 1), 3, &core) || core <= 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void progress(void *ctx, uint64_t events, uint64_t bytes)
+{
+	ev_cli_progress(ctx, events, bytes);
+}
+
+/* Read one file into the converter.  Returns an exit code. */
+static int read_file(struct opts *o, ev_flex_reader *rd, ev_flex_conv *conv, uint16_t src)
+{
+	const char *path = o->inputs[src];
+	struct ev_flex_read res;
+	int rc = ev_flex_read_file(rd, conv, src, path, (size_t)o->max_object, progress, &o->cli, &res);
+	if (rc == EV_OK)
+		return 0;
+	unsigned long long rec = (unsigned long long)res.record;
+	const struct ev_flex_sniff *sn = &res.sniff;
+	char what[512];
+	switch (res.error) {
+	case EV_FLEX_RE_OPEN:
+		return ev_cli_file_error(&o->cli, path, rc);
+	case EV_FLEX_RE_JSON:
+		if (rec)
+			return ev_cli_error(&o->cli, "%s: record %llu: invalid JSON", path, rec);
+		return ev_cli_error(&o->cli, "%s: %s", path, res.detail);
+	case EV_FLEX_RE_TOKENS:
+		return ev_cli_error(&o->cli, "%s: record %llu: too many JSON tokens in one event", path, rec);
+	case EV_FLEX_RE_EVENT:
+		return ev_cli_error(&o->cli, "%s: record %llu: bad event (ts, dur or a string)", path, rec);
+	case EV_FLEX_RE_CONVERT:
+		if (rc == EV_ERR_RANGE)
+			return ev_cli_error(&o->cli, "%s: record %llu: pid %lld is not a rank (use --rank)", path, rec,
+			                    (long long)res.pid);
+		return ev_cli_file_error(&o->cli, path, rc);
+	default:
+		break;
+	}
+	switch (res.dialect) {
+	case EV_DIALECT_PROCESSED:
+		return ev_cli_error(&o->cli, "%s: this is already processed output (acelyzer or ev2perfetto otherData), not a Flex trace",
+		                    path);
+	case EV_DIALECT_KINETO:
+		if (res.key[0])
+			return ev_cli_error(&o->cli, "%s: this is a PyTorch profiler trace (top-level \"%s\"): use kineto2ev", path,
+			                    res.key);
+		return ev_cli_error(&o->cli, "%s: record %llu: this is a PyTorch profiler trace (cat \"%s\"): use kineto2ev",
+		                    path, rec, sn->cat_seen);
+	case EV_DIALECT_META_ONLY:
+		return ev_cli_error(&o->cli, "%s: only metadata events (%llu \"M\" events, no trace events): nothing to convert",
+		                    path, (unsigned long long)sn->meta);
+	case EV_DIALECT_EMPTY:
+		return ev_cli_error(&o->cli, "%s: no events: nothing to convert", path);
+	default:
+		ev_flex_sniff_describe(sn, what, sizeof what);
+		return ev_cli_error(&o->cli, "%s: not a Flex trace (no TS1..TS5 device counters, Flex instruction names or CollGroup): %s",
+		                    path, what);
+	}
+}
+
+static void report(const struct opts *o, const ev_flex_conv *conv)
+{
+	const struct ev_flex_counts *n = ev_flex_conv_counts(conv);
+	if (n->unmatched_b || n->unmatched_e)
+		ev_cli_warn(&o->cli, "%llu B event(s) without their E and %llu E event(s) without their B: left out",
+		            (unsigned long long)n->unmatched_b, (unsigned long long)n->unmatched_e);
+	if (n->reversed)
+		ev_cli_warn(&o->cli, "%llu event(s) ending before they begin: left out", (unsigned long long)n->reversed);
+	if (n->no_ts)
+		ev_cli_warn(&o->cli, "%llu event(s) without ts: left out", (unsigned long long)n->no_ts);
+	if (n->zero_dur)
+		ev_cli_warn(&o->cli, "%llu slice(s) of zero duration", (unsigned long long)n->zero_dur);
+	if (n->ovc)
+		ev_cli_warn(&o->cli, "%llu device event(s) with a 32-bit cycle counter overflow (corrected)",
+		            (unsigned long long)n->ovc);
+	if (n->dropped_overlap)
+		ev_cli_warn(&o->cli, "--overlap=drop: %llu slice(s) overlapping without nesting left out",
+		            (unsigned long long)n->dropped_overlap);
+	if (n->dropped_prep)
+		ev_cli_warn(&o->cli, "--drop-prep: %llu Cmpt Prep event(s) left out", (unsigned long long)n->dropped_prep);
+	if (n->open_colls)
+		ev_cli_warn(&o->cli, "%llu collective span(s) without their final broadcast (ended at their last event)",
+		            (unsigned long long)n->open_colls);
+	if (n->ts_fix_jobs)
+		ev_cli_warn(&o->cli, "--flex-ts-fix: %llu job(s) had device events outside their AIU Roundtrip: moved",
+		            (unsigned long long)n->ts_fix_jobs);
+	if (n->ts_fix_wide)
+		ev_cli_warn(&o->cli, "--flex-ts-fix: %llu job(s) have a device range wider than their AIU Roundtrip: left as they are",
+		            (unsigned long long)n->ts_fix_wide);
+	size_t nr = ev_flex_conv_nranks(conv);
+	for (size_t i = 0; o->f.align && nr > 1 && i < nr; i++) {
+		const struct ev_flex_align *a = ev_flex_conv_align(conv, i);
+		if (!a->aligned)
+			ev_cli_warn(&o->cli, "rank %u shares no send/recv pair with the ranks aligned to rank %u: clock not aligned",
+			            a->rank, ev_flex_conv_rank(conv, 0));
+		else if (!o->cli.quiet && i > 0)
+			fprintf(stderr, "flex2ev: rank %u clock offset %+.3f us (to rank %u, %llu pair(s), %s)\n", a->rank,
+			        (double)a->offset_ns / 1e3, a->via, (unsigned long long)a->pairs,
+			        a->symmetric ? "both directions" : "receive ends with its send");
+	}
+	if (!o->verbose)
+		return;
+	fprintf(stderr, "flex2ev: %llu objects: %llu B, %llu E, %llu X, %llu metadata, %llu instants, %llu counters, %llu other\n",
+	        (unsigned long long)n->objects, (unsigned long long)n->begins, (unsigned long long)n->ends,
+	        (unsigned long long)n->completes, (unsigned long long)n->meta, (unsigned long long)n->instants,
+	        (unsigned long long)n->counters, (unsigned long long)n->other_ph);
+	fprintf(stderr, "flex2ev: %llu B/E pairs, %llu unmatched B, %llu unmatched E, %llu reversed; %llu device, %llu CPU\n",
+	        (unsigned long long)n->pairs, (unsigned long long)n->unmatched_b, (unsigned long long)n->unmatched_e,
+	        (unsigned long long)n->reversed, (unsigned long long)n->device, (unsigned long long)n->cpu);
+	for (unsigned c = 0; c < EV_FC_COUNT; c++)
+		if (n->cls[c])
+			fprintf(stderr, "flex2ev: class %s %llu\n", ev_flex_class_name(c), (unsigned long long)n->cls[c]);
+	if (n->stripped)
+		fprintf(stderr, "flex2ev: --strip-ids: %llu request id(s) taken out of names\n", (unsigned long long)n->stripped);
+	fprintf(stderr, "flex2ev: %llu records, %llu p2p sends, %llu p2p receives, %llu collective spans, %zu rank(s)\n",
+	        (unsigned long long)n->records, (unsigned long long)n->p2p_send, (unsigned long long)n->p2p_recv,
+	        (unsigned long long)n->colls, ev_flex_conv_nranks(conv));
+}
+
+static int run(struct opts *o)
+{
+	ev_strtab *st = ev_strtab_new();
+	ev_flex_conv *conv = NULL;
+	ev_flex_reader *rd = NULL;
+	ev_writer *w = NULL;
+	int ex = 0, rc;
+	if (!st || ev_flex_reader_new(&rd) != EV_OK || (rc = ev_flex_conv_new(&conv, &o->f, st)) != EV_OK) {
+		ex = ev_cli_error(&o->cli, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < o->ninputs && !ex; i++)
+		ex = read_file(o, rd, conv, (uint16_t)i);
+	ev_cli_progress_done(&o->cli);
+	if (ex)
+		goto out;
+	if ((rc = ev_writer_open(&w, o->cli.output, st)) != EV_OK) {
+		ex = ev_cli_file_error(&o->cli, o->cli.output, rc);
+		goto out;
+	}
+	if ((rc = ev_writer_header(w, "origin", "trace")) != EV_OK || (rc = ev_writer_header(w, "producer", "flex2ev")) != EV_OK)
+		goto werr;
+	for (int i = 0; i < o->ninputs; i++)
+		if ((rc = ev_write_textf(w, "#src %d file=%s dialect=flex", i, o->inputs[i])) != EV_OK)
+			goto werr;
+	if ((rc = ev_write_textf(w, "#meta flex.freq_khz=%llu flex.tighten=%d flex.overlap=%s",
+	                         (unsigned long long)o->f.soc_khz, o->f.tighten,
+	                         o->f.overlap == EV_FLEX_OV_DROP ? "drop" : "tid")) != EV_OK)
+		goto werr;
+	if ((rc = ev_flex_conv_finish(conv, w)) != EV_OK)
+		goto werr;
+	report(o, conv);
+	if (!ev_flex_conv_counts(conv)->records) {
+		/* Everything was left out (unmatched, reversed, without ts): no
+		 * empty stream that looks like a result. */
+		ex = ev_cli_error(&o->cli, "no slices or marks in the input: nothing converted (see the counts above)");
+		goto out;
+	}
+	rc = ev_writer_close(w);
+	w = NULL;
+	if (rc != EV_OK)
+		ex = ev_cli_file_error(&o->cli, o->cli.output, rc);
+	goto out;
+werr:
+	ex = ev_cli_file_error(&o->cli, o->cli.output, rc);
+out:
+	if (w)
+		ev_writer_abort(w);
+	ev_flex_conv_free(conv);
+	ev_flex_reader_free(rd);
+	ev_strtab_free(st);
+	return ex;
+}
+
+/* --sniff: the dialect of each input, one line each. */
+static int sniff(struct opts *o)
+{
+	int ex = 0;
+	for (int i = 0; i < o->ninputs; i++) {
+		enum ev_dialect d;
+		char what[512];
+		int rc = ev_flex_sniff_file(o->inputs[i], 1000, &d, what, sizeof what);
+		if (rc != EV_OK) {
+			ex = ev_cli_error(&o->cli, "%s: %s", o->inputs[i], ev_strerror(rc));
+			continue;
+		}
+		printf("%s\t%s\t%s\n", o->inputs[i], ev_dialect_name(d), what);
+	}
+	return ex;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		EV_CLI_COMMON_LONG,
+		{ "freq", required_argument, NULL, 1 },
+		{ "no-tighten", no_argument, NULL, 2 },
+		{ "drop-prep", no_argument, NULL, 3 },
+		{ "overlap", required_argument, NULL, 'O' },
+		{ "no-colls", no_argument, NULL, 4 },
+		{ "align", required_argument, NULL, 'a' },
+		{ "flex-ts-fix", no_argument, NULL, 7 },
+		{ "sniff", no_argument, NULL, 8 },
+		{ "strip-ids", no_argument, NULL, 9 },
+		{ "rank", required_argument, NULL, 5 },
+		{ "buffer-size", required_argument, NULL, 'S' },
+		{ "max-object", required_argument, NULL, 6 },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	int c;
+	memset(&o, 0, sizeof o);
+	ev_cli_init(&o.cli, "flex2ev");
+	ev_flex_opts_init(&o.f);
+	o.max_object = 16u << 20;
+	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "a:O:S:v", longopts, NULL)) != -1) {
+		switch (ev_cli_common(&o.cli, c, optarg)) {
+		case EV_CLI_HANDLED: continue;
+		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
+		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
+		default: break;
+		}
+		uint64_t v;
+		switch (c) {
+		case 1:
+			if (parse_freq(optarg, &o.f.soc_khz))
+				return ev_cli_usage_error(&o.cli, "--freq: expected SOC[:CORE] in MHz (e.g. 1000.0:1100.0), got '%s'", optarg);
+			break;
+		case 2: o.f.tighten = 0; break;
+		case 3: o.f.drop_prep = 1; break;
+		case 4: o.f.colls = 0; break;
+		case 7: o.f.ts_fix = 1; break;
+		case 8: o.sniff = 1; break;
+		case 9: o.f.strip_ids = 1; break;
+		case 'a':
+			if (!strcmp(optarg, "p2p"))
+				o.f.align = 1;
+			else if (!strcmp(optarg, "none"))
+				o.f.align = 0;
+			else
+				return ev_cli_usage_error(&o.cli, "--align: expected p2p or none, got '%s'", optarg);
+			break;
+		case 'O':
+			if (!strcmp(optarg, "tid"))
+				o.f.overlap = EV_FLEX_OV_TID;
+			else if (!strcmp(optarg, "drop"))
+				o.f.overlap = EV_FLEX_OV_DROP;
+			else if (!strcmp(optarg, "async") || !strcmp(optarg, "warn") || !strcmp(optarg, "shift"))
+				return ev_cli_usage_error(&o.cli, "--overlap=%s: not supported (acelyzer's async is deprecated and incomplete); use tid or drop", optarg);
+			else
+				return ev_cli_usage_error(&o.cli, "--overlap: expected tid or drop, got '%s'", optarg);
+			break;
+		case 5:
+			if (ev_parse_u64(optarg, &v) || v >= UINT32_MAX)
+				return ev_cli_usage_error(&o.cli, "--rank: not a rank: '%s'", optarg);
+			o.f.rank = (int64_t)v;
+			break;
+		case 'S':
+			if (ev_parse_size(optarg, &o.f.sort_bytes) || o.f.sort_bytes < (1u << 20))
+				return ev_cli_usage_error(&o.cli, "--buffer-size: expected a size of at least 1M, got '%s'", optarg);
+			break;
+		case 6:
+			if (ev_parse_size(optarg, &o.max_object) || o.max_object < 1024 || o.max_object > (1ull << 31))
+				return ev_cli_usage_error(&o.cli, "--max-object: expected a size from 1K to 2G, got '%s'", optarg);
+			break;
+		case 'v': o.verbose = 1; break;
+		default:
+			return ev_cli_try_help(&o.cli);
+		}
+	}
+	if (optind >= argc)
+		return ev_cli_usage_error(&o.cli, "no input file");
+	if (o.f.rank >= 0 && argc - optind != 1)
+		return ev_cli_usage_error(&o.cli, "--rank applies to a single input");
+	o.inputs = argv + optind;
+	o.ninputs = argc - optind;
+	if (o.ninputs > 65535)
+		return ev_cli_usage_error(&o.cli, "at most 65535 inputs");
+	if (o.sniff)
+		return ev_cli_finish(&o.cli, sniff(&o));
+	if (ev_cli_check_binary_out(&o.cli))
+		return 1;
+	ev_cli_cleanup_on_signal(NULL);
+	return ev_cli_finish(&o.cli, run(&o));
+}
