@@ -14,7 +14,7 @@ ifneq ($(CI),)
 WARNFLAGS += -Werror
 endif
 CPPFLAGS += -Iinclude -Ilib -D_GNU_SOURCE
-LDLIBS   += -lsqlite3 -lz -lm
+LDLIBS   += -lsqlite3 -lxlsxwriter -lz -lm
 
 BUILD ?= build
 BIN   ?= bin
@@ -39,7 +39,7 @@ LIBEV     := $(BUILD)/libev.a
 
 # Debian packages the build, the tests and the reports need.
 DEB_PKGS := make gcc libsqlite3-dev zlib1g-dev libjsmn-dev bats bats-assert bats-support \
-            gnuplot-nox sqlite3 jq python3 help2man shellcheck slurm-wlm munge
+            gnuplot-nox sqlite3 jq python3 help2man shellcheck slurm-wlm munge libxlsxwriter-dev
 
 .PHONY: all deps check test unit bats asan ubsan sanitize clean install uninstall \
         demo bench man lint fuzz fuzz-regress

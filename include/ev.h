@@ -16,6 +16,7 @@
  *   ev/kineto.h    PyTorch profiler (Kineto) traces: scanning, linking, collectives
  *   ev/goal.h      GOAL schedules for LogGOPSim: text, binary, checks, joins
  *   ev/stats.h     ev-stats' analyses and the (comm, seq) collective matcher
+ *   ev/xlsx.h      TSV tables into Excel workbooks (libxlsxwriter)
  * (ev/nsys.h and ev/nccl_sched.h are included by the tools that need them.)
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
@@ -34,5 +35,6 @@
 #include "ev/flex.h"
 #include "ev/goal.h"
 #include "ev/kineto.h"
+#include "ev/xlsx.h"
 
 #endif /* EV_H */

@@ -1,15 +1,37 @@
 # shellcheck shell=bash
 # evkit-common.sh - shell functions shared by the evkit pipelines (sourced,
 # not run).  Bash; callers use `set -euo pipefail`.
+#
+# Installed to $(prefix)/libexec/evkit; a pipeline finds it next to itself
+# (source tree: pipelines/) or in ../libexec/evkit (installed).
+#
+# What a pipeline gets here:
+#   errors        evk_die, evk_usage_error, evk_need
+#   conventions   evk_version (--version), evk_say / evk_step (progress with
+#                 elapsed time on stderr; EVK_QUIET=1 silences it)
+#   signals       evk_supervise: the pipeline runs as a worker in its own
+#                 process group; TERM/INT/HUP end the whole group, wait for
+#                 it and remove the temporary and staging directories
+#   outputs       evk_stage_dir / evk_publish: outputs are built in a hidden
+#                 directory inside OUT and renamed into place at the end, so
+#                 an interrupted run leaves the previous outputs as they were
+#   discovery     evk_discover: configurations of a sweep (known layouts, a
+#                 path regex with keys, a single run, a flat folder of JSON),
+#                 --select and --ranks subsets, symlinks followed
+#   jobs          evk_parallel, evk_convert_cmd, evk_convert_files_cmd
+
+# --- errors -----------------------------------------------------------------
 
 # evk_die MSG: print "PROG: MSG" and exit 1.
 evk_die() {
+	EVK_EXPLAINED=1
 	printf '%s: %s\n' "${EVK_PROG:-evkit}" "$*" >&2
 	exit 1
 }
 
 # evk_usage_error MSG: print the message and a hint, exit 2.
 evk_usage_error() {
+	EVK_EXPLAINED=1
 	printf '%s: %s\nTry '"'"'%s --help'"'"'.\n' "${EVK_PROG:-evkit}" "$*" "${EVK_PROG:-evkit}" >&2
 	exit 2
 }
@@ -20,6 +42,247 @@ evk_need() {
 	for t in "$@"; do
 		command -v "$t" >/dev/null 2>&1 || evk_die "cannot find '$t' in PATH (build evkit with 'make' and add bin/ to PATH)"
 	done
+}
+
+# --- conventions ------------------------------------------------------------
+
+# evk_version: the --version text, "PROG (evkit) X.Y.Z", from the tools of
+# the same build (bin/ next to pipelines/ in the source tree, or the same
+# bin/ when installed).
+evk_version() {
+	local here v="" t
+	here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+	for t in "$here/../bin/ev-view" "$here/../../../bin/ev-view" "$(command -v ev-view 2>/dev/null || true)"; do
+		if [ -z "$t" ] || [ ! -x "$t" ]; then continue; fi
+		v=$("$t" --version 2>/dev/null | awk 'NR == 1 { print $NF }') && [ -n "$v" ] && break
+	done
+	printf '%s (evkit) %s\n' "${EVK_PROG:-evkit}" "${v:-unknown}"
+	printf 'Copyright: the evkit authors; MIT licence.\n'
+}
+
+# EVK_T0: start of the run (EPOCHREALTIME), for the elapsed times printed.
+EVK_T0="${EVK_T0:-${EPOCHREALTIME:-$(date +%s)}}"
+export EVK_T0 EVK_PROG EVK_QUIET
+
+# evk_elapsed: seconds since EVK_T0, one decimal.
+evk_elapsed() {
+	awk -v a="$EVK_T0" -v b="${EPOCHREALTIME:-$(date +%s)}" 'BEGIN { printf "%.1f", b - a }'
+}
+
+# evk_say MSG: a progress line "PROG: [  1.2s] MSG" on stderr (not with
+# EVK_QUIET=1).
+evk_say() {
+	[ "${EVK_QUIET:-0}" = 1 ] || printf '%s: [%6ss] %s\n' "${EVK_PROG:-evkit}" "$(evk_elapsed)" "$*" >&2
+}
+
+# evk_step N TOTAL MSG: "PROG: [  1.2s] step N/TOTAL: MSG".
+evk_step() {
+	evk_say "step $1/$2: $3"
+}
+
+# evk_job_done COUNTFILE TOTAL WHAT: called by a finished job (exported to
+# the job shells): counts it and prints "done K/TOTAL: WHAT".
+evk_job_done() {
+	local k
+	# shellcheck disable=SC2016 # $1 of the inner sh
+	k=$(flock "$1" sh -c 'printf ".\n" >>"$1"; wc -l <"$1"' _ "$1")
+	evk_say "done $((k)) of $2: $3"
+}
+export -f evk_job_done evk_say evk_elapsed
+
+# --- signals, temporary files, staged outputs ---------------------------------
+
+# evk_supervise "$@": call before parsing options.  The first call makes
+# this shell a supervisor: it creates the temporary directory EVK_WORK,
+# starts the same script again as the worker in a new process group, waits
+# for it and passes on its exit status.  On TERM, INT or HUP it ends the
+# whole group (the worker, xargs, the converters, gnuplot, ...), waits until
+# none is left (KILL after 10 s), removes EVK_WORK and every staging
+# directory the worker registered, says so and exits 128 + signal.  In the
+# worker the call returns at once, with TMPDIR inside EVK_WORK (the tools'
+# spill files go there too) and an EXIT trap that explains any failure that
+# was not explained yet.
+evk_supervise() {
+	if [ -n "${EVK_SUPERVISOR:-}" ] && [ "$EVK_SUPERVISOR" = "$PPID" ] && [ -d "${EVK_WORK:-}" ]; then
+		# The worker.  Pipelines it starts are supervisors of their own.
+		export -n EVK_SUPERVISOR EVK_WORK
+		unset EVK_SUPERVISOR
+		mkdir -p "$EVK_WORK/tmp"
+		export TMPDIR="$EVK_WORK/tmp"
+		set -E
+		trap 'EVK_FAILED_CMD=$BASH_COMMAND EVK_FAILED_LINE=$LINENO' ERR
+		trap '_evk_worker_exit' EXIT
+		# Ended with its group by the supervisor, which explains it.
+		# A submitted Slurm array is cancelled (evk_slurm_cancel).
+		trap 'EVK_EXPLAINED=1; _evk_cancel_slurm; exit 143' TERM
+		trap 'EVK_EXPLAINED=1; _evk_cancel_slurm; exit 130' INT
+		trap 'EVK_EXPLAINED=1; _evk_cancel_slurm; exit 129' HUP
+		return 0
+	fi
+	local pid rc=0 self="$0"
+	EVK_WORK=$(mktemp -d "${TMPDIR:-/tmp}/${EVK_PROG:-evkit}.XXXXXX") || {
+		printf '%s: cannot create a temporary directory in %s\n' "${EVK_PROG:-evkit}" "${TMPDIR:-/tmp}" >&2
+		exit 1
+	}
+	export EVK_WORK EVK_SUPERVISOR=$$
+	set -m
+	"$BASH" "$self" "$@" &
+	pid=$!
+	set +m
+	EVK_CHILD_PGID=$pid
+	trap '_evk_interrupted 15 TERM' TERM
+	trap '_evk_interrupted 2 INT' INT
+	trap '_evk_interrupted 1 HUP' HUP
+	wait "$pid" || rc=$?
+	trap - TERM INT HUP
+	_evk_reap "$pid"
+	_evk_remove_work
+	exit "$rc"
+}
+
+_evk_cancel_slurm() {
+	if command -v evk_slurm_cancel >/dev/null 2>&1; then evk_slurm_cancel; fi
+}
+
+# The worker's exit: a non-zero status that no message explained yet gets
+# one (the command that failed and where), and becomes 1 (the exit status
+# table: 1 data or I/O error, 2 usage error, 128+N signal).
+_evk_worker_exit() {
+	local rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] && [ -z "${EVK_EXPLAINED:-}" ] && [ "$rc" -lt 128 ]; then
+		printf '%s: failed (exit %d) at line %s: %s\n' "${EVK_PROG:-evkit}" "$rc" "${EVK_FAILED_LINE:-?}" "${EVK_FAILED_CMD:-?}" >&2
+		exit 1
+	fi
+	return "$rc"
+}
+
+# _evk_reap PGID: wait until no process of the group is left (KILL after
+# 10 s).
+_evk_reap() {
+	local i=0
+	while kill -0 -- "-$1" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -ge 100 ]; then
+			kill -KILL -- "-$1" 2>/dev/null || true
+			sleep 0.1
+			break
+		fi
+		sleep 0.1
+	done
+}
+
+_evk_remove_work() {
+	local d
+	if [ -f "$EVK_WORK/.stages" ]; then
+		while IFS= read -r -d '' d; do rm -rf -- "$d"; done <"$EVK_WORK/.stages"
+	fi
+	rm -rf -- "$EVK_WORK"
+}
+
+_evk_interrupted() {
+	trap '' TERM INT HUP
+	kill -TERM -- "-$EVK_CHILD_PGID" 2>/dev/null || true
+	_evk_reap "$EVK_CHILD_PGID"
+	_evk_remove_work
+	printf '%s: interrupted by SIG%s: stopped its jobs, removed its temporary files; earlier outputs are left as they were\n' "${EVK_PROG:-evkit}" "$2" >&2
+	exit $((128 + $1))
+}
+
+# evk_workdir: the run's temporary directory (the supervisor's EVK_WORK, or
+# a new one removed at exit when the pipeline did not call evk_supervise).
+evk_workdir() {
+	if [ -z "${EVK_WORK:-}" ]; then
+		EVK_WORK=$(mktemp -d "${TMPDIR:-/tmp}/${EVK_PROG:-evkit}.XXXXXX")
+		# shellcheck disable=SC2064
+		trap "rm -rf -- '$EVK_WORK'" EXIT
+	fi
+	printf '%s\n' "$EVK_WORK"
+}
+
+# evk_stage_dir OUT: create (and print) a hidden staging directory inside
+# OUT, removed by the supervisor if the run is interrupted.
+evk_stage_dir() {
+	local s
+	mkdir -p -- "$1"
+	s=$(mktemp -d "$1/.${EVK_PROG:-evkit}.stage.XXXXXX")
+	[ -z "${EVK_WORK:-}" ] || printf '%s\0' "$s" >>"$EVK_WORK/.stages"
+	printf '%s\n' "$s"
+}
+
+# evk_publish STAGE OUT: move every file of STAGE to the same place in OUT
+# (renames within one file system), then remove STAGE.
+evk_publish() {
+	local stage="$1" out="$2" f rel
+	while IFS= read -r -d '' f; do
+		rel="${f#"$stage"/}"
+		mkdir -p -- "$out/$(dirname -- "$rel")"
+		mv -f -- "$f" "$out/$rel"
+	done < <(find "$stage" -type f -print0)
+	rm -rf -- "$stage"
+}
+
+# --- parallel jobs ------------------------------------------------------------
+
+# Slurm job arrays (evkit-slurm.sh, next to this file): --slurm[=OPTS] sets
+# EVK_SLURM=1 and EVK_SLURM_OPTS (sbatch options, split on blanks).
+EVK_SLURM=0 EVK_SLURM_OPTS=""
+if [ -f "$(dirname "${BASH_SOURCE[0]}")/evkit-slurm.sh" ]; then
+	# shellcheck source=pipelines/evkit-slurm.sh
+	. "$(dirname "${BASH_SOURCE[0]}")/evkit-slurm.sh"
+fi
+
+# evk_slurm_help: the --help lines of --slurm.
+evk_slurm_help() {
+	cat <<'EOF'
+      --slurm[=OPTS]    run the per-file conversions as one Slurm job array
+                        (sbatch --array, at most --jobs tasks at once; OPTS
+                        are passed to sbatch, e.g. --slurm='-p gpu -t 30');
+                        the traces and OUT must be on a file system the
+                        nodes share (the task files go to $EVKIT_SLURM_DIR,
+                        default a hidden directory in OUT)
+EOF
+}
+
+# evk_job_dir STAGE: the directory the jobs write their intermediate files
+# to: the run's temporary directory, or with --slurm one the nodes share
+# (in $EVKIT_SLURM_DIR or STAGE; removed with the stage).
+evk_job_dir() {
+	local d
+	if [ "$EVK_SLURM" = 1 ]; then
+		d=$(mktemp -d "${EVKIT_SLURM_DIR:-$1}/.${EVK_PROG:-evkit}.jobs.XXXXXX")
+		[ -z "${EVK_WORK:-}" ] || printf '%s\0' "$d" >>"$EVK_WORK/.stages"
+		mkdir -p "$d/tmp"
+		printf '%s\n' "$d"
+	else
+		evk_workdir
+	fi
+}
+
+# evk_job_prefix JOBDIR: what each job command starts with: with --slurm,
+# TMPDIR on the shared job directory (the submitting shell's TMPDIR does
+# not exist on the nodes).
+evk_job_prefix() {
+	if [ "$EVK_SLURM" = 1 ]; then printf 'export TMPDIR=%q; ' "$1/tmp"; fi
+}
+
+# evk_job_note COUNTFILE TOTAL WHAT: the "&& evk_job_done ..." suffix of a
+# job command (none with --slurm: the nodes report through Slurm).
+evk_job_note() {
+	if [ "$EVK_SLURM" = 1 ]; then return 0; fi
+	printf ' && evk_job_done %q %q %q' "$1" "$2" "$3"
+}
+
+# evk_run_jobs N: run the NUL-separated commands on stdin: here, N at a time
+# (evk_parallel), or with --slurm as one job array of at most N running
+# tasks (evk_slurm_run; cancelled if the pipeline is interrupted).
+evk_run_jobs() {
+	if [ "$EVK_SLURM" = 1 ]; then
+		command -v evk_slurm_run >/dev/null 2>&1 || evk_die "--slurm: evkit-slurm.sh is not installed next to evkit-common.sh"
+		evk_say "submitting the jobs as one Slurm job array${EVK_SLURM_OPTS:+ (sbatch $EVK_SLURM_OPTS)}"
+		evk_slurm_run "$1" "$EVK_SLURM_OPTS"
+	else
+		evk_parallel "$1"
+	fi
 }
 
 # evk_parallel N: run the NUL-separated shell commands read on stdin, N at a
@@ -34,46 +297,335 @@ evk_parallel() {
 	fi
 }
 
-# evk_rank_traces DIR: print the trace files of one run, one per line, in
-# rank order: DIR/torch_profiler/rank<N>/*.json[.gz] or DIR/rank<N>/*, or the
-# Kineto/Chrome JSON files directly in DIR.
-evk_rank_traces() {
-	local dir="$1" base
+# --- discovery ------------------------------------------------------------------
+
+# evk_safe_path P: P, with "./" in front when it starts with '-' (so no
+# tool reads it as an option).
+evk_safe_path() {
+	case "$1" in
+	-*) printf './%s\n' "$1" ;;
+	*) printf '%s\n' "$1" ;;
+	esac
+}
+
+# evk_label_clean TEXT: a label for tables and file names: control
+# characters (TAB, newline, ...) become spaces, '/' becomes '_'.
+evk_label_clean() {
+	printf '%s' "$1" | tr '\000-\037/' '                                _'
+}
+
+# _evk_find_traces BASE MAXDEPTH: trace files under BASE, NUL-separated,
+# symlinks followed (loops are skipped).
+_evk_find_traces() {
+	find -L "$1" -mindepth 1 -maxdepth "$2" -type f \( -name '*.json' -o -name '*.json.gz' \) -print0 2>/dev/null || true
+}
+
+# _evk_path_rank PATH: the rank in a path (rank3, rank_3, rank-3), or empty.
+_evk_path_rank() {
+	if [[ "$1" =~ rank[_-]?0*([0-9]+)[^/]*$ ]] || [[ "$1" =~ rank[_-]?0*([0-9]+)/[^/]*$ ]]; then
+		printf '%s\n' "${BASH_REMATCH[1]}"
+	fi
+}
+
+# evk_rank_traces_z DIR: the trace files of one run, NUL-separated, in rank
+# order: DIR/torch_profiler/rank<N>/*.json[.gz], DIR/rank<N>/*, or the
+# Kineto/Chrome JSON files directly in DIR (a flat folder); symlinks
+# followed.
+evk_rank_traces_z() {
+	local dir="$1" base f r
 	if [ -d "$dir/torch_profiler" ]; then
 		base="$dir/torch_profiler"
 	else
 		base="$dir"
 	fi
 	{
-		find "$base" -mindepth 2 -maxdepth 2 -type f \( -name '*.json' -o -name '*.json.gz' \) -path '*rank*' 2>/dev/null
-		find "$base" -mindepth 1 -maxdepth 1 -type f \( -name '*.json' -o -name '*.json.gz' \) 2>/dev/null
-	} | awk '{ r = $0; if (match(r, /rank[_-]?[0-9]+/)) { s = substr(r, RSTART, RLENGTH); gsub(/[^0-9]/, "", s); print s "\t" $0 } else print "999999999\t" $0 }' |
-		sort -t$'\t' -k1,1n -k2,2 | cut -f2-
+		while IFS= read -r -d '' f; do
+			case "${f#"$base"/}" in
+			*/*/*) continue ;;
+			*/*) [[ "${f#"$base"/}" == *rank* ]] || continue ;;
+			esac
+			r=$(_evk_path_rank "${f#"$base"/}")
+			printf '%s\t%s\0' "${r:-999999999}" "$f"
+		done < <(_evk_find_traces "$base" 2)
+	} | sort -z -t$'\t' -k1,1n -k2,2 | while IFS= read -r -d '' f; do printf '%s\0' "${f#*$'\t'}"; done
+}
+
+# evk_rank_traces DIR: the same, one per line (paths without newlines).
+evk_rank_traces() {
+	evk_rank_traces_z "$1" | tr '\0' '\n'
 }
 
 # evk_nsys_exports DIR: the Nsight Systems SQLite exports in DIR (sorted).
 evk_nsys_exports() {
-	find "$1" -maxdepth 2 -type f \( -name '*.sqlite' -o -name '*.sqlite3' \) 2>/dev/null | sort
+	find -L "$1" -maxdepth 2 -type f \( -name '*.sqlite' -o -name '*.sqlite3' \) 2>/dev/null | sort
 }
 
-# evk_sweep_configs DIR: print "LABEL<TAB>CONFIG_DIR<TAB>key=value ..." for
-# every configuration of a sweep, sorted numerically by its keys.  Layouts:
+# _evk_is_run DIR: DIR holds one run's traces.
+_evk_is_run() {
+	[ -d "$1/torch_profiler" ] || compgen -G "$1/rank*" >/dev/null ||
+		compgen -G "$1/*.sqlite" >/dev/null || compgen -G "$1/*.json" >/dev/null || compgen -G "$1/*.json.gz" >/dev/null
+}
+
+# _evk_sweep_configs_z DIR: "LABEL<US>key=value ...<US>CONFIG_DIR\0" (US = \x1f,
+# not a blank, so an empty key list is kept by read) for
+# every configuration of a sweep (NUL-terminated: the directory may hold any
+# character), sorted numerically by its keys.  Layouts:
 #   <T>thread/nccl_<C>channels/   -> threads=T channels=C
 #   <CU>cu_<T>threads/            -> cu=CU threads=T
-# A DIR that is itself one run (has torch_profiler/ or rank*/ or *.sqlite)
-# is printed as a single configuration.
-evk_sweep_configs() {
+# A DIR without such configurations that is itself one run (has
+# torch_profiler/, rank*/, *.sqlite or JSON files) is one configuration
+# without keys.  Symlinked directories are followed.
+_evk_sweep_configs_z() {
 	local dir="${1%/}" d rel
-	while IFS= read -r d; do
+	local -a recs=()
+	while IFS= read -r -d '' d; do
 		rel="${d#"$dir"/}"
 		if [[ "$rel" =~ ^([0-9]+)thread/nccl_([0-9]+)channels$ ]]; then
-			printf '%s\t%s\t%s\n' "${BASH_REMATCH[1]}thread_${BASH_REMATCH[2]}ch" "$d" "threads=${BASH_REMATCH[1]} channels=${BASH_REMATCH[2]}"
+			recs+=("${BASH_REMATCH[1]}thread_${BASH_REMATCH[2]}ch"$'\037'"threads=${BASH_REMATCH[1]} channels=${BASH_REMATCH[2]}"$'\037'"$d")
 		elif [[ "$rel" =~ ^([0-9]+)cu_([0-9]+)threads?$ ]]; then
-			printf '%s\t%s\t%s\n' "${BASH_REMATCH[1]}cu_${BASH_REMATCH[2]}threads" "$d" "cu=${BASH_REMATCH[1]} threads=${BASH_REMATCH[2]}"
+			recs+=("${BASH_REMATCH[1]}cu_${BASH_REMATCH[2]}threads"$'\037'"cu=${BASH_REMATCH[1]} threads=${BASH_REMATCH[2]}"$'\037'"$d")
 		fi
-	done < <(find "$dir" -mindepth 1 -maxdepth 2 -type d | sort) |
-		sort -t$'\t' -k3,3V
-	if [ -d "$dir/torch_profiler" ] || compgen -G "$dir/rank*" >/dev/null || compgen -G "$dir/*.sqlite" >/dev/null; then
-		printf '%s\t%s\t\n' "$(basename "$dir")" "$dir"
+	done < <(find -L "$dir" -mindepth 1 -maxdepth 2 -type d -print0 2>/dev/null)
+	if [ ${#recs[@]} -gt 0 ]; then
+		printf '%s\0' "${recs[@]}" | sort -z -t$'\037' -k2,2V
+	elif _evk_is_run "$dir"; then
+		# Not a sweep: the directory is one run (files of its own, such as
+		# a sweep's metadata.json, do not make a sweep a run).
+		printf '%s\037\037%s\0' "$(evk_label_clean "$(basename -- "$dir")")" "$dir"
 	fi
+}
+
+# evk_sweep_configs DIR: the same as lines "LABEL<TAB>CONFIG_DIR<TAB>key=value
+# ..." (for paths without TAB or newline; evk_discover handles any name).
+evk_sweep_configs() {
+	local label kv d
+	while IFS=$'\037' read -r -d '' label kv d; do
+		printf '%s\t%s\t%s\n' "$label" "$d" "$kv"
+	done < <(_evk_sweep_configs_z "$1")
+}
+
+# Discovery options, shared by the pipelines that take a sweep:
+#   EVK_REGEX, EVK_REGEX_KEYS   -x REGEX -k KEYS: keys from a path regex
+#   EVK_SELECT (array)          --select key=v1,v2 (repeatable; all must hold)
+#   EVK_RANKS                   --ranks LIST (0,2,4-7)
+EVK_REGEX="" EVK_REGEX_KEYS="" EVK_RANKS=""
+EVK_SELECT=()
+
+# evk_discovery_help: the --help lines for those options.
+evk_discovery_help() {
+	cat <<'EOF'
+  -x, --path-regex=RE   configurations from a POSIX extended RE matched
+                        against each trace file's path (relative to the
+                        sweep directory); its groups are the keys named by
+                        --path-keys; a key named 'rank' is the rank
+  -K, --path-keys=LIST  names of the groups of --path-regex, e.g.
+                        system,threads,rank
+      --select=KEY=V1,V2  only configurations whose KEY is one of the values
+                        (repeatable: all must hold)
+      --ranks=LIST      only these ranks, e.g. 0,2,4-7
+EOF
+}
+
+# evk_check_discovery: validate the discovery options (usage errors).
+evk_check_discovery() {
+	local s
+	if [ -n "$EVK_REGEX" ] && [ -z "$EVK_REGEX_KEYS" ]; then evk_usage_error "--path-regex needs --path-keys (names for its groups)"; fi
+	if [ -z "$EVK_REGEX" ] && [ -n "$EVK_REGEX_KEYS" ]; then evk_usage_error "--path-keys needs --path-regex"; fi
+	if [ -n "$EVK_REGEX_KEYS" ] && ! [[ "$EVK_REGEX_KEYS" =~ ^[A-Za-z_][A-Za-z0-9_.-]*(,[A-Za-z_][A-Za-z0-9_.-]*)*$ ]]; then
+		evk_usage_error "--path-keys: expected names like threads,channels, got '$EVK_REGEX_KEYS'"
+	fi
+	if [ -n "$EVK_REGEX" ]; then
+		local rc=0
+		# shellcheck disable=SC2319 # the status of [[ ]]: 2 = invalid RE
+		if [[ "" =~ $EVK_REGEX ]]; then rc=0; else rc=$?; fi
+		[ "$rc" -ne 2 ] || evk_usage_error "--path-regex: not a valid extended regular expression: '$EVK_REGEX'"
+	fi
+	for s in "${EVK_SELECT[@]}"; do
+		[[ "$s" =~ ^[A-Za-z_][A-Za-z0-9_.-]*=[^,]+(,[^,]+)*$ ]] || evk_usage_error "--select: expected KEY=V1,V2,..., got '$s'"
+	done
+	if [ -n "$EVK_RANKS" ] && ! [[ "$EVK_RANKS" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]]; then
+		evk_usage_error "--ranks: expected a list like 0,2,4-7, got '$EVK_RANKS'"
+	fi
+}
+
+# evk_rank_in R LIST: R is in the rank list (0,2,4-7).
+evk_rank_in() {
+	local r="$1" part
+	local -a _evk_rparts
+	IFS=, read -ra _evk_rparts <<<"$2"
+	for part in "${_evk_rparts[@]}"; do
+		if [[ "$part" == *-* ]]; then
+			[ "$r" -ge "${part%-*}" ] && [ "$r" -le "${part#*-}" ] && return 0
+		else
+			[ "$r" -eq "$part" ] && return 0
+		fi
+	done
+	return 1
+}
+
+# evk_discover DIR: the configurations of DIR, into these arrays (index i =
+# one configuration, sorted by key values):
+#   EVK_CFG_LABEL[i]   label (free text; no TAB/newline; '/' -> '_')
+#   EVK_CFG_DIR[i]     its directory (empty in --path-regex mode)
+#   EVK_CFG_KV[i]      "key=value key=value" (values: no space, '/' or TAB)
+#   EVK_CFG_FILES[i]   its trace files, shell-quoted (eval "f=($q)")
+#   EVK_CFG_NFILES[i]  how many
+#   EVK_CFG_RANKFILTER[i]  1 when --ranks must be applied to the converted
+#                      stream (some file's rank is not in its path)
+# and EVK_KEYS: the key names, comma-separated ('' for a single run).
+# Fails (evk_die) with what it looked for when nothing is found, or when
+# --select / --ranks leave nothing.
+evk_discover() {
+	local dir="${1%/}" label d kv i
+	EVK_CFG_LABEL=() EVK_CFG_DIR=() EVK_CFG_KV=() EVK_CFG_FILES=() EVK_CFG_NFILES=() EVK_CFG_RANKFILTER=()
+	EVK_KEYS=""
+	[ -n "$dir" ] || dir=/
+	local -a labels=() dirs=() kvs=() files=()
+	if [ -n "$EVK_REGEX" ]; then
+		_evk_discover_regex "$dir"
+		return
+	fi
+	while IFS=$'\037' read -r -d '' label kv d; do
+		labels+=("$label") dirs+=("$d") kvs+=("$kv")
+	done < <(_evk_sweep_configs_z "$dir")
+	[ ${#labels[@]} -gt 0 ] || evk_die "$dir: no run or sweep configuration found (looked for <T>thread/nccl_<C>channels/, <CU>cu_<T>threads/, torch_profiler/rank<N>/, rank<N>/, *.json[.gz] or *.sqlite; for other layouts give --path-regex and --path-keys)"
+	EVK_KEYS=$(printf '%s\n' "${kvs[0]}" | tr ' ' '\n' | sed -n 's/=.*//p' | paste -sd, -)
+	for i in "${!labels[@]}"; do
+		_evk_select_ok "${kvs[$i]}" || continue
+		files=()
+		local f r filt=0
+		while IFS= read -r -d '' f; do
+			if [ -n "$EVK_RANKS" ]; then
+				r=$(_evk_path_rank "$f")
+				if [ -z "$r" ]; then filt=1; elif ! evk_rank_in "$r" "$EVK_RANKS"; then continue; fi
+			fi
+			files+=("$(evk_safe_path "$f")")
+		done < <(evk_rank_traces_z "${dirs[$i]}")
+		if [ ${#files[@]} -eq 0 ]; then
+			while IFS= read -r -d '' f; do files+=("$(evk_safe_path "$f")"); done < <(find -L "${dirs[$i]}" -maxdepth 2 -type f \( -name '*.sqlite' -o -name '*.sqlite3' \) -print0 2>/dev/null | sort -z)
+			[ ${#files[@]} -eq 0 ] || [ -z "$EVK_RANKS" ] || filt=1
+		fi
+		EVK_CFG_LABEL+=("${labels[$i]}") EVK_CFG_DIR+=("$(evk_safe_path "${dirs[$i]}")") EVK_CFG_KV+=("${kvs[$i]}")
+		EVK_CFG_FILES+=("$( [ ${#files[@]} -eq 0 ] || printf '%q ' "${files[@]}")") EVK_CFG_NFILES+=("${#files[@]}") EVK_CFG_RANKFILTER+=("$filt")
+	done
+	_evk_discover_check "$dir"
+}
+
+# _evk_select_ok "k=v k=v": the configuration passes every --select.
+_evk_select_ok() {
+	local s key vals v want ok
+	for s in "${EVK_SELECT[@]}"; do
+		key="${s%%=*}" vals="${s#*=}"
+		want=""
+		for v in $1; do [ "${v%%=*}" != "$key" ] || want="${v#*=}"; done
+		ok=0
+		IFS=, read -ra _evk_vs <<<"$vals"
+		for v in "${_evk_vs[@]}"; do [ "$v" != "$want" ] || ok=1; done
+		[ "$ok" = 1 ] || return 1
+	done
+	return 0
+}
+
+_evk_discover_check() {
+	local dir="$1" s key
+	for s in "${EVK_SELECT[@]}"; do
+		key="${s%%=*}"
+		[[ ",$EVK_KEYS," == *",$key,"* ]] || evk_usage_error "--select: '$key' is not a key of $dir (keys: ${EVK_KEYS:-none})"
+	done
+	[ ${#EVK_CFG_LABEL[@]} -gt 0 ] || evk_die "$dir: --select ${EVK_SELECT[*]} leaves no configuration"
+	local i
+	for i in "${!EVK_CFG_LABEL[@]}"; do
+		[ "${EVK_CFG_NFILES[$i]}" -gt 0 ] || evk_die "${EVK_CFG_DIR[$i]:-$dir}: no rank traces (torch_profiler/rank<N>/*.json[.gz], rank<N>/, *.json[.gz]) or Nsight Systems exports (*.sqlite)${EVK_RANKS:+ for ranks $EVK_RANKS}"
+	done
+}
+
+# --path-regex mode: every trace file under DIR whose relative path matches;
+# the groups give the keys; 'rank' is the rank, the other keys make the
+# configuration.
+_evk_discover_regex() {
+	local dir="$1" f rel r i key v kv label
+	local -a keys vals
+	IFS=, read -ra keys <<<"$EVK_REGEX_KEYS"
+	local cfgkeys
+	cfgkeys=$(printf '%s\n' "${keys[@]}" | grep -vx rank | paste -sd, -)
+	EVK_KEYS="$cfgkeys"
+	local -A cfgfiles=() cfgfilt=()
+	local nmatch=0 ngroups
+	while IFS= read -r -d '' f; do
+		rel="${f#"$dir"/}"
+		[[ "$rel" =~ $EVK_REGEX ]] || continue
+		ngroups=$((${#BASH_REMATCH[@]} - 1))
+		[ "$ngroups" -eq "${#keys[@]}" ] || evk_usage_error "--path-regex has $ngroups group(s) but --path-keys names ${#keys[@]}"
+		kv="" r=""
+		for i in "${!keys[@]}"; do
+			v="${BASH_REMATCH[$((i + 1))]}"
+			if [ "${keys[$i]}" = rank ]; then
+				r="$v"
+				continue
+			fi
+			v=$(printf '%s' "$v" | tr -c 'A-Za-z0-9_.+:@%-' '_')
+			[ -n "$v" ] || v=-
+			kv+="${kv:+ }${keys[$i]}=$v"
+		done
+		[ -n "$r" ] || r=$(_evk_path_rank "$rel")
+		nmatch=$((nmatch + 1))
+		if [ -n "$EVK_RANKS" ]; then
+			if [ -z "$r" ]; then cfgfilt[$kv]=1; elif ! [[ "$r" =~ ^[0-9]+$ ]] || ! evk_rank_in "$r" "$EVK_RANKS"; then continue; fi
+		fi
+		cfgfiles[$kv]+="$(printf '%q' "${r:-999999999}"$'\t'"$(evk_safe_path "$f")") "
+	done < <({ _evk_find_traces "$dir" 64; find -L "$dir" -type f \( -name '*.sqlite' -o -name '*.sqlite3' \) -print0 2>/dev/null; } | sort -z)
+	[ "$nmatch" -gt 0 ] || evk_die "$dir: no trace file (*.json, *.json.gz, *.sqlite) matches --path-regex '$EVK_REGEX'"
+	while IFS= read -r kv; do
+		_evk_select_ok "$kv" || continue
+		local -a fl=() ent=()
+		eval "ent=(${cfgfiles[$kv]})"
+		while IFS= read -r -d '' f; do fl+=("${f#*$'\t'}"); done < <(printf '%s\0' "${ent[@]}" | sort -z -t$'\t' -k1,1n -k2,2)
+		label=""
+		for v in $kv; do label+="${label:+_}${v#*=}"; done
+		EVK_CFG_LABEL+=("${label:-$(evk_label_clean "$(basename -- "$dir")")}") EVK_CFG_DIR+=("") EVK_CFG_KV+=("$kv")
+		EVK_CFG_FILES+=("$(printf '%q ' "${fl[@]}")") EVK_CFG_NFILES+=("${#fl[@]}") EVK_CFG_RANKFILTER+=("${cfgfilt[$kv]:-0}")
+	done < <(printf '%s\n' "${!cfgfiles[@]}" | sort -V)
+	_evk_discover_check "$dir"
+}
+
+# --- conversion -------------------------------------------------------------------
+
+# evk_convert_files_cmd OUT.ev RANKFILTER QUOTED_FILES [KINETO2EV_OPTS...]:
+# print a shell command that converts the files (shell-quoted, as in
+# EVK_CFG_FILES) to one ev stream: JSON traces with kineto2ev, SQLite
+# exports with nsys2ev; with RANKFILTER=1 and EVK_RANKS, the stream keeps
+# those ranks only (ev-view --rank).
+evk_convert_files_cmd() {
+	local out="$1" filt="$2" q="$3" opts="" cmd
+	shift 3
+	local -a fl
+	eval "fl=($q)"
+	[ $# -eq 0 ] || opts="$(printf '%q ' "$@")"
+	case "${fl[0]}" in
+	*.sqlite | *.sqlite3) cmd="nsys2ev -q -o $(printf '%q' "$out") $q" ;;
+	*) cmd="kineto2ev -q ${opts}-o $(printf '%q' "$out") $q" ;;
+	esac
+	if [ "$filt" = 1 ] && [ -n "$EVK_RANKS" ]; then
+		cmd+=" && ev-view -q --ev --rank=$(printf '%q' "$EVK_RANKS") -o $(printf '%q %q' "$out.r" "$out") && mv -f $(printf '%q %q' "$out.r" "$out")"
+	fi
+	printf '%s' "$cmd"
+}
+
+# evk_convert_cmd RUN_DIR OUT.ev [KINETO2EV_OPTS...]: print a shell command
+# that converts the traces of one run to one ev stream: PyTorch profiler
+# rank traces with kineto2ev, else Nsight Systems exports with nsys2ev.
+# Fails (status 1, message on stderr) when the run has neither.
+evk_convert_cmd() {
+	local dir="$1" out="$2" f
+	shift 2
+	local -a traces=()
+	while IFS= read -r -d '' f; do traces+=("$(evk_safe_path "$f")"); done < <(evk_rank_traces_z "$dir")
+	if [ ${#traces[@]} -eq 0 ]; then
+		while IFS= read -r f; do traces+=("$(evk_safe_path "$f")"); done < <(evk_nsys_exports "$dir")
+	fi
+	if [ ${#traces[@]} -eq 0 ]; then
+		printf '%s: %s: no rank traces (torch_profiler/rank<N>/*.json[.gz]) or Nsight Systems exports (*.sqlite) found\n' "${EVK_PROG:-evkit}" "$dir" >&2
+		return 1
+	fi
+	evk_convert_files_cmd "$out" 0 "$(printf '%q ' "${traces[@]}")" "$@"
 }

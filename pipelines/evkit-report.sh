@@ -3,6 +3,14 @@
 # evkit pipelines (sourced, not run).  The HTML embeds its CSS and SVG plots
 # inline: no scripts, no network fetches, it opens from disk.
 
+# Numbers in the page are rounded to 5 significant digits (at most 6
+# decimals; the full value is on hover); TSV/CSV files keep full precision.
+# Text cells longer than RPT_MAXTEXT (60) characters are shortened in the
+# middle, the full text on hover.  Plots: gnuplot SVG (deterministic: no
+# temporary paths in them) with a PNG beside each when gnuplot has the
+# pngcairo terminal.  SOURCE_DATE_EPOCH, when set, fixes the date in the
+# page footer.
+
 # rpt_begin FILE TITLE
 rpt_begin() {
 	RPT_FILE="$1"
@@ -14,22 +22,24 @@ rpt_begin() {
 body { font-family: sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
-th { background: #f0f0f0; } td.t { text-align: left; max-width: 40em; overflow-wrap: anywhere; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; white-space: nowrap; }
+th { background: #f0f0f0; } td.t { text-align: left; }
 td.better { background: #c8e6c9; } td.worse { background: #ffcdd2; } td.similar { background: #f5f5f5; }
 td.pos { color: #b71c1c; } td.neg { color: #1b5e20; }
-.plot { margin: 1em 0; } .note { color: #555; font-size: 0.9em; }
+.plot { margin: 1em 0; } .plot img { max-width: 100%; } .note { color: #555; font-size: 0.9em; }
 </style></head><body>
 <h1>$(rpt_escape "$2")</h1>
 HTML
 }
 
+# rpt_escape TEXT: TEXT with & < > " as HTML entities.  (The replacements
+# are quoted: bash 5.2 reads an unquoted '&' in ${s//x/y} as the match.)
 rpt_escape() {
-	local s="$1"
-	s="${s//&/&amp;}"
-	s="${s//</&lt;}"
-	s="${s//>/&gt;}"
-	printf '%s' "${s//\"/&quot;}"
+	local s="$1" amp='&amp;' lt='&lt;' gt='&gt;' quot='&quot;'
+	s="${s//&/"$amp"}"
+	s="${s//</"$lt"}"
+	s="${s//>/"$gt"}"
+	printf '%s' "${s//\"/"$quot"}"
 }
 
 rpt_h2() { printf '<h2>%s</h2>\n' "$(rpt_escape "$1")" >>"$RPT_FILE"; }
@@ -39,21 +49,45 @@ rpt_p() { printf '<p class="note">%s</p>\n' "$(rpt_escape "$1")" >>"$RPT_FILE"; 
 # A column named "status" is coloured Better/Worse/Similar; columns whose
 # name ends in "pct" or "change" show their sign by colour (positive = more
 # time = red); columns whose name starts with "improvement" the other way
-# round (positive = better = green).
+# round (positive = better = green).  Numbers are rounded for reading (the
+# exact value in the title); long names are shortened (the full name in
+# the title).
 rpt_table() {
 	local max="${2:-200}"
-	awk -F'\t' -v max="$max" '
-	function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
+	awk -F'\t' -v max="$max" -v maxtext="${RPT_MAXTEXT:-60}" '
+	function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); gsub(/"/, "\\&quot;", s); return s }
+	function isnum(s) { return s ~ /^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
+	function round(s,   x, a, e, d, r) {
+		if (s ~ /^-?[0-9]+$/) return s           # integers stay exact
+		x = s + 0; a = x < 0 ? -x : x
+		if (a == 0) return "0"
+		e = int(log(a) / log(10)); if (a < 1) e--
+		d = 4 - e; if (d < 0) d = 0; if (d > 6) d = 6
+		r = sprintf("%." d "f", x)
+		if (r ~ /\./) { sub(/0+$/, "", r); sub(/\.$/, "", r) }
+		if (r == "-0") r = "0"
+		return r
+	}
+	function shorten(s,   l, k) {
+		l = length(s)
+		if (l <= maxtext) return ""
+		k = int((maxtext - 1) * 2 / 3)
+		return substr(s, 1, k) "\342\200\246" substr(s, l - (maxtext - 1 - k) + 1)
+	}
 	NR == 1 { print "<table><tr>"; for (i = 1; i <= NF; i++) { h[i] = $i; printf "<th>%s</th>", esc($i) } print "</tr>"; next }
 	NR > max + 1 { more++; next }
 	{
 		printf "<tr>"
 		for (i = 1; i <= NF; i++) {
-			cls = ($i ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) ? "" : "t"
+			num = isnum($i)
+			cls = num ? "" : "t"
 			if (h[i] == "status") cls = tolower($i)
-			else if (h[i] ~ /^improvement/ && $i ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) cls = ($i + 0 > 0) ? "neg" : ($i + 0 < 0) ? "pos" : ""
-			else if (h[i] ~ /(pct|change)$/ && $i ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) cls = ($i + 0 > 0) ? "pos" : ($i + 0 < 0) ? "neg" : ""
-			printf "<td class=\"%s\">%s</td>", cls, esc($i)
+			else if (h[i] ~ /^improvement/ && num) cls = ($i + 0 > 0) ? "neg" : ($i + 0 < 0) ? "pos" : ""
+			else if (h[i] ~ /(pct|change)$/ && num) cls = ($i + 0 > 0) ? "pos" : ($i + 0 < 0) ? "neg" : ""
+			tip = ""; shown = $i
+			if (num) { shown = round($i); if (shown != $i) tip = $i }
+			else { sh = shorten($i); if (sh != "") { shown = sh; tip = $i } }
+			printf "<td%s%s>%s</td>", (cls == "" ? "" : " class=\"" cls "\""), (tip == "" ? "" : " title=\"" esc(tip) "\""), esc(shown)
 		}
 		print "</tr>"
 	}
@@ -71,45 +105,100 @@ rpt_svg() {
 }
 
 rpt_end() {
+	local when
+	if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+		when=$(date -u -d "@$SOURCE_DATE_EPOCH" '+%Y-%m-%d %H:%M UTC')
+	else
+		when=$(date -u '+%Y-%m-%d %H:%M UTC')
+	fi
 	printf '<p class="note">Made by evkit %s on %s.</p>\n</body></html>\n' \
-		"$(ev-view --version 2>/dev/null | head -n 1 | awk '{print $3}')" "$(date -u '+%Y-%m-%d %H:%M UTC')" >>"$RPT_FILE"
+		"$(ev-view --version 2>/dev/null | head -n 1 | awk '{print $3}')" "$when" >>"$RPT_FILE"
 }
 
-# rpt_gnuplot [ARGS]: gnuplot without its notices about a flat axis range
+# rpt_gnuplot: gnuplot (commands on stdin) without its notices about a flat axis range
 # (one value plotted), which it adjusts by itself.
 rpt_gnuplot() {
 	local err rc=0
 	err=$(mktemp)
-	gnuplot "$@" 2>"$err" || rc=$?
+	gnuplot 2>"$err" || rc=$?
 	grep -v '^Warning: empty [a-z0-9]* *range' "$err" >&2 || true
 	rm -f "$err"
 	return $rc
 }
 
-# plot_bars TSV XCOL YCOLS OUT.svg TITLE YLABEL: grouped bars of the named
-# columns (YCOLS comma-separated) against the labels in XCOL.
+# rpt_gq TEXT: TEXT as a gnuplot single-quoted string ('' is a quote).
+rpt_gq() {
+	local s="$1" q="''"
+	printf "'%s'" "${s//\'/"$q"}"
+}
+
+# rpt_gdq_raw TEXT: TEXT escaped for the inside of a gnuplot double-quoted
+# string (tic labels that also hold a line break, \n).
+rpt_gdq_raw() {
+	# shellcheck disable=SC1003 # backslashes, not a quote escape
+	local s="$1" bs='\\\\' dq='\\"'
+	s="${s//\\/"$bs"}"
+	printf '%s' "${s//\"/"$dq"}"
+}
+
+# rpt_has_png: gnuplot has the pngcairo terminal (cached).
+rpt_has_png() {
+	if [ -z "${RPT_PNG:-}" ]; then
+		if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then RPT_PNG=1; else RPT_PNG=0; fi
+	fi
+	[ "$RPT_PNG" = 1 ]
+}
+
+# rpt_plot DIR OUT.svg WIDTH HEIGHT BODY: run the gnuplot commands BODY in
+# DIR (the plot's data files, named relatively, so no temporary path ends
+# up in the SVG), writing OUT.svg and, with pngcairo, OUT.png beside it.
+# Written under temporary names and renamed.
+rpt_plot() {
+	local dir="$1" out="$2" w="$3" h="$4" body="$5" rc=0
+	(
+		cd "$dir" || exit 1
+		printf "set terminal svg size %d,%d noenhanced font 'sans,10'\nset output 'plot.svg'\nset datafile separator '\\\\t'\n%s\n" "$w" "$h" "$body" | rpt_gnuplot || exit 1
+		if rpt_has_png; then
+			printf "set terminal pngcairo size %d,%d noenhanced font 'sans,10'\nset output 'plot.png'\nset datafile separator '\\\\t'\n%s\n" "$w" "$h" "$body" | rpt_gnuplot || exit 1
+		fi
+	) || rc=$?
+	[ "$rc" -eq 0 ] || return "$rc"
+	mv -f -- "$dir/plot.svg" "$out"
+	if [ -f "$dir/plot.png" ]; then mv -f -- "$dir/plot.png" "${out%.svg}.png"; fi
+}
+
+# plot_bars TSV XCOL YCOLS OUT.svg TITLE YLABEL [XLABEL]: grouped bars of
+# the named columns (YCOLS comma-separated; '*' = every column but XCOL)
+# against the labels in XCOL.
 plot_bars() {
-	local tsv="$1" xcol="$2" ycols="$3" out="$4" title="$5" ylabel="${6:-}"
-	local xi using="" i=0 c ci cols data
+	local tsv="$1" xcol="$2" ycols="$3" out="$4" title="$5" ylabel="${6:-}" xlabel="${7:-}"
+	local xi using="" i=0 c ci tmp
+	local -a cols
 	xi=$(tsv_col "$tsv" "$xcol")
 	[ -n "$xi" ] || return 0
+	tmp=$(mktemp -d)
 	# gnuplot would read a header such as "512thread" as the number 512.
-	data=$(mktemp)
-	tail -n +2 "$tsv" >"$data"
-	IFS=, read -ra cols <<<"$ycols"
+	tail -n +2 "$tsv" >"$tmp/data.tsv"
+	[ -s "$tmp/data.tsv" ] || { rm -rf "$tmp"; return 0; }
+	if [ "$ycols" = '*' ]; then
+		mapfile -t cols < <(head -n 1 "$tsv" | tr '\t' '\n' | grep -vxF -- "$xcol")
+	else
+		IFS=, read -ra cols <<<"$ycols"
+	fi
 	for c in "${cols[@]}"; do
 		ci=$(tsv_col "$tsv" "$c")
 		[ -n "$ci" ] || continue
-		[ $i -eq 0 ] && using="'$data' using $ci:xtic($xi) title '$c'" || using="$using, '' using $ci title '$c'"
+		if [ $i -eq 0 ]; then
+			using="'data.tsv' using $ci:xtic($xi) title $(rpt_gq "$c")"
+		else
+			using="$using, '' using $ci title $(rpt_gq "$c")"
+		fi
 		i=$((i + 1))
 	done
-	[ -n "$using" ] || { rm -f "$data"; return 0; }
-	rpt_gnuplot <<GP || { rm -f "$data"; return 1; }
-set terminal svg size 900,420 noenhanced font 'sans,10'
-set output '$out'
-set datafile separator '\t'
-set title '$title'
-set ylabel '$ylabel'
+	[ -n "$using" ] || { rm -rf "$tmp"; return 0; }
+	rpt_plot "$tmp" "$out" 900 420 "set title $(rpt_gq "$title")
+set ylabel $(rpt_gq "$ylabel")
+set xlabel $(rpt_gq "$xlabel")
 set key outside right top
 set style data histogram
 set style histogram cluster gap 1
@@ -117,71 +206,71 @@ set style fill solid 0.8 border -1
 set xtics rotate by -35
 set grid ytics
 set yzeroaxis
-plot $using
-GP
-	rm -f "$data"
+set yrange [*<0:0<*]
+plot $using" || { rm -rf "$tmp"; return 1; }
+	rm -rf "$tmp"
 }
 
-# plot_box TSV GROUPCOL VALCOL OUT.svg TITLE YLABEL: one box plot per group.
+# plot_box TSV GROUPCOL VALCOL OUT.svg TITLE YLABEL [XLABEL]: one box per
+# value of GROUPCOL (in version order), labelled with the value and its
+# count (n=...); each box is its own plot, titled "VALUE (n=N)".
 plot_box() {
-	local tsv="$1" gcol="$2" vcol="$3" out="$4" title="$5" ylabel="${6:-}"
-	local gi vi tmp
-	gi=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$gcol" | cut -d: -f1)
-	vi=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$vcol" | cut -d: -f1)
+	local tsv="$1" gcol="$2" vcol="$3" out="$4" title="$5" ylabel="${6:-}" xlabel="${7:-$2}"
+	local gi vi tmp n i g cnt tics="" plots=""
+	gi=$(tsv_col "$tsv" "$gcol")
+	vi=$(tsv_col "$tsv" "$vcol")
 	[ -n "$gi" ] && [ -n "$vi" ] || return 0
-	tmp=$(mktemp)
-	# gnuplot boxplots group by a numeric x: number the groups in sorted order.
-	tail -n +2 "$tsv" | awk -F'\t' -v g="$gi" -v v="$vi" '{ print $g "\t" $v }' | sort -t$'\t' -k1,1V |
-		awk -F'\t' '{ if (!($1 in n)) n[$1] = ++k; print n[$1] "\t" $1 "\t" $2 }' >"$tmp"
-	[ -s "$tmp" ] || { rm -f "$tmp"; return 0; }
-	rpt_gnuplot <<GP
-set terminal svg size 700,400 noenhanced font 'sans,10'
-set output '$out'
-set datafile separator '\t'
-set title '$title'
-set ylabel '$ylabel'
+	tmp=$(mktemp -d)
+	tail -n +2 "$tsv" | awk -F'\t' -v g="$gi" -v v="$vi" '$v != "" { print $g "\t" $v }' | sort -t$'\t' -k1,1V |
+		awk -F'\t' -v d="$tmp" '{ if (!($1 in n)) { n[$1] = ++k; names[k] = $1 } c[$1]++; print n[$1] "\t" $2 > (d "/box.tsv") }
+			END { for (i = 1; i <= k; i++) printf "%s\t%d\n", names[i], c[names[i]] > (d "/groups.tsv") }'
+	[ -s "$tmp/box.tsv" ] || { rm -rf "$tmp"; return 0; }
+	n=0
+	while IFS=$'\t' read -r g cnt; do
+		n=$((n + 1))
+		tics+="${tics:+, }\"$(rpt_gdq_raw "$g")\\nn=$cnt\" $n"
+		plots+="${plots:+, }'box.tsv' using ($n):(\$1 == $n ? \$2 : NaN):(0.5) with boxplot lc $n title $(rpt_gq "$g (n=$cnt)")"
+	done <"$tmp/groups.tsv"
+	rpt_plot "$tmp" "$out" $((400 + 40 * (n > 8 ? n - 8 : 0))) 400 "set title $(rpt_gq "$title")
+set xlabel $(rpt_gq "$xlabel")
+set ylabel $(rpt_gq "$ylabel")
+set xtics ($tics)
+set xrange [0.4:$n.6]
 set style fill solid 0.4 border -1
 set style boxplot outliers pointtype 7
-set boxwidth 0.5
 set pointsize 0.5
 unset key
 set grid ytics
-plot '$tmp' using 1:3:(0.5):xtic(2) with boxplot
-GP
-	rm -f "$tmp"
+plot $plots" || { rm -rf "$tmp"; return 1; }
+	rm -rf "$tmp"
 }
 
 # plot_heatmap TSV ROWCOL COLCOL VALCOL OUT.svg TITLE: a matrix of values.
 plot_heatmap() {
 	local tsv="$1" rcol="$2" ccol="$3" vcol="$4" out="$5" title="$6"
 	local ri ci vi tmp xt yt m
-	ri=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$rcol" | cut -d: -f1)
-	ci=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$ccol" | cut -d: -f1)
-	vi=$(head -n 1 "$tsv" | tr '\t' '\n' | grep -nx "$vcol" | cut -d: -f1)
+	ri=$(tsv_col "$tsv" "$rcol") ci=$(tsv_col "$tsv" "$ccol") vi=$(tsv_col "$tsv" "$vcol")
 	[ -n "$ri" ] && [ -n "$ci" ] && [ -n "$vi" ] || return 0
-	tmp=$(mktemp)
+	tmp=$(mktemp -d)
 	tail -n +2 "$tsv" | awk -F'\t' -v r="$ri" -v c="$ci" -v v="$vi" '
 		{ if (!($r in R)) R[$r] = nr++; if (!($c in C)) C[$c] = nc++; print C[$c] "\t" R[$r] "\t" $v }
-	' >"$tmp"
-	[ -s "$tmp" ] || { rm -f "$tmp"; return 0; }
+	' >"$tmp/data.tsv"
+	[ -s "$tmp/data.tsv" ] || { rm -rf "$tmp"; return 0; }
 	# White is zero: the colour range is symmetric around it.
-	m=$(awk -F'\t' '{ v = $3 < 0 ? -$3 : $3; if (v > m) m = v } END { print (m > 0 ? m : 1) }' "$tmp")
-	xt=$(tail -n +2 "$tsv" | awk -F'\t' -v c="$ci" '!($c in s) { s[$c] = n++; printf "%s\"%s\" %d", (n > 1 ? ", " : ""), $c, s[$c] }')
-	yt=$(tail -n +2 "$tsv" | awk -F'\t' -v r="$ri" '!($r in s) { s[$r] = n++; printf "%s\"%s\" %d", (n > 1 ? ", " : ""), $r, s[$r] }')
-	rpt_gnuplot <<GP
-set terminal svg size 800,420 noenhanced font 'sans,10'
-set output '$out'
-set datafile separator '\t'
-set title '$title'
+	m=$(awk -F'\t' '{ v = $3 < 0 ? -$3 : $3; if (v > m) m = v } END { print (m > 0 ? m : 1) }' "$tmp/data.tsv")
+	xt=$(tail -n +2 "$tsv" | awk -F'\t' -v c="$ci" -v q="'" '!($c in s) { s[$c] = n++; l = $c; gsub(q, q q, l); printf "%s%s%s%s %d", (n > 1 ? ", " : ""), q, l, q, s[$c] }')
+	yt=$(tail -n +2 "$tsv" | awk -F'\t' -v r="$ri" -v q="'" '!($r in s) { s[$r] = n++; l = $r; gsub(q, q q, l); printf "%s%s%s%s %d", (n > 1 ? ", " : ""), q, l, q, s[$r] }')
+	rpt_plot "$tmp" "$out" 800 420 "set title $(rpt_gq "$title")
+set xlabel $(rpt_gq "$ccol")
+set ylabel $(rpt_gq "$rcol")
 set xtics ($xt) rotate by -35
 set ytics ($yt)
 set palette defined (-1 '#1b5e20', 0 '#ffffff', 1 '#b71c1c')
 set cbrange [-$m:$m]
 set view map
 unset key
-plot '$tmp' using 1:2:3 with image pixels
-GP
-	rm -f "$tmp"
+plot 'data.tsv' using 1:2:3 with image pixels title $(rpt_gq "$vcol")" || { rm -rf "$tmp"; return 1; }
+	rm -rf "$tmp"
 }
 
 # rpt_img FILE.svg [CAPTION]: embed a plot as an <img> with a data: URI, so
@@ -211,7 +300,7 @@ rpt_tsv2csv() {
 
 # tsv_col TSV NAME: the 1-based index of column NAME (empty if absent).
 tsv_col() {
-	head -n 1 "$1" | tr '\t' '\n' | grep -nxF -- "$2" | head -n 1 | cut -d: -f1
+	head -n 1 "$1" | tr '\t' '\n' | { grep -nxF -- "$2" || true; } | head -n 1 | cut -d: -f1
 }
 
 # tsv_pivot TSV ROWCOL COLCOL VALCOL: a wide table on stdout: one row per
@@ -243,32 +332,31 @@ tsv_pivot() {
 # Cells without data are left out (not drawn as zero).
 plot_lines() {
 	local tsv="$1" xcol="$2" scol="$3" vcol="$4" out="$5" title="$6" xlabel="${7:-}" ylabel="${8:-}"
-	local xi si vi tmp plots="" s i=0
+	local xi si vi tmp plots="" s k
 	xi=$(tsv_col "$tsv" "$xcol") si=$(tsv_col "$tsv" "$scol") vi=$(tsv_col "$tsv" "$vcol")
 	[ -n "$xi" ] && [ -n "$si" ] && [ -n "$vi" ] || return 0
 	tmp=$(mktemp -d)
-	tail -n +2 "$tsv" | awk -F'\t' -v x="$xi" -v s="$si" -v v="$vi" -v d="$tmp" '
-		$v != "" { k = $s SUBSEP $x; n[k]++; sum[k] += $v; S[$s] = 1 }
-		END { for (k in n) { split(k, p, SUBSEP); print p[2] "\t" sum[k] / n[k] >> (d "/s_" p[1]) } }'
-	for s in $(find "$tmp" -name 's_*' -printf '%f\n' | sed 's/^s_//' | sort -V); do
-		sort -t$'\t' -k1,1g "$tmp/s_$s" -o "$tmp/s_$s"
-		[ $i -eq 0 ] || plots="$plots, "
-		plots="$plots'$tmp/s_$s' using 1:2 with linespoints pointtype 7 title '$scol=$s'"
-		i=$((i + 1))
-	done
-	[ -n "$plots" ] || { rm -rf "$tmp"; return 0; }
-	rpt_gnuplot <<GP
-set terminal svg size 700,400 noenhanced font 'sans,10'
-set output '$out'
-set datafile separator '\t'
-set title '$title'
-set xlabel '$xlabel'
-set ylabel '$ylabel'
+	# One file per series, numbered in version order of the series value.
+	tail -n +2 "$tsv" | awk -F'\t' -v x="$xi" -v s="$si" -v v="$vi" '$v != "" { print $s "\t" $x "\t" $v }' | sort -t$'\t' -k1,1V -k2,2g |
+		awk -F'\t' -v d="$tmp" '
+		{ k = $1 SUBSEP $2; if (!(k in n)) { order[++m] = k; if (!($1 in S)) { S[$1] = ++ns; sname[ns] = $1 } } n[k]++; sum[k] += $3 }
+		END {
+			for (i = 1; i <= m; i++) { split(order[i], p, SUBSEP); printf "%s\t%.12g\n", p[2], sum[order[i]] / n[order[i]] > (d "/s" S[p[1]] ".tsv") }
+			for (i = 1; i <= ns; i++) print sname[i] > (d "/series.txt")
+		}'
+	[ -s "$tmp/series.txt" ] || { rm -rf "$tmp"; return 0; }
+	k=0
+	while IFS= read -r s; do
+		k=$((k + 1))
+		plots+="${plots:+, }'s$k.tsv' using 1:2 with linespoints pointtype 7 title $(rpt_gq "$scol=$s")"
+	done <"$tmp/series.txt"
+	rpt_plot "$tmp" "$out" 700 400 "set title $(rpt_gq "$title")
+set xlabel $(rpt_gq "$xlabel")
+set ylabel $(rpt_gq "$ylabel")
 set key outside right top
 set grid
 set offsets graph 0.05, graph 0.05, graph 0.05, 0
-plot $plots
-GP
+plot $plots" || { rm -rf "$tmp"; return 1; }
 	rm -rf "$tmp"
 }
 
@@ -284,11 +372,7 @@ plot_violins() {
 	[ -n "$vi" ] || return 0
 	tmp=$(mktemp -d)
 	gp="$tmp/plot.gp"
-	{
-		printf "set terminal svg size %d,420 noenhanced font 'sans,10'\n" $((360 * $#))
-		printf "set output '%s'\nset datafile separator '\\\\t'\n" "$out"
-		printf "set multiplot layout 1,%d title '%s'\nunset key\nset grid ytics\nset ylabel '%s'\n" "$#" "$title" "$ylabel"
-	} >"$gp"
+	printf "set multiplot layout 1,%d title %s\nunset key\nset grid ytics\nset ylabel %s\n" "$#" "$(rpt_gq "$title")" "$(rpt_gq "$ylabel")" >"$gp"
 	for g in "$@"; do
 		gi=$(tsv_col "$tsv" "$g")
 		[ -n "$gi" ] || continue
@@ -296,7 +380,7 @@ plot_violins() {
 		# Per group: the polygon of the violin (x = slot -/+ density) and
 		# the mean and median segments.
 		tail -n +2 "$tsv" | awk -F'\t' -v g="$gi" -v v="$vi" '$v != "" { print $g "\t" $v }' | sort -t$'\t' -k1,1V -k2,2g |
-			awk -F'\t' -v poly="$tmp/poly$n" -v stat="$tmp/stat$n" -v tics="$tmp/tics$n" '
+			awk -F'\t' -v poly="$tmp/poly$n" -v stat="$tmp/stat$n" -v tics="$tmp/tics$n" -v q="'" '
 			function flush(   i, j, m, sd, h, lo, hi, y, d, dens, maxd, k, med) {
 				if (cnt == 0) return
 				slot++
@@ -316,7 +400,7 @@ plot_violins() {
 				printf "\n\n" > poly
 				med = (cnt % 2) ? val[(cnt + 1) / 2] : (val[cnt / 2] + val[cnt / 2 + 1]) / 2
 				printf "%d\t%g\t%g\n", slot, m, med > stat
-				printf "%s\"%s\" %d", (slot > 1 ? ", " : ""), cur, slot > tics
+				l = cur; gsub(q, q q, l); printf "%s%s%s%s %d", (slot > 1 ? ", " : ""), q, l, q, slot > tics
 				cnt = sum = sq = 0
 			}
 			!started || $1 != cur { flush(); cur = $1; started = 1 }
@@ -324,15 +408,17 @@ plot_violins() {
 			END { flush(); printf "%d\n", slot > (poly ".n") }'
 		[ -s "$tmp/poly$n" ] || { n=$((n - 1)); continue; }
 		{
-			printf "set title 'by %s'\nset xtics (%s)\nset xrange [0.4:%s.6]\n" "$g" "$(cat "$tmp/tics$n")" "$(cat "$tmp/poly$n.n")"
-			printf "plot '%s' using 1:2 with filledcurves closed fillcolor rgb '#90caf9' fillstyle solid 0.6 border lc rgb '#1565c0', " "$tmp/poly$n"
-			printf "'%s' using (\$1-0.3):2:(0.6):(0) with vectors nohead dashtype 2 lc rgb '#b71c1c', " "$tmp/stat$n"
-			printf "'%s' using (\$1-0.3):3:(0.6):(0) with vectors nohead lw 2 lc rgb '#222222'\n" "$tmp/stat$n"
+			printf "set title %s\nset xlabel %s\nset xtics (%s)\nset xrange [0.4:%s.6]\n" "$(rpt_gq "by $g")" "$(rpt_gq "$g")" "$(cat "$tmp/tics$n")" "$(cat "$tmp/poly$n.n")"
+			printf "plot 'poly%d' using 1:2 with filledcurves closed fillcolor rgb '#90caf9' fillstyle solid 0.6 border lc rgb '#1565c0' title 'density', " "$n"
+			printf "'stat%d' using (\$1-0.3):2:(0.6):(0) with vectors nohead dashtype 2 lc rgb '#b71c1c' title 'mean', " "$n"
+			printf "'stat%d' using (\$1-0.3):3:(0.6):(0) with vectors nohead lw 2 lc rgb '#222222' title 'median'\n" "$n"
 		} >>"$gp"
 	done
 	printf 'unset multiplot\n' >>"$gp"
-	[ "$n" -eq 0 ] || rpt_gnuplot "$gp"
+	local rc=0
+	[ "$n" -eq 0 ] || rpt_plot "$tmp" "$out" $((360 * $#)) 420 "$(cat "$gp")" || rc=$?
 	rm -rf "$tmp"
+	return "$rc"
 }
 
 # evk_convert_cmd RUN_DIR OUT.ev [KINETO2EV_OPTS...]: print a shell command
@@ -355,4 +441,18 @@ evk_convert_cmd() {
 	fi
 	printf '%s: %s: no rank traces (torch_profiler/rank<N>/*.json[.gz]) or Nsight Systems exports (*.sqlite) found\n' "${EVK_PROG:-evkit}" "$dir" >&2
 	return 1
+}
+
+# rpt_urlpath TEXT: TEXT percent-encoded for a relative link (a file name
+# with spaces, '#', '?', '%').
+rpt_urlpath() {
+	local s="$1" out="" c i LC_ALL=C
+	for ((i = 0; i < ${#s}; i++)); do
+		c="${s:i:1}"
+		case "$c" in
+		[A-Za-z0-9._~/-]) out+="$c" ;;
+		*) out+=$(printf '%%%02X' "'$c") ;;
+		esac
+	done
+	printf '%s' "$out"
 }

@@ -7,6 +7,35 @@ setup() {
 	T="$BATS_TEST_TMPDIR"
 	GEN="$TESTS_DIR/gen/gen-kineto.py"
 	HTML="$TESTS_DIR/fixtures/evkit-report/check-html.py"
+	XLSX="$TESTS_DIR/fixtures/evkit-report/check-xlsx.py"
+	BROWSER="$TESTS_DIR/fixtures/evkit-report/browser-check.sh"
+}
+
+# A python3 with openpyxl (Debian python3-openpyxl), or skip.
+need_openpyxl() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import openpyxl' 2>/dev/null; then PY_XLSX="$p"; return 0; fi
+	done
+	skip "openpyxl is not installed (Debian: python3-openpyxl): the workbook cannot be read back"
+}
+
+# The plots, SVG (and PNG when gnuplot has pngcairo).
+plot_list() {
+	local f
+	for f in "$@"; do
+		echo "$f.svg"
+		if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then echo "$f.png"; fi
+	done | LC_ALL=C sort
+}
+
+# strip_nccl IN OUT: a copy of a Kineto trace without NCCL (a single-GPU run).
+strip_nccl() {
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["traceEvents"] = [e for e in d["traceEvents"] if "nccl" not in e.get("name", "").lower()]
+d.pop("distributedInfo", None)
+json.dump(d, open(sys.argv[2], "w"))' "$1" "$2"
 }
 
 cols() { # cols TSV LIST: the named columns, in LIST order
@@ -43,7 +72,7 @@ cols() { # cols TSV LIST: the named columns, in LIST order
 	run -1 compare-configs -b "$T/nosuch" -t "$T/a" -o "$T/o"
 	assert_output "compare-configs: $T/nosuch: No such file or directory"
 	run -1 compare-configs -b "$T/a" -t a2="$T/a" -o "$T/o"
-	assert_output --partial "no rank traces"
+	assert_output --partial "no run or sweep configuration found"
 }
 
 @test "timeline, summary and comparisons match the generated durations" {
@@ -83,20 +112,8 @@ cols() { # cols TSV LIST: the named columns, in LIST order
 	python3 "$GEN" --ranks 3 --iters 2 --threads 256,512 --channels 28 "$T/sweep"
 	S="$T/sweep"
 	run -0 compare-configs -q -j 1 --threshold=10 -b "$S/256thread/nccl_28channels" -t "$S/512thread/nccl_28channels" -o "$T/out"
-	run -0 ls "$T/out/plots"
-	assert_output - <<'OUT'
-abs_time_comparison.svg
-computation_time_by_rank.svg
-gpu_time_heatmap_512thread_nccl_28channels.svg
-idle_time_by_rank.svg
-improvement_chart.svg
-nccl_algbw.svg
-nccl_busbw.svg
-nccl_latency.svg
-nccl_total_latency.svg
-total_comm_time_by_rank.svg
-total_time_by_rank.svg
-OUT
+	run -0 bash -c 'ls "$1" | LC_ALL=C sort' _ "$T/out/plots"
+	assert_output "$(plot_list abs_time_comparison computation_time_by_rank gpu_time_heatmap_512thread_nccl_28channels idle_time_by_rank improvement_chart nccl_algbw nccl_busbw nccl_latency nccl_total_latency total_comm_time_by_rank total_time_by_rank)"
 	for f in "$T"/out/plots/*.svg; do python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$f"; done
 	for f in "$T"/out/*.tsv; do
 		[ "$(wc -l <"$f")" -eq "$(wc -l <"${f%.tsv}.csv")" ]
@@ -158,4 +175,72 @@ OUT
 	assert_line "computation_time	1608.86657975	1924.36723663"
 	run -0 python3 "$HTML" "$T/out/report.html"
 	assert_line "images 11"
+}
+
+@test "runs without NCCL collectives: the report without the collective sections, saying so" {
+	python3 "$GEN" --ranks 1 --iters 3 --threads 256,512 --channels 28 "$T/sweep"
+	mkdir -p "$T/a" "$T/b"
+	strip_nccl "$T/sweep/256thread/nccl_28channels/torch_profiler/rank0/trace.json" "$T/a/trace.json"
+	strip_nccl "$T/sweep/512thread/nccl_28channels/torch_profiler/rank0/trace.json" "$T/b/trace.json"
+	run -0 --separate-stderr compare-configs -b "$T/a" -t "$T/b" -o "$T/out"
+	[[ "$stderr" == *"no NCCL/RCCL collectives in any run"*"the report leaves out the collective sections"* ]]
+	run -0 python3 "$HTML" "$T/out/report.html"
+	assert_line "h2 Dashboard"
+	assert_line "h2 Collectives"
+	refute_line "h2 Collective comparison"
+	refute_line "h2 Stragglers"
+	run -0 grep -c 'No NCCL/RCCL collectives in any run' "$T/out/report.html"
+	run -0 cols "$T/out/dashboard.tsv" metric
+	refute_line --partial NCCL_
+	run -0 ls "$T/out/plots"
+	refute_line --partial nccl_
+	# One run with collectives, one without: both named.
+	run -0 --separate-stderr compare-configs -b "$T/sweep/256thread/nccl_28channels" -t "$T/b" -o "$T/out2"
+	[[ "$stderr" == *"no NCCL/RCCL collectives in: b"* ]]
+	run -0 grep -c 'No NCCL/RCCL collectives in: b.' "$T/out2/report.html"
+}
+
+@test "free-text labels, --ranks, --xlsx read back against the TSVs" {
+	need_openpyxl
+	python3 "$GEN" --ranks 3 --iters 2 --threads 256,512 --channels 28 "$T/sweep"
+	S="$T/sweep"
+	run -0 compare-configs -q --xlsx --ranks 0,2 -b "Base ROCm=$S/256thread/nccl_28channels" -t "new, & <fast>=$S/512thread/nccl_28channels" -o "$T/out"
+	run -0 cols "$T/out/timeline_summary.tsv" source,type,num_ranks
+	assert_line "Base ROCm	total_time	2"
+	assert_line "new, & <fast>	total_time	2"
+	run -0 cols "$T/out/dashboard.tsv" baseline,test,metric
+	assert_line "Base ROCm	new, & <fast>	GPU_total_time_ms"
+	run -0 grep -c '<title>Configuration comparison: Base ROCm vs new, &amp; &lt;fast&gt;</title>' "$T/out/report.html"
+	[ -f "$T/out/plots/gpu_time_heatmap_new_____fast_.svg" ]
+	O="$T/out"
+	run -0 "$PY_XLSX" "$XLSX" "$O/final_analysis_report.xlsx" Summary_Dashboard="$O/dashboard.tsv" GPU_Summary_Cmp="$O/comparison_summary.tsv" \
+		GPU_ByRank_Cmp="$O/comparison_by_rank.tsv" GPU_Timeline_Summary="$O/timeline_summary.tsv" GPU_Timeline_ByRank="$O/timeline_by_rank.tsv" \
+		NCCL_Cmp="$O/collective_comparison.tsv" NCCL_Collectives="$O/collectives.tsv" NCCL_Stragglers="$O/stragglers.tsv" Kernel_Cmp="$O/kernel_comparison.tsv"
+	assert_line "sheet Summary_Dashboard rows 12 cols 7"
+	assert_line "sheet GPU_ByRank_Cmp rows 16 cols 14"
+}
+
+@test "the report in headless Chromium: every plot drawn at its size, no console message" {
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
+		skip "Chromium is not installed (Debian: chromium): the report is not checked in a browser"
+	python3 "$GEN" --ranks 2 --iters 2 --threads 256,512 --channels 28 "$T/sweep"
+	S="$T/sweep"
+	run -0 compare-configs -q -b "$S/256thread/nccl_28channels" -t "$S/512thread/nccl_28channels" -o "$T/out"
+	run -0 "$BROWSER" "$T/out/report.html" "$T/b"
+	assert_line --regexp '^screenshot 1280 2400 [0-9]+$'
+	assert_line "console 0"
+	assert_line "images 11"
+	# Each plot decoded at the size its SVG declares, and drew something.
+	while read -r _ alt state w h _ ink; do
+		svg="$T/out/plots/$alt.svg"
+		assert_equal "$state" loaded
+		assert_equal "$w $h" "$(sed -n 's/^ *width="\([0-9]*\)" height="\([0-9]*\)".*/\1 \2/p' "$svg" | head -n 1)"
+		[ "$ink" -gt 2000 ] || fail "$alt: only $ink non-white pixels"
+	done < <(printf '%s\n' "${lines[@]}" | grep '^img ')
+	# The screenshot is not a blank page (a white 1280x2400 PNG is ~10 KB).
+	[ "$(stat -c %s "$T/b/screenshot.png")" -gt 50000 ]
+	# The check fails on a broken plot.
+	sed 's|base64,PD94|base64,AAAA|' "$T/out/report.html" >"$T/broken.html"
+	run -0 "$BROWSER" "$T/broken.html" "$T/b2"
+	assert_line --regexp '^img improvement_chart broken 0 0 ink -1$'
 }

@@ -7,6 +7,16 @@ setup() {
 	T="$BATS_TEST_TMPDIR"
 	GEN="$TESTS_DIR/gen/gen-kineto.py"
 	HTML="$TESTS_DIR/fixtures/evkit-report/check-html.py"
+	BOXES="$TESTS_DIR/fixtures/evkit-report/check-boxes.py"
+}
+
+# The plots, SVG (and PNG when gnuplot has pngcairo).
+plot_list() {
+	local f
+	for f in "$@"; do
+		echo "$f.svg"
+		if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then echo "$f.png"; fi
+	done | LC_ALL=C sort
 }
 
 @test "--help prints usage and the exit status table" {
@@ -58,12 +68,11 @@ OUT
 	run -0 awk -F'\t' 'NR > 1 { n[$1]++ } END { for (s in n) print s, n[s] }' "$T/out/combined_top_gemms.tsv"
 	assert_line "base 16"
 	assert_line "wide 24"
-	run -0 ls "$T/out/plots"
-	assert_output - <<'OUT'
-mean_time_diff_by_config.svg
-time_diff_by_sweep_boxplot.svg
-time_diff_by_sweep_violin.svg
-OUT
+	run -0 bash -c 'ls "$1" | LC_ALL=C sort' _ "$T/out/plots"
+	assert_output "$(plot_list mean_time_diff_by_config time_diff_by_sweep_boxplot time_diff_by_sweep_violin)"
+	# One box per sweep, with its count of top rows.
+	run -0 python3 "$BOXES" "$T/out/plots/time_diff_by_sweep_boxplot.svg" sweep "time_diff (us)" base=16 noisy=16 wide=24
+	assert_output "boxes 3"
 	# 3 shared plots + 5 plots x 3 sweeps side by side.
 	run -0 python3 "$HTML" "$T/out/sweep_comparison.html"
 	assert_line "images 18"
@@ -80,4 +89,22 @@ OUT
 	assert_line "gen 8"
 	run -0 python3 "$HTML" "$T/out/sweep_comparison.html"
 	assert_line "images 13"
+}
+
+@test "free-text labels, a symlinked sweep, subsets passed on to gemm-variance" {
+	python3 "$GEN" --ranks 3 --iters 3 --seed 1 "$T/s1"
+	python3 "$GEN" --ranks 3 --iters 3 --seed 2 --channels 28,42,56 "$T/s2"
+	ln -s "$T/s2" "$T/linked sweep"
+	run -0 compare-sweeps -q --select channels=28,56 --ranks 0,1 -o "$T/out" "Base ROCm=$T/s1" "ROCm 7.1 (new)=$T/linked sweep"
+	run -0 awk -F'\t' 'NR > 1 { n[$1]++ } END { for (s in n) print s "|" n[s] }' "$T/out/combined_top_gemms.tsv"
+	assert_line "Base ROCm|16"
+	assert_line "ROCm 7.1 (new)|16"
+	run -0 head -n 1 "$T/out/kernel_by_sweep.tsv"
+	assert_output "kernel_name	Base ROCm	ROCm 7.1 (new)"
+	[ -f "$T/out/sweeps/ROCm 7.1 (new)/report.html" ]
+	run -0 python3 "$BOXES" "$T/out/plots/time_diff_by_sweep_boxplot.svg" sweep "time_diff (us)" "Base ROCm=16" "ROCm 7.1 (new)=16"
+	run -0 python3 "$HTML" "$T/out/sweep_comparison.html"
+	run -0 grep -c '<title>Sweep comparison: Base ROCm vs ROCm 7.1 (new)</title>' "$T/out/sweep_comparison.html"
+	run -0 compare-sweeps --version
+	assert_line --index 0 --regexp '^compare-sweeps \(evkit\) [0-9]+\.[0-9]+\.[0-9]+$'
 }

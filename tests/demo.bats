@@ -54,4 +54,14 @@ class P(html.parser.HTMLParser):
         if t == "table": self.depth -= 1
 p = P(); p.feed(open(sys.argv[1]).read()); print("open tables", p.depth)' "$R"
 	assert_output "open tables 0"
+	# The kernels table names every row (two GEMMs are two "gemm" rows).
+	run -0 awk -F'\t' 'NR > 1 && $3 == "" { print "row " NR " has no name" }' "$T/demo-out/sweep-analysis/compare_kernels_sum.tsv"
+	assert_output ""
+	run -0 grep -c 'Cijk_Ailk_Bjlk_HHS_BH_MT64x64x64_gemm' "$R"
+	if command -v gnuplot >/dev/null; then
+		# One box per configuration: 4 ranks x 8 iterations x 2 GEMMs each.
+		run -0 python3 "$TESTS_DIR/fixtures/evkit-report/check-boxes.py" "$T/demo-out/sweep-analysis/plots/gemm_box.svg" configuration us \
+			256thread_28ch=64 256thread_56ch=64 512thread_28ch=64 512thread_56ch=64
+		assert_output "boxes 4"
+	fi
 }

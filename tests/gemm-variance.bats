@@ -8,6 +8,26 @@ setup() {
 	GEN="$TESTS_DIR/gen/gen-kineto.py"
 	HTML="$TESTS_DIR/fixtures/evkit-report/check-html.py"
 	V="$TESTS_DIR/fixtures/ev2perfetto/validate.py"
+	BOXES="$TESTS_DIR/fixtures/evkit-report/check-boxes.py"
+	XLSX="$TESTS_DIR/fixtures/evkit-report/check-xlsx.py"
+}
+
+# A python3 with openpyxl (Debian python3-openpyxl), or skip.
+need_openpyxl() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import openpyxl' 2>/dev/null; then PY_XLSX="$p"; return 0; fi
+	done
+	skip "openpyxl is not installed (Debian: python3-openpyxl): the workbook cannot be read back"
+}
+
+# The plots gemm-variance writes, SVG (and PNG when gnuplot has pngcairo).
+plot_list() {
+	local f
+	for f in "$@"; do
+		echo "$f.svg"
+		if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then echo "$f.png"; fi
+	done | sort
 }
 
 # Columns of the top-k table that the generator fixes exactly.
@@ -73,13 +93,7 @@ OUT
 	python3 "$GEN" --ranks 2 --iters 3 --channels 28,42,56 "$T/sweep"
 	run -0 gemm-variance -q -j 2 -o "$T/out" "$T/sweep"
 	run -0 ls "$T/out/plots"
-	assert_output - <<'OUT'
-variance_by_channels_boxplot.svg
-variance_by_ranks_boxplot.svg
-variance_by_threads_boxplot.svg
-variance_thread_channel_interaction.svg
-variance_violin_combined.svg
-OUT
+	assert_output "$(plot_list variance_by_channels_boxplot variance_by_ranks_boxplot variance_by_threads_boxplot variance_thread_channel_interaction variance_violin_combined)"
 	for f in "$T"/out/plots/*.svg; do python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$f"; done
 	run -0 ls "$T/out/merged_traces"
 	assert_output - <<'OUT'
@@ -198,4 +212,194 @@ OUT
 	assert_equal "${#lines[@]}" 4
 	run -0 python3 "$HTML" "$T/out/report.html"
 	assert_line "images 5"
+}
+
+@test "box plots: one box per value of the key they name, with counts and axis labels" {
+	python3 "$GEN" --ranks 3 --iters 3 --channels 28,42,56 "$T/sweep"
+	run -0 gemm-variance -q -k 1 --no-traces -o "$T/out" "$T/sweep"
+	P="$T/out/plots"
+	# 2 thread counts x 3 channel counts x 3 ranks, one top row each.
+	run -0 python3 "$BOXES" "$P/variance_by_threads_boxplot.svg" threads "time_diff (us)" 256=9 512=9
+	assert_output "boxes 2"
+	run -0 python3 "$BOXES" "$P/variance_by_channels_boxplot.svg" channel "time_diff (us)" 28=6 42=6 56=6
+	assert_output "boxes 3"
+	run -0 python3 "$BOXES" "$P/variance_by_ranks_boxplot.svg" rank "time_diff (us)" 0=6 1=6 2=6
+	assert_output "boxes 3"
+	# The PNG beside each SVG is a PNG of the same size.
+	if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then
+		run -0 python3 -c 'import struct, sys; d = open(sys.argv[1], "rb").read(24); assert d[:8] == b"\x89PNG\r\n\x1a\n"; print(*struct.unpack(">II", d[16:24]))' "$P/variance_by_channels_boxplot.png"
+		assert_output "400 400"
+	fi
+}
+
+@test "reruns: every SVG and table byte-identical, no temporary path in a plot" {
+	python3 "$GEN" --ranks 2 --iters 3 --jitter 5 "$T/sweep"
+	run -0 gemm-variance -q --no-traces -o "$T/a" "$T/sweep"
+	run -0 env TMPDIR="$T" gemm-variance -q -j 1 --no-traces -o "$T/b" "$T/sweep"
+	for f in "$T"/a/plots/*.svg "$T"/a/*.tsv "$T"/a/*.csv; do
+		cmp "$f" "$T/b/${f#"$T"/a/}"
+	done
+	run -1 grep -l -e /tmp -e "$T" -r "$T/a/plots" "$T/b/plots"
+	# With SOURCE_DATE_EPOCH the whole report is reproducible too.
+	SOURCE_DATE_EPOCH=1700000000 gemm-variance -q --no-traces -o "$T/c" "$T/sweep"
+	SOURCE_DATE_EPOCH=1700000000 gemm-variance -q --no-traces -o "$T/d" "$T/sweep"
+	cmp "$T/c/report.html" "$T/d/report.html"
+}
+
+@test "a symlinked, oddly named sweep with a subset selection" {
+	python3 "$GEN" --ranks 4 --iters 3 --channels 28,42,56 "$T/real"
+	# Names with spaces, a leading '-' and a newline; symlinked directories
+	# and trace files.
+	S="$T/-my sweep"$'\n'"v2"
+	mkdir -p "$S/256thread" "$S/512thread/nccl_42channels/torch_profiler"
+	ln -s "$T/real/256thread/nccl_28channels" "$S/256thread/nccl_28channels"
+	ln -s "$T/real/256thread/nccl_42channels" "$S/256thread/nccl_42channels"
+	ln -s "$T/real/512thread/nccl_28channels" "$S/512thread/nccl_28channels"
+	for r in 0 1 2 3; do
+		mkdir -p "$S/512thread/nccl_42channels/torch_profiler/rank$r"
+		ln -s "$T/real/512thread/nccl_42channels/torch_profiler/rank$r/trace.json" "$S/512thread/nccl_42channels/torch_profiler/rank$r/trace.json"
+	done
+	cd "$T"
+	run -0 gemm-variance -q -k 1 --select channels=42,28 --ranks 1,3 -o "-out dir" -- "-my sweep"$'\n'"v2"
+	run -0 cols "$T/-out dir/top1_gemm_kernels_time_variance.tsv" threads,channel,rank
+	assert_output - <<'OUT'
+threads	channel	rank
+256	28	1
+256	28	3
+256	42	1
+256	42	3
+512	28	1
+512	28	3
+512	42	1
+512	42	3
+OUT
+	run -0 ls "$T/-out dir/merged_traces"
+	assert_equal "${#lines[@]}" 4
+	run -0 python3 "$BOXES" "$T/-out dir/plots/variance_by_ranks_boxplot.svg" rank "time_diff (us)" 1=4 3=4
+	# Nothing was written into the inputs, no staging directory is left.
+	[ -z "$(find "$T/real" -newer "$T/-out dir/report.html" -type f)" ]
+	run -0 find "$T/-out dir" -name '.gemm-variance.stage.*'
+	assert_output ""
+	# A selection that leaves nothing, and an unknown key, say so.
+	run -1 gemm-variance -q --select channels=99 -o "$T/o2" "$T/real"
+	assert_output --partial "leaves no configuration"
+	run -2 gemm-variance -q --select cu=56 -o "$T/o2" "$T/real"
+	assert_output --partial "--select: 'cu' is not a key of"
+}
+
+@test "any layout: keys from a path regex; a flat folder of JSON files" {
+	python3 "$GEN" --ranks 2 --iters 3 "$T/real"
+	# experiments/<system>-t<T>-c<C>/gpu<R>.json
+	for t in 256 512; do for c in 28 56; do
+		d="$T/exp/mi300 box-t$t-c$c"
+		mkdir -p "$d"
+		for r in 0 1; do ln -s "$T/real/${t}thread/nccl_${c}channels/torch_profiler/rank$r/trace.json" "$d/gpu$r.json"; done
+	done; done
+	run -0 gemm-variance -q -k 1 --no-traces -x '-t([0-9]+)-c([0-9]+)/gpu([0-9]+)\.json$' -K threads,channels,rank -o "$T/out" "$T/exp"
+	run -0 cols "$T/out/top1_gemm_kernels_time_variance.tsv" threads,channel,rank,time_diff_us
+	assert_line --index 0 "threads	channel	rank	time_diff_us"
+	assert_line "512	56	1	40"
+	assert_equal "${#lines[@]}" 9
+	# The same top rows as the known layout gives.
+	run -0 gemm-variance -q -k 1 --no-traces -o "$T/ref" "$T/real"
+	cmp "$T/out/top1_gemm_kernels_time_variance.tsv" "$T/ref/top1_gemm_kernels_time_variance.tsv"
+	# Usage errors of the regex options.
+	run -2 gemm-variance -x '(' -K a -o "$T/o" "$T/exp"
+	assert_output --partial "not a valid extended regular expression"
+	run -2 gemm-variance -x 'a' -o "$T/o" "$T/exp"
+	assert_output --partial "--path-regex needs --path-keys"
+	run -1 gemm-variance -x 'nomatch([0-9])' -K a -o "$T/o" "$T/exp"
+	assert_output --partial "matches --path-regex"
+	# A flat folder: the JSON files themselves, one per rank.
+	mkdir "$T/flat"
+	cp "$T/real/256thread/nccl_28channels/torch_profiler/rank0/trace.json" "$T/flat/rank0.json"
+	cp "$T/real/256thread/nccl_28channels/torch_profiler/rank1/trace.json" "$T/flat/rank1.json"
+	run -0 gemm-variance -q -k 1 -o "$T/fout" "$T/flat"
+	run -0 cols "$T/fout/top1_gemm_kernels_time_variance.tsv" rank,time_diff_us
+	assert_output - <<'OUT'
+rank	time_diff_us
+0	40
+1	40
+OUT
+}
+
+@test "--xlsx: the tables as a workbook, read back against the TSVs" {
+	need_openpyxl
+	python3 "$GEN" --ranks 2 --iters 3 "$T/sweep"
+	run -0 gemm-variance -q --xlsx --no-traces -o "$T/out" "$T/sweep"
+	O="$T/out"
+	run -0 "$PY_XLSX" "$XLSX" "$O/gemm_variance.xlsx" top5_gemm_kernels_time_variance="$O/top5_gemm_kernels_time_variance.tsv" \
+		variance_summary="$O/variance_summary.tsv" gemm_by_config="$O/gemm_by_config.tsv" gemm_across_configs="$O/gemm_across_configs.tsv"
+	assert_line "sheet top5_gemm_kernels_time_variance rows 16 cols 22"
+	assert_line "sheet variance_summary rows 6 cols 6"
+}
+
+@test "progress on stderr with counts and elapsed time; -q silences it; --version" {
+	python3 "$GEN" --ranks 2 --iters 2 "$T/sweep"
+	gemm-variance --no-traces -o "$T/out" "$T/sweep" >"$T/stdout" 2>"$T/stderr"
+	[ ! -s "$T/stdout" ]
+	run -0 cat "$T/stderr"
+	assert_line --regexp '^gemm-variance: \[ *[0-9]+\.[0-9]s\] step 1/4: converting 8 trace\(s\) of 4 configuration\(s\) over threads,channels'
+	assert_line --regexp '^gemm-variance: \[ *[0-9]+\.[0-9]s\] done 4 of 4: '
+	assert_line --regexp '^gemm-variance: \[ *[0-9]+\.[0-9]s\] step 4/4: report'
+	run -0 --separate-stderr gemm-variance -q --no-traces -o "$T/out" "$T/sweep"
+	[ -z "$stderr" ]
+	run -0 gemm-variance --version
+	assert_line --index 0 --regexp '^gemm-variance \(evkit\) [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "TERM mid-run ends every job: no orphans, no temporary files, earlier outputs intact" {
+	python3 "$GEN" --ranks 2 --iters 2 "$T/sweep"
+	run -0 gemm-variance -q --no-traces -o "$T/out" "$T/sweep"
+	before=$(cd "$T/out" && find . -type f -exec md5sum {} + | sort)
+	# A kineto2ev that hangs (a sleep child in the job's process group).
+	mkdir -p "$T/slow" "$T/tmp"
+	cat >"$T/slow/kineto2ev" <<EOF
+#!/bin/bash
+echo \$\$ >>"$T/pids"
+sleep 300 &
+echo \$! >>"$T/pids"
+wait
+EOF
+	chmod +x "$T/slow/kineto2ev"
+	PATH="$T/slow:$PATH" TMPDIR="$T/tmp" gemm-variance -j 2 --no-traces -o "$T/out" "$T/sweep" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 100); do [ "$(wc -l <"$T/pids" 2>/dev/null || echo 0)" -ge 4 ] && break; sleep 0.1; done
+	[ "$(wc -l <"$T/pids")" -ge 4 ] || { cat "$T/err"; false; }
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	run cat "$T/err"
+	assert_output --partial "gemm-variance: interrupted by SIGTERM"
+	# Every process of the run is gone, nothing is left in TMPDIR or OUT.
+	while read -r p; do ! kill -0 "$p" 2>/dev/null; done <"$T/pids"
+	run -0 find "$T/tmp" -mindepth 1
+	assert_output ""
+	assert_equal "$(cd "$T/out" && find . -type f -exec md5sum {} + | sort)" "$before"
+	run -0 find "$T/out" -name '.*'
+	assert_output ""
+}
+
+@test "a failing step is explained on stderr" {
+	python3 "$GEN" --ranks 2 --iters 2 --threads 256 --channels 28 "$T/sweep"
+	mkdir -p "$T/bad"
+	printf '#!/bin/sh\nexit 3\n' >"$T/bad/ev-merge"
+	chmod +x "$T/bad/ev-merge"
+	PATH="$T/bad:$PATH" run -1 gemm-variance -q --no-traces -o "$T/out" "$T/sweep"
+	assert_output --regexp '^gemm-variance: failed \(exit 3\) at line [0-9]+: ev-merge '
+}
+
+@test "the report in headless Chromium: five plots drawn at their size, no console message, one escape" {
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
+		skip "Chromium is not installed (Debian: chromium): the report is not checked in a browser"
+	python3 "$GEN" --ranks 2 --iters 3 "$T/sweep"
+	run -0 gemm-variance -q -o "$T/out" "$T/sweep"
+	run -0 "$TESTS_DIR/fixtures/evkit-report/browser-check.sh" "$T/out/report.html" "$T/b"
+	assert_line "console 0"
+	assert_line "images 5"
+	assert_line --regexp '^img variance_violin_combined loaded 1080 420 ink [0-9]{4,}$'
+	run -0 grep -c '^img variance_[a-z_]* loaded [0-9]* 400 ink [0-9][0-9][0-9][0-9]*$' <(printf '%s\n' "${lines[@]}")
+	assert_output 4
+	run -1 grep -e '>gt;' -e '&amp;gt;' -e '&amp;lt;' "$T/out/report.html"
 }

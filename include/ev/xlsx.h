@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev/xlsx.h - tables into an Excel workbook (lib/report/xlsx.c, over
+ * libxlsxwriter), the way TraceLens and aorta users open them: one sheet per
+ * table, a bold frozen header row with filters, number formats by column,
+ * Better/Worse coloured.  Rows are streamed (libxlsxwriter's constant_memory
+ * mode): memory does not grow with the number of rows.
+ *
+ * Column kinds come from the header names (ev_xlsx_col_kind):
+ *   status                 text; "Better" green, "Worse" red
+ *   improvement*, percent_change*  3-colour scale: red below 0, white at
+ *                          0, green above (positive = the test is better)
+ *   *pct, *percent*, "Percentage (%)"  number format 0.00
+ *   *_us, *_ms, *_ns, time ms, dur*    number format 0.000
+ *   ratio*, cv             number format 0.0000
+ *   anything else          General
+ * A cell is written as a number when its whole text is a finite decimal
+ * number (ev_xlsx_parse_number), else as a string; empty cells stay blank.
+ */
+#ifndef EV_XLSX_H
+#define EV_XLSX_H
+
+#include <stddef.h>
+
+#include "ev/stream.h"
+
+enum ev_xlsx_kind {
+	EV_XLSX_GENERAL = 0,
+	EV_XLSX_TIME,
+	EV_XLSX_PCT,
+	EV_XLSX_RATIO,
+	EV_XLSX_STATUS,
+	EV_XLSX_IMPROVEMENT,
+};
+
+/* Limits of the file format. */
+#define EV_XLSX_MAX_ROWS 1048576u
+#define EV_XLSX_MAX_COLS 16384u
+#define EV_XLSX_MAX_CELL 32767u /* characters in one cell */
+#define EV_XLSX_SHEET_NAME_MAX 31u
+
+/* The kind of a column, from its header name. */
+enum ev_xlsx_kind ev_xlsx_col_kind(const char *name);
+
+/* 1 when s is a whole finite decimal number ("12", "-0.5", "1e-3"), with
+ * its value in *v; 0 otherwise ("", "nan", "0x10", "1.2.3", "12 us"). */
+int ev_xlsx_parse_number(const char *s, double *v);
+
+/* A valid sheet name from any text: the characters []:*?/\ and control
+ * characters become '_', leading/trailing apostrophes are dropped, at most
+ * 31 characters (UTF-8 sequences kept whole), "Sheet" when nothing is
+ * left.  out must hold 4 * 31 + 1 bytes. */
+void ev_xlsx_sheet_name(const char *in, char *out, size_t outsz);
+
+typedef struct ev_xlsx ev_xlsx;
+
+/* Create the workbook for path ("-" = stdout), an ev_output: written under
+ * a temporary name next to it and renamed by ev_xlsx_close, through a
+ * symlink to its target (keeping its mode), refused (EV_ERR_SAMEFILE) when
+ * it is an input of this process.  libxlsxwriter's own files go to
+ * $TMPDIR and are removed whatever happens (signals included).  created
+ * (Unix seconds, > 0) is the document's creation time: the same inputs
+ * then give the same bytes.  On error *x is set for ev_xlsx_error; free it
+ * with ev_xlsx_abort. */
+int ev_xlsx_open(ev_xlsx **x, const char *path, long long created) EV_RESULT_USED;
+/* Start a sheet: the header row (ncols names, 1 .. EV_XLSX_MAX_COLS).
+ * The sheet name must be unique in the workbook (EV_ERR_ARG otherwise;
+ * ev_xlsx_error says why). */
+int ev_xlsx_sheet(ev_xlsx *x, const char *name, const char *const *cols, size_t ncols) EV_RESULT_USED;
+/* One data row of the current sheet: exactly the header's number of
+ * fields.  EV_ERR_LIMIT past EV_XLSX_MAX_ROWS. */
+int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n) EV_RESULT_USED;
+/* Cells cut to EV_XLSX_MAX_CELL characters so far. */
+unsigned long ev_xlsx_truncated(const ev_xlsx *x);
+/* Finish the last sheet, write the output and close it, free x (also on
+ * error: the temporary files are removed and the reason copied to err). */
+int ev_xlsx_close(ev_xlsx *x, char *err, size_t errsz) EV_RESULT_USED;
+/* Give up: remove the temporary file, free x. */
+void ev_xlsx_abort(ev_xlsx *x);
+/* Detail of the last error ("" if none). */
+const char *ev_xlsx_error(const ev_xlsx *x);
+
+#endif

@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# gemm-variance and compare-configs --slurm: the per-file conversions as one
+# job array on a real Slurm, a one-node cluster started on this machine
+# (tests/slurm-cluster.bash), skipped with the reason when it cannot start.
+bats_require_minimum_version 1.5.0
+load test_helper
+load slurm-cluster
+
+setup_file() {
+	export SLURM_DIR="$BATS_FILE_TMPDIR/slurm"
+	mkdir -p "$SLURM_DIR"
+	if slurm_start "$SLURM_DIR" >"$SLURM_DIR/why"; then
+		export SLURM_WHY=
+	else
+		SLURM_WHY=$(cat "$SLURM_DIR/why")
+		export SLURM_WHY
+	fi
+}
+
+teardown_file() {
+	local pids="" p i
+	for p in "$SLURM_DIR/slurmd.pid" "$SLURM_DIR/slurmctld.pid" "$SLURM_DIR/munge/pid"; do
+		[ ! -s "$p" ] || pids+=" $(cat "$p")"
+	done
+	slurm_stop "$SLURM_DIR"
+	# Let the daemons finish writing their state before bats removes it.
+	for ((i = 0; i < 50; i++)); do
+		for p in $pids; do kill -0 "$p" 2>/dev/null && break; p=; done
+		[ -n "$p" ] || break
+		sleep 0.1
+	done
+}
+
+setup() {
+	[ -z "$SLURM_WHY" ] || skip "no Slurm cluster: $SLURM_WHY"
+	T="$BATS_TEST_TMPDIR"
+	GEN="$TESTS_DIR/gen/gen-kineto.py"
+}
+
+@test "gemm-variance --slurm: the same tables as a local run, nothing left behind" {
+	python3 "$GEN" --ranks 2 --iters 3 --jitter 5 "$T/sweep"
+	run -0 gemm-variance -q --no-traces -o "$T/local" "$T/sweep"
+	run -0 --separate-stderr gemm-variance -j 2 --no-traces --slurm='--job-name=evkit-gv --time=5' -o "$T/slurm" "$T/sweep"
+	[[ "$stderr" == *"submitting the jobs as one Slurm job array (sbatch --job-name=evkit-gv --time=5)"* ]]
+	for f in top5_gemm_kernels_time_variance.tsv gemm_by_config.tsv gemm_across_configs.tsv variance_summary.tsv; do
+		cmp "$T/local/$f" "$T/slurm/$f"
+	done
+	run -0 find "$T/slurm" -name '.*'
+	assert_output ""
+}
+
+@test "compare-configs --slurm: a refused job array is explained, OUT untouched" {
+	python3 "$GEN" --ranks 2 --iters 2 --threads 256,512 --channels 28 "$T/sweep"
+	S="$T/sweep"
+	run -0 compare-configs -q --slurm -b "$S/256thread/nccl_28channels" -t "$S/512thread/nccl_28channels" -o "$T/out"
+	run -0 cat "$T/out/dashboard.tsv"
+	assert_line --partial "GPU_total_time_ms"
+	before=$(cd "$T/out" && find . -type f -exec md5sum {} + | sort)
+	run -1 compare-configs -q --slurm=--partition=nosuchpartition -b "$S/256thread/nccl_28channels" -t "$S/512thread/nccl_28channels" -o "$T/out"
+	assert_output --partial "sbatch refused the job"
+	assert_output --partial "compare-configs: a conversion failed"
+	assert_equal "$(cd "$T/out" && find . -type f -exec md5sum {} + | sort)" "$before"
+	run -0 find "$T/out" -name '.*'
+	assert_output ""
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for lib/report/xlsx.c: column kinds, numbers, sheet names, and
+ * a workbook written and checked as a zip file. */
+#include "ev.h"
+#include "ev/xlsx.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_kinds(void)
+{
+	CHECK(ev_xlsx_col_kind("status") == EV_XLSX_STATUS);
+	CHECK(ev_xlsx_col_kind("improvement_pct") == EV_XLSX_IMPROVEMENT);
+	CHECK(ev_xlsx_col_kind("percent_change_latency") == EV_XLSX_IMPROVEMENT);
+	CHECK(ev_xlsx_col_kind("pct") == EV_XLSX_PCT);
+	CHECK(ev_xlsx_col_kind("base_percent") == EV_XLSX_PCT);
+	CHECK(ev_xlsx_col_kind("Percentage (%)") == EV_XLSX_PCT);
+	CHECK(ev_xlsx_col_kind("time_diff_us") == EV_XLSX_TIME);
+	CHECK(ev_xlsx_col_kind("time ms") == EV_XLSX_TIME);
+	CHECK(ev_xlsx_col_kind("ratio") == EV_XLSX_RATIO);
+	CHECK(ev_xlsx_col_kind("cv") == EV_XLSX_RATIO);
+	CHECK(ev_xlsx_col_kind("kernel_name") == EV_XLSX_GENERAL);
+	CHECK(ev_xlsx_col_kind("bytes") == EV_XLSX_GENERAL);
+}
+
+static void test_numbers(void)
+{
+	double v;
+	CHECK(ev_xlsx_parse_number("12", &v) && v == 12);
+	CHECK(ev_xlsx_parse_number("-0.5", &v) && v == -0.5);
+	CHECK(ev_xlsx_parse_number("1e-3", &v) && v == 1e-3);
+	CHECK(ev_xlsx_parse_number("27.298999999999978", &v) && v == 27.298999999999978);
+	CHECK(!ev_xlsx_parse_number("", &v));
+	CHECK(!ev_xlsx_parse_number("nan", &v));
+	CHECK(!ev_xlsx_parse_number("inf", &v));
+	CHECK(!ev_xlsx_parse_number("0x10", &v));
+	CHECK(!ev_xlsx_parse_number("12 us", &v));
+	CHECK(!ev_xlsx_parse_number("1.2.3", &v));
+	CHECK(!ev_xlsx_parse_number("-", &v));
+	CHECK(!ev_xlsx_parse_number("1e999", &v));
+}
+
+static void test_sheet_names(void)
+{
+	char out[4 * EV_XLSX_SHEET_NAME_MAX + 1];
+	ev_xlsx_sheet_name("gpu_timeline", out, sizeof out);
+	CHECK(strcmp(out, "gpu_timeline") == 0);
+	ev_xlsx_sheet_name("a[b]:c*d?e/f\\g", out, sizeof out);
+	CHECK(strcmp(out, "a_b__c_d_e_f_g") == 0);
+	ev_xlsx_sheet_name("top5_gemm_kernels_time_variance_with_timestamps", out, sizeof out);
+	CHECK(strlen(out) == 31);
+	ev_xlsx_sheet_name("'quoted'", out, sizeof out);
+	CHECK(strcmp(out, "quoted") == 0);
+	ev_xlsx_sheet_name("", out, sizeof out);
+	CHECK(strcmp(out, "Sheet") == 0);
+	/* 31 characters of two bytes each stay whole characters. */
+	ev_xlsx_sheet_name("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+			   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+			   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+			   "\xc3\xa9\xc3\xa9\xc3\xa9",
+			   out, sizeof out);
+	CHECK(strlen(out) == 62);
+}
+
+static void test_workbook(void)
+{
+	char dir[] = "/tmp/ev-xlsx-unit.XXXXXX", path[64], err[256];
+	const char *cols[] = { "name", "time_ms", "status" };
+	const char *row1[] = { "gemm", "1.5", "Better" };
+	const char *row2[] = { "comm", "", "Worse" };
+	const char *bad[] = { "x", "1" };
+	ev_xlsx *x;
+	struct stat sb;
+	unsigned char magic[4] = { 0 };
+	FILE *f;
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/t.xlsx", dir);
+	CHECK(ev_xlsx_open(&x, path, 1700000000) == EV_OK);
+	CHECK(ev_xlsx_row(x, row1, 3) == EV_ERR_ARG); /* no sheet yet */
+	CHECK(ev_xlsx_sheet(x, "one", cols, 3) == EV_OK);
+	CHECK(ev_xlsx_row(x, row1, 3) == EV_OK);
+	CHECK(ev_xlsx_row(x, row2, 3) == EV_OK);
+	CHECK(ev_xlsx_row(x, bad, 2) == EV_ERR_ARG);
+	CHECK(ev_xlsx_sheet(x, "one", cols, 3) == EV_ERR_ARG); /* duplicate name */
+	CHECK(strstr(ev_xlsx_error(x), "one") != NULL);
+	CHECK(ev_xlsx_sheet(x, "two", cols, 3) == EV_OK);
+	CHECK(stat(path, &sb) != 0); /* nothing at the final name before close */
+	CHECK(ev_xlsx_close(x, err, sizeof err) == EV_OK);
+	f = fopen(path, "rb");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(fread(magic, 1, 4, f) == 4);
+		fclose(f);
+	}
+	CHECK(memcmp(magic, "PK\x03\x04", 4) == 0); /* a zip container */
+	unlink(path);
+	/* An aborted workbook leaves nothing. */
+	CHECK(ev_xlsx_open(&x, path, 0) == EV_OK);
+	CHECK(ev_xlsx_sheet(x, "s", cols, 3) == EV_OK);
+	ev_xlsx_abort(x);
+	CHECK(rmdir(dir) == 0); /* empty: no temporary file left */
+}
+
+int main(void)
+{
+	RUN(test_kinds);
+	RUN(test_numbers);
+	RUN(test_sheet_names);
+	RUN(test_workbook);
+	printf("test_xlsx: %d checks, %d passed, %d failed\n", checks, tests_passed, tests_failed);
+	return tests_failed ? 1 : 0;
+}

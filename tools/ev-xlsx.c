@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev-xlsx - TSV tables into one Excel workbook, a sheet per table.
+ *
+ * A thin front end over lib/report/xlsx.c: reads each TSV line by line
+ * (header first) and streams its rows into the sheet, so memory does not
+ * grow with the tables.
+ */
+#include "ev.h"
+#include "ev/xlsx.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static void usage(FILE *f)
+{
+	fputs(
+"Usage: ev-xlsx [options] [-o OUT.xlsx] [SHEET=]TABLE.tsv...\n"
+"Write TSV tables (first line = header, as ev-stats and the pipelines write\n"
+"them) into one Excel workbook, a sheet per table, in the given order:\n"
+"bold frozen header with filters, number formats by column name (times\n"
+"0.000, percents 0.00, ratios 0.0000), a column named 'status' coloured\n"
+"Better green / Worse red, columns named improvement* or percent_change*\n"
+"on a red-white-green scale centred at 0.  Cells that are decimal numbers\n"
+"become numbers (full precision), the rest text.  Rows are streamed:\n"
+"memory does not grow with the number of rows.\n"
+"\n"
+"SHEET is the sheet name [the file's base name without .tsv]; Excel allows\n"
+"31 characters and none of []:*?/\\, so longer or odd names are cut or\n"
+"changed (with a warning).  TABLE may be '-' (standard input, once).\n"
+"The workbook's creation time is $SOURCE_DATE_EPOCH, else the newest\n"
+"table's modification time: the same tables give the same bytes.\n"
+"\n"
+"Options:\n"
+"  -o, --output=FILE      the workbook, written under a temporary name and\n"
+"                         renamed; never onto an input [stdout, not a\n"
+"                         terminal]\n"
+"  -f, --force            write the workbook to a terminal\n"
+"  -q, --quiet            no warnings\n"
+"  -h, --help             show this help and exit\n"
+"  -V, --version          show version and exit\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  data or I/O error (a row with the wrong number of fields, more rows\n"
+"     than a sheet holds, a write error)\n"
+"  2  usage error\n"
+"\n"
+"Example:\n"
+"  ev-stats kernels -o kernels.tsv run.ev && ev-xlsx -o report.xlsx kernels.tsv\n",
+	      f);
+}
+
+/* Split line (no newline) on TABs in place; returns the field count or
+ * (size_t)-1 when more than max. */
+static size_t split_tabs(char *line, const char **fields, size_t max)
+{
+	size_t n = 0;
+	char *p = line;
+	for (;;) {
+		if (n == max)
+			return (size_t)-1;
+		fields[n++] = p;
+		char *t = strchr(p, '\t');
+		if (!t)
+			break;
+		*t = '\0';
+		p = t + 1;
+	}
+	return n;
+}
+
+static void chomp(char *line, ssize_t *len)
+{
+	while (*len > 0 && (line[*len - 1] == '\n' || line[*len - 1] == '\r'))
+		line[--*len] = '\0';
+}
+
+/* One table into one sheet. */
+static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const char *file)
+{
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
+	const char *disp = strcmp(file, "-") == 0 ? "standard input" : file;
+	char *line = NULL;
+	size_t cap = 0, ncols = 0, n;
+	ssize_t len;
+	unsigned long lineno = 0;
+	const char **fields = NULL;
+	int st = 0;
+	if (!f)
+		return ev_cli_error(cli, "%s: %s", disp, strerror(errno));
+	fields = malloc(EV_XLSX_MAX_COLS * sizeof *fields);
+	if (!fields) {
+		st = ev_cli_error(cli, "out of memory");
+		goto done;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		chomp(line, &len);
+		n = split_tabs(line, fields, EV_XLSX_MAX_COLS);
+		if (n == (size_t)-1) {
+			st = ev_cli_error(cli, "%s: line %lu: more than %u columns", disp, lineno, EV_XLSX_MAX_COLS);
+			goto done;
+		}
+		if (lineno == 1) {
+			ncols = n;
+			if (ev_xlsx_sheet(x, sheet, fields, n) != EV_OK) {
+				st = ev_cli_error(cli, "%s: %s", disp, ev_xlsx_error(x));
+				goto done;
+			}
+			continue;
+		}
+		if (n != ncols) {
+			st = ev_cli_error(cli, "%s: line %lu: %zu fields, the header has %zu", disp, lineno, n, ncols);
+			goto done;
+		}
+		int r = ev_xlsx_row(x, fields, n);
+		if (r != EV_OK) {
+			st = ev_cli_error(cli, "%s: line %lu: %s", disp, lineno, ev_xlsx_error(x));
+			goto done;
+		}
+	}
+	if (ferror(f)) {
+		st = ev_cli_error(cli, "%s: %s", disp, strerror(errno));
+		goto done;
+	}
+	if (lineno == 0)
+		st = ev_cli_error(cli, "%s: empty: no header line", disp);
+done:
+	free(fields);
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return st;
+}
+
+/* The sheet name of "SHEET=FILE" or FILE; *file points at the file. */
+static void sheet_of(const char *arg, const char **file, char *name, size_t namesz, char *given, size_t givensz)
+{
+	const char *eq = strchr(arg, '=');
+	struct stat sb;
+	if (eq && eq != arg && stat(arg, &sb) != 0) {
+		snprintf(given, givensz, "%.*s", (int)(eq - arg), arg);
+		*file = eq + 1;
+	} else {
+		const char *slash = strrchr(arg, '/');
+		snprintf(given, givensz, "%s", slash ? slash + 1 : arg);
+		size_t l = strlen(given);
+		if (l > 4 && strcmp(given + l - 4, ".tsv") == 0)
+			given[l - 4] = '\0';
+		*file = arg;
+	}
+	ev_xlsx_sheet_name(given, name, namesz);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		EV_CLI_COMMON_LONG,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ev_cli cli;
+	int c, st = 0, stdin_used = 0;
+	ev_cli_init(&cli, "ev-xlsx");
+	ev_cli_cleanup_on_signal(NULL);
+	cli.output = NULL;
+	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
+		switch (ev_cli_common(&cli, c, optarg)) {
+		case EV_CLI_HANDLED: continue;
+		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&cli, 0);
+		case EV_CLI_DONE: return ev_cli_finish(&cli, 0);
+		default: return ev_cli_try_help(&cli);
+		}
+	}
+	if (!cli.output)
+		cli.output = "-";
+	if (optind >= argc)
+		return ev_cli_usage_error(&cli, "no table given");
+	/* The inputs are noted first, so that the output refuses any of them
+	 * (same file, symlinks followed); the creation time is the newest. */
+	long long created = 0;
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	for (int i = optind; i < argc; i++) {
+		const char *file;
+		char name[4 * EV_XLSX_SHEET_NAME_MAX + 1], given[4096];
+		struct stat sb;
+		sheet_of(argv[i], &file, name, sizeof name, given, sizeof given);
+		if (strcmp(file, "-") == 0) {
+			if (stdin_used++)
+				return ev_cli_usage_error(&cli, "standard input ('-') given twice");
+			created = -1;
+		} else if (stat(file, &sb) == 0) {
+			if (ev_files_note_input_path(file) != EV_OK)
+				return ev_cli_finish(&cli, ev_cli_error(&cli, "out of memory"));
+			if (created >= 0 && (long long)sb.st_mtime > created)
+				created = (long long)sb.st_mtime;
+		}
+	}
+	if (sde && *sde)
+		created = strtoll(sde, NULL, 10);
+	else if (created < 0)
+		created = (long long)time(NULL);
+	if (strcmp(cli.output, "-") == 0 && ev_cli_check_binary_out(&cli))
+		return ev_cli_finish(&cli, 1);
+	ev_xlsx *x;
+	int r = ev_xlsx_open(&x, cli.output, created);
+	if (r != EV_OK) {
+		st = ev_cli_error(&cli, "%s: %s", strcmp(cli.output, "-") ? cli.output : "standard output", ev_xlsx_error(x));
+		ev_xlsx_abort(x);
+		return ev_cli_finish(&cli, st);
+	}
+	for (int i = optind; i < argc && st == 0; i++) {
+		const char *file;
+		char name[4 * EV_XLSX_SHEET_NAME_MAX + 1], given[4096];
+		sheet_of(argv[i], &file, name, sizeof name, given, sizeof given);
+		if (strcmp(name, given) != 0)
+			ev_cli_warn(&cli, "%s: sheet name '%s' is '%s' in the workbook (Excel's limits)", file, given, name);
+		st = add_table(&cli, x, name, file);
+	}
+	if (st != 0) {
+		ev_xlsx_abort(x);
+		return ev_cli_finish(&cli, st);
+	}
+	unsigned long cut = ev_xlsx_truncated(x);
+	char err[256];
+	r = ev_xlsx_close(x, err, sizeof err);
+	if (r == EV_ERR_PIPE)
+		return ev_cli_finish(&cli, 1);
+	if (r != EV_OK)
+		return ev_cli_finish(&cli, ev_cli_error(&cli, "%s: %s", strcmp(cli.output, "-") ? cli.output : "standard output", err[0] ? err : ev_strerror(r)));
+	if (cut)
+		ev_cli_warn(&cli, "%s: %lu cell(s) longer than %u characters were cut (Excel's cell limit)", cli.output, cut, EV_XLSX_MAX_CELL);
+	return ev_cli_finish(&cli, 0);
+}
