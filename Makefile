@@ -35,11 +35,14 @@ TOOLS     := $(TOOL_SRC:tools/%.c=$(BIN)/%)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 GENS      := $(GEN_SRC:tests/gen/%.c=$(BIN)/%)
 PIPELINES := $(sort $(wildcard pipelines/*))
+# The pipeline programs (the *.sh helpers and the demo are not installed as programs).
+PIPELINE_PROGS := $(filter-out %.sh %/demo,$(PIPELINES))
 LIBEV     := $(BUILD)/libev.a
 
 # Debian packages the build, the tests and the reports need.
 DEB_PKGS := make gcc libsqlite3-dev zlib1g-dev libjsmn-dev bats bats-assert bats-support \
-            gnuplot-nox sqlite3 jq python3 help2man shellcheck slurm-wlm munge libxlsxwriter-dev
+            gnuplot-nox sqlite3 jq python3 help2man shellcheck slurm-wlm munge libxlsxwriter-dev \
+            python3-openpyxl chromium
 
 .PHONY: all deps check test unit bats asan ubsan sanitize clean install uninstall \
         demo bench man lint fuzz fuzz-regress
@@ -124,6 +127,9 @@ man: all
 	@for t in $(TOOLS); do n=$$(basename $$t); \
 	  help2man --no-info --no-discard-stderr -n "$$(sed -n 's/^ \* *'"$$n"' - //p' tools/$$n.c | head -n1)" \
 	    -o $(BUILD)/man/$$n.1 $$t || exit 1; done
+	@for p in $(PIPELINE_PROGS); do n=$$(basename $$p); \
+	  PATH="$(abspath $(BIN)):$$PATH" help2man --no-info --no-discard-stderr \
+	    -n "$$(sed -n '2s/^# *'"$$n"' - //p' $$p)" -o $(BUILD)/man/$$n.1 $$p || exit 1; done
 
 install: all man
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
@@ -136,7 +142,7 @@ install: all man
 
 uninstall:
 	@for t in $(TOOLS) $(PIPELINES); do rm -f $(DESTDIR)$(bindir)/$$(basename $$t) $(DESTDIR)$(libexecdir)/$$(basename $$t); done
-	@for t in $(TOOLS); do rm -f $(DESTDIR)$(mandir)/man1/$$(basename $$t).1; done
+	@for t in $(TOOLS) $(PIPELINE_PROGS); do rm -f $(DESTDIR)$(mandir)/man1/$$(basename $$t).1; done
 
 # bench scripts read variables that bench/lib.sh's measure() sets through
 # printf -v, which shellcheck cannot follow (SC2154).

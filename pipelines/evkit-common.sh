@@ -156,6 +156,20 @@ _evk_worker_exit() {
 	return "$rc"
 }
 
+# evk_remove_on_exit DIR: remove DIR (a pipeline's own scratch directory)
+# when the worker exits, keeping the explanation of a failure.
+evk_remove_on_exit() {
+	EVK_REMOVE_ON_EXIT=$1
+	trap '_evk_exit_remove' EXIT
+}
+
+_evk_exit_remove() {
+	local rc=$?
+	rm -rf "$EVK_REMOVE_ON_EXIT"
+	(exit "$rc")
+	_evk_worker_exit
+}
+
 # _evk_reap PGID: wait until no process of the group is left (KILL after
 # 10 s).
 _evk_reap() {
