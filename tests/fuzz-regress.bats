@@ -104,6 +104,33 @@ replay() {
 	replay ev_read ev2goal -q
 }
 
+@test "fuzz corpus: ev streams through ev-merge --sort and --align, ev-view filters" {
+	replay ev_read ev-merge -q --sort -S 1M
+	replay ev_read ev-merge -q --align=coll
+	replay stats ev-merge -q --align=coll-drift
+	replay ev_read ev-view -q --type=kernel,coll --rank=0-3 --name=.
+}
+
+@test "fuzz corpus: ev streams through every ev-stats subcommand" {
+	local sub
+	for sub in timeline kernels categories ops coll variance; do
+		replay stats ev-stats "$sub" -q
+	done
+	replay stats ev-stats compare -q
+	replay stats ev-overlap -q --table
+}
+
+@test "fuzz corpus: ev streams through coll-expand and ev2perfetto" {
+	replay nccl_sched coll-expand -q --lead-in
+	replay ev_read coll-expand -q
+	replay stats ev2perfetto -q
+	replay ev_read ev2perfetto -q --layout=aorta --rank-prefix
+}
+
+@test "fuzz corpus: SQLite databases through nsys2ev" {
+	replay nsys nsys2ev -q
+}
+
 @test "fuzz corpus: Flex JSON through flex2ev" {
 	replay flex flex2ev -q
 }

@@ -325,6 +325,6 @@ int main(void)
 	RUN(test_thinning);
 	RUN(test_start_mode);
 	RUN(test_config_name);
-	printf("test_align: %d tests passed, %d failed (%d checks)\n", tests_passed, tests_failed, checks);
+	printf("test_align: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed != 0;
 }

@@ -268,6 +268,6 @@ int main(void)
 	RUN(test_complog);
 	RUN(test_convert);
 	unlink(complog_path);
-	printf("test_flex: %d passed, %d failed, %d checks\n", tests_passed, tests_failed, checks);
+	printf("test_flex: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed ? 1 : 0;
 }

@@ -86,6 +86,6 @@ int main(void)
 {
 	RUN(test_many_runs);
 	RUN(test_empty);
-	printf("test_sort: %d tests passed, %d failed (%d checks)\n", tests_passed, tests_failed, checks);
+	printf("test_sort: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed != 0;
 }
