@@ -560,7 +560,7 @@ static const char *state_name(enum ev_align_state s)
 static int report_alignment(struct opts *o, const ev_align *al)
 {
 	ev_output *rf = NULL;
-	int rc;
+	int rc = EV_OK;
 	if (o->report && (rc = ev_output_open(&rf, o->report)) != EV_OK)
 		return ev_cli_file_error(&o->cli, o->report, rc);
 	if (rf)
