@@ -7,28 +7,11 @@ load test_helper
 load slurm-cluster
 
 setup_file() {
-	export SLURM_DIR="$BATS_FILE_TMPDIR/slurm"
-	mkdir -p "$SLURM_DIR"
-	if slurm_start "$SLURM_DIR" >"$SLURM_DIR/why"; then
-		export SLURM_WHY=
-	else
-		SLURM_WHY=$(cat "$SLURM_DIR/why")
-		export SLURM_WHY
-	fi
+	slurm_setup_file
 }
 
 teardown_file() {
-	local pids="" p i
-	for p in "$SLURM_DIR/slurmd.pid" "$SLURM_DIR/slurmctld.pid" "$SLURM_DIR/munge/pid"; do
-		[ ! -s "$p" ] || pids+=" $(cat "$p")"
-	done
-	slurm_stop "$SLURM_DIR"
-	# Let the daemons finish writing their state before bats removes it.
-	for ((i = 0; i < 50; i++)); do
-		for p in $pids; do kill -0 "$p" 2>/dev/null && break; p=; done
-		[ -n "$p" ] || break
-		sleep 0.1
-	done
+	slurm_teardown_file
 }
 
 setup() {

@@ -57,9 +57,35 @@ CONF
 }
 
 slurm_stop() {
-	local d="$1" f
+	local d="$1" f p pids="" i
 	for f in "$d/slurmd.pid" "$d/slurmctld.pid" "$d/munge/pid"; do
-		[ -s "$f" ] && kill "$(cat "$f")" 2>/dev/null
+		[ -s "$f" ] || continue
+		pids+=" $(cat "$f")"
+		kill "$(cat "$f")" 2>/dev/null
+	done
+	# Let the daemons finish writing their state before bats removes it.
+	for ((i = 0; i < 50; i++)); do
+		for p in $pids; do kill -0 "$p" 2>/dev/null && break; p=; done
+		[ -n "$p" ] || break
+		sleep 0.1
 	done
 	return 0
+}
+
+# For a suite's setup_file / teardown_file: start the cluster under
+# $BATS_FILE_TMPDIR/slurm, or export SLURM_WHY, the reason it cannot start
+# (the tests skip with it).  Not in $(...): slurm_start exports SLURM_CONF.
+slurm_setup_file() {
+	export SLURM_DIR="$BATS_FILE_TMPDIR/slurm"
+	mkdir -p "$SLURM_DIR"
+	if slurm_start "$SLURM_DIR" >"$SLURM_DIR/why"; then
+		export SLURM_WHY=
+	else
+		SLURM_WHY=$(cat "$SLURM_DIR/why")
+		export SLURM_WHY
+	fi
+}
+
+slurm_teardown_file() {
+	slurm_stop "$SLURM_DIR"
 }

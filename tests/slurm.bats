@@ -6,19 +6,11 @@ load test_helper
 load slurm-cluster
 
 setup_file() {
-	export SLURM_DIR="$BATS_FILE_TMPDIR/slurm"
-	mkdir -p "$SLURM_DIR"
-	# Not in $(...): slurm_start exports SLURM_CONF for the tests.
-	if slurm_start "$SLURM_DIR" >"$SLURM_DIR/why"; then
-		export SLURM_WHY=
-	else
-		SLURM_WHY=$(cat "$SLURM_DIR/why")
-		export SLURM_WHY
-	fi
+	slurm_setup_file
 }
 
 teardown_file() {
-	slurm_stop "$SLURM_DIR"
+	slurm_teardown_file
 }
 
 setup() {

@@ -642,95 +642,75 @@ done:
 	return ex;
 }
 
-int main(int argc, char **argv)
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "compiler-log", required_argument, NULL, 'c' },
+	{ "freq", required_argument, NULL, 1 },
+	{ "max-samples", required_argument, NULL, 2 },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Options until the first non-option word (with "+") or all of them;
+ * -1 to go on, else the exit status (0 after --help or --version). */
+static int take_options(struct opts *o, int argc, char **argv, const char *shortopts)
 {
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "compiler-log", required_argument, NULL, 'c' },
-		{ "freq", required_argument, NULL, 1 },
-		{ "max-samples", required_argument, NULL, 2 },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char *const tables[] = { "summary", "categories", "stats", "active", "colls", "classes" };
-	struct opts o;
 	int c;
-	memset(&o, 0, sizeof o);
-	ev_cli_init(&o.cli, "flex-stats");
-	o.core_khz = 1100000;
-	o.max_samples = 8000000;
-	while ((c = getopt_long(argc, argv, "+" EV_CLI_COMMON_SHORT "c:", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (ev_cli_common(&o->cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
+		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o->cli, 0);
+		case EV_CLI_DONE: return ev_cli_finish(&o->cli, 0);
 		default: break;
 		}
 		switch (c) {
 		case 'c':
-			if (o.nlogs == 64)
-				return ev_cli_usage_error(&o.cli, "at most 64 compiler logs");
-			o.logs[o.nlogs++] = optarg;
+			if (o->nlogs == 64)
+				return ev_cli_usage_error(&o->cli, "at most 64 compiler logs");
+			o->logs[o->nlogs++] = optarg;
 			break;
 		case 1: {
 			const char *core = strchr(optarg, ':');
 			int64_t v;
 			if (!core || ev_parse_decimal_scaled(core + 1, strlen(core + 1), 3, &v) || v <= 0)
-				return ev_cli_usage_error(&o.cli, "--freq: expected SOC:CORE in MHz (e.g. 1000:1100), got '%s'", optarg);
-			o.core_khz = (uint64_t)v;
+				return ev_cli_usage_error(&o->cli, "--freq: expected SOC:CORE in MHz (e.g. 1000:1100), got '%s'", optarg);
+			o->core_khz = (uint64_t)v;
 			break;
 		}
 		case 2:
-			if (ev_parse_u64(optarg, &o.max_samples))
-				return ev_cli_usage_error(&o.cli, "--max-samples: not a number: '%s'", optarg);
+			if (ev_parse_u64(optarg, &o->max_samples))
+				return ev_cli_usage_error(&o->cli, "--max-samples: not a number: '%s'", optarg);
 			break;
 		default:
-			return ev_cli_try_help(&o.cli);
+			return ev_cli_try_help(&o->cli);
 		}
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const tables[] = { "summary", "categories", "stats", "active", "colls", "classes", NULL };
+	struct opts o;
+	int rc;
+	memset(&o, 0, sizeof o);
+	ev_cli_init(&o.cli, "flex-stats");
+	o.core_khz = 1100000;
+	o.max_samples = 8000000;
+	if ((rc = take_options(&o, argc, argv, "+" EV_CLI_COMMON_SHORT "c:")) >= 0)
+		return rc;
 	if (optind >= argc)
 		return ev_cli_usage_error(&o.cli, "no TABLE given (summary, categories, stats, active, colls, classes)");
-	size_t t;
-	for (t = 0; t < sizeof tables / sizeof *tables; t++)
-		if (!strcmp(argv[optind], tables[t]))
-			break;
-	if (t == sizeof tables / sizeof *tables)
-		return ev_cli_usage_error(&o.cli, "unknown TABLE '%s' (summary, categories, stats, active, colls, classes)",
-		                          argv[optind]);
+	unsigned t;
+	if (ev_cli_word(&o.cli, "TABLE", argv[optind], tables, &t))
+		return 2;
 	o.table = (enum table)t;
 	/* Options may follow TABLE and the files: scan again from TABLE on
 	 * (optind 0 re-initialises GNU getopt, which permutes). */
 	int sargc = argc - optind;
 	char **sargv = argv + optind;
 	optind = 0;
-	while ((c = getopt_long(sargc, sargv, EV_CLI_COMMON_SHORT "c:", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		switch (c) {
-		case 'c':
-			if (o.nlogs == 64)
-				return ev_cli_usage_error(&o.cli, "at most 64 compiler logs");
-			o.logs[o.nlogs++] = optarg;
-			break;
-		case 1: {
-			const char *core = strchr(optarg, ':');
-			int64_t v;
-			if (!core || ev_parse_decimal_scaled(core + 1, strlen(core + 1), 3, &v) || v <= 0)
-				return ev_cli_usage_error(&o.cli, "--freq: expected SOC:CORE in MHz (e.g. 1000:1100), got '%s'", optarg);
-			o.core_khz = (uint64_t)v;
-			break;
-		}
-		case 2:
-			if (ev_parse_u64(optarg, &o.max_samples))
-				return ev_cli_usage_error(&o.cli, "--max-samples: not a number: '%s'", optarg);
-			break;
-		default:
-			return ev_cli_try_help(&o.cli);
-		}
-	}
+	if ((rc = take_options(&o, sargc, sargv, EV_CLI_COMMON_SHORT "c:")) >= 0)
+		return rc;
 	if (o.nlogs && o.table != T_CATEGORIES)
 		return ev_cli_usage_error(&o.cli, "-c applies to the categories table");
 	o.inputs = sargv + optind;
