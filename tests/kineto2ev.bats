@@ -279,3 +279,19 @@ OUT
 	assert_output --partial "flex2ev"
 	[ ! -e "$BATS_TEST_TMPDIR/x.ev" ]
 }
+
+@test "real PyTorch <= 2.1 ranks: collectives in NCCL's generic SendRecv kernel are collectives (shared data)" {
+	need_shared_data
+	# HTA's trace_filter ranks (world 128, NCCL 2.12-2.18 era): their
+	# all_reduce/all_to_all/_all_gather_base run in ncclKernel_SendRecv_...;
+	# the nccl:* annotation around each launch gives the kind and size.
+	f="$SHARED_DATA/kineto/hta/trace_filter/sampled_rank-0.json.gz"
+	run -0 kineto2ev -o "$T/r0.ev" "$f"
+	assert_output --partial "10 collectives without collective arguments"
+	run -0 bash -c 'ev-view -M -H -t coll,p2p -c type,op,bytes,seq "$1"' _ "$T/r0.ev"
+	assert_line --index 0 $'coll\talltoall\t3072\t0'
+	assert_line --index 2 $'coll\tallreduce\t78473228\t2'
+	assert_line --index 4 $'coll\tallgather\t16777216\t4'
+	[ "${#lines[@]}" -eq 10 ]
+	refute_output --partial p2p
+}

@@ -295,8 +295,29 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		}
 		return EV_OK;
 	}
-	if ((r->type == EV_COLL || r->type == EV_P2P) && (r->flags & KINETO_F_INFER))
+	if ((r->type == EV_COLL || r->type == EV_P2P) && (r->flags & KINETO_F_INFER)) {
+		/* Old traces: kind, algo, proto, redop, dtype from the kernel name
+		 * (already on the record); size and, where the kernel does not
+		 * say, kind from the nccl:* annotation around the launch; the
+		 * default group, all ranks of the run. NCCL 2.12-2.18 runs work it
+		 * has no specialised kernel for in its generic kernel, named
+		 * ncclKernel_SendRecv_..., so an all_reduce launched there is still
+		 * a collective: the annotation decides coll or p2p. */
+		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
+		r->flags &= (uint16_t)~KINETO_F_INFER;
+		if (call && call->coll) {
+			if (!r->op || r->op == EV_OP_SENDRECV || r->type == EV_P2P)
+				r->op = (uint8_t)call->coll;
+			r->type = r->op == EV_OP_SEND || r->op == EV_OP_RECV || r->op == EV_OP_SENDRECV ? EV_P2P : EV_COLL;
+			r->bytes = call->bytes;
+			if (!r->dtype)
+				r->dtype = (uint8_t)call->dtype;
+		} else {
+			k->files[r->src].inferred_no_size++;
+		}
 		r->comm = k->default_comm;
+		r->aux = k->default_nranks > 0 ? (uint32_t)k->default_nranks : 0;
+	}
 	if (r->type == EV_COLL || r->type == EV_P2P) {
 		uint64_t key = key2(((uint64_t)r->rank << 1) | (r->type == EV_P2P), r->comm);
 		uint64_t *next = ev_map_get(&k->seq, key);
@@ -306,23 +327,6 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
 		if (call)
 			r->sig = call->sig;
-		if (r->flags & KINETO_F_INFER) {
-			/* Old traces: kind, algo, proto, redop, dtype from the kernel
-			 * name (already on the record); size from the nccl:* annotation
-			 * around the launch; the default group, all ranks of the run. */
-			r->flags &= (uint16_t)~KINETO_F_INFER;
-			if (call && call->coll) {
-				if (!r->op || r->op == EV_OP_SENDRECV || r->type == EV_P2P)
-					r->op = (uint8_t)call->coll;
-				r->bytes = call->bytes;
-				if (!r->dtype)
-					r->dtype = (uint8_t)call->dtype;
-			} else {
-				k->files[r->src].inferred_no_size++;
-			}
-			r->comm = k->default_comm;
-			r->aux = k->default_nranks > 0 ? (uint32_t)k->default_nranks : 0;
-		}
 	}
 	return EV_OK;
 }
