@@ -60,8 +60,9 @@ static void usage(FILE *f)
 "\n"
 "Options:\n"
 "      --by=LIST          group by: rank, src, stream, config (the sources of\n"
-"                         one run: same label and #src keys apart from file,\n"
-"                         rank, node, host), or keys of #src lines (threads,\n"
+"                         one run: same label and #src keys apart from a\n"
+"                         rank's file, rank, host, pid, ..., and input= unless\n"
+"                         two inputs give one rank), or keys of #src lines (threads,\n"
 "                         channels, ...) [timeline: src,rank; coll: config;\n"
 "                         variance, compare: src; others: none]\n"
 "      --rules=SET        classes: tracelens, tracelens-2025, hta [tracelens]\n"
@@ -174,6 +175,10 @@ static void report(const struct opts *o, const struct ev_stats_counts *c)
 			ev_cli_warn(&o->cli, "%llu of them have no communicator size (no aux, no #comm nranks=)",
 			            (unsigned long long)c->coll_unsized);
 	}
+	if (c->coll_mismatch)
+		ev_cli_warn(&o->cli, "%llu collective arrivals differ in kind or size from another rank's at the same (comm, "
+		            "seq): the ranks' traces do not hold the same collectives (cut or sampled traces?), so those "
+		            "pairs are not one collective", (unsigned long long)c->coll_mismatch);
 	if (c->ops_window)
 		ev_cli_warn(&o->cli, "%llu op instances closed while open: more than 65536 open at once (a later kernel of one "
 		            "counts as a new instance)", (unsigned long long)c->ops_window);

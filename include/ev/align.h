@@ -142,8 +142,8 @@ const char *ev_drift_note_text(enum ev_drift_note n);
 /* Configurations: which #src keys name a configuration.               */
 
 /* Keys that describe one rank's file rather than its configuration
- * (file, input, rank, base_ns, host, node, pid, device, gpu, nsys,
- * schema, nccl): 1 if key is one of them. */
+ * (file, input, rank, local_rank, base_ns, host, hostname, node, pid, tid,
+ * device, gpu, nsys, schema, nccl): 1 if key is one of them. */
 int ev_align_per_rank_key(const char *key);
 /* Canonical name of the configuration of a source: its key=value pairs,
  * per-rank keys left out (or, with keys/nkeys != 0, only those keys),
@@ -151,5 +151,10 @@ int ev_align_per_rank_key(const char *key);
  * most cap bytes (NUL-terminated) and returns the full length. */
 size_t ev_align_config_name(const struct ev_src_info *src, const char *const *keys, size_t nkeys, char *buf,
                             size_t cap);
+
+/* 1 when the input= key separates configurations in m: two sources that
+ * agree on every run key (and label) give the same rank from different
+ * inputs, so each input is a run, not one rank's file of a run. */
+int ev_align_input_is_config(const ev_meta *m);
 
 #endif /* EV_ALIGN_H */

@@ -164,6 +164,7 @@ int ev_stats_is_process_key(const char *key);
 struct ev_stats_counts {
 	uint64_t records, gpu, kernels, with_sig, selected, coll;
 	uint64_t coll_incomplete, coll_evicted, coll_unsized;
+	uint64_t coll_mismatch;  /* arrivals whose kind or size differ from the rank before at one (comm, seq) */
 	uint64_t sketched;   /* distributions moved to the sketch */
 	uint64_t ops_window; /* op instances closed by the window, not the end */
 };

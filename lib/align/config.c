@@ -3,6 +3,7 @@
  * config.c - which #src keys say what configuration a source belongs to:
  * all of them except those that describe one rank's file.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,8 @@
 #include "ev/align.h"
 
 static const char *const per_rank[] = {
-	"file", "input", "rank", "base_ns", "host", "node", "pid", "device", "gpu", "nsys", "schema", "nccl",
+	"file", "input", "rank", "local_rank", "base_ns", "host", "hostname", "node", "pid", "tid", "device", "gpu",
+	"nsys", "schema", "nccl",
 };
 
 int ev_align_per_rank_key(const char *key)
@@ -73,4 +75,37 @@ size_t ev_align_config_name(const struct ev_src_info *src, const char *const *ke
 	if (ix != stackix)
 		free(ix);
 	return len;
+}
+
+/* One run cannot hold a rank twice: when two sources that agree on every
+ * run key name the same rank from different inputs, the inputs are runs
+ * (ev-merge of one file per configuration), not ranks of one run (ev-merge
+ * of one file per rank). */
+int ev_align_input_is_config(const ev_meta *m)
+{
+	size_t n = ev_meta_nsrc(m);
+	struct ev_map seen; /* hash(run keys, rank) -> hash(input) */
+	ev_map_init(&seen);
+	int found = 0;
+	char buf[4096];
+	for (size_t i = 0; i < n && !found; i++) {
+		const struct ev_src_info *si = ev_meta_src_at(m, i);
+		const char *rank = si ? ev_kv_get(si->kv, si->nkv, "rank") : NULL;
+		const char *input = si ? ev_kv_get(si->kv, si->nkv, "input") : NULL;
+		if (!rank || !input)
+			continue;
+		size_t len = ev_align_config_name(si, NULL, 0, buf, sizeof buf - 64);
+		if (len >= sizeof buf - 64)
+			continue;
+		len += (size_t)snprintf(buf + len, 64, "\x1f%.60s", si->label ? si->label : "");
+		uint64_t key = ev_hash64(buf, len) ^ (ev_hash64(rank, strlen(rank)) * 0x9E3779B97F4A7C15ULL);
+		uint64_t in = ev_hash64(input, strlen(input)) | 1;
+		uint64_t *have = ev_map_get(&seen, key | 1);
+		if (have)
+			found = *have != in;
+		else if (ev_map_put(&seen, key | 1, in) != EV_OK)
+			break;
+	}
+	ev_map_free(&seen);
+	return found;
 }

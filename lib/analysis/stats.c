@@ -14,24 +14,25 @@
  * to: kineto2ev writes file, rank, base_ns; nsys2ev file, node, host. */
 int ev_stats_is_process_key(const char *key)
 {
-	static const char *const k[] = { "file",   "rank", "local_rank", "node", "host", "hostname",
-		                          "pid",    "tid",  "device",     "gpu",  "base_ns" };
-	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-		if (!strcmp(key, k[i]))
-			return 1;
-	return 0;
+	return ev_align_per_rank_key(key);
 }
 
 /* The configuration text of a source: label and run keys ("" for none). */
-static size_t config_text(const struct ev_src_info *si, char *buf, size_t cap)
+static size_t config_text(struct ev_stats *s, const struct ev_src_info *si, char *buf, size_t cap)
 {
 	size_t n = 0;
 	if (!si)
 		return 0;
+	if (s->input_cfg_nsrc != ev_meta_nsrc(s->meta)) {
+		s->input_cfg_nsrc = ev_meta_nsrc(s->meta);
+		s->input_cfg = ev_align_input_is_config(s->meta);
+	}
+	int input_cfg = s->input_cfg;
 	if (si->label && *si->label)
 		n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s", si->label);
 	for (size_t i = 0; i < si->nkv; i++)
-		if (!ev_stats_is_process_key(si->kv[i].key) && strcmp(si->kv[i].key, "label"))
+		if ((!ev_stats_is_process_key(si->kv[i].key) || (input_cfg && !strcmp(si->kv[i].key, "input"))) &&
+		    strcmp(si->kv[i].key, "label"))
 			n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%s=%s", n ? "," : "", si->kv[i].key,
 			                      si->kv[i].val);
 	return n < cap ? n : cap - 1;
@@ -59,12 +60,12 @@ int src_group(struct ev_stats *s, uint32_t src, uint32_t *sg)
 			/* A source is a run: the per-rank #src lines that ev-merge
 			 * keeps of one input (same label and run keys, other
 			 * process keys) are one group, numbered by its first src. */
-			size_t cn = config_text(si, num, sizeof num);
+			size_t cn = config_text(s, si, num, sizeof num);
 			if (!si || cn == 0 || cn + 1 >= sizeof num)
 				snprintf(num, sizeof num, "%u", src);
 			v = num;
 		} else if (o->by[i] == EV_BY_CONFIG) {
-			config_text(si, num, sizeof num);
+			config_text(s, si, num, sizeof num);
 			v = num;
 		} else if (o->by[i] == EV_BY_SRCKEY) {
 			v = si ? ev_kv_get(si->kv, si->nkv, o->by_key[i]) : NULL;

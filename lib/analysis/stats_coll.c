@@ -148,7 +148,16 @@ int coll_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (rc)
 		return rc;
 	struct ev_coll_key k = { sg, r->comm, r->seq, 0 };
-	return ev_collmatch_add(s->cm, &k, comm_nranks(s, r), r, 0, NULL);
+	/* The ranks of one collective agree on its kind and, but for
+	 * all-to-all (whose per-rank sizes may differ), its size: when they
+	 * do not, the ranks' traces do not hold the same collectives (cut or
+	 * sampled traces, a missed launch), and the pairing by seq is wrong. */
+	uint64_t what = (uint64_t)r->op << 56 | (r->op == EV_OP_ALLTOALL ? 0 : r->bytes & ((1ULL << 56) - 1));
+	struct ev_coll_arrival prev;
+	rc = ev_collmatch_add(s->cm, &k, comm_nranks(s, r), r, what, &prev);
+	if (rc == EV_OK && prev.rank != UINT32_MAX && prev.data != what)
+		s->n.coll_mismatch++;
+	return rc;
 }
 
 int coll_finish(struct ev_stats *s)

@@ -8,6 +8,7 @@
 #define EV_STATS_IMPL_H
 
 #include "ev.h"
+#include "ev/align.h"
 #include "ev/hta.h"
 
 /* ---- groups: a key tuple -> accumulator slot, in first-seen order ---- */
@@ -85,6 +86,8 @@ struct ev_stats {
 	struct ev_vec srcgrps;          /* struct srcgrp */
 	struct ev_map srcgrp_idx;       /* hash of the key tuple -> sg + 1 */
 	struct ev_map src_sg;           /* src + 1 -> sg + 1 */
+	size_t input_cfg_nsrc;          /* #src lines when input_cfg was decided */
+	int input_cfg;                  /* ev_align_input_is_config() of meta */
 	struct ev_map class_cache;      /* name id -> class + 1 (under rules) */
 	struct ev_map bucket_cache;     /* name id ^ type -> bucket + 2 */
 	struct groups g;                /* the analysis's accumulators */

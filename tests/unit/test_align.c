@@ -310,6 +310,35 @@ static void test_config_name(void)
 	ev_meta_free(m);
 }
 
+static void add_lines(ev_meta *m, const char *const *lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		CHECK(ev_meta_add_line(m, lines[i], strlen(lines[i])) == EV_OK);
+}
+
+/* input= is a rank's file when each input holds other ranks, and a run
+ * when two inputs give the same rank of the same configuration. */
+static void test_input_is_config(void)
+{
+	const char *per_rank[] = { "#src 0 file=a.json rank=0 input=r0.ev", "#src 1 file=b.json rank=1 input=r1.ev" };
+	const char *per_run[] = { "#src 0 file=a.json rank=0 input=base.ev", "#src 1 file=b.json rank=1 input=base.ev",
+		                  "#src 2 file=c.json rank=0 input=test.ev", "#src 3 file=d.json rank=1 input=test.ev" };
+	const char *labelled[] = { "#src 0 rank=0 input=x.ev label=base", "#src 1 rank=0 input=y.ev label=test" };
+	ev_meta *m = ev_meta_new();
+	add_lines(m, per_rank, 2);
+	CHECK(!ev_align_input_is_config(m));
+	ev_meta_free(m);
+	m = ev_meta_new();
+	add_lines(m, per_run, 4);
+	CHECK(ev_align_input_is_config(m));
+	ev_meta_free(m);
+	/* Labels already tell the runs apart. */
+	m = ev_meta_new();
+	add_lines(m, labelled, 2);
+	CHECK(!ev_align_input_is_config(m));
+	ev_meta_free(m);
+}
+
 int main(void)
 {
 	RUN(test_fit_offset_only);
@@ -325,6 +354,7 @@ int main(void)
 	RUN(test_thinning);
 	RUN(test_start_mode);
 	RUN(test_config_name);
+	RUN(test_input_is_config);
 	printf("test_align: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed != 0;
 }
