@@ -43,3 +43,19 @@ OUT
 	run -0 --separate-stderr ev-stats coll "$T/m.ev"
 	[[ "$stderr" == *"3 collective arrivals differ in kind or size from another rank's at the same (comm, seq)"* ]]
 }
+
+@test "ev-merge --align of one file per run aligns each run on its own" {
+	gen-kineto -q --ranks 2 --iters 3 "$T/a"
+	gen-kineto -q --ranks 2 --iters 3 --seed 5 "$T/b"
+	kineto2ev -q -o "$T/base.ev" "$T"/a/rank*/trace.json
+	kineto2ev -q -o "$T/test.ev" "$T"/b/rank*/trace.json
+	cd "$T"
+	run -0 ev-merge --align=coll -o m.ev base.ev test.ev
+	assert_line 'ev-merge: align coll: configuration input=base.ev: 2 ranks, anchors coll 48, p2p 0, kernel 48'
+	assert_line 'ev-merge: align coll: configuration input=test.ev: 2 ranks, anchors coll 48, p2p 0, kernel 48'
+	refute_output --partial doubtful
+	# One file per rank: the ranks are one configuration.
+	for r in 0 1; do kineto2ev -q -o "r$r.ev" "a/rank$r/trace.json"; done
+	run -0 ev-merge --align=coll -o m2.ev r0.ev r1.ev
+	assert_line 'ev-merge: align coll: configuration (single): 2 ranks, anchors coll 48, p2p 0, kernel 48'
+}

@@ -37,6 +37,7 @@ struct opts {
 	char **cfg_keys;       /* --config-keys */
 	size_t ncfg_keys;
 	int need_sort;         /* alignment of inputs with several clocks */
+	int input_is_run;      /* input= names a configuration (ev_align_input_is_config) */
 	uint32_t world_size;   /* largest world_size of the #rank lines */
 	int origin_scan;
 	char origin[32], producer[32];
@@ -405,8 +406,11 @@ static int map_src(struct opts *o, struct sources *s, struct input *in, uint32_t
 		return ev_cli_error(&o->cli, "%s: bad #src line: %.200s", in->path, line);
 	char name[4096];
 	uint32_t cfg = 0;
-	size_t nl = ev_align_config_name(ev_meta_src(s->meta, out), (const char *const *)o->cfg_keys, o->ncfg_keys,
-	                                 name, sizeof name);
+	const struct ev_src_info *si = ev_meta_src(s->meta, out);
+	size_t nl = ev_align_config_name(si, (const char *const *)o->cfg_keys, o->ncfg_keys, name, sizeof name);
+	const char *input = si && o->input_is_run && !o->ncfg_keys ? ev_kv_get(si->kv, si->nkv, "input") : NULL;
+	if (input && nl < sizeof name)
+		nl += (size_t)snprintf(name + nl, sizeof name - nl, "%sinput=%s", nl ? " " : "", input);
 	if (nl >= sizeof name || cfg_id(name, &cfg))
 		return ev_cli_error(&o->cli, "%s: too many or too long configurations", in->path);
 	s->cfg_of[out] = (uint16_t)cfg;
@@ -444,6 +448,40 @@ static int src_line(struct opts *o, struct sources *s, struct input *in, const c
 static const char *mode_name(enum align m)
 {
 	return m == AL_START ? "start" : m == AL_COLL ? "coll" : m == AL_DRIFT ? "coll-drift" : "none";
+}
+
+/* The #src lines of every input's header: whether input= separates runs
+ * (one file per run merged) or ranks of one run (one file per rank), which
+ * the configurations of the alignment depend on. */
+static int scan_headers(struct opts *o, struct input *ins, int n, struct sources *srcs)
+{
+	int status = 0;
+	ev_strtab *st = ev_strtab_new();
+	ev_meta *meta = ev_meta_new();
+	if (!st || !meta)
+		status = ev_cli_error(&o->cli, "out of memory");
+	for (int i = 0; i < n && !status; i++) {
+		struct input *in = &ins[i];
+		if ((status = open_input(o, in, st, meta)) != 0)
+			break;
+		int rc;
+		struct ev_rec r;
+		while ((rc = ev_read(in->r, &r)) == EV_TEXT) {
+			const char *line;
+			size_t len;
+			ev_reader_text(in->r, &line, &len);
+			if (len >= 5 && memcmp(line, "#src ", 5) == 0 && (status = src_line(o, srcs, in, line, len, NULL)) != 0)
+				break;
+		}
+		if (!status && rc < 0)
+			status = ev_cli_reader_error(&o->cli, in->r, rc);
+		close_input(in);
+	}
+	if (!status)
+		o->input_is_run = ev_align_input_is_config(srcs->meta);
+	ev_strtab_free(st);
+	ev_meta_free(meta);
+	return status;
 }
 
 /* Read every input once: anchors, first times, the ranks of each input. */
@@ -920,6 +958,14 @@ static int run(struct opts *o)
 			status = ev_cli_error(&o->cli, "out of memory");
 			goto done;
 		}
+		sources_reset(&srcs, ins, o->ninputs);
+		if ((status = scan_headers(o, ins, o->ninputs, &srcs)) != 0)
+			goto done;
+		for (uint32_t c = 0; c < ncfg; c++)
+			free(cfg_names[c]);
+		ncfg = 0;
+		ev_map_free(&cfg_ix);
+		ev_map_init(&cfg_ix);
 		sources_reset(&srcs, ins, o->ninputs);
 		if ((status = scan_for_alignment(o, ins, o->ninputs, &srcs, al)) != 0)
 			goto done;
