@@ -450,41 +450,10 @@ static const char *mode_name(enum align m)
 	return m == AL_START ? "start" : m == AL_COLL ? "coll" : m == AL_DRIFT ? "coll-drift" : "none";
 }
 
-/* The #src lines of every input's header: whether input= separates runs
- * (one file per run merged) or ranks of one run (one file per rank), which
- * the configurations of the alignment depend on. */
-static int scan_headers(struct opts *o, struct input *ins, int n, struct sources *srcs)
-{
-	int status = 0;
-	ev_strtab *st = ev_strtab_new();
-	ev_meta *meta = ev_meta_new();
-	if (!st || !meta)
-		status = ev_cli_error(&o->cli, "out of memory");
-	for (int i = 0; i < n && !status; i++) {
-		struct input *in = &ins[i];
-		if ((status = open_input(o, in, st, meta)) != 0)
-			break;
-		int rc;
-		struct ev_rec r;
-		while ((rc = ev_read(in->r, &r)) == EV_TEXT) {
-			const char *line;
-			size_t len;
-			ev_reader_text(in->r, &line, &len);
-			if (len >= 5 && memcmp(line, "#src ", 5) == 0 && (status = src_line(o, srcs, in, line, len, NULL)) != 0)
-				break;
-		}
-		if (!status && rc < 0)
-			status = ev_cli_reader_error(&o->cli, in->r, rc);
-		close_input(in);
-	}
-	if (!status)
-		o->input_is_run = ev_align_input_is_config(srcs->meta);
-	ev_strtab_free(st);
-	ev_meta_free(meta);
-	return status;
-}
-
-/* Read every input once: anchors, first times, the ranks of each input. */
+/* Read every input once: anchors, first times, the ranks of each input.
+ * With al NULL, only the headers' #src lines: whether input= separates
+ * runs (one file per run merged) or ranks of one run (one file per rank),
+ * which the configurations of the alignment depend on. */
 static int scan_for_alignment(struct opts *o, struct input *ins, int n, struct sources *srcs, ev_align *al)
 {
 	int status = 0;
@@ -513,6 +482,8 @@ static int scan_for_alignment(struct opts *o, struct input *ins, int n, struct s
 				}
 				continue;
 			}
+			if (!al)
+				break; /* the header is read */
 			if (!o->origin_scan) {
 				/* What the times mean, for the report of unaligned ranks. */
 				const char *org = ev_reader_header(in->r, "origin"), *prod = ev_reader_header(in->r, "producer");
@@ -541,6 +512,11 @@ static int scan_for_alignment(struct opts *o, struct input *ins, int n, struct s
 		if (!status && rc < 0)
 			status = ev_cli_reader_error(&o->cli, in->r, rc);
 		close_input(in);
+	}
+	if (!al) {
+		if (!status)
+			o->input_is_run = ev_align_input_is_config(srcs->meta);
+		goto out;
 	}
 	/* The ranks a configuration should have. */
 	for (size_t k = 0; meta && k < ev_meta_nrank(meta); k++) {
@@ -959,7 +935,7 @@ static int run(struct opts *o)
 			goto done;
 		}
 		sources_reset(&srcs, ins, o->ninputs);
-		if ((status = scan_headers(o, ins, o->ninputs, &srcs)) != 0)
+		if ((status = scan_for_alignment(o, ins, o->ninputs, &srcs, NULL)) != 0)
 			goto done;
 		for (uint32_t c = 0; c < ncfg; c++)
 			free(cfg_names[c]);
