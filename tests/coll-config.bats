@@ -59,3 +59,23 @@ OUT
 	run -0 ev-merge --align=coll -o m2.ev r0.ev r1.ev
 	assert_line 'ev-merge: align coll: configuration (single): 2 ranks, anchors coll 48, p2p 0, kernel 48'
 }
+
+@test "real PyTorch <= 2.1 ranks: ev-stats coll pairs and times collectives as TraceLens's NCCL analyser (shared data)" {
+	need_shared_data
+	# tests/expected/tracelens-nccl/trace_filter.tsv: TraceLens's NcclAnalyser
+	# (build_df_long) on the same two files, per index_in_group: ranks seen,
+	# earliest start, fastest rank's duration, start and end skew (us).
+	d="$SHARED_DATA/kineto/hta/trace_filter"
+	kineto2ev -q -o "$T/r0.ev" "$d/sampled_rank-0.json.gz"
+	kineto2ev -q -o "$T/r1.ev" "$d/sampled_rank-1.json.gz"
+	ev-merge -q -o "$T/m.ev" "$T/r0.ev" "$T/r1.ev"
+	ev-stats coll -q --table=each "$T/m.ev" |
+		awk -F'\t' 'NR > 1 { printf "%s\t%s\t%s\t%.3f\t%.3f\t%.3f\n", $3, $8, $9, $10, $11, $12 }' >"$T/ev.tsv"
+	tail -n +2 "$TESTS_DIR/expected/tracelens-nccl/trace_filter.tsv" >"$T/tl.tsv"
+	[ "$(wc -l <"$T/ev.tsv")" -eq 10 ]
+	# The same collectives paired, the same numbers; start within 1 us
+	# (TraceLens keeps microsecond doubles, evkit nanoseconds).
+	run -0 awk -F'\t' '$1 != $7 || $2 != $8 || $4 != $10 || $5 != $11 || $6 != $12 ||
+		($3 / 1000 - $9 > 1 || $9 - $3 / 1000 > 1) { print "differs: " $0; bad = 1 } END { exit bad }' \
+		<(paste "$T/ev.tsv" "$T/tl.tsv")
+}
