@@ -295,3 +295,12 @@ OUT
 	[ "${#lines[@]}" -eq 10 ]
 	refute_output --partial p2p
 }
+
+@test "a PyTorch execution trace is named as such, not 'no trace events' (shared data)" {
+	need_shared_data
+	run -1 kineto2ev -o "$T/x.ev" "$SHARED_DATA/kineto/hta/execution_trace/benchmark_simple_add_et.json.gz"
+	assert_output --partial "a PyTorch execution trace (ExecutionTraceObserver"
+	[ ! -e "$T/x.ev" ]
+	# The profiler trace recorded beside it converts.
+	run -0 kineto2ev -q -o "$T/k.ev" "$SHARED_DATA/kineto/hta/execution_trace/benchmark_simple_add_trace.json.gz"
+}

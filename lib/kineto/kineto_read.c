@@ -663,6 +663,8 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 		if (it.kind == EV_JSON_TOP) {
 			if (it.key_len == 20 && memcmp(it.key, "rocprofiler-sdk-tool", 20) == 0)
 				fi->dialect = "rocprofv3";
+			else if (it.key_len == 5 && memcmp(it.key, "nodes", 5) == 0)
+				fi->dialect = "et";
 			if ((rc = ev_kineto_top(k, fidx, it.key, it.key_len, it.text, it.len)) != EV_OK)
 				break;
 			continue;
@@ -675,8 +677,12 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 	ev_json_close(j);
 	drop_open_ranges(k, fidx);
 	if (rc >= 0 && fi->dialect && fi->events == 0) {
-		snprintf(err, errn, "rocprof JSON (%s, rocprofiler-sdk-tool) is not a Kineto trace; kineto2ev reads PyTorch "
-		         "profiler traces (traceEvents)", fi->dialect);
+		if (!strcmp(fi->dialect, "et"))
+			snprintf(err, errn, "a PyTorch execution trace (ExecutionTraceObserver: \"nodes\", no traceEvents) is "
+			         "not a Kineto trace; convert the profiler trace recorded beside it");
+		else
+			snprintf(err, errn, "rocprof JSON (%s, rocprofiler-sdk-tool) is not a Kineto trace; kineto2ev reads "
+			         "PyTorch profiler traces (traceEvents)", fi->dialect);
 		return EV_ERR_FORMAT;
 	}
 	if (rc >= 0 && (fi->rank < -1 || fi->rank > MAX_RANK)) {
