@@ -22,17 +22,26 @@
 
 # --- errors -----------------------------------------------------------------
 
+# evk_msg MSG: "PROG: MSG" on stderr.  Messages quote paths and names:
+# their control bytes are shown as '?' so that they cannot drive the
+# terminal (the C tools show them as \xNN).
+evk_msg() {
+	printf '%s: %s' "${EVK_PROG:-evkit}" "$*" | LC_ALL=C tr '\001-\037\177' '?' >&2
+	printf '\n' >&2
+}
+
 # evk_die MSG: print "PROG: MSG" and exit 1.
 evk_die() {
 	EVK_EXPLAINED=1
-	printf '%s: %s\n' "${EVK_PROG:-evkit}" "$*" >&2
+	evk_msg "$*"
 	exit 1
 }
 
 # evk_usage_error MSG: print the message and a hint, exit 2.
 evk_usage_error() {
 	EVK_EXPLAINED=1
-	printf '%s: %s\nTry '"'"'%s --help'"'"'.\n' "${EVK_PROG:-evkit}" "$*" "${EVK_PROG:-evkit}" >&2
+	evk_msg "$*"
+	printf "Try '%s --help'.\\n" "${EVK_PROG:-evkit}" >&2
 	exit 2
 }
 
@@ -72,7 +81,7 @@ evk_elapsed() {
 # evk_say MSG: a progress line "PROG: [  1.2s] MSG" on stderr (not with
 # EVK_QUIET=1).
 evk_say() {
-	[ "${EVK_QUIET:-0}" = 1 ] || printf '%s: [%6ss] %s\n' "${EVK_PROG:-evkit}" "$(evk_elapsed)" "$*" >&2
+	[ "${EVK_QUIET:-0}" = 1 ] || evk_msg "$(printf '[%6ss] %s' "$(evk_elapsed)" "$*")"
 }
 
 # evk_step N TOTAL MSG: "PROG: [  1.2s] step N/TOTAL: MSG".
@@ -88,7 +97,7 @@ evk_job_done() {
 	k=$(flock "$1" sh -c 'printf ".\n" >>"$1"; wc -l <"$1"' _ "$1")
 	evk_say "done $((k)) of $2: $3"
 }
-export -f evk_job_done evk_say evk_elapsed
+export -f evk_job_done evk_say evk_msg evk_elapsed
 
 # --- signals, temporary files, staged outputs ---------------------------------
 
@@ -638,7 +647,7 @@ evk_convert_cmd() {
 		while IFS= read -r f; do traces+=("$(evk_safe_path "$f")"); done < <(evk_nsys_exports "$dir")
 	fi
 	if [ ${#traces[@]} -eq 0 ]; then
-		printf '%s: %s: no rank traces (torch_profiler/rank<N>/*.json[.gz]) or Nsight Systems exports (*.sqlite) found\n' "${EVK_PROG:-evkit}" "$dir" >&2
+		evk_msg "$dir: no rank traces (torch_profiler/rank<N>/*.json[.gz]) or Nsight Systems exports (*.sqlite) found"
 		return 1
 	fi
 	evk_convert_files_cmd "$out" 0 "$(printf '%q ' "${traces[@]}")" "$@"

@@ -596,8 +596,8 @@ static int report_alignment(struct opts *o, const ev_align *al)
 		}
 		const char *cname = *cfg_names[cfg] ? cfg_names[cfg] : "(single)";
 		if (say)
-			fprintf(stderr, "%s: align %s: configuration %s: %zu ranks, anchors coll %llu, p2p %llu, kernel %llu\n",
-			        o->cli.prog, mode_name(o->align), cname, e - k, (unsigned long long)kinds_cfg[0],
+			ev_cli_note(&o->cli, "align %s: configuration %s: %zu ranks, anchors coll %llu, p2p %llu, kernel %llu",
+			        mode_name(o->align), cname, e - k, (unsigned long long)kinds_cfg[0],
 			        (unsigned long long)kinds_cfg[1], (unsigned long long)kinds_cfg[2]);
 		for (size_t x = k; x < e; x++) {
 			const struct ev_align_rank *r = ev_align_at(al, x);
@@ -609,14 +609,14 @@ static int report_alignment(struct opts *o, const ev_align *al)
 			const char *note = r->state == EV_ALIGNED ? ev_drift_note_text(f->drift_note)
 			                   : r->state == EV_UNALIGNED ? "no anchor shared with an aligned rank" : "";
 			if (say && r->state == EV_ALIGNED)
-				fprintf(stderr, "%s: align:   rank %u: offset %s, drift %+.3f ppm, via rank %u, anchors %llu coll %llu p2p %llu kernel (%zu outliers), residual median %s max %s; %s\n",
-				        o->cli.prog, r->rank, off, f->drift * 1e6, r->via, (unsigned long long)r->used[0],
+				ev_cli_note(&o->cli, "align:   rank %u: offset %s, drift %+.3f ppm, via rank %u, anchors %llu coll %llu p2p %llu kernel (%zu outliers), residual median %s max %s; %s",
+				        r->rank, off, f->drift * 1e6, r->via, (unsigned long long)r->used[0],
 				        (unsigned long long)r->used[1], (unsigned long long)r->used[2], f->outliers, med, mx, note);
 			else if (say && r->state == EV_ALIGNED_START)
-				fprintf(stderr, "%s: align:   rank %u: first event at %lld ns moved to 0\n", o->cli.prog, r->rank,
+				ev_cli_note(&o->cli, "align:   rank %u: first event at %lld ns moved to 0", r->rank,
 				        (long long)f->offset);
 			else if (say)
-				fprintf(stderr, "%s: align:   rank %u: %s\n", o->cli.prog, r->rank,
+				ev_cli_note(&o->cli, "align:   rank %u: %s", r->rank,
 				        r->state == EV_ALIGNED_REF ? "reference" : "left on its own clock");
 			if (rf && !rc)
 				rc = ev_output_printf(rf, "%s\t%u\t%s\t%u\t%lld\t%.6f\t%lld\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%.0f\t%.0f\t%llu\t%s\n",

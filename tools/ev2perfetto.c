@@ -1256,10 +1256,10 @@ static int run(struct opts *o)
 		ev_cli_warn(&o->cli, "%llu slices clipped: more than %d overlapping slices on one stream",
 		            (unsigned long long)s.clipped, MAX_LANES);
 	if (o->verbose && !o->cli.quiet)
-		fprintf(stderr,
-		        "ev2perfetto: %llu records, %llu trace events, %llu flows (%llu launch, %llu message, %llu p2p, "
+		ev_cli_note(&o->cli,
+		        "%llu records, %llu trace events, %llu flows (%llu launch, %llu message, %llu p2p, "
 		        "%llu collective), %llu message ends and %llu collectives without a partner, %llu extra lanes, "
-		        "%llu records skipped, %llu bytes of JSON\n",
+		        "%llu records skipped, %llu bytes of JSON",
 		        (unsigned long long)nrec, (unsigned long long)s.nevents, (unsigned long long)s.flow_id,
 		        (unsigned long long)s.flows[0], (unsigned long long)s.flows[1], (unsigned long long)s.flows[2],
 		        (unsigned long long)s.flows[3], (unsigned long long)s.unmatched, (unsigned long long)s.evicted,

@@ -419,9 +419,9 @@ static int run(struct opts *o)
 		const struct ev_kineto_file *fi = ev_kineto_file(s.k, i);
 		file_warnings(o, fi);
 		if (o->verbose && !o->cli.quiet)
-			fprintf(stderr, "kineto2ev: %s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
+			ev_cli_note(&o->cli, "%s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
 			        "%llu collectives, %llu skipped; %llu inferred collectives; GPU events %llu: %llu linked through "
-			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op\n",
+			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op",
 			        fi->path, (long long)fi->rank, (unsigned long long)fi->events, (unsigned long long)fi->kernels,
 			        (unsigned long long)fi->unlinked, (unsigned long long)(fi->colls + fi->inferred_colls),
 			        (unsigned long long)fi->skipped, (unsigned long long)fi->inferred_colls, (unsigned long long)fi->gpu_events,

@@ -111,8 +111,8 @@ static void verbose_counts(struct opts *o, ev_nsys *ns)
 	for (size_t i = 0; i < ev_nsys_nfiles(ns); i++) {
 		struct ev_nsys_file_stats f;
 		ev_nsys_file_stats(ns, i, &f);
-		fprintf(stderr, "nsys2ev: %s: node %s: %llu kernels, %llu memcpy, %llu memset, %llu NVTX, %llu runtime rows; "
-		        "%llu rows of processes without GPU work skipped, %llu markers not understood\n",
+		ev_cli_note(&o->cli, "%s: node %s: %llu kernels, %llu memcpy, %llu memset, %llu NVTX, %llu runtime rows; "
+		        "%llu rows of processes without GPU work skipped, %llu markers not understood",
 		        f.path, f.node, (unsigned long long)f.rows[0], (unsigned long long)f.rows[1],
 		        (unsigned long long)f.rows[2], (unsigned long long)f.rows[3], (unsigned long long)f.rows[4],
 		        (unsigned long long)f.skipped_nopid, (unsigned long long)f.skipped_bad);
@@ -126,8 +126,8 @@ static void verbose_counts(struct opts *o, ev_nsys *ns)
 	for (size_t k = 0; k < ev_nsys_ngpus(ns); k++) {
 		struct ev_nsys_gpu_stats g;
 		ev_nsys_gpu_stats(ns, k, &g);
-		fprintf(stderr, "nsys2ev: rank %lld (pid %u, device %lld): NCCL operations: %llu matched by correlation id, "
-		        "%llu by time fallback, %llu unmatched; %llu NCCL kernels without a call\n",
+		ev_cli_note(&o->cli, "rank %lld (pid %u, device %lld): NCCL operations: %llu matched by correlation id, "
+		        "%llu by time fallback, %llu unmatched; %llu NCCL kernels without a call",
 		        (long long)g.rank, g.pid, (long long)g.device, (unsigned long long)g.matched,
 		        (unsigned long long)g.fallback, (unsigned long long)g.unmatched, (unsigned long long)g.kernels_alone);
 	}

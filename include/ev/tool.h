@@ -46,6 +46,10 @@ int ev_cli_common(struct ev_cli *cli, int opt, const char *arg);
 void ev_cli_version(const struct ev_cli *cli);
 /* "prog: message" on stderr.  Returns 1 (data/IO error exit code). */
 int ev_cli_error(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF(2, 3);
+/* "prog: message" on stderr, an informational line (report, -v counts);
+ * the caller decides about quiet.  Every message function shows control
+ * bytes of the text (from input names) as \xNN. */
+void ev_cli_note(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF(2, 3);
 /* "prog: warning: message" unless quiet. */
 void ev_cli_warn(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF(2, 3);
 /* "prog: message" + "Try 'prog --help'." on stderr.  Returns 2. */

@@ -58,15 +58,51 @@ void ev_cli_version(const struct ev_cli *cli)
 	printf("%s (evkit) %s\nev format %d.%d\n", cli->prog, EV_VERSION_STRING, EV_FORMAT_MAJOR, EV_FORMAT_MINOR);
 }
 
+/* Messages quote names, keys and lines from the input: control bytes
+ * among them (an ESC sequence in a kernel name, a CR in a path) are shown
+ * as \xNN so that they cannot move the cursor, recolour or clear the
+ * user's terminal. */
+static void put_safe(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c < 0x20 || c == 0x7f)
+			fprintf(stderr, "\\x%02x", c);
+		else
+			fputc(c, stderr);
+	}
+}
+
 static void vmsg(const struct ev_cli *cli, const char *prefix, const char *fmt, va_list ap)
 {
+	char stackbuf[2048], *buf = stackbuf;
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(stackbuf, sizeof stackbuf, fmt, ap);
+	if (n >= (int)sizeof stackbuf && (buf = malloc((size_t)n + 1)) != NULL)
+		vsnprintf(buf, (size_t)n + 1, fmt, aq);
+	va_end(aq);
+	if (!buf) {
+		buf = stackbuf;
+		n = (int)sizeof stackbuf - 1;
+	}
 	/* Output already produced should land before the message. */
 	fflush(stdout);
 	if (cli->progress_last != cli->progress_start)
 		fputs("\r\033[K", stderr);
 	fprintf(stderr, "%s: %s", cli->prog, prefix);
-	vfprintf(stderr, fmt, ap);
+	put_safe(buf, n > 0 ? (size_t)n : 0);
 	fputc('\n', stderr);
+	if (buf != stackbuf)
+		free(buf);
+}
+
+void ev_cli_note(const struct ev_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(cli, "", fmt, ap);
+	va_end(ap);
 }
 
 int ev_cli_error(const struct ev_cli *cli, const char *fmt, ...)
