@@ -282,7 +282,7 @@ static int run(struct opts *o)
 		char err[512] = "";
 		rc = ev_nccl_lat_load(&lat, o->lat_path, err, sizeof err);
 		if (rc == EV_ERR_IO) {
-			status = ev_cli_file_error(&o->cli, o->lat_path, rc);
+			status = ev_cli_input_error(&o->cli, o->lat_path, rc);
 			goto done;
 		}
 		if (rc) {

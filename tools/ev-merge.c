@@ -175,7 +175,7 @@ static int open_input(struct opts *o, struct input *in, ev_strtab *st, ev_meta *
 {
 	int rc = ev_reader_open(&in->r, in->spool ? in->spool : in->path, st, meta);
 	if (rc)
-		return ev_cli_file_error(&o->cli, in->path, rc);
+		return ev_cli_input_error(&o->cli, in->path, rc);
 	memset(&in->order, 0, sizeof in->order);
 	in->done = 0;
 	return 0;
@@ -213,7 +213,7 @@ static int spool_stdin(struct opts *o, struct input *in)
 	int rc = ev_input_fdopen(&src, STDIN_FILENO, 0, "standard input");
 	if (rc) {
 		close(fd);
-		return ev_cli_file_error(&o->cli, "-", rc);
+		return ev_cli_input_error(&o->cli, "-", rc);
 	}
 	char buf[1 << 16];
 	long got;

@@ -261,7 +261,7 @@ static int pack_one(struct opts *o, ev_input *in, ev_writer *w, struct ev_tsv_pa
 			goto out;
 		}
 		if (rc < 0) {
-			rc = ev_cli_file_error(&o->cli, name, rc);
+			rc = ev_cli_input_error(&o->cli, name, rc);
 			goto out;
 		}
 		if (len + 1 > cap) {
@@ -349,7 +349,7 @@ static int run(struct opts *o)
 		for (int i = 0; i < o->ninputs && !status; i++) {
 			ev_input *in;
 			if ((rc = ev_input_open(&in, o->inputs[i])) != EV_OK) {
-				status = ev_cli_file_error(&o->cli, o->inputs[i], rc);
+				status = ev_cli_input_error(&o->cli, o->inputs[i], rc);
 				break;
 			}
 			status = pack_one(o, in, sk.w, &pk, st, &fs, &nrec);

@@ -184,7 +184,7 @@ static int read_input(struct opts *o, ev_goal *g, const char *path, ev_strtab *s
 	ev_reader *r;
 	int rc = ev_reader_open(&r, path, st, meta), rrc = 0;
 	if (rc)
-		return ev_cli_file_error(&o->cli, path, rc);
+		return ev_cli_input_error(&o->cli, path, rc);
 	ev_reader_skip_text(r, 1);
 	ev_goal_source(g, ev_reader_name(r));
 	int status = 0;

@@ -1055,7 +1055,7 @@ static int read_input(struct state *s, const char *path, uint64_t *nrec)
 	ev_reader *r;
 	int rc = ev_reader_open(&r, path, s->st, s->meta);
 	if (rc)
-		return ev_cli_file_error(&o->cli, path, rc);
+		return ev_cli_input_error(&o->cli, path, rc);
 	struct ev_rec rec;
 	int status = 0;
 	while ((rc = ev_read(r, &rec)) != EV_EOF) {
@@ -1094,7 +1094,7 @@ static int read_input(struct state *s, const char *path, uint64_t *nrec)
 	}
 	int crc = ev_reader_close(r);
 	if (!status && crc < 0)
-		status = ev_cli_file_error(&o->cli, path, crc);
+		status = ev_cli_input_error(&o->cli, path, crc);
 	return status;
 }
 
@@ -1142,7 +1142,7 @@ static int estimate(struct opts *o)
 		ev_reader *r;
 		int rc = ev_reader_open(&r, o->inputs[i], NULL, NULL);
 		if (rc)
-			return ev_cli_file_error(&o->cli, o->inputs[i], rc);
+			return ev_cli_input_error(&o->cli, o->inputs[i], rc);
 		ev_reader_skip_text(r, 1);
 		ev_reader_lazy_decode(r, 1);
 		struct ev_rec rec;

@@ -542,7 +542,7 @@ static int run(struct opts *o)
 			goto done;
 		}
 		if (rc != EV_OK) {
-			ex = ev_cli_file_error(&o->cli, o->logs[i], rc);
+			ex = ev_cli_input_error(&o->cli, o->logs[i], rc);
 			goto done;
 		}
 	}

@@ -131,7 +131,7 @@ static int read_file(struct opts *o, ev_flex_reader *rd, ev_flex_conv *conv, uin
 	char what[512];
 	switch (res.error) {
 	case EV_FLEX_RE_OPEN:
-		return ev_cli_file_error(&o->cli, path, rc);
+		return ev_cli_input_error(&o->cli, path, rc);
 	case EV_FLEX_RE_JSON:
 		if (rec)
 			return ev_cli_error(&o->cli, "%s: record %llu: invalid JSON", path, rec);

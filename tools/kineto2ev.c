@@ -201,7 +201,7 @@ static int read_flow_jsonl(struct state *s, int i)
 	ev_input *in;
 	int rc = ev_input_open(&in, fi->path);
 	if (rc)
-		return ev_cli_file_error(&o->cli, fi->path, rc);
+		return ev_cli_input_error(&o->cli, fi->path, rc);
 	const char *line;
 	size_t len;
 	int status = 0;
@@ -302,7 +302,7 @@ static int read_file(struct state *s, int i)
 		                    "with flex2ev (%s)", fi->path, err);
 	int rc = ev_input_open(&in, fi->path);
 	if (rc)
-		return ev_cli_file_error(&o->cli, fi->path, rc);
+		return ev_cli_input_error(&o->cli, fi->path, rc);
 	rc = ev_kineto_read(s->k, i, in, err, sizeof err);
 	ev_input_close(in);
 	if (rc == EV_ERR_IO && *ev_kineto_errpath(s->k))

@@ -75,7 +75,7 @@ static int read_file(struct opts *o, ev_npkit *t, const char *path)
 	char err[512] = "";
 	int rc = ev_npkit_read(t, path, proto, o->max_object, &events, err, sizeof err);
 	if (rc == EV_ERR_IO)
-		return ev_cli_file_error(&o->cli, path, rc);
+		return ev_cli_input_error(&o->cli, path, rc);
 	if (rc == EV_ERR_NOMEM)
 		return ev_cli_error(&o->cli, "out of memory");
 	if (rc)

@@ -64,6 +64,8 @@ int ev_cli_reader_error(const struct ev_cli *cli, const ev_reader *r, int status
 /* "prog: FILE: strerror/ev_strerror" for open/write failures; quiet for
  * EV_ERR_PIPE.  Returns 1 (or 1 quietly for EV_ERR_PIPE). */
 int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status);
+/* The same for a file read: "-" is "standard input". */
+int ev_cli_input_error(const struct ev_cli *cli, const char *file, int status);
 /* Refuse to write binary ev to a terminal unless -f.  Returns 0 if fine,
  * else prints the message and returns 1. */
 int ev_cli_check_binary_out(const struct ev_cli *cli);

@@ -6,6 +6,7 @@
  * is their job) but, like the rest of the library, never exit.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,8 +16,27 @@
 
 #include "ev.h"
 
+/* A standard stream the caller closed (`tool <&-`, `>&-`) is filled with
+ * /dev/null opened the wrong way round, so that no file the tool opens
+ * later takes its number (an input read as "standard input", an output
+ * written by printf), while using the stream still fails, with EBADF,
+ * naming the stream. */
+static void guard_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		int nfd = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+		if (nfd >= 0 && nfd != fd) {
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
+}
+
 void ev_cli_init(struct ev_cli *cli, const char *prog)
 {
+	guard_std_fds();
 	const char *slash = strrchr(prog, '/');
 	memset(cli, 0, sizeof *cli);
 	cli->prog = slash ? slash + 1 : prog;
@@ -61,40 +81,45 @@ void ev_cli_version(const struct ev_cli *cli)
 /* Messages quote names, keys and lines from the input: control bytes
  * among them (an ESC sequence in a kernel name, a CR in a path) are shown
  * as \xNN so that they cannot move the cursor, recolour or clear the
- * user's terminal. */
-static void put_safe(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)p[i];
-		if (c < 0x20 || c == 0x7f)
-			fprintf(stderr, "\\x%02x", c);
-		else
-			fputc(c, stderr);
-	}
-}
-
+ * user's terminal.  The line goes out in one write, whole, even when
+ * several processes of a pipeline share the terminal. */
 static void vmsg(const struct ev_cli *cli, const char *prefix, const char *fmt, va_list ap)
 {
-	char stackbuf[2048], *buf = stackbuf;
+	char text[2048], *msg = text;
 	va_list aq;
 	va_copy(aq, ap);
-	int n = vsnprintf(stackbuf, sizeof stackbuf, fmt, ap);
-	if (n >= (int)sizeof stackbuf && (buf = malloc((size_t)n + 1)) != NULL)
-		vsnprintf(buf, (size_t)n + 1, fmt, aq);
+	int n = vsnprintf(text, sizeof text, fmt, ap);
+	if (n >= (int)sizeof text && (msg = malloc((size_t)n + 1)) != NULL)
+		vsnprintf(msg, (size_t)n + 1, fmt, aq);
 	va_end(aq);
-	if (!buf) {
-		buf = stackbuf;
-		n = (int)sizeof stackbuf - 1;
+	if (!msg) {
+		msg = text;
+		n = (int)sizeof text - 1;
 	}
+	size_t len = n > 0 ? (size_t)n : 0, head = strlen(cli->prog) + strlen(prefix) + 2;
+	char linebuf[4096], *line = linebuf;
+	if (head + 4 * len + 1 > sizeof linebuf && !(line = malloc(head + 4 * len + 1)))
+		line = linebuf, len = (sizeof linebuf - head - 1) / 4;
+	size_t k = (size_t)snprintf(line, head + 1, "%s: %s", cli->prog, prefix);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)msg[i];
+		if (c < 0x20 || c == 0x7f) {
+			snprintf(line + k, 5, "\\x%02x", c);
+			k += 4;
+		} else {
+			line[k++] = (char)c;
+		}
+	}
+	line[k++] = '\n';
 	/* Output already produced should land before the message. */
 	fflush(stdout);
 	if (cli->progress_last != cli->progress_start)
 		fputs("\r\033[K", stderr);
-	fprintf(stderr, "%s: %s", cli->prog, prefix);
-	put_safe(buf, n > 0 ? (size_t)n : 0);
-	fputc('\n', stderr);
-	if (buf != stackbuf)
-		free(buf);
+	fwrite(line, 1, k, stderr);
+	if (line != linebuf)
+		free(line);
+	if (msg != text)
+		free(msg);
 }
 
 void ev_cli_note(const struct ev_cli *cli, const char *fmt, ...)
@@ -149,9 +174,8 @@ int ev_cli_reader_error(const struct ev_cli *cli, const ev_reader *r, int status
 	return 1;
 }
 
-int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status)
+static int file_error(const struct ev_cli *cli, const char *name, int status)
 {
-	const char *name = !file || strcmp(file, "-") == 0 ? "standard output" : file;
 	if (status == EV_ERR_PIPE)
 		return 1;
 	if (status == EV_ERR_IO && errno)
@@ -159,6 +183,16 @@ int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status)
 	else
 		ev_cli_error(cli, "%s: %s", name, ev_strerror(status));
 	return 1;
+}
+
+int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status)
+{
+	return file_error(cli, !file || strcmp(file, "-") == 0 ? "standard output" : file, status);
+}
+
+int ev_cli_input_error(const struct ev_cli *cli, const char *file, int status)
+{
+	return file_error(cli, !file || strcmp(file, "-") == 0 ? "standard input" : file, status);
 }
 
 int ev_cli_check_binary_out(const struct ev_cli *cli)

@@ -104,18 +104,18 @@ int ev_filter_run(struct ev_cli *cli, char *const *inputs, size_t n, ev_strtab *
 		ev_reader *r;
 		int rc = ev_input_open(&in, inputs[i]);
 		if (rc != EV_OK) {
-			status = ev_cli_file_error(cli, strcmp(inputs[i], "-") ? inputs[i] : "standard input", rc);
+			status = ev_cli_input_error(cli, inputs[i], rc);
 			break;
 		}
 		if ((rc = ev_reader_from_input(&r, in, st, meta)) != EV_OK) {
 			ev_input_close(in);
-			status = ev_cli_file_error(cli, inputs[i], rc);
+			status = ev_cli_input_error(cli, inputs[i], rc);
 			break;
 		}
 		status = run_one(cli, r, i, in, &done_bytes, f, ctx);
 		int crc = ev_reader_close(r);
 		if (status == 0 && crc != EV_OK && crc != EV_ERR_PIPE)
-			status = ev_cli_file_error(cli, inputs[i], crc);
+			status = ev_cli_input_error(cli, inputs[i], crc);
 	}
 	ev_cli_progress_done(cli);
 	return status;
