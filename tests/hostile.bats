@@ -40,3 +40,26 @@ setup() {
 	cmp "$T/k.ev" "$T/g.ev"
 	cmp <(gzip -c "$T/g/rank0/trace.json" | gzip -dc) "$T/g/rank0/trace.json"
 }
+
+@test "gzip problems say what they are and where" {
+	gen-kineto -q --ranks 1 --iters 2 "$T/g"
+	gzip -c "$T/g/rank0/trace.json" >"$T/t.json.gz"
+	n=$(stat -c %s "$T/t.json.gz")
+	head -c $((n / 2)) "$T/t.json.gz" >"$T/cut.json.gz"
+	run -1 kineto2ev -o "$T/x.ev" "$T/cut.json.gz"
+	assert_output --partial "gzip: the file ends inside the compressed data, after $((n / 2)) compressed bytes"
+	# A damaged byte in the middle.
+	cp "$T/t.json.gz" "$T/bad.json.gz"
+	printf '\377\377\377\377\377\377\377\377' | dd of="$T/bad.json.gz" bs=1 seek=$((n / 2)) conv=notrunc 2>/dev/null
+	run -1 kineto2ev -o "$T/x.ev" "$T/bad.json.gz"
+	assert_output --regexp "gzip: corrupt compressed data near compressed byte [0-9]+ \("
+	# An ev stream: gzip then plain text after it.
+	kineto2ev -q -o "$T/g.ev" "$T/g/rank0/trace.json"
+	{ gzip -c "$T/g.ev"; cat "$T/g.ev"; } >"$T/cat.ev.gz"
+	run -1 ev-view "$T/cat.ev.gz"
+	assert_output --partial "are not gzip data (two files concatenated?)"
+	gzip -c "$T/g.ev" | head -c 1000 >"$T/cut.ev.gz"
+	run -1 ev-stats timeline "$T/cut.ev.gz"
+	assert_output --partial "gzip: the file ends inside the compressed data, after 1000 compressed bytes"
+	[ ! -e "$T/x.ev" ]
+}

@@ -21,6 +21,8 @@ int ev_stats_is_process_key(const char *key)
 static size_t config_text(struct ev_stats *s, const struct ev_src_info *si, char *buf, size_t cap)
 {
 	size_t n = 0;
+	if (cap)
+		buf[0] = '\0';
 	if (!si)
 		return 0;
 	if (s->input_cfg_nsrc != ev_meta_nsrc(s->meta)) {

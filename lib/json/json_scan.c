@@ -141,6 +141,10 @@ static int append(ev_json *j, const unsigned char *p, size_t n)
 static int input_error(ev_json *j, int c)
 {
 	int rc = c + 1;
+	if ((rc == EV_ERR_TRUNCATED || rc == EV_ERR_GZIP) && ev_input_gzip_error(j->in)) {
+		snprintf(j->detail, sizeof j->detail, "%s", ev_input_gzip_error(j->in));
+		return rc;
+	}
 	if (rc == EV_ERR_TRUNCATED || rc == EV_ERR_GZIP)
 		return fail(j, rc, "compressed input is truncated or damaged");
 	return fail(j, rc, "read error");

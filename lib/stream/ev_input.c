@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +34,8 @@ struct ev_input {
 	unsigned char *raw;
 	size_t raw_pos, raw_end;
 	int raw_eof, member_done;
+	uint64_t raw_read;  /* compressed bytes read from fd so far */
+	char gzdetail[192]; /* what went wrong in the gzip layer ("" if nothing) */
 	z_stream z;
 	size_t line_limit;
 	uint64_t offset, lineno;
@@ -58,6 +61,7 @@ static int start_gzip(ev_input *in)
 	memcpy(in->raw, in->buf + in->start, in->end - in->start);
 	in->raw_pos = 0;
 	in->raw_end = in->end - in->start;
+	in->raw_read = in->raw_end;
 	in->start = in->end = 0;
 	memset(&in->z, 0, sizeof in->z);
 	if (inflateInit2(&in->z, 16 + MAX_WBITS) != Z_OK)
@@ -137,6 +141,12 @@ int ev_input_open(ev_input **out, const char *path)
 	return rc;
 }
 
+/* Compressed bytes consumed so far (where a gzip problem lies). */
+static uint64_t raw_at(const ev_input *in)
+{
+	return in->raw_read - (in->raw_end - in->raw_pos);
+}
+
 /* Inflate into buf[end..cap).  Returns bytes produced, 0 at the end. */
 static long inflate_some(ev_input *in)
 {
@@ -147,6 +157,7 @@ static long inflate_some(ev_input *in)
 				return got;
 			in->raw_pos = 0;
 			in->raw_end = (size_t)got;
+			in->raw_read += (uint64_t)got;
 			if (got == 0)
 				in->raw_eof = 1;
 		}
@@ -157,14 +168,21 @@ static long inflate_some(ev_input *in)
 				continue;
 			}
 			/* Another member must follow; anything else is damage. */
-			if (in->raw[in->raw_pos] != 0x1f)
+			if (in->raw[in->raw_pos] != 0x1f || inflateReset(&in->z) != Z_OK) {
+				snprintf(in->gzdetail, sizeof in->gzdetail,
+				         "gzip: bytes after the end of the compressed data at compressed byte %llu are not gzip data "
+				         "(two files concatenated?)", (unsigned long long)raw_at(in));
 				return EV_ERR_GZIP;
-			if (inflateReset(&in->z) != Z_OK)
-				return EV_ERR_GZIP;
+			}
 			in->member_done = 0;
 		}
-		if (in->raw_pos == in->raw_end && in->raw_eof)
+		if (in->raw_pos == in->raw_end && in->raw_eof) {
+			snprintf(in->gzdetail, sizeof in->gzdetail,
+			         "gzip: the file ends inside the compressed data, after %llu compressed bytes (%llu bytes "
+			         "decompressed): truncated (an interrupted copy or download?)", (unsigned long long)raw_at(in),
+			         (unsigned long long)(in->offset + (in->end - in->start)));
 			return EV_ERR_TRUNCATED; /* the member did not finish */
+		}
 		in->z.next_in = in->raw + in->raw_pos;
 		in->z.avail_in = (uInt)(in->raw_end - in->raw_pos);
 		in->z.next_out = in->buf + in->end;
@@ -172,13 +190,23 @@ static long inflate_some(ev_input *in)
 		int zr = inflate(&in->z, Z_NO_FLUSH);
 		size_t produced = (in->cap - in->end) - in->z.avail_out;
 		in->raw_pos = in->raw_end - in->z.avail_in;
-		if (zr == Z_STREAM_END)
+		if (zr == Z_STREAM_END) {
 			in->member_done = 1;
-		else if (zr != Z_OK && zr != Z_BUF_ERROR)
-			return zr == Z_MEM_ERROR ? EV_ERR_NOMEM : EV_ERR_GZIP;
+		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			if (zr == Z_MEM_ERROR)
+				return EV_ERR_NOMEM;
+			snprintf(in->gzdetail, sizeof in->gzdetail, "gzip: corrupt compressed data near compressed byte %llu (%s)",
+			         (unsigned long long)raw_at(in), in->z.msg ? in->z.msg : "zlib error");
+			return EV_ERR_GZIP;
+		}
 		if (produced)
 			return (long)produced;
 	}
+}
+
+const char *ev_input_gzip_error(const ev_input *in)
+{
+	return in && in->gzdetail[0] ? in->gzdetail : NULL;
 }
 
 /* Append more bytes at buf[end].  Returns > 0, 0 at the end, or < 0. */
