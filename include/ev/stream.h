@@ -295,7 +295,8 @@ void ev_input_set_line_limit(ev_input *in, size_t max); /* default 64 MiB */
  * up to the line limit. */
 void ev_input_set_default_buffer(size_t bytes);
 int ev_input_is_gzip(const ev_input *in);
-/* After EV_ERR_GZIP or EV_ERR_TRUNCATED from a gzip input: what went wrong
+/* After EV_ERR_GZIP from a gzip input (corrupt, truncated or followed by
+ * other data): what went wrong
  * and where ("gzip: the file ends inside the compressed data, ..."); NULL
  * when the gzip layer is not the cause. */
 const char *ev_input_gzip_error(const ev_input *in);

@@ -52,7 +52,8 @@ static double rel(struct ev_hta *h, int64_t t)
 		h->base = t;
 		h->have_base = 1;
 	}
-	return (double)(t - h->base);
+	/* In long double: format-legal times far apart overflow int64. */
+	return (double)((long double)t - (long double)h->base);
 }
 
 static unsigned cls(int kind)
@@ -131,7 +132,7 @@ void ev_hta_gpu(struct ev_hta *h, int64_t ts, int64_t end, int kind, uint32_t co
 		int64_t n;
 		if (!__builtin_sub_overflow(ts, h->json_base_ns, &n) && end >= ts) {
 			double a = (double)((long double)n / 1000.0L);
-			double d = (double)((long double)(end - ts) / 1000.0L);
+			double d = (double)(((long double)end - (long double)ts) / 1000.0L);
 			double c = ceil(a), f = floor(a + d);
 			if (fabs(c) < 9e15 && fabs(f) < 9e15) {
 				ts = (int64_t)c * 1000 + h->json_base_ns;

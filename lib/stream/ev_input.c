@@ -181,7 +181,9 @@ static long inflate_some(ev_input *in)
 			         "gzip: the file ends inside the compressed data, after %llu compressed bytes (%llu bytes "
 			         "decompressed): truncated (an interrupted copy or download?)", (unsigned long long)raw_at(in),
 			         (unsigned long long)(in->offset + (in->end - in->start)));
-			return EV_ERR_TRUNCATED; /* the member did not finish */
+			/* The member did not finish.  EV_ERR_GZIP, not EV_ERR_TRUNCATED,
+			 * which readers take for a last line without its newline. */
+			return EV_ERR_GZIP;
 		}
 		in->z.next_in = in->raw + in->raw_pos;
 		in->z.avail_in = (uInt)(in->raw_end - in->raw_pos);

@@ -364,7 +364,7 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 				return fail(r, EV_ERR_FORMAT, "empty input: no #ev header");
 			return EV_EOF;
 		}
-		if ((rc == EV_ERR_TRUNCATED || rc == EV_ERR_GZIP) && ev_input_gzip_error(r->in))
+		if (rc == EV_ERR_GZIP && ev_input_gzip_error(r->in))
 			return fail(r, rc, "%s", ev_input_gzip_error(r->in));
 		if (rc == EV_ERR_TRUNCATED)
 			return fail(r, EV_ERR_TRUNCATED, "truncated: last line has no newline (after record %llu)",

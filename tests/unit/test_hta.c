@@ -161,8 +161,27 @@ static void test_launch_window(void)
 	ev_hta_free(&h);
 }
 
+static void test_extreme_times(void)
+{
+	/* Format-legal times at the ends of int64 (a fuzz finding: the
+	 * differences overflowed); with and without the µs rounding. */
+	for (int round = 0; round < 2; round++) {
+		struct ev_hta h;
+		struct ev_hta_result r;
+		ev_hta_init(&h);
+		h.round_us = round;
+		ev_hta_gpu(&h, -259801405812283944LL, INT64_MAX, EV_HTA_COMPUTATION, 0);
+		ev_hta_gpu(&h, INT64_MIN, INT64_MIN + 1000, EV_HTA_COMMUNICATION, 0);
+		ev_hta_gpu(&h, INT64_MAX - 10, INT64_MAX, EV_HTA_MEMORY, 0);
+		ev_hta_finish(&h, &r);
+		ev_hta_free(&h);
+		CHECK(r.kernel_time > 0);
+	}
+}
+
 int main(void)
 {
+	RUN(test_extreme_times);
 	RUN(test_random_traces);
 	RUN(test_no_cpu_events);
 	RUN(test_launch_window);
