@@ -63,3 +63,13 @@ setup() {
 	assert_output --partial "gzip: the file ends inside the compressed data, after 1000 compressed bytes"
 	[ ! -e "$T/x.ev" ]
 }
+
+@test "one line limit for files and pipes, naming the long line" {
+	python3 -c '
+import sys
+sys.stdout.write("#ev 1.0 96 clock=ns\n#meta a=" + "x" * (65 << 20) + "\n#end\n")' >"$T/long.ev"
+	run -1 ev-view "$T/long.ev"
+	assert_output "ev-view: $T/long.ev: line 2: line longer than the limit of 67108864 bytes"
+	run -1 bash -c 'cat "$1" | ev-view' _ "$T/long.ev"
+	assert_output "ev-view: standard input: line 2: line longer than the limit of 67108864 bytes"
+}

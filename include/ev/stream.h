@@ -288,7 +288,8 @@ long ev_input_read(ev_input *in, void *buf, size_t n) EV_RESULT_USED;
  * the next call), EV_EOF at the end, EV_ERR_TRUNCATED for a final line with
  * no newline (*line and *len still set), EV_ERR_LIMIT over the line limit. */
 int ev_input_line(ev_input *in, const char **line, size_t *len) EV_RESULT_USED;
-void ev_input_set_line_limit(ev_input *in, size_t max); /* default 64 MiB */
+void ev_input_set_line_limit(ev_input *in, size_t max);
+size_t ev_input_line_limit(const ev_input *in); /* default 64 MiB */
 /* Read buffer (and gzip input buffer) of inputs opened from now on: default
  * 1 MiB, clamped to [64 KiB, 16 MiB].  A tool that holds many inputs open
  * at once (ev-merge) makes it smaller; a longer line still grows the buffer

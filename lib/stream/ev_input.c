@@ -254,6 +254,12 @@ int ev_input_line(ev_input *in, const char **line, size_t *len)
 		unsigned char *nl = memchr(in->buf + in->scan, '\n', in->end - in->scan);
 		if (nl) {
 			size_t n = (size_t)(nl - (in->buf + in->start));
+			if (n > in->line_limit) {
+				/* The same limit whether the line came in one read (a
+				 * file) or in many (a pipe); the error names this line. */
+				in->lineno++;
+				return EV_ERR_LIMIT;
+			}
 			*line = (const char *)in->buf + in->start;
 			*len = n;
 			in->start += n + 1;
@@ -263,8 +269,10 @@ int ev_input_line(ev_input *in, const char **line, size_t *len)
 			return EV_REC;
 		}
 		in->scan = in->end;
-		if (in->end - in->start > in->line_limit)
+		if (in->end - in->start > in->line_limit) {
+			in->lineno++;
 			return EV_ERR_LIMIT;
+		}
 		if (in->eof || in->err) {
 			if (in->err)
 				return in->err;
@@ -299,6 +307,7 @@ int ev_input_line(ev_input *in, const char **line, size_t *len)
 }
 
 void ev_input_set_line_limit(ev_input *in, size_t max) { in->line_limit = max; }
+size_t ev_input_line_limit(const ev_input *in) { return in->line_limit; }
 int ev_input_is_gzip(const ev_input *in) { return in->gzip; }
 uint64_t ev_input_offset(const ev_input *in) { return in->offset; }
 uint64_t ev_input_lineno(const ev_input *in) { return in->lineno; }

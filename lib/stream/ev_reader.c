@@ -370,7 +370,7 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 			return fail(r, EV_ERR_TRUNCATED, "truncated: last line has no newline (after record %llu)",
 			            (unsigned long long)r->recno);
 		if (rc == EV_ERR_LIMIT)
-			return fail(r, rc, "line longer than the limit");
+			return fail(r, rc, "line longer than the limit of %zu bytes", ev_input_line_limit(r->in));
 		if (rc == EV_ERR_IO)
 			return fail(r, rc, "read error: %s", strerror(errno));
 		if (rc < 0)
