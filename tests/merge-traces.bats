@@ -119,3 +119,39 @@ EOF
 	grep -q 'warning: .*no coll or p2p records' <<<"$stderr"
 	[ -s "$T/out/run.align.tsv" ] || ls "$T/out"
 }
+
+@test "a symlinked, oddly named sweep with a subset selection; any layout by path regex" {
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --ranks 4 --iters 2 --channels 28,42 "$T/real"
+	S="$T/-my sweep"$'\n'"v2"
+	mkdir -p "$S/256thread" "$S/512thread/nccl_42channels/torch_profiler"
+	ln -s "$T/real/256thread/nccl_28channels" "$S/256thread/nccl_28channels"
+	ln -s "$T/real/256thread/nccl_42channels" "$S/256thread/nccl_42channels"
+	ln -s "$T/real/512thread/nccl_28channels" "$S/512thread/nccl_28channels"
+	for r in 0 1 2 3; do
+		mkdir -p "$S/512thread/nccl_42channels/torch_profiler/rank$r"
+		ln -s "$T/real/512thread/nccl_42channels/torch_profiler/rank$r/trace.json" "$S/512thread/nccl_42channels/torch_profiler/rank$r/trace.json"
+	done
+	cd "$T"
+	run -0 merge-traces -q -k --select threads=512 --ranks 1,3 -o "-out dir" -- "-my sweep"$'\n'"v2"
+	run -0 ls "$T/-out dir"
+	assert_output - <<'OUT'
+512thread_28ch.ev
+512thread_28ch.json
+512thread_42ch.ev
+512thread_42ch.json
+OUT
+	for c in 28 42; do
+		run -0 bash -c 'ev-view -M -H -c rank "$1" | sort -u' _ "$T/-out dir/512thread_${c}ch.ev"
+		assert_output $'1\n3'
+		python3 "$V" "$T/-out dir/512thread_${c}ch.json"
+	done
+	# Another layout: <system>-t<T>-c<C>/gpu<R>.json, keys from a regex.
+	for t in 256 512; do
+		d="$T/exp/mi300 box-t$t-c28"
+		mkdir -p "$d"
+		for r in 0 1; do ln -s "$T/real/${t}thread/nccl_28channels/torch_profiler/rank$r/trace.json" "$d/gpu$r.json"; done
+	done
+	run -0 merge-traces -q -x '([^/]*)-t([0-9]+)-c([0-9]+)/gpu([0-9]+)\.json' -K system,threads,channels,rank -o "$T/rx" "$T/exp"
+	run -0 ls "$T/rx"
+	assert_equal "${#lines[@]}" 2
+}

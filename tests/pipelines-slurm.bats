@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# gemm-variance and compare-configs --slurm: the per-file conversions as one
+# gemm-variance, compare-configs and merge-traces --slurm: the per-file conversions as one
 # job array on a real Slurm, a one-node cluster started on this machine
 # (tests/slurm-cluster.bash), skipped with the reason when it cannot start.
 bats_require_minimum_version 1.5.0
@@ -44,5 +44,20 @@ setup() {
 	assert_output --partial "compare-configs: a conversion failed"
 	assert_equal "$(cd "$T/out" && find . -type f -exec md5sum {} + | sort)" "$before"
 	run -0 find "$T/out" -name '.*'
+	assert_output ""
+}
+
+@test "merge-traces --slurm: the same timelines and alignment reports as a local run" {
+	python3 "$GEN" --ranks 2 --iters 2 --threads 256,512 --channels 28 "$T/sweep"
+	run -0 merge-traces -q -k -a coll -o "$T/local" "$T/sweep"
+	run -0 --separate-stderr merge-traces -j 2 -k -a coll --slurm='--job-name=evkit-mt --time=5' -o "$T/slurm" "$T/sweep"
+	[[ "$stderr" == *"submitting the jobs as one Slurm job array"* ]]
+	[[ "$stderr" == *"ev-merge: align coll: configuration"* ]]
+	for f in 256thread_28ch 512thread_28ch; do
+		cmp "$T/local/$f.json" "$T/slurm/$f.json"
+		cmp "$T/local/$f.ev" "$T/slurm/$f.ev"
+		cmp "$T/local/$f.align.tsv" "$T/slurm/$f.align.tsv"
+	done
+	run -0 find "$T/slurm" -name '.*'
 	assert_output ""
 }
