@@ -30,6 +30,28 @@ evk_msg() {
 	printf '\n' >&2
 }
 
+# evk_show FILE...: the messages the tools of a stage wrote to FILE..., each
+# distinct line once (first-seen order) with its count, control bytes shown
+# as '?'; adds the number of warning lines to EVK_NWARN for evk_warn_total.
+EVK_NWARN=0
+evk_show() {
+	local f nw
+	for f in "$@"; do
+		[ -s "$f" ] || continue
+		nw=$(grep -c ': warning: ' "$f" || true)
+		EVK_NWARN=$((EVK_NWARN + nw))
+		LC_ALL=C awk '{ if (!($0 in c)) o[n++] = $0; c[$0]++ }
+		     END { for (i = 0; i < n; i++) print (c[o[i]] > 1 ? o[i] " [" c[o[i]] " times]" : o[i]) }' "$f" |
+			LC_ALL=C tr '\001-\010\013-\037\177' '?' >&2
+	done
+}
+
+# evk_warn_total: the closing line "N warning(s) from the tools, shown above"
+# when evk_show saw any (a result with caveats must not look clean).
+evk_warn_total() {
+	[ "$EVK_NWARN" = 0 ] || evk_msg "$EVK_NWARN warning(s) from the tools, shown above: read them before the results"
+}
+
 # evk_die MSG: print "PROG: MSG" and exit 1.
 evk_die() {
 	EVK_EXPLAINED=1

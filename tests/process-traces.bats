@@ -172,6 +172,22 @@ EOF
 	assert_line --regexp '^flows collective=[1-9][0-9]* launch=[1-9][0-9]*$'
 	run -0 col "$T/out/processed_trace_collectives.csv" nranks
 	assert_output 8
+	# ev-merge's alignment report and warnings are shown (also with -q, but
+	# for the per-rank lines), and counted at the end.
+	run -0 --separate-stderr process-traces -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
+	[[ "$stderr" == *"ev-merge: align coll: configuration (single): 8 ranks"* ]]
+	[[ "$stderr" == *"ev-merge: warning: configuration (single): "*"median residual above 10000 ns"* ]]
+	[[ "$stderr" =~ process-traces:\ [0-9]+\ warning\(s\)\ from\ the\ tools ]]
+	run -0 --separate-stderr process-traces -q -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
+	[[ "$stderr" != *"ev-merge: align:   rank"* ]]
+	[[ "$stderr" == *"ev-merge: warning: "* ]]
+}
+
+@test "PyTorch <= 2.1 traces: kineto2ev's inference warning is passed on, once per distinct line" {
+	gen-kineto -q --era=2.1 --ranks 2 --iters 2 "$T/g"
+	run -0 --separate-stderr process-traces -o "$T/out" "$T/g"
+	[[ "$stderr" == *"kineto2ev: warning: "*"collectives without collective arguments (PyTorch <= 2.1)"* ]]
+	[[ "$stderr" == *"warning(s) from the tools, shown above"* ]]
 }
 
 # ---- IBM AIU (Flex) traces: acelyzer's own input -------------------------
