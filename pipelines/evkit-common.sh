@@ -639,7 +639,8 @@ _evk_discover_regex() {
 # print a shell command that converts the files (shell-quoted, as in
 # EVK_CFG_FILES) to one ev stream: JSON traces with kineto2ev, SQLite
 # exports with nsys2ev; with RANKFILTER=1 and EVK_RANKS, the stream keeps
-# those ranks only (ev-view --rank).
+# those ranks only (ev-view --rank).  The converter's messages go to
+# OUT.ev.err, which the pipeline shows with evk_show_conversions.
 evk_convert_files_cmd() {
 	local out="$1" filt="$2" q="$3" opts="" cmd
 	shift 3
@@ -647,13 +648,20 @@ evk_convert_files_cmd() {
 	eval "fl=($q)"
 	[ $# -eq 0 ] || opts="$(printf '%q ' "$@")"
 	case "${fl[0]}" in
-	*.sqlite | *.sqlite3) cmd="nsys2ev -q -o $(printf '%q' "$out") $q" ;;
-	*) cmd="kineto2ev -q ${opts}-o $(printf '%q' "$out") $q" ;;
+	*.sqlite | *.sqlite3) cmd="nsys2ev -o $(printf '%q' "$out") $q 2>$(printf '%q' "$out.err")" ;;
+	*) cmd="kineto2ev ${opts}-o $(printf '%q' "$out") $q 2>$(printf '%q' "$out.err")" ;;
 	esac
 	if [ "$filt" = 1 ] && [ -n "$EVK_RANKS" ]; then
 		cmd+=" && ev-view -q --ev --rank=$(printf '%q' "$EVK_RANKS") -o $(printf '%q %q' "$out.r" "$out") && mv -f $(printf '%q %q' "$out.r" "$out")"
 	fi
 	printf '%s' "$cmd"
+}
+
+# evk_show_conversions OUT.ev...: the messages of the conversions to these
+# streams (evk_convert_files_cmd), each distinct line once, counted.
+evk_show_conversions() {
+	local e
+	for e in "$@"; do evk_show "$e.err"; done
 }
 
 # evk_convert_cmd RUN_DIR OUT.ev [KINETO2EV_OPTS...]: print a shell command
