@@ -16,8 +16,14 @@
 
 #include "ev.h"
 
-enum sub { SUB_TIMELINE, SUB_KERNELS, SUB_CATEGORIES, SUB_OPS, SUB_COLL, SUB_VARIANCE, SUB_COMPARE };
-static const char *const sub_names[] = { "timeline", "kernels", "categories", "ops", "coll", "variance", "compare" };
+/* In the order of enum ev_stats_what; compare last. */
+enum sub { SUB_TIMELINE, SUB_KERNELS, SUB_CATEGORIES, SUB_OPS, SUB_COLL, SUB_VARIANCE, SUB_SHORT, SUB_COMPARE };
+static const char *const sub_names[] = { "timeline", "kernels", "categories", "ops", "coll", "variance", "short",
+	                                 "compare" };
+/* Sheet names of --xlsx: TraceLens's perf report sheets where there is one. */
+static const char *const sheet_names[] = { "gpu_timeline", "kernel_summary", "kernel_summary_by_category",
+	                                   "ops_unique_args", "coll_analysis", "gemm_variance", "short_kernels_summary",
+	                                   "compare" };
 
 struct opts {
 	struct ev_cli cli;
@@ -26,6 +32,7 @@ struct opts {
 	struct ev_stats_opts so;
 	int by_given;
 	double threshold;            /* compare: percent */
+	int xlsx;                    /* --xlsx: a workbook, the table as one sheet */
 	unsigned given;              /* bit per option code (subcommand checks) */
 	char **inputs;
 	int ninputs;
@@ -55,6 +62,10 @@ static void usage(FILE *f)
 "               algbw and busbw\n"
 "  variance     per GEMM signature across sources and ranks: min, max,\n"
 "               range (aorta's \"variance\"), std, CV, p50, p99\n"
+"  short        TraceLens's short-kernel study: kernels under --short-us per\n"
+"               launching op and kernel name (sum, count, mean, share of the\n"
+"               GPU span), or with --table=histogram their durations in\n"
+"               --bins equal bins between the shortest and the longest\n"
 "  compare      the first source is the baseline; each other source is\n"
 "               compared with it (--what); ranks pair by position\n"
 "\n"
@@ -76,7 +87,10 @@ static void usage(FILE *f)
 "                         launching op signature [sig, name when none]\n"
 "      --top=K            variance: the K widest ranges per group [all]\n"
 "      --table=T          coll: summary, each (one row per collective,\n"
-"                         streamed) or stragglers [summary]\n"
+"                         streamed) or stragglers [summary]; short:\n"
+"                         summary or histogram [summary]\n"
+"      --short-us=N       short: the threshold in microseconds, 1 to 1000 [10]\n"
+"      --bins=N           short: histogram bins, 1 to 100000 [100]\n"
 "      --max-open=N       coll: collectives held open at once; past it the\n"
 "                         oldest is released incomplete [65536]\n"
 "      --what=A           compare: timeline, kernels, coll or ops [timeline]\n"
@@ -85,6 +99,11 @@ static void usage(FILE *f)
 "                         past it quantiles come from a sketch within 0.5%\n"
 "                         [262144]\n"
 "      --csv, --json, --md  output format [TSV]\n"
+"      --xlsx             an Excel workbook (with -o FILE): the table as one\n"
+"                         sheet named as in TraceLens's reports (gpu_timeline,\n"
+"                         kernel_summary, ops_unique_args, coll_analysis,\n"
+"                         short_kernels_summary, ...), frozen header, filters;\n"
+"                         compare's status coloured Better/Worse\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
 "  -q, --quiet            no warnings\n"
 "  -h, --help             show this help and exit\n"
@@ -146,6 +165,14 @@ static void explain_empty(const struct opts *o, enum sub what, const struct ev_s
 		else
 			break;
 		return;
+	case SUB_SHORT:
+		if (c->kernels) {
+			ev_cli_warn(&o->cli, "%s: no kernel shorter than %llu us among %llu kernels: empty table (see --short-us)",
+			            sub, (unsigned long long)(o->so.short_ns ? o->so.short_ns : EV_SHORT_DEFAULT_NS) / 1000,
+			            (unsigned long long)c->kernels);
+			return;
+		}
+		break;
 	case SUB_VARIANCE:
 		if (c->kernels) {
 			ev_cli_warn(&o->cli, "%s: no kernel of class %s among %llu kernels: empty table (try --class=all)", sub,
@@ -219,6 +246,7 @@ static int run(struct opts *o)
 	ev_meta *meta = ev_meta_new();
 	ev_stats *s = NULL;
 	ev_output *out = NULL;
+	ev_xlsx *x = NULL;
 	ev_table *each = NULL;
 	struct ev_rowset rs;
 	memset(&rs, 0, sizeof rs);
@@ -226,13 +254,24 @@ static int run(struct opts *o)
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
 	}
-	if ((rc = ev_output_open(&out, o->cli.output)) != EV_OK) {
+	if (o->xlsx) {
+		if (ev_cli_check_binary_out(&o->cli)) {
+			status = 1;
+			goto done;
+		}
+		if ((rc = ev_xlsx_open(&x, o->cli.output, 0)) != EV_OK) {
+			status = ev_cli_error(&o->cli, "%s: %s", o->cli.output, x ? ev_xlsx_error(x) : ev_strerror(rc));
+			goto done;
+		}
+	} else if ((rc = ev_output_open(&out, o->cli.output)) != EV_OK) {
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
 	o->so.what = (enum ev_stats_what)what;
 	if (what == SUB_COLL && o->so.coll_table == EV_COLL_EACH) {
-		if ((rc = ev_table_open(&each, out, o->fmt, each_cols, sizeof each_cols / sizeof each_cols[0])) != EV_OK) {
+		size_t nc = sizeof each_cols / sizeof each_cols[0];
+		rc = x ? ev_table_open_xlsx(&each, x, "coll_each", each_cols, nc) : ev_table_open(&each, out, o->fmt, each_cols, nc);
+		if (rc != EV_OK) {
 			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 			goto done;
 		}
@@ -263,11 +302,16 @@ static int run(struct opts *o)
 		if (rs.rows.len == 0 && !o->cli.quiet)
 			explain_empty(o, what, &c);
 		if (o->sub == SUB_COMPARE) {
-			struct ev_compare_opts co = { o->threshold, o->fmt };
+			struct ev_compare_opts co = { o->threshold, o->fmt, x, sheet_names[SUB_COMPARE] };
 			struct ev_compare_counts cc;
 			rc = ev_stats_compare(s, &rs, &co, out, &cc);
 			if (!rc && rs.rows.len && !cc.tests && !o->cli.quiet)
 				ev_cli_warn(&o->cli, "compare: only one source in the input; nothing to compare");
+		} else if (x) {
+			const char *sheet = what == SUB_SHORT && o->so.short_table == EV_SHORT_HISTOGRAM ? "short_kernel_histogram"
+			                    : what == SUB_COLL && o->so.coll_table == EV_COLL_STRAGGLERS ? "coll_stragglers"
+			                                                                               : sheet_names[what];
+			rc = ev_rowset_print_xlsx(&rs, x, sheet);
 		} else {
 			rc = ev_rowset_print(&rs, out, o->fmt);
 		}
@@ -276,10 +320,18 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	rc = ev_output_close(out);
-	out = NULL;
-	if (rc)
-		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+	if (x) {
+		char err[256];
+		rc = ev_xlsx_close(x, err, sizeof err);
+		x = NULL;
+		if (rc)
+			status = ev_cli_error(&o->cli, "%s: %s", o->cli.output, err);
+	} else {
+		rc = ev_output_close(out);
+		out = NULL;
+		if (rc)
+			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+	}
 done:
 	if (each) {
 		int ignored = ev_table_close(each); /* already failing */
@@ -287,6 +339,8 @@ done:
 	}
 	if (out)
 		ev_output_abort(out);
+	if (x)
+		ev_xlsx_abort(x);
 	ev_rowset_free(&rs);
 	ev_stats_free(s);
 	ev_meta_free(meta);
@@ -343,20 +397,23 @@ static int parse_by(struct opts *o, const char *arg)
 
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_EXACT, O_CSV,
-	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN,
+	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_XLSX,
 };
 
 /* The analyses (bit per enum sub) an option applies to; compare's own
  * options apply to compare only, the others to the analysis compared. */
-#define ALL_SUBS 0x7fu
+#define ALL_SUBS 0xffu
 #define B(x) (1u << (x))
 static unsigned option_subs(int code)
 {
 	switch (code) {
-	case O_UNLINKED: case O_NO_HTA: case O_FLOAT: return B(SUB_TIMELINE);
+	case O_UNLINKED: return B(SUB_TIMELINE) | B(SUB_SHORT);
+	case O_NO_HTA: case O_FLOAT: return B(SUB_TIMELINE);
 	case O_CLASS: return B(SUB_OPS) | B(SUB_VARIANCE);
 	case O_KEY: case O_TOP: return B(SUB_VARIANCE);
-	case O_TABLE: case O_MAX_OPEN: return B(SUB_COLL);
+	case O_TABLE: return B(SUB_COLL) | B(SUB_SHORT);
+	case O_MAX_OPEN: return B(SUB_COLL);
+	case O_SHORT_US: case O_BINS: return B(SUB_SHORT);
 	case O_WHAT: case O_THRESHOLD: return B(SUB_COMPARE);
 	case O_EXACT: return ALL_SUBS & ~B(SUB_TIMELINE);
 	default: return ALL_SUBS;
@@ -382,6 +439,9 @@ static const struct option longopts[] = {
 	{ "tsv", no_argument, NULL, O_TSV },
 	{ "tracelens-float", no_argument, NULL, O_FLOAT },
 	{ "max-open", required_argument, NULL, O_MAX_OPEN },
+	{ "short-us", required_argument, NULL, O_SHORT_US },
+	{ "bins", required_argument, NULL, O_BINS },
+	{ "xlsx", no_argument, NULL, O_XLSX },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -390,7 +450,7 @@ static const struct option longopts[] = {
 static int check_options(struct opts *o)
 {
 	enum sub what = o->sub == SUB_COMPARE ? o->what : o->sub;
-	for (int code = O_BY; code <= O_MAX_OPEN; code++) {
+	for (int code = O_BY; code <= O_XLSX; code++) {
 		if (!(o->given & (1u << code)))
 			continue;
 		unsigned subs_of_option = option_subs(code);
@@ -454,14 +514,30 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			return ev_cli_usage_error(&o->cli, "--top: expected a positive count, got '%s'", arg);
 		break;
 	case O_TABLE: {
-		/* In the order of enum ev_coll_table. */
-		static const char *const words[] = { "summary", "each", "stragglers", NULL };
+		/* In the order of enum ev_coll_table, then enum ev_short_table. */
+		static const char *const coll_words[] = { "summary", "each", "stragglers", NULL };
+		static const char *const short_words[] = { "summary", "histogram", NULL };
 		unsigned w;
-		if ((rc = ev_cli_word(&o->cli, "--table", arg, words, &w)) != 0)
+		if ((rc = ev_cli_word(&o->cli, "--table", arg, o->sub == SUB_SHORT ? short_words : coll_words, &w)) != 0)
 			return rc;
-		so->coll_table = (enum ev_coll_table)w;
+		if (o->sub == SUB_SHORT)
+			so->short_table = (enum ev_short_table)w;
+		else
+			so->coll_table = (enum ev_coll_table)w;
 		break;
 	}
+	case O_SHORT_US: {
+		uint64_t us;
+		if (ev_parse_u64(arg, &us) != EV_OK || us == 0 || us > EV_SHORT_MAX_NS / 1000)
+			return ev_cli_usage_error(&o->cli, "--short-us: expected 1 to %u, got '%s'", EV_SHORT_MAX_NS / 1000, arg);
+		so->short_ns = us * 1000;
+		break;
+	}
+	case O_BINS:
+		if (ev_parse_u64(arg, &so->short_bins) != EV_OK || so->short_bins == 0 || so->short_bins > 100000)
+			return ev_cli_usage_error(&o->cli, "--bins: expected 1 to 100000, got '%s'", arg);
+		break;
+	case O_XLSX: o->xlsx = 1; break;
 	case O_WHAT: {
 		static const char *const words[] = { "timeline", "kernels", "ops", "coll", NULL };
 		static const enum sub subs[] = { SUB_TIMELINE, SUB_KERNELS, SUB_OPS, SUB_COLL };
@@ -518,7 +594,7 @@ int main(int argc, char **argv)
 		return ev_cli_try_help(&o.cli);
 	}
 	if (optind >= argc)
-		return ev_cli_usage_error(&o.cli, "missing subcommand (timeline, kernels, categories, ops, coll, variance, compare)");
+		return ev_cli_usage_error(&o.cli, "missing subcommand (timeline, kernels, categories, ops, coll, variance, short, compare)");
 	const char *subname = argv[optind];
 	/* The subcommand's options may follow its files: restart GNU getopt
 	 * (optind 0) on the words after the subcommand, permuting again. */

@@ -116,6 +116,11 @@ void ev_dist_free(struct ev_dist *d);
 enum ev_table_fmt { EV_TABLE_TSV, EV_TABLE_CSV, EV_TABLE_JSON, EV_TABLE_MD };
 typedef struct ev_table ev_table;
 int ev_table_open(ev_table **t, ev_output *out, enum ev_table_fmt fmt, const char *const *cols, size_t ncols) EV_RESULT_USED;
+/* The same table as a new sheet of a workbook (ev/xlsx.h): cells get the
+ * text the TSV would hold, numbers stored as numbers. */
+struct ev_xlsx;
+int ev_table_open_xlsx(ev_table **t, struct ev_xlsx *x, const char *sheet, const char *const *cols,
+                       size_t ncols) EV_RESULT_USED;
 /* Cells in column order; a row ends after the last column. */
 int ev_table_str(ev_table *t, const char *s) EV_RESULT_USED;
 int ev_table_u64(ev_table *t, uint64_t v) EV_RESULT_USED;

@@ -124,14 +124,22 @@ struct ev_row *ev_rowset_add(struct ev_rowset *rs, uint32_t sg);
 int ev_row_key(struct ev_row *r, size_t i, const char *s) EV_RESULT_USED;
 int ev_row_keyu(struct ev_row *r, size_t i, uint64_t v) EV_RESULT_USED;
 int ev_rowset_print(const struct ev_rowset *rs, ev_output *out, enum ev_table_fmt fmt) EV_RESULT_USED;
+/* The same as a new sheet of a workbook. */
+int ev_rowset_print_xlsx(const struct ev_rowset *rs, struct ev_xlsx *x, const char *sheet) EV_RESULT_USED;
 void ev_rowset_free(struct ev_rowset *rs);
 
 /* ------------------------------------------------------------------ */
 /* The analyses (lib/analysis/stats*.c).                                 */
 
 enum ev_stats_what {
-	EV_STATS_TIMELINE, EV_STATS_KERNELS, EV_STATS_CATEGORIES, EV_STATS_OPS, EV_STATS_COLL, EV_STATS_VARIANCE
+	EV_STATS_TIMELINE, EV_STATS_KERNELS, EV_STATS_CATEGORIES, EV_STATS_OPS, EV_STATS_COLL, EV_STATS_VARIANCE,
+	EV_STATS_SHORT
 };
+/* short: kernels below short_ns (TraceLens's short-kernel study). */
+enum ev_short_table { EV_SHORT_SUMMARY, EV_SHORT_HISTOGRAM };
+#define EV_SHORT_DEFAULT_NS 10000u  /* TraceLens's 10 us */
+#define EV_SHORT_MAX_NS 1000000u    /* counted per ns: 8 MB at most */
+#define EV_SHORT_DEFAULT_BINS 100u
 enum ev_stats_by { EV_BY_SRC, EV_BY_RANK, EV_BY_STREAM, EV_BY_SRCKEY, EV_BY_CONFIG };
 enum ev_coll_table { EV_COLL_SUMMARY, EV_COLL_EACH, EV_COLL_STRAGGLERS };
 #define EV_STATS_MAX_BY 8
@@ -151,6 +159,9 @@ struct ev_stats_opts {
 	uint64_t exact_limit;              /* exact quantile samples in all */
 	struct ev_collmatch_limits coll_limits;
 	ev_table *each;                    /* coll --table=each: rows go here */
+	uint64_t short_ns;                 /* short: threshold, 0 = EV_SHORT_DEFAULT_NS */
+	uint64_t short_bins;               /* short: histogram bins, 0 = default */
+	enum ev_short_table short_table;
 };
 
 /* Source groups: --by src, a #src key, or "config" make sources into
@@ -195,7 +206,9 @@ void ev_stats_free(ev_stats *s);
  * and a test_rank column follows rank.  Rows on one side only print every
  * metric with that side's value and status only-baseline / only-test.
  * Linear in rows (hashed join). */
-struct ev_compare_opts { double threshold; enum ev_table_fmt fmt; };
+/* xlsx not NULL: the table goes to a new sheet of that workbook instead
+ * of out (status coloured Better/Worse there). */
+struct ev_compare_opts { double threshold; enum ev_table_fmt fmt; struct ev_xlsx *xlsx; const char *sheet; };
 struct ev_compare_counts { uint64_t matched, only_base, only_test, tests; };
 int ev_stats_compare(ev_stats *s, const struct ev_rowset *rs, const struct ev_compare_opts *o, ev_output *out,
                      struct ev_compare_counts *c) EV_RESULT_USED;

@@ -211,7 +211,8 @@ int ev_stats_compare(ev_stats *s, const struct ev_rowset *rs, const struct ev_co
 		const char *tail[] = { "metric", "base", "value", "diff", "pct", "status", "base_count", "test_count" };
 		for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
 			cols[n++] = tail[i];
-		rc = ev_table_open(&p.t, out, o->fmt, cols, n);
+		rc = o->xlsx ? ev_table_open_xlsx(&p.t, o->xlsx, o->sheet ? o->sheet : "compare", cols, n)
+		             : ev_table_open(&p.t, out, o->fmt, cols, n);
 	}
 	/* Groups in source order: the first is the baseline. */
 	const struct srcgrp *sgs = s->srcgrps.data;

@@ -77,7 +77,9 @@ int rowset_cell_key(ev_table *t, const struct ev_colspec *c, const char *s)
 	return ev_table_str(t, s ? s : "");
 }
 
-int ev_rowset_print(const struct ev_rowset *rs, ev_output *out, enum ev_table_fmt fmt)
+/* The rowset as a table: to out in fmt, or (x not NULL) to a new sheet. */
+static int rowset_write(const struct ev_rowset *rs, ev_output *out, enum ev_table_fmt fmt, struct ev_xlsx *x,
+                        const char *sheet)
 {
 	size_t n = rs->nkeys + rs->nvals;
 	const char **cols = malloc((n + 1) * sizeof *cols);
@@ -89,7 +91,7 @@ int ev_rowset_print(const struct ev_rowset *rs, ev_output *out, enum ev_table_fm
 		cols[i] = rs->keys[i].name;
 	for (size_t i = 0; i < rs->nvals; i++)
 		cols[rs->nkeys + i] = rs->vals[i].name;
-	rc = ev_table_open(&t, out, fmt, cols, n);
+	rc = x ? ev_table_open_xlsx(&t, x, sheet, cols, n) : ev_table_open(&t, out, fmt, cols, n);
 	for (size_t i = 0; !rc && i < rs->rows.len; i++) {
 		const struct ev_row *r = (const struct ev_row *)rs->rows.data + i;
 		for (size_t k = 0; !rc && k < rs->nkeys; k++)
@@ -100,4 +102,14 @@ int ev_rowset_print(const struct ev_rowset *rs, ev_output *out, enum ev_table_fm
 	int rc2 = ev_table_close(t);
 	free(cols);
 	return rc ? rc : rc2;
+}
+
+int ev_rowset_print(const struct ev_rowset *rs, ev_output *out, enum ev_table_fmt fmt)
+{
+	return rowset_write(rs, out, fmt, NULL, NULL);
+}
+
+int ev_rowset_print_xlsx(const struct ev_rowset *rs, struct ev_xlsx *x, const char *sheet)
+{
+	return rowset_write(rs, NULL, EV_TABLE_TSV, x, sheet);
 }

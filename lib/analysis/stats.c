@@ -308,6 +308,7 @@ int ev_stats_add(ev_stats *s, const struct ev_rec *r)
 	case EV_STATS_OPS: return ops_rec(s, r);
 	case EV_STATS_COLL: return coll_rec(s, r);
 	case EV_STATS_VARIANCE: return variance_rec(s, r);
+	case EV_STATS_SHORT: return short_rec(s, r);
 	}
 	return EV_ERR_ARG;
 }
@@ -331,6 +332,7 @@ int ev_stats_rows(ev_stats *s, struct ev_rowset *rs)
 	case EV_STATS_OPS: return ops_rows(s, rs);
 	case EV_STATS_COLL: return coll_rows(s, rs);
 	case EV_STATS_VARIANCE: return variance_rows(s, rs);
+	case EV_STATS_SHORT: return short_rows(s, rs);
 	}
 	return EV_ERR_ARG;
 }
@@ -354,7 +356,7 @@ void ev_stats_free(ev_stats *s)
 		struct kstat *ks;
 		struct cstat *cs;
 		switch (s->o.what) {
-		case EV_STATS_KERNELS: case EV_STATS_CATEGORIES: case EV_STATS_OPS: case EV_STATS_VARIANCE:
+		case EV_STATS_KERNELS: case EV_STATS_CATEGORIES: case EV_STATS_OPS: case EV_STATS_VARIANCE: case EV_STATS_SHORT:
 			ks = GROUP_VAL(&s->g, i);
 			ev_dist_free(&ks->d);
 			ev_dist_free(&ks->tflops);
@@ -372,6 +374,7 @@ void ev_stats_free(ev_stats *s)
 	}
 	groups_free(&s->g);
 	groups_free(&s->aux);
+	free(s->short_hist);
 	ev_collmatch_free(s->cm);
 	free(s->inst);
 	ev_map_free(&s->inst_idx);

@@ -88,6 +88,9 @@ struct ev_stats {
 	struct ev_map src_sg;           /* src + 1 -> sg + 1 */
 	size_t input_cfg_nsrc;          /* #src lines when input_cfg was decided */
 	int input_cfg;                  /* ev_align_input_is_config() of meta */
+	uint64_t *short_hist;           /* short: kernels per duration in ns */
+	int64_t short_first, short_last; /* short: the GPU span */
+	int short_any;
 	struct ev_map class_cache;      /* name id -> class + 1 (under rules) */
 	struct ev_map bucket_cache;     /* name id ^ type -> bucket + 2 */
 	struct groups g;                /* the analysis's accumulators */
@@ -115,6 +118,8 @@ struct ev_stats {
 int src_group(struct ev_stats *s, uint32_t src, uint32_t *sg);
 int has_by(const struct ev_stats_opts *o, int f);
 int base_key(struct ev_stats *s, const struct ev_rec *r, struct gkey *k);
+int short_rec(struct ev_stats *s, const struct ev_rec *r);
+int short_rows(struct ev_stats *s, struct ev_rowset *rs);
 const char *str_of(const struct ev_stats *s, uint64_t id);
 unsigned class_of(struct ev_stats *s, const struct ev_rec *r);
 int is_gpu(const struct ev_rec *r);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * table.c - result tables as TSV, CSV, JSON or Markdown.  Rows stream out
- * as they are produced; numbers print in the shortest form that reads back
- * to the same double, so tables can be compared exactly.
+ * table.c - result tables as TSV, CSV, JSON or Markdown, or as a sheet of
+ * an Excel workbook (ev_table_open_xlsx).  Rows stream out as they are
+ * produced; numbers print in the shortest form that reads back to the same
+ * double, so tables can be compared exactly (a workbook gets the same
+ * text, stored as numbers by ev_xlsx_row).
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,21 +12,47 @@
 #include <string.h>
 
 #include "ev.h"
+#include "ev/xlsx.h"
 
 struct ev_table {
 	ev_output *out;
+	ev_xlsx *x;              /* a workbook sheet instead of out */
 	enum ev_table_fmt fmt;
 	const char *const *cols;
 	size_t ncols, col;
 	uint64_t rows;
 	int err;
+	char **cell;             /* xlsx: the row's cells as text */
+	size_t *cell_len, *cell_cap;
 };
+
+/* xlsx: append to the current cell. */
+static int cell_put(ev_table *t, const char *s, size_t n)
+{
+	size_t c = t->col;
+	if (t->cell_len[c] + n + 1 > t->cell_cap[c]) {
+		size_t cap = t->cell_cap[c] ? t->cell_cap[c] : 32;
+		while (cap < t->cell_len[c] + n + 1)
+			cap *= 2;
+		char *nc = realloc(t->cell[c], cap);
+		if (!nc)
+			return t->err = EV_ERR_NOMEM;
+		t->cell[c] = nc;
+		t->cell_cap[c] = cap;
+	}
+	memcpy(t->cell[c] + t->cell_len[c], s, n);
+	t->cell_len[c] += n;
+	t->cell[c][t->cell_len[c]] = '\0';
+	return EV_OK;
+}
 
 static int put(ev_table *t, const char *s, size_t n)
 {
-	if (!t->err)
-		t->err = ev_output_write(t->out, s, n);
-	return t->err;
+	if (t->err)
+		return t->err;
+	if (t->x)
+		return cell_put(t, s, n);
+	return t->err = ev_output_write(t->out, s, n);
 }
 
 static int puts_(ev_table *t, const char *s)
@@ -36,6 +64,8 @@ static int puts_(ev_table *t, const char *s)
 static int text(ev_table *t, const char *s)
 {
 	size_t n = strlen(s);
+	if (t->x)
+		return put(t, s, n);
 	switch (t->fmt) {
 	case EV_TABLE_JSON: {
 		char *buf = malloc(6 * n + 3);
@@ -113,9 +143,30 @@ int ev_table_open(ev_table **tp, ev_output *out, enum ev_table_fmt fmt, const ch
 	return t->err;
 }
 
+int ev_table_open_xlsx(ev_table **tp, ev_xlsx *x, const char *sheet, const char *const *cols, size_t ncols)
+{
+	ev_table *t = calloc(1, sizeof *t);
+	*tp = t;
+	if (!t)
+		return EV_ERR_NOMEM;
+	t->x = x;
+	t->cols = cols;
+	t->ncols = ncols;
+	t->cell = calloc(ncols ? ncols : 1, sizeof *t->cell);
+	t->cell_len = calloc(ncols ? ncols : 1, sizeof *t->cell_len);
+	t->cell_cap = calloc(ncols ? ncols : 1, sizeof *t->cell_cap);
+	if (!t->cell || !t->cell_len || !t->cell_cap)
+		return t->err = EV_ERR_NOMEM;
+	return t->err = ev_xlsx_sheet(x, sheet, cols, ncols);
+}
+
 /* Separator before a cell, and row start. */
 static int before(ev_table *t)
 {
+	if (t->x) {
+		t->cell_len[t->col] = 0;
+		return cell_put(t, "", 0);
+	}
 	if (t->fmt == EV_TABLE_JSON) {
 		if (t->col == 0)
 			puts_(t, t->rows ? ",\n{" : "\n{");
@@ -133,9 +184,13 @@ static int before(ev_table *t)
 
 static int after(ev_table *t)
 {
+	if (t->x && t->col + 1 == t->ncols && !t->err)
+		t->err = ev_xlsx_row(t->x, (const char *const *)t->cell, t->ncols);
 	if (++t->col == t->ncols) {
 		t->col = 0;
 		t->rows++;
+		if (t->x)
+			return t->err;
 		if (t->fmt == EV_TABLE_JSON)
 			return puts_(t, "}");
 		return puts_(t, t->fmt == EV_TABLE_MD ? " |\n" : "\n");
@@ -184,7 +239,7 @@ int ev_table_i64(ev_table *t, int64_t v)
 int ev_table_null(ev_table *t)
 {
 	before(t);
-	if (t->fmt == EV_TABLE_JSON)
+	if (!t->x && t->fmt == EV_TABLE_JSON)
 		puts_(t, "null");
 	return after(t);
 }
@@ -262,8 +317,13 @@ int ev_table_close(ev_table *t)
 	int rc = t->err;
 	if (!rc && t->col)
 		rc = EV_ERR_ARG; /* a row left unfinished */
-	if (!rc && t->fmt == EV_TABLE_JSON)
+	if (!rc && !t->x && t->fmt == EV_TABLE_JSON)
 		rc = ev_output_write(t->out, t->rows ? "\n]\n" : "]\n", t->rows ? 3 : 2);
+	for (size_t i = 0; t->cell && i < t->ncols; i++)
+		free(t->cell[i]);
+	free(t->cell);
+	free(t->cell_len);
+	free(t->cell_cap);
 	free(t);
 	return rc;
 }

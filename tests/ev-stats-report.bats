@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# ev-stats short (TraceLens's short-kernel study) and --xlsx (the tables as
+# the workbooks TraceLens users open), against TraceLens's own reports.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	XLSX="$TESTS_DIR/fixtures/evkit-report/check-xlsx.py"
+	TL="$SHARED_DATA/kineto/tracelens"
+}
+
+need_openpyxl() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import openpyxl' 2>/dev/null; then PY_XLSX="$p"; return 0; fi
+	done
+	skip "openpyxl is not installed (Debian: python3-openpyxl): the workbook cannot be read back"
+}
+
+@test "short --table=histogram equals TraceLens's short_kernel_histogram on real traces (shared data)" {
+	need_shared_data
+	for t in mi300/Qwen_Qwen1.5-0.5B-Chat__1016005 h100/Qwen_Qwen1.5-0.5B-Chat__1016005 \
+		mi300/gaunernst_bert-small-uncased__1016001 mi210/gpu_only_trace/gpu_only_trace; do
+		kineto2ev -q -o "$T/x.ev" "$TL/$t.json.gz"
+		ev-stats short --table=histogram -o "$T/h.tsv" "$T/x.ev"
+		# numpy's bins and edges exactly (edges as doubles, to 1e-9 us).
+		run -0 awk -F'[\t,]' 'NR == FNR { if (FNR > 1) { s[FNR] = $1; e[FNR] = $2; c[FNR] = $3 } next }
+			FNR > 1 { n++; d1 = s[FNR] - $1; d2 = e[FNR] - $2
+			          if (c[FNR] != $3 || d1 * d1 > 1e-18 || d2 * d2 > 1e-18) bad++ }
+			END { print n " bins, " bad + 0 " differ" }' "$T/h.tsv" "$TL/${t}_perf_report_csvs/short_kernel_histogram.csv"
+		assert_output "100 bins, 0 differ"
+	done
+}
+
+@test "short: per op and kernel, the sums, counts and shares of TraceLens's short_kernels_summary (shared data)" {
+	need_shared_data
+	for t in mi300/Qwen_Qwen1.5-0.5B-Chat__1016005 mi300/gaunernst_bert-small-uncased__1016001; do
+		kineto2ev -q -o "$T/x.ev" "$TL/$t.json.gz"
+		ev-stats short -o "$T/s.tsv" "$T/x.ev"
+		# TraceLens drops kernels without a parent op (pandas groupby on a
+		# missing key); evkit keeps them with an empty op: compare the rest.
+		run -0 python3 - "$T/s.tsv" "$TL/${t}_perf_report_csvs/short_kernels_summary.csv" <<'PY'
+import csv, sys
+ev = {}
+for r in csv.DictReader(open(sys.argv[1]), delimiter='\t'):
+    if r['op']:
+        ev.setdefault((r['op'].split(' dims=')[0], r['name']), []).append((int(float(r['count'])), float(r['sum_us']), float(r['percent_of_total_time'])))
+tl = {}
+for r in csv.DictReader(open(sys.argv[2], encoding='utf-8')):
+    tl.setdefault((r['Parent cpu_op'], r['Kernel name']), []).append((int(float(r['Short Kernel count'])), float(r['Short Kernel duration (µs) sum']), float(r['Short Kernel duration (µs) percent of total time'])))
+bad = 0
+for k in set(ev) | set(tl):
+    a, b = sorted(ev.get(k, [])), sorted(tl.get(k, []))
+    if len(a) != len(b) or any(x[0] != y[0] or abs(x[1] - y[1]) > 1e-6 or abs(x[2] - y[2]) > 1e-4 * y[2] for x, y in zip(a, b)):
+        bad += 1
+print(len(tl), "TraceLens rows,", bad, "differ")
+PY
+		assert_output --regexp '^[1-9][0-9]* TraceLens rows, 0 differ$'
+	done
+}
+
+@test "short: threshold, bins and usage; an empty result says why" {
+	gen-kineto -q --ranks 1 --iters 1 "$T/g"
+	kineto2ev -q -o "$T/g.ev" "$T/g/rank0/trace.json"
+	run -0 ev-stats short --table=histogram --bins=7 "$T/g.ev"
+	assert_equal "${#lines[@]}" 8
+	run -0 --separate-stderr ev-stats short --short-us=1 "$T/g.ev"
+	[[ "$stderr" == *"short: no kernel shorter than 1 us among"* ]]
+	run -2 ev-stats short --short-us=0 "$T/g.ev"
+	run -2 ev-stats short --short-us=5000 "$T/g.ev"
+	run -2 ev-stats short --table=each "$T/g.ev"
+	run -2 ev-stats kernels --bins=3 "$T/g.ev"
+	run -2 ev-stats coll --table=histogram "$T/g.ev"
+}
+
+@test "--xlsx: each analysis as TraceLens's sheet, read back against the TSV" {
+	need_openpyxl
+	gen-kineto -q --ranks 2 --iters 2 "$T/g"
+	kineto2ev -q -o "$T/g.ev" "$T"/g/rank*/trace.json
+	for spec in timeline:gpu_timeline kernels:kernel_summary categories:kernel_summary_by_category \
+		ops:ops_unique_args coll:coll_analysis short:short_kernels_summary; do
+		sub=${spec%%:*} sheet=${spec#*:}
+		ev-stats "$sub" -q -o "$T/$sub.tsv" "$T/g.ev"
+		ev-stats "$sub" -q --xlsx -o "$T/$sub.xlsx" "$T/g.ev"
+		run -0 "$PY_XLSX" "$XLSX" "$T/$sub.xlsx" "$sheet=$T/$sub.tsv"
+		assert_output --regexp "^sheet $sheet rows [1-9]"
+	done
+	# compare: the comparison workbook, status coloured.
+	gen-kineto -q --ranks 2 --iters 2 --scale 1.5 "$T/h"
+	kineto2ev -q -o "$T/h.ev" "$T"/h/rank*/trace.json
+	ev-merge -q -o "$T/m.ev" base="$T/g.ev" test="$T/h.ev"
+	ev-stats compare --what=kernels -o "$T/c.tsv" "$T/m.ev"
+	ev-stats compare --what=kernels --xlsx -o "$T/c.xlsx" "$T/m.ev"
+	run -0 "$PY_XLSX" "$XLSX" "$T/c.xlsx" "compare=$T/c.tsv"
+	# A workbook is not written to a terminal or onto an input.
+	run -1 ev-stats kernels --xlsx -o "$T/g.ev" "$T/g.ev"
+	assert_output --partial "is also an input"
+	cmp "$T/g.ev" <(kineto2ev -q -o - "$T"/g/rank*/trace.json)
+}
