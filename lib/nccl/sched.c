@@ -585,7 +585,7 @@ static int begin_op(struct ev_nccl_sched *s, struct cur *c, const struct ev_rec 
 static void end_op(struct cur *c, const struct ev_rec *r)
 {
 	struct chain *ch = c->ch;
-	int64_t end = r->dur > (uint64_t)(INT64_MAX - r->ts) ? INT64_MAX : ev_rec_end(r);
+	int64_t end = ev_rec_end(r); /* saturated */
 	if (!ch->have_prev || end > ch->prev_end)
 		ch->prev_end = end;
 	ch->have_prev = 1;
@@ -825,7 +825,7 @@ int ev_nccl_sched_feed(struct ev_nccl_sched *s, const struct ev_rec *rec, uint64
 	}
 	if (rec->type == EV_KERNEL && rec->op != EV_KC_COMM && s->p.compute == EV_NCCL_COMP_KERNELS) {
 		rk->kernel_ns = sat_add(rk->kernel_ns, rec->dur);
-		int64_t end = rec->dur > (uint64_t)(INT64_MAX - rec->ts) ? INT64_MAX : ev_rec_end(rec);
+		int64_t end = ev_rec_end(rec); /* saturated */
 		for (size_t i = 0; i < rk->nchains; i++) {
 			struct chain *ch = &rk->chains[i];
 			int64_t from = ch->have_prev && ch->prev_end > rec->ts ? ch->prev_end : rec->ts;
