@@ -182,36 +182,36 @@ OUT
 @test "shared data: the aorta sweep end to end" {
 	need_shared_data
 	run -0 gemm-variance -q -j 2 -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep"
-	# 2 thread x 2 channel configurations x 8 ranks x the top GEMMs: each
-	# rank has 3 GEMM ops (grouped by op signature, as aorta and TraceLens
-	# group them, now that kernels carry their op's signature).
+	# 2 thread x 2 channel configurations x 8 ranks x the top 5 GEMMs: a
+	# GEMM is (op signature, operand layout from the kernel name), as
+	# TraceLens's GEMM sheet and aorta's table have it; each rank has 6.
 	run -0 bash -c 'tail -n +2 "$1" | wc -l' _ "$T/out/top5_gemm_kernels_time_variance.tsv"
-	assert_output 96
+	assert_output 160
 	run -0 cols "$T/out/variance_summary.tsv" dimension,value,n
 	assert_output - <<'OUT'
 dimension	value	n
-threads	256	48
-threads	512	48
-channel	28	48
-channel	56	48
-rank	0	12
-rank	1	12
-rank	2	12
-rank	3	12
-rank	4	12
-rank	5	12
-rank	6	12
-rank	7	12
+threads	256	80
+threads	512	80
+channel	28	80
+channel	56	80
+rank	0	20
+rank	1	20
+rank	2	20
+rank	3	20
+rank	4	20
+rank	5	20
+rank	6	20
+rank	7	20
 OUT
-	# The widest range: its min and max are real instances of that op on
-	# that rank and configuration, at the reported times (the minimum is a
-	# kernel the trace generator placed 600 s later, now in the
-	# aten::addmm group).
+	# The widest range (aorta's first row too): its min and max are real
+	# instances of that GEMM on that rank and configuration, at the
+	# reported times (the minimum is a kernel the trace generator placed
+	# 600 s later).
 	run -0 cols "$T/out/top5_gemm_kernels_time_variance.tsv" threads,channel,rank,kernel_time_min_us,kernel_time_max_us,min_duration_timestamp_ms,max_duration_timestamp_ms
-	assert_line --index 1 "512	56	4	34821.186	70497.025	1765218445758.844968	1765217845592.880893"
-	run -0 bash -c 'ev-view -M -H -c rank,ts,dur --type=kernel --rank=4 "$1"/512thread/nccl_56channels/torch_profiler/rank4/*.json.gz 2>/dev/null || kineto2ev -q "$1"/512thread/nccl_56channels/torch_profiler/rank4/*.json.gz | ev-view -M -H -c rank,ts,dur --type=kernel' _ "$SHARED_DATA/kineto/aorta-sweep"
-	assert_line "4	1765218445758844968	34821186"
-	assert_line "4	1765217845592880893	70497025"
+	assert_line --index 1 "512	56	3	35042.057	69758.8	1765218445349.860920	1765217845291.850419"
+	run -0 bash -c 'kineto2ev -q "$1"/512thread/nccl_56channels/torch_profiler/rank3/*.json.gz | ev-view -M -H -c rank,ts,dur --type=kernel' _ "$SHARED_DATA/kineto/aorta-sweep"
+	assert_line "3	1765218445349860920	35042057"
+	assert_line "3	1765217845291850419	69758800"
 	run -0 ls "$T/out/merged_traces"
 	assert_equal "${#lines[@]}" 4
 	run -0 python3 "$HTML" "$T/out/report.html"
@@ -406,4 +406,26 @@ EOF
 	run -0 grep -c '^img variance_[a-z_]* loaded [0-9]* 400 ink [0-9][0-9][0-9][0-9]*$' <(printf '%s\n' "${lines[@]}")
 	assert_output 4
 	run -1 grep -e '>gt;' -e '&amp;gt;' -e '&amp;lt;' "$T/out/report.html"
+}
+
+@test "the shared aorta sweep: aorta's own top-5 GEMM variance rows, all 160 (shared data)" {
+	need_shared_data
+	run -0 gemm-variance -q --no-traces -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep"
+	# tests/expected/aorta/README.md: how aorta's pipeline made the reference.
+	run -0 python3 - "$TESTS_DIR/expected/aorta/top5_gemm_kernels_time_variance.csv" "$T/out/top5_gemm_kernels_time_variance.tsv" <<'PY'
+import csv, sys
+def load(p, d):
+    return [(r["threads"], r["channel"], r["rank"], r["kernel_name"], float(r["kernel_time_min_us"]), float(r["kernel_time_max_us"]))
+            for r in csv.DictReader(open(p, encoding="utf-8"), delimiter=d)]
+ref, ours = load(sys.argv[1], ","), load(sys.argv[2], "\t")
+used, bad = set(), []
+for x in ref:
+    hit = [i for i, y in enumerate(ours) if i not in used and x[:4] == y[:4] and abs(x[4] - y[4]) < 0.01 and abs(x[5] - y[5]) < 0.01]
+    if hit:
+        used.add(hit[0])
+    else:
+        bad.append(x)
+print(len(ref), "aorta rows,", len(ref) - len(bad), "found,", len(ours) - len(used), "extra")
+PY
+	assert_output "160 aorta rows, 160 found, 0 extra"
 }

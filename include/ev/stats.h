@@ -105,6 +105,12 @@ void ev_collmatch_free(ev_collmatch *m);
  * sizes.  Ops: aten::mm, aten::matmul (2-D), aten::addmm, aten::bmm,
  * aten::baddbmm, aten::linear.  0 where unknown. */
 void ev_gemm_model(const char *sig, double *gflop, double *mbytes);
+/* A GEMM kernel's operand layout as TraceLens reads it from the kernel name
+ * (its "transpose" parameter, part of a GEMM's identity in its GEMM sheet):
+ * Tensile names (C???_A???_B???: Ailk/Alik, Bljk/Bjlk) and cuBLAS nvjet
+ * names (..._NT).  0 when the name says nothing; else 1 + 3 * a + b with
+ * a, b = 0 unknown, 1 as stored, 2 transposed. */
+unsigned ev_gemm_layout(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Result tables: rows of string keys and double values (lib/analysis/rowset.c). */

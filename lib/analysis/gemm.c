@@ -121,3 +121,30 @@ void ev_gemm_model(const char *sig, double *gflop, double *mbytes)
 		*mbytes = (B * (M * K * ba + K * N * bb + M * N * ba) + (bias ? N * ba : 0)) / (1024.0 * 1024.0);
 }
 
+
+/* One of "_" + letters + "_" at p: 1 when the three letters follow x. */
+static int axis3(const char *p, char x)
+{
+	return p[0] == x && p[1] >= 'a' && p[1] <= 'z' && p[2] >= 'a' && p[2] <= 'z' && p[3] >= 'a' && p[3] <= 'z';
+}
+
+unsigned ev_gemm_layout(const char *name)
+{
+	/* Tensile: "C" + 3 axis letters, "_A" + 3, "_B" + 3 anywhere in the
+	 * name; Ailk = A as stored, Alik = A transposed; Bljk / Bjlk the same
+	 * for B.  Other letters are a Tensile name with no layout known. */
+	for (const char *p = name ? strchr(name, 'C') : NULL; p; p = strchr(p + 1, 'C')) {
+		if (!axis3(p, 'C') || p[4] != '_' || !axis3(p + 5, 'A') || p[9] != '_' || !axis3(p + 10, 'B'))
+			continue;
+		unsigned a = !strncmp(p + 5, "Ailk", 4) ? 1 : !strncmp(p + 5, "Alik", 4) ? 2 : 0;
+		unsigned b = !strncmp(p + 10, "Bljk", 4) ? 1 : !strncmp(p + 10, "Bjlk", 4) ? 2 : 0;
+		return 1 + 3 * a + b;
+	}
+	/* cuBLAS nvjet: the last "_" field starts with N/T for A and B. */
+	if (name && !strncmp(name, "nvjet", 5)) {
+		const char *u = strrchr(name, '_');
+		if (u && u[1] && u[2])
+			return 1 + 3 * (u[1] == 'T' ? 2u : 1u) + (u[2] == 'T' ? 2u : 1u);
+	}
+	return 0;
+}

@@ -287,6 +287,7 @@ int ev_stats_new(ev_stats **sp, const struct ev_stats_opts *o, ev_strtab *st, ev
 	ev_map_init(&s->src_sg);
 	ev_map_init(&s->class_cache);
 	ev_map_init(&s->bucket_cache);
+	ev_map_init(&s->layout_cache);
 	ev_map_init(&s->inst_idx);
 	ev_map_init(&s->hta_idx);
 	ev_vec_init(&s->htas, sizeof(struct ev_hta));
@@ -382,6 +383,7 @@ void ev_stats_free(ev_stats *s)
 	ev_map_free(&s->srcgrp_idx);
 	ev_map_free(&s->class_cache);
 	ev_map_free(&s->bucket_cache);
+	ev_map_free(&s->layout_cache);
 	for (size_t i = 0; i < s->htas.len; i++)
 		ev_hta_free((struct ev_hta *)s->htas.data + i);
 	ev_vec_free(&s->htas);

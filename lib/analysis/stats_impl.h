@@ -93,6 +93,7 @@ struct ev_stats {
 	int short_any;
 	struct ev_map class_cache;      /* name id -> class + 1 (under rules) */
 	struct ev_map bucket_cache;     /* name id ^ type -> bucket + 2 */
+	struct ev_map layout_cache;     /* variance: name id -> ev_gemm_layout + 1 */
 	struct groups g;                /* the analysis's accumulators */
 	struct groups aux;              /* coll: per-rank stragglers */
 	struct ev_stats_counts n;

@@ -126,6 +126,18 @@ int kernels_rows(struct ev_stats *s, struct ev_rowset *rs, int by_class)
 /* ------------------------------------------------------------------ */
 /* variance                                                             */
 
+/* ev_gemm_layout of a kernel name, cached per name. */
+static unsigned layout_of(struct ev_stats *s, uint64_t name)
+{
+	uint64_t *have = ev_map_get(&s->layout_cache, name);
+	if (have)
+		return (unsigned)(*have - 1);
+	unsigned l = ev_gemm_layout(str_of(s, name));
+	if (ev_map_put(&s->layout_cache, name, (uint64_t)l + 1) != EV_OK)
+		return l; /* a cache: no room only costs the parse again */
+	return l;
+}
+
 int variance_rec(struct ev_stats *s, const struct ev_rec *r)
 {
 	if (r->type != EV_KERNEL)
@@ -136,8 +148,13 @@ int variance_rec(struct ev_stats *s, const struct ev_rec *r)
 	s->n.selected++;
 	struct gkey k;
 	int rc = base_key(s, r, &k);
+	/* By signature, one GEMM is (op signature, operand layout), TraceLens's
+	 * GEMM sheet rows and so aorta's table: the layout ("transpose") comes
+	 * from the kernel's name, so one signature run by kernels of two
+	 * layouts is two GEMMs.  The row's kernel name is its first
+	 * instance's, as TraceLens shows it. */
 	k.k1 = (!s->o.key_name && r->sig) ? r->sig : r->name;
-	k.k2 = (!s->o.key_name && r->sig) ? 1 : 0;
+	k.k2 = (!s->o.key_name && r->sig) ? 1 + (uint64_t)layout_of(s, r->name) : 0;
 	struct kstat *ks = rc ? NULL : group_get(&s->g, &k, NULL);
 	if (!ks)
 		return EV_ERR_NOMEM;

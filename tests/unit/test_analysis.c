@@ -216,8 +216,20 @@ static void test_table_f64_exact(void)
 	close(fd);
 }
 
+static void test_gemm_layout(void)
+{
+	/* TraceLens's "transpose" from kernel names: Tensile and nvjet. */
+	CHECK(ev_gemm_layout("Cijk_Alik_Bljk_SB_MT128x128x32_MI32x32x1x2") == 1 + 3 * 2 + 1);
+	CHECK(ev_gemm_layout("Custom_Cijk_Ailk_Bjlk_BBS_BH_Bias") == 1 + 3 * 1 + 2);
+	CHECK(ev_gemm_layout("Cabc_Adef_Bghi_gemm0") == 1);
+	CHECK(ev_gemm_layout("nvjet_tst_128x64_64x4_1x2_h_bz_coopA_NT") == 1 + 3 * 1 + 2);
+	CHECK(ev_gemm_layout("ampere_sgemm_128x64_nn") == 0);
+	CHECK(ev_gemm_layout("Cij_Alik") == 0 && ev_gemm_layout("") == 0 && ev_gemm_layout(NULL) == 0);
+}
+
 int main(void)
 {
+	RUN(test_gemm_layout);
 	RUN(test_table_f64_exact);
 	RUN(test_cover);
 	RUN(test_dist_exact);
