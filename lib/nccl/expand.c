@@ -241,7 +241,7 @@ static double lat_cost(struct ev_nccl_sched *s, enum ev_nccl_prim prim, unsigned
 static int ring_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_nccl_part *p, unsigned bid)
 {
 	struct chx x = { .lane = c->lane0 + bid };
-	sched_sendq_init(s, c, &x.q, msg_steps(c, 1));
+	sched_sendq_init(s, &x.q, msg_steps(c, 1));
 	const int32_t *order;
 	int pos;
 	if (sched_ring_of(s, c, bid, &order, &pos))
@@ -320,7 +320,7 @@ static int pipe_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
                         int32_t root)
 {
 	struct chx x = { .lane = c->lane0 + bid };
-	sched_sendq_init(s, c, &x.q, msg_steps(c, 0));
+	sched_sendq_init(s, &x.q, msg_steps(c, 0));
 	const int32_t *order;
 	int pos;
 	if (sched_ring_of(s, c, bid, &order, &pos))
@@ -397,9 +397,9 @@ static int tree_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 	unsigned proto = c->pl.proto;
 	/* sends up to the parent, and down to each child, in program order */
 	struct sendq qu, qd[3];
-	sched_sendq_init(s, c, &qu, msg_steps(c, 0));
+	sched_sendq_init(s, &qu, msg_steps(c, 0));
 	for (int k = 0; k < 3; k++)
-		sched_sendq_init(s, c, &qd[k], msg_steps(c, 0));
+		sched_sendq_init(s, &qd[k], msg_steps(c, 0));
 	uint32_t last_down_send = 0, last_down_recv = 0;
 	int has_dsend = 0, has_drecv = 0;
 	while (loop_next(&it, &l)) {
@@ -539,7 +539,7 @@ static int p2p_emit(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t
 		int has_last = 0;
 		/* sends as the FIFO lets them go (one step per chunk); receives in order */
 		struct sendq q;
-		sched_sendq_init(s, c, &q, 1);
+		sched_sendq_init(s, &q, 1);
 		for (uint64_t k = 0; k < nsteps && !rc; k++) {
 			uint64_t b = p->bytes ? umin(p->chunk, p->bytes - k * p->chunk) : 0;
 			uint32_t d[2], id, after;

@@ -522,12 +522,11 @@ int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t p
 	return rc;
 }
 
-void sched_sendq_init(struct ev_nccl_sched *s, const struct cur *c, struct sendq *q, unsigned steps_per_msg)
+void sched_sendq_init(const struct ev_nccl_sched *s, struct sendq *q, unsigned steps_per_msg)
 {
 	memset(q, 0, sizeof *q);
 	unsigned w = SCHED_FIFO_STEPS / (steps_per_msg ? steps_per_msg : 1);
 	q->w = s->p.send_delivered || w < 1 ? 1 : w;
-	(void)c;
 }
 
 int sched_sendq_deps(const struct sendq *q, uint32_t *d, int k, unsigned *ireq)

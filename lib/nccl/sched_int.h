@@ -156,7 +156,7 @@ struct sendq {
 	uint32_t win[SCHED_FIFO_STEPS];
 };
 
-void sched_sendq_init(struct ev_nccl_sched *s, const struct cur *c, struct sendq *q, unsigned steps_per_msg);
+void sched_sendq_init(const struct ev_nccl_sched *s, struct sendq *q, unsigned steps_per_msg);
 /* Appends the queue's dependencies (at most 2) to d[k..] and their
  * irequires bits (bit i = d[i]) to *ireq; returns the new count. */
 int sched_sendq_deps(const struct sendq *q, uint32_t *d, int k, unsigned *ireq);
