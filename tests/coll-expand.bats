@@ -555,3 +555,52 @@ EOF
 	run -0 --separate-stderr coll-expand -o "$T/q.out" "$T/q.ev"
 	[[ "$stderr" == *"communicator 7 (3 ranks): no records of rank 2 (a missing export or trace file?)"* ]]
 }
+
+# send_deps FILE RANK CHANNEL: per SEND of that rank and channel, in order,
+# "k: ireq=<send index it irequires> req=<send indexes it requires>" where
+# an index names the k-th send (an intra CALC counts as its send).
+send_deps() {
+	ev-view -M -H -r "$2" -c type,id,aux,flags,channel "$1" | awk -F'\t' -v ch="$3" '
+		$1 == "send" && $5 == ch { k = n++; of[$2] = k; cur = k; line[k] = k ":"; next }
+		$1 == "send" || $1 == "recv" { cur = -1; next }
+		$1 == "calc" { if (cur >= 0 && last == "send") of[$2] = cur; last = "calc"; next }
+		$1 == "dep" && cur >= 0 && $2 in of && of[$2] == cur && ($3 in of) {
+			line[cur] = line[cur] " " ($4 == "ireq" ? "ireq=" : "req=") of[$3] }
+		{ if ($1 != "dep") last = $1 }
+		$1 == "send" { last = "send" }
+		END { for (i = 0; i < n; i++) print line[i] }'
+}
+
+@test "a channel's sends go in program order within NCCL's 8-step FIFO, not one delivery at a time" {
+	# ring AllReduce SIMPLE, 4 ranks on 4 nodes, 1 channel, 8 MiB: 2 slices
+	# of 2 steps per ring step, so 4 sends in flight (8 / sliceSteps)
+	mkcoll "$T/s.ev" 4 allreduce 8388608 ring simple float32 1
+	coll-expand -o "$T/s.out" "$T/s.ev"
+	run -0 check "$T/s.out"
+	run -0 send_deps "$T/s.out" 0 0
+	assert_line --index 0 "0:"
+	assert_line --index 1 "1: ireq=0"
+	# send 4 reuses the slot of send 0: it requires it (delivered) and
+	# irequires send 3 (posted)
+	assert_line --index 4 "4: ireq=3 req=0"
+	assert_line --index 5 "5: ireq=4 req=1"
+	# the earlier model: each send waits for the previous one's delivery
+	coll-expand --sends=serial -o "$T/x.out" "$T/s.ev"
+	run -0 send_deps "$T/x.out" 0 0
+	assert_line --index 1 "1: req=0"
+	assert_line --index 4 "4: req=3"
+	run -0 bash -c "ev-view -M -H -t dep -c flags '$T/x.out' | awk '\$1 == \"ireq\" { n++ } END { print n + 0 }'"
+	assert_output 0
+	# LL: one step per message, 8 in flight
+	mkcoll "$T/l.ev" 4 allreduce 1048576 ring ll float32 1
+	coll-expand -o "$T/l.out" "$T/l.ev"
+	run -0 send_deps "$T/l.out" 0 0
+	assert_line --index 7 "7: ireq=6"
+	assert_line --index 8 "8: ireq=7 req=0"
+	# GOAL: irequires lines, every send of a rank matched
+	ev2goal -o "$T/s.goal" "$T/s.out"
+	run -0 grep -c ' irequires l' "$T/s.goal"
+	[ "$output" -gt 0 ]
+	run -2 coll-expand --sends=lazy "$T/s.ev"
+	assert_output --partial "--sends: expected fifo or serial, got 'lazy'"
+}

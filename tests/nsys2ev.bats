@@ -415,16 +415,26 @@ OUT
 @test "PyTorch shapes (--pytorch=autograd-shapes-nvtx) size the calls whose kernel names a type; the rest is said" {
 	python3 "$GEN" --flavour stock --iters 1 --no-blobs --torch-shapes ts
 	run -0 --separate-stderr nsys2ev -o ts.ev ts
-	[[ "$stderr" == *"nsys_nid000000.sqlite: 10 NCCL calls sized from PyTorch's NVTX shapes (elements x the kernel's type)"* ]]
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 12 NCCL calls sized from PyTorch's NVTX shapes (elements x the kernel's type)"* ]]
 	[[ "$stderr" == *"nsys_nid000000.sqlite: 4 NCCL operations have element counts but no element type: bytes 0"* ]]
-	[[ "$stderr" == *"nsys_nid000000.sqlite: 6 of 16 NCCL calls have no size"* ]]
+	# left: the grouped send/recv (no PyTorch range, SendRecv kernels name no type)
+	[[ "$stderr" == *"nsys_nid000000.sqlite: 4 of 16 NCCL calls have no size"* ]]
 	run -0 ev-view -M -H -t coll -r 0 -c op,bytes,dtype ts.ev
 	assert_output - <<'OUT'
 allreduce	4194304	float32
 allreduce	65536	bfloat16
 allgather	0	int8
-reducescatter	0	float32
+reducescatter	262144	float32
 broadcast	0	int8
 reduce	131072	float32
 OUT
+	# ReduceScatter's shape is its whole input: the same bytes as the
+	# payload export of the same run
+	python3 "$GEN" --flavour stock --iters 1 bl
+	nsys2ev -q -o bl.ev bl
+	for f in ts bl; do
+		ev-view -M -H -t coll -c op,rank,bytes $f.ev | awk -F'\t' '$1 == "reducescatter"' >$f.rs
+	done
+	[ -s bl.rs ]
+	cmp ts.rs bl.rs
 }

@@ -67,6 +67,10 @@ static void usage(FILE *f)
 "      --lead-in          also a CALC before a stream's first operation,\n"
 "                         from the rank's first record (NCCL init, warm-up);\n"
 "                         by default every stream starts at its first operation\n"
+"      --sends=MODE       a channel's send k waits for: fifo (send k-1 posted,\n"
+"                         GOAL irequires, and a free slot of NCCL's 8-step FIFO)\n"
+"                         or serial (send k-1 delivered, the earlier model)\n"
+"                         [fifo]\n"
 "      --merge-streams    one chain per rank instead of one per CUDA stream\n"
 "      --only-comm        drop records other than the expansion\n"
 "      --keep-coll        also keep the COLL/P2P/CHAN records\n"
@@ -351,7 +355,7 @@ done:
 int main(int argc, char **argv)
 {
 	enum { O_NCCL = 256, O_NCH, O_NT, O_PRESET, O_RPN, O_INTRA, O_IBW, O_COMP, O_MERGE, O_ONLY, O_KEEP, O_LEN,
-	       O_JIT, O_TP, O_LEAD, O_MAXM, O_FMT };
+	       O_JIT, O_TP, O_LEAD, O_MAXM, O_FMT, O_SENDS };
 	static const struct option longopts[] = {
 		EV_CLI_COMMON_LONG,
 		{ "lat", required_argument, NULL, 'l' },
@@ -366,6 +370,7 @@ int main(int argc, char **argv)
 		{ "intra-bw", required_argument, NULL, O_IBW },
 		{ "compute", required_argument, NULL, O_COMP },
 		{ "lead-in", no_argument, NULL, O_LEAD },
+		{ "sends", required_argument, NULL, O_SENDS },
 		{ "merge-streams", no_argument, NULL, O_MERGE },
 		{ "only-comm", no_argument, NULL, O_ONLY },
 		{ "keep-coll", no_argument, NULL, O_KEEP },
@@ -452,6 +457,14 @@ int main(int argc, char **argv)
 				return ev_cli_usage_error(&o.cli, "--compute: expected gaps, kernels or none, got '%s'", optarg);
 			break;
 		case O_LEAD: o.p.lead_in = 1; break;
+		case O_SENDS:
+			if (strcmp(optarg, "fifo") == 0)
+				o.p.send_delivered = 0;
+			else if (strcmp(optarg, "serial") == 0)
+				o.p.send_delivered = 1;
+			else
+				return ev_cli_usage_error(&o.cli, "--sends: expected fifo or serial, got '%s'", optarg);
+			break;
 		case O_MERGE: o.p.merge_streams = 1; break;
 		case O_ONLY: o.only_comm = 1; break;
 		case O_KEEP: o.p.keep_coll = 1; break;

@@ -193,6 +193,9 @@ struct ev_nccl_params {
 	double intra_bw;              /* bytes per ns of intra-node CALCs */
 	enum ev_nccl_compute compute;
 	int lead_in;                  /* also the compute before a chain's first op */
+	int send_delivered;           /* a channel's send waits for the previous one's
+	                                 delivery (old model); default: its posting,
+	                                 within NCCL's FIFO of NCCL_STEPS slots */
 	int merge_streams;            /* one chain per rank */
 	int keep_coll;                /* also emit the COLL/P2P/CHAN records */
 	int lenient;                  /* skip bad records (EV_NCCL_SKIPPED) */

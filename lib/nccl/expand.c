@@ -195,23 +195,31 @@ static void loop_init(struct ev_nccl_sched *s, struct cur *c, struct loopit *it,
 
 struct chx {
 	uint32_t lane;
-	uint32_t last_send;
-	int has_last_send;
+	struct sendq q;
 	uint32_t step;
 };
 
-/* Dependencies of a send: the previous send of the channel (program
- * order) and the data it forwards, else the channel start. */
-static int ndeps_of(uint32_t *d, const struct chx *x, const struct cur *c, int has_data, uint32_t data)
+/* Dependencies of a send: the previous sends of the channel (program
+ * order, FIFO slots; see struct sendq) and the data it forwards, else the
+ * channel start. */
+static int ndeps_of(uint32_t *d, unsigned *ireq, const struct chx *x, const struct cur *c, int has_data,
+                    uint32_t data)
 {
-	int k = 0;
-	if (x->has_last_send)
-		d[k++] = x->last_send;
+	*ireq = 0;
+	int k = sched_sendq_deps(&x->q, d, 0, ireq);
 	if (has_data)
 		d[k++] = data;
-	else if (!x->has_last_send && c->has_start)
+	else if (!x->q.has_last && c->has_start)
 		d[k++] = c->start;
 	return k;
+}
+
+/* Steps per message of a ring or pipeline channel: a SIMPLE slice, else one. */
+static unsigned msg_steps(const struct cur *c, int sliced)
+{
+	if (c->pl.proto != EV_PROTO_SIMPLE)
+		return 1;
+	return sliced ? c->pl.slice_steps : c->pl.chunk_steps;
 }
 
 /* Recv-side dependency for ops that only wait for the channel start. */
@@ -233,6 +241,7 @@ static double lat_cost(struct ev_nccl_sched *s, enum ev_nccl_prim prim, unsigned
 static int ring_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_nccl_part *p, unsigned bid)
 {
 	struct chx x = { .lane = c->lane0 + bid };
+	sched_sendq_init(s, &x.q, msg_steps(c, 1));
 	const int32_t *order;
 	int pos;
 	if (sched_ring_of(s, c, bid, &order, &pos))
@@ -265,12 +274,12 @@ static int ring_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 			ev_nccl_slices(&c->pl, re, rsl);
 			for (int sl = 0; sl < nsl; sl++) {
 				uint32_t d[3], id, after;
-				int nd = ndeps_of(d, &x, c, k > 0 && have_avail, avail[sl]);
-				rc = sched_put_msg(s, c, 1, next, bid, x.lane, ssl[sl] * T, fl, x.step, d, nd, &id, &after);
+				unsigned ireq;
+				int nd = ndeps_of(d, &ireq, &x, c, k > 0 && have_avail, avail[sl]);
+				rc = sched_put_msg(s, c, 1, next, bid, x.lane, ssl[sl] * T, fl, x.step, d, nd, ireq, &id, &after);
 				if (rc)
 					return rc;
-				x.last_send = after;
-				x.has_last_send = 1;
+				sched_sendq_push(&x.q, id, after);
 			}
 			/* Receive what prev sent at this step, then reduce/copy it. */
 			int prim = ar ? (k < n - 2 ? EV_NCCL_P_RRS : k == n - 2 ? EV_NCCL_P_RRCS
@@ -280,7 +289,7 @@ static int ring_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 			for (int sl = 0; sl < nsl; sl++) {
 				uint32_t d[1], id, after;
 				int nd = start_deps(d, c);
-				rc = sched_put_msg(s, c, 0, prev, bid, x.lane, rsl[sl] * T, fl, x.step, d, nd, &id, &after);
+				rc = sched_put_msg(s, c, 0, prev, bid, x.lane, rsl[sl] * T, fl, x.step, d, nd, 0, &id, &after);
 				if (rc)
 					return rc;
 				uint32_t out = after;
@@ -299,7 +308,7 @@ static int ring_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 			x.step++;
 		}
 	}
-	if (x.has_last_send && (rc = sched_tail_add(c->ch, x.last_send)))
+	if (x.q.has_last && (rc = sched_tail_add(c->ch, x.q.last)))
 		return rc;
 	if (has_last_recv && (rc = sched_tail_add(c->ch, last_recv)))
 		return rc;
@@ -311,6 +320,7 @@ static int pipe_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
                         int32_t root)
 {
 	struct chx x = { .lane = c->lane0 + bid };
+	sched_sendq_init(s, &x.q, msg_steps(c, 0));
 	const int32_t *order;
 	int pos;
 	if (sched_ring_of(s, c, bid, &order, &pos))
@@ -345,7 +355,7 @@ static int pipe_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 		if (do_recv) {
 			uint32_t d[1], id, after;
 			int nd = start_deps(d, c);
-			if ((rc = sched_put_msg(s, c, 0, prev, bid, x.lane, ne * T, 0, x.step, d, nd, &id, &after)))
+			if ((rc = sched_put_msg(s, c, 0, prev, bid, x.lane, ne * T, 0, x.step, d, nd, 0, &id, &after)))
 				return rc;
 			double cost = prim >= 0 ? lat_cost(s, (enum ev_nccl_prim)prim, c->pl.proto, ne * T) : 0;
 			if (cost > 0 && (rc = sched_put_calc(s, c, prim == EV_NCCL_P_RCS ? EV_CALC_COPY : EV_CALC_REDUCE, x.lane,
@@ -358,15 +368,15 @@ static int pipe_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 		}
 		if (do_send) {
 			uint32_t d[3], id, after;
-			int nd = ndeps_of(d, &x, c, has_data, data);
-			if ((rc = sched_put_msg(s, c, 1, next, bid, x.lane, ne * T, 0, x.step, d, nd, &id, &after)))
+			unsigned ireq;
+			int nd = ndeps_of(d, &ireq, &x, c, has_data, data);
+			if ((rc = sched_put_msg(s, c, 1, next, bid, x.lane, ne * T, 0, x.step, d, nd, ireq, &id, &after)))
 				return rc;
-			x.last_send = after;
-			x.has_last_send = 1;
+			sched_sendq_push(&x.q, id, after);
 		}
 		x.step++;
 	}
-	if (x.has_last_send && (rc = sched_tail_add(c->ch, x.last_send)))
+	if (x.q.has_last && (rc = sched_tail_add(c->ch, x.q.last)))
 		return rc;
 	if (has_last_recv && (rc = sched_tail_add(c->ch, last_recv)))
 		return rc;
@@ -385,8 +395,13 @@ static int tree_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 	loop_init(s, c, &it, p, bid, 0);
 	int rc;
 	unsigned proto = c->pl.proto;
-	uint32_t last_up = 0, last_down_send = 0, last_down_recv = 0;
-	int has_up = 0, has_dsend = 0, has_drecv = 0;
+	/* sends up to the parent, and down to each child, in program order */
+	struct sendq qu, qd[3];
+	sched_sendq_init(s, &qu, msg_steps(c, 0));
+	for (int k = 0; k < 3; k++)
+		sched_sendq_init(s, &qd[k], msg_steps(c, 0));
+	uint32_t last_down_send = 0, last_down_recv = 0;
+	int has_dsend = 0, has_drecv = 0;
 	while (loop_next(&it, &l)) {
 		uint64_t ne = nelem_of(&l, 0), b = ne * c->pl.T;
 		uint32_t got[3];
@@ -396,7 +411,7 @@ static int tree_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 				continue;
 			uint32_t d[1], id, after;
 			int nd = start_deps(d, c);
-			if ((rc = sched_put_msg(s, c, 0, t.down[k], bid, x.lane, b, EV_F_TREE_UP, x.step, d, nd, &id, &after)))
+			if ((rc = sched_put_msg(s, c, 0, t.down[k], bid, x.lane, b, EV_F_TREE_UP, x.step, d, nd, 0, &id, &after)))
 				return rc;
 			double cost = lat_cost(s, t.up < 0 ? EV_NCCL_P_RRCS : EV_NCCL_P_RRS, proto, b);
 			if (cost > 0 &&
@@ -409,20 +424,18 @@ static int tree_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 		if (t.up >= 0) {
 			/* Up: after every child's contribution. */
 			uint32_t d[5], id, after;
-			int nd = 0;
-			if (has_up)
-				d[nd++] = last_up;
+			unsigned ireq = 0;
+			int nd = sched_sendq_deps(&qu, d, 0, &ireq);
 			for (int k = 0; k < ngot; k++)
 				d[nd++] = got[k];
-			if (!nd && c->has_start)
+			if (!ngot && !qu.has_last && c->has_start)
 				d[nd++] = c->start;
-			if ((rc = sched_put_msg(s, c, 1, t.up, bid, x.lane, b, EV_F_TREE_UP, x.step, d, nd, &id, &after)))
+			if ((rc = sched_put_msg(s, c, 1, t.up, bid, x.lane, b, EV_F_TREE_UP, x.step, d, nd, ireq, &id, &after)))
 				return rc;
-			last_up = after;
-			has_up = 1;
+			sched_sendq_push(&qu, id, after);
 			/* Down: receive the result from up. */
 			int ns = start_deps(d, c);
-			if ((rc = sched_put_msg(s, c, 0, t.up, bid, x.lane, b, EV_F_TREE_DOWN, x.step, d, ns, &id, &after)))
+			if ((rc = sched_put_msg(s, c, 0, t.up, bid, x.lane, b, EV_F_TREE_DOWN, x.step, d, ns, 0, &id, &after)))
 				return rc;
 			int has_child = t.down[0] >= 0 || t.down[1] >= 0 || t.down[2] >= 0;
 			double cost = has_child ? lat_cost(s, EV_NCCL_P_RCS, proto, b) : 0;
@@ -440,21 +453,22 @@ static int tree_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 			if (t.down[k] < 0)
 				continue;
 			uint32_t d[5], id, after;
-			int nd = 0;
-			if (has_dsend)
-				d[nd++] = last_down_send;
+			unsigned ireq = 0;
+			int nd = sched_sendq_deps(&qd[k], d, 0, &ireq);
 			for (int q = 0; q < ndown_src; q++)
 				d[nd++] = down_src[q];
-			if (!nd && c->has_start)
+			if (!ndown_src && !qd[k].has_last && c->has_start)
 				d[nd++] = c->start;
-			if ((rc = sched_put_msg(s, c, 1, t.down[k], bid, x.lane, b, EV_F_TREE_DOWN, x.step, d, nd, &id, &after)))
+			if ((rc = sched_put_msg(s, c, 1, t.down[k], bid, x.lane, b, EV_F_TREE_DOWN, x.step, d, nd, ireq, &id,
+			                        &after)))
 				return rc;
+			sched_sendq_push(&qd[k], id, after);
 			last_down_send = after;
 			has_dsend = 1;
 		}
 		x.step++;
 	}
-	if (has_up && (rc = sched_tail_add(c->ch, last_up)))
+	if (qu.has_last && (rc = sched_tail_add(c->ch, qu.last)))
 		return rc;
 	if (has_dsend && (rc = sched_tail_add(c->ch, last_down_send)))
 		return rc;
@@ -523,11 +537,21 @@ static int p2p_emit(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t
 		uint64_t nsteps = p->bytes ? div_up(p->bytes, p->chunk) : 1;
 		uint32_t last = 0;
 		int has_last = 0;
+		/* sends as the FIFO lets them go (one step per chunk); receives in order */
+		struct sendq q;
+		sched_sendq_init(s, &q, 1);
 		for (uint64_t k = 0; k < nsteps && !rc; k++) {
 			uint64_t b = p->bytes ? umin(p->chunk, p->bytes - k * p->chunk) : 0;
-			uint32_t d[1], id, after;
-			int nd = has_last ? (d[0] = last, 1) : start_deps(d, c);
-			rc = sched_put_msg(s, c, is_send, peer, ch, lane, b, 0, (uint32_t)k, d, nd, &id, &after);
+			uint32_t d[2], id, after;
+			unsigned ireq = 0;
+			int nd;
+			if (is_send)
+				nd = q.has_last ? sched_sendq_deps(&q, d, 0, &ireq) : start_deps(d, c);
+			else
+				nd = has_last ? (d[0] = last, 1) : start_deps(d, c);
+			rc = sched_put_msg(s, c, is_send, peer, ch, lane, b, 0, (uint32_t)k, d, nd, ireq, &id, &after);
+			if (is_send)
+				sched_sendq_push(&q, id, after);
 			last = after;
 			has_last = 1;
 		}

@@ -417,12 +417,14 @@ static int put_rec(struct ev_nccl_sched *s, struct cur *c, struct ev_rec *r, uin
 	return s->sink.emit(s->sink.ctx, r);
 }
 
-static int put_dep(struct ev_nccl_sched *s, struct cur *c, uint32_t lane, uint32_t id, uint32_t on)
+static int put_dep(struct ev_nccl_sched *s, struct cur *c, uint32_t lane, uint32_t id, uint32_t on, int ireq)
 {
 	struct ev_rec d = c->dep;
 	d.stream = lane;
 	d.id = id;
 	d.aux = on;
+	if (ireq)
+		d.flags |= EV_F_IREQ;
 	s->stats.deps++;
 	return s->sink.emit(s->sink.ctx, &d);
 }
@@ -445,7 +447,7 @@ int sched_put_calc(struct ev_nccl_sched *s, struct cur *c, unsigned kind, uint32
 	uint32_t first = ndeps > 0 ? deps[0] : 0;
 	int rc = put_rec(s, c, &r, id);
 	for (int i = 0; i < ndeps && !rc; i++)
-		rc = put_dep(s, c, lane, *id, i == 0 ? first : deps[i]);
+		rc = put_dep(s, c, lane, *id, i == 0 ? first : deps[i], 0);
 	s->stats.calcs++;
 	return rc;
 }
@@ -472,8 +474,8 @@ static uint32_t make_tag(uint32_t comm_idx, unsigned ch, uint32_t ctr)
 /* One message in one direction.  For an intra-node message in calc mode:
  * a 0-byte message plus a CALC intra on this side (returned in *after). */
 int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t peer, unsigned ch, uint32_t lane,
-                  uint64_t data, uint16_t flags, uint32_t step, const uint32_t *deps, int ndeps, uint32_t *id,
-                  uint32_t *after)
+                  uint64_t data, uint16_t flags, uint32_t step, const uint32_t *deps, int ndeps, unsigned ireq,
+                  uint32_t *id, uint32_t *after)
 {
 	if (s->msg_budget == 0)
 		return sched_fail(s, EV_ERR_LIMIT, "more messages than the limit of %llu for one operation (--max-messages)",
@@ -503,7 +505,7 @@ int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t p
 	r.bytes = intra && !s->p.intra_send ? 0 : wire;
 	int rc = put_rec(s, c, &r, id);
 	for (int i = 0; i < ndeps && !rc; i++)
-		rc = put_dep(s, c, lane, *id, deps[i]);
+		rc = put_dep(s, c, lane, *id, deps[i], (int)(ireq >> i & 1u));
 	if (is_send)
 		s->stats.sends++;
 	else
@@ -518,6 +520,32 @@ int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t p
 		rc = sched_put_calc(s, c, EV_CALC_INTRA, lane, data, (double)data / s->p.intra_bw, id, 1, (uint16_t)ch,
 		                    after);
 	return rc;
+}
+
+void sched_sendq_init(const struct ev_nccl_sched *s, struct sendq *q, unsigned steps_per_msg)
+{
+	memset(q, 0, sizeof *q);
+	unsigned w = SCHED_FIFO_STEPS / (steps_per_msg ? steps_per_msg : 1);
+	q->w = s->p.send_delivered || w < 1 ? 1 : w;
+}
+
+int sched_sendq_deps(const struct sendq *q, uint32_t *d, int k, unsigned *ireq)
+{
+	if (q->has_last) {
+		if (q->w > 1)
+			*ireq |= 1u << k;
+		d[k++] = q->last;
+	}
+	if (q->w > 1 && q->nsent >= q->w)
+		d[k++] = q->win[(q->nsent - q->w) % SCHED_FIFO_STEPS];
+	return k;
+}
+
+void sched_sendq_push(struct sendq *q, uint32_t send, uint32_t after)
+{
+	q->last = after;
+	q->has_last = 1;
+	q->win[q->nsent++ % SCHED_FIFO_STEPS] = send;
 }
 
 /* ------------------------------------------------------------------ */

@@ -137,8 +137,30 @@ int sched_tail_add(struct chain *c, uint32_t id);
 int sched_put_calc(struct ev_nccl_sched *s, struct cur *c, unsigned kind, uint32_t lane, uint64_t bytes, double ns,
                    const uint32_t *deps, int ndeps, uint16_t ch, uint32_t *id);
 int sched_put_msg(struct ev_nccl_sched *s, struct cur *c, int is_send, int32_t peer, unsigned ch, uint32_t lane,
-                  uint64_t data, uint16_t flags, uint32_t step, const uint32_t *deps, int ndeps, uint32_t *id,
-                  uint32_t *after);
+                  uint64_t data, uint16_t flags, uint32_t step, const uint32_t *deps, int ndeps, unsigned ireq,
+                  uint32_t *id, uint32_t *after);
+
+/* NCCL's FIFO depth per connection (NCCL_STEPS). */
+#define SCHED_FIFO_STEPS 8
+
+/* The sends of one connection (a channel's peer) in program order.  NCCL
+ * posts send k once send k-1 is posted and a FIFO slot is free: send k
+ * irequires send k-1 and requires send k-w, the send whose slot it reuses
+ * (under LogGOPSim's rendezvous a send ends when its receive completes,
+ * i.e. when the slot is consumed).  w = NCCL_STEPS / steps per message. */
+struct sendq {
+	uint32_t last;          /* op to start after: the last send (or its intra CALC) */
+	int has_last;
+	unsigned w;             /* messages in flight; 1 = wait for delivery */
+	uint32_t nsent;
+	uint32_t win[SCHED_FIFO_STEPS];
+};
+
+void sched_sendq_init(const struct ev_nccl_sched *s, struct sendq *q, unsigned steps_per_msg);
+/* Appends the queue's dependencies (at most 2) to d[k..] and their
+ * irequires bits (bit i = d[i]) to *ireq; returns the new count. */
+int sched_sendq_deps(const struct sendq *q, uint32_t *d, int k, unsigned *ireq);
+void sched_sendq_push(struct sendq *q, uint32_t send, uint32_t after);
 
 void sched_note_decision(struct ev_nccl_sched *s, const struct cur *c);
 

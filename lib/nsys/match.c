@@ -443,9 +443,14 @@ static int emit_op(struct ev_nsys *s, struct gpu *g, struct op *p, const struct 
 		r.bytes = p->bytes * c->nranks; /* the call names the smaller buffer */
 	int same = ki->kn.coll == p->kind || (ki->kn.coll == EV_OP_SENDRECV && p->p2p);
 	if (p->elems) {
-		/* PyTorch shapes count elements: bytes need the kernel's type. */
+		/* PyTorch shapes count the first tensor's elements: AllGather's
+		 * input (one rank's share), ReduceScatter's input (all of it);
+		 * bytes need the kernel's type. */
 		unsigned ts = same && ki->kn.coll != EV_OP_SENDRECV ? ev_dtype_size(ki->kn.dtype) : 0;
-		r.bytes = ts ? p->bytes * ts : 0;
+		uint64_t el = p->bytes;
+		if (c && p->kind == EV_OP_ALLGATHER && __builtin_mul_overflow(el, (uint64_t)c->nranks, &el))
+			el = 0;
+		r.bytes = ts && !__builtin_mul_overflow(el, (uint64_t)ts, &el) ? el : 0;
 		if (!ts)
 			s->files[g->file].torch_untyped++;
 	}
@@ -637,8 +642,9 @@ int nsys_torch_range(struct gpu *g, uint32_t tid, int64_t start, int64_t end, co
 }
 
 /* A stock call without payload values inside such a range on its thread:
- * its element count, for the kinds whose NCCL count is the first tensor's
- * (AllReduce, AllGather's input, Broadcast, Reduce).  1 when filled. */
+ * its element count, for the kinds whose NCCL buffer is the first tensor
+ * (AllReduce, AllGather's input, ReduceScatter's input, Broadcast,
+ * Reduce).  1 when filled. */
 int nsys_torch_fill(struct gpu *g, uint32_t tid, int64_t start, struct call *c)
 {
 	for (size_t i = 0; i < g->nthr; i++) {
@@ -646,8 +652,8 @@ int nsys_torch_fill(struct gpu *g, uint32_t tid, int64_t start, struct call *c)
 		if (th->tid != tid)
 			continue;
 		if (!th->torch_kind || start < th->torch_start || start > th->torch_end || th->torch_kind != c->kind ||
-		    (c->kind != EV_OP_ALLREDUCE && c->kind != EV_OP_ALLGATHER && c->kind != EV_OP_BROADCAST &&
-		     c->kind != EV_OP_REDUCE) || th->torch_numel > INT64_MAX)
+		    (c->kind != EV_OP_ALLREDUCE && c->kind != EV_OP_ALLGATHER && c->kind != EV_OP_REDUCESCATTER &&
+		     c->kind != EV_OP_BROADCAST && c->kind != EV_OP_REDUCE) || th->torch_numel > INT64_MAX)
 			return 0;
 		c->bytes = (int64_t)th->torch_numel;
 		c->have |= HC_BYTES | HC_ELEMS;

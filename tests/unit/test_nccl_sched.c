@@ -20,6 +20,7 @@
 /* What a schedule holds, counted by a sink. */
 struct tally {
 	uint64_t sends, recvs, calcs, deps;
+	uint64_t ireq;                      /* DEPs on a start (irequires) */
 	uint64_t sent[NR];                  /* SEND bytes per rank */
 	uint64_t ch_sends[NR][64];          /* per rank and channel */
 	uint64_t ch_bytes[NR][64];
@@ -57,6 +58,8 @@ static int tally_emit(void *ctx, const struct ev_rec *r)
 		t->calcs++;
 	} else if (r->type == EV_DEP) {
 		t->deps++;
+		if (r->flags & EV_F_IREQ)
+			t->ireq++;
 	}
 	return EV_OK;
 }
@@ -533,6 +536,40 @@ static void test_seq_jump(void)
 	ev_meta_free(m);
 }
 
+/* A channel's sends: each irequires the previous one (posted) and requires
+ * the one whose FIFO slot it reuses; --sends=serial waits for delivery. */
+static void test_send_fifo(void)
+{
+	struct tally t, u;
+	struct ev_nccl_params p;
+	ev_nccl_params_default(&p);
+	p.intra_send = 1;
+	/* 8 MiB fp32 ring AllReduce, 4 ranks, 1 channel, SIMPLE, 2 slices per ring
+	 * step: every send but the first of a rank irequires its predecessor,
+	 * and every send from the 5th on (8 steps / 2 per slice) requires one
+	 * more, the send whose slot it reuses */
+	CHECK(run_coll(&t, &p, NULL, 4, EV_OP_ALLREDUCE, 8388608, EV_ALGO_RING, EV_PROTO_SIMPLE, EV_DT_FLOAT32, 1, -1) ==
+	      EV_OK);
+	uint64_t per = t.sends / 4;
+	CHECK(per > 4);
+	CHECK(t.ireq == 4 * (per - 1));
+	p.send_delivered = 1;
+	CHECK(run_coll(&u, &p, NULL, 4, EV_OP_ALLREDUCE, 8388608, EV_ALGO_RING, EV_PROTO_SIMPLE, EV_DT_FLOAT32, 1, -1) ==
+	      EV_OK);
+	CHECK(u.ireq == 0 && u.sends == t.sends && u.recvs == t.recvs);
+	/* the FIFO adds one requires per send beyond the window */
+	CHECK(t.deps == u.deps + 4 * (per - 4));
+	/* LL: one step per message, 8 in flight */
+	p.send_delivered = 0;
+	CHECK(run_coll(&t, &p, NULL, 4, EV_OP_ALLREDUCE, 1048576, EV_ALGO_RING, EV_PROTO_LL, EV_DT_FLOAT32, 1, -1) ==
+	      EV_OK);
+	p.send_delivered = 1;
+	CHECK(run_coll(&u, &p, NULL, 4, EV_OP_ALLREDUCE, 1048576, EV_ALGO_RING, EV_PROTO_LL, EV_DT_FLOAT32, 1, -1) ==
+	      EV_OK);
+	per = t.sends / 4;
+	CHECK(per > 8 && t.ireq == 4 * (per - 1) && t.deps == u.deps + 4 * (per - 8));
+}
+
 static void test_latency_table(void)
 {
 	ev_nccl_lat *L = ev_nccl_lat_new();
@@ -586,6 +623,7 @@ int main(void)
 	RUN(test_bounds);
 	RUN(test_huge_comm);
 	RUN(test_seq_jump);
+	RUN(test_send_fifo);
 	RUN(test_latency_table);
 	RUN(test_npkit_rows);
 	printf("test_nccl_sched: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
