@@ -138,10 +138,11 @@ EOF
 	assert_output "96 96 176"
 	run -0 awk '/ send / { s++ } / recv / { r++ } /calc [1-9]/ { c++ } END { print s, r, c }' "$REF/v2_allreduce_ring_simple_4gpu_2node_2ch_1MiB.goal"
 	assert_output "96 96 176"
-	# ... in 721 lines instead of 1121; the ATLAHS-style estimate is close to
+	# ... in 785 lines instead of 1121 (coll-expand's FIFO adds 64 requires);
+	# the ATLAHS-style estimate is close to
 	# the real ATLAHS file.
 	run -0 wc -l <"$T/x.goal"
-	assert_output 721
+	assert_output 785
 	run -0 awk -F'\t' '$1 == "lines_atlahs_style" { print ($2 > 1050 && $2 < 1200) ? "close" : $2 }' "$T/st.tsv"
 	assert_output close
 }
