@@ -96,7 +96,7 @@ done
 names() { # names N FILE
 	[ -s "$2" ] && return 0
 	awk -v n="$1" 'BEGIN { OFS = "\t"; print "type", "ts", "dur", "name"
-		for (i = 0; i < n; i++) printf "kernel\t%d\t100\tkernel_%d\n", i * 200, i }' | ev-view --pack -o "$2"
+		for (i = 0; i < n; i++) printf "kernel\t%.0f\t100\tkernel_%d\n", i * 200, i }' | ev-view --pack -o "$2" # %.0f: mawk's %d stops at 2^31
 }
 k1=$((unit / 50)) # 100 k names (10 k with BENCH_SMALL)
 names "$k1" "$d/n1.ev"
