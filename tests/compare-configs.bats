@@ -11,14 +11,6 @@ setup() {
 	BROWSER="$TESTS_DIR/fixtures/evkit-report/browser-check.sh"
 }
 
-# A python3 with openpyxl (Debian python3-openpyxl), or skip.
-need_openpyxl() {
-	local p
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import openpyxl' 2>/dev/null; then PY_XLSX="$p"; return 0; fi
-	done
-	skip "openpyxl is not installed (Debian: python3-openpyxl): the workbook cannot be read back"
-}
 
 # The plots, SVG (and PNG when gnuplot has pngcairo).
 plot_list() {

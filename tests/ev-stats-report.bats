@@ -10,13 +10,6 @@ setup() {
 	TL="$SHARED_DATA/kineto/tracelens"
 }
 
-need_openpyxl() {
-	local p
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import openpyxl' 2>/dev/null; then PY_XLSX="$p"; return 0; fi
-	done
-	skip "openpyxl is not installed (Debian: python3-openpyxl): the workbook cannot be read back"
-}
 
 @test "short --table=histogram equals TraceLens's short_kernel_histogram on real traces (shared data)" {
 	need_shared_data

@@ -8,13 +8,6 @@ setup() {
 	XLSX="$TESTS_DIR/fixtures/evkit-report/check-xlsx.py"
 }
 
-need_openpyxl() {
-	local p
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import openpyxl' 2>/dev/null; then PY_XLSX="$p"; return 0; fi
-	done
-	skip "openpyxl is not installed (Debian: python3-openpyxl): the workbook cannot be read back"
-}
 
 @test "--help, --version and usage errors" {
 	run -0 --separate-stderr ev-xlsx --help

@@ -12,14 +12,6 @@ setup() {
 	XLSX="$TESTS_DIR/fixtures/evkit-report/check-xlsx.py"
 }
 
-# A python3 with openpyxl (Debian python3-openpyxl), or skip.
-need_openpyxl() {
-	local p
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import openpyxl' 2>/dev/null; then PY_XLSX="$p"; return 0; fi
-	done
-	skip "openpyxl is not installed (Debian: python3-openpyxl): the workbook cannot be read back"
-}
 
 # The plots gemm-variance writes, SVG (and PNG when gnuplot has pngcairo).
 plot_list() {
@@ -254,15 +246,7 @@ OUT
 	python3 "$GEN" --ranks 4 --iters 3 --channels 28,42,56 "$T/real"
 	# Names with spaces, a leading '-' and a newline; symlinked directories
 	# and trace files.
-	S="$T/-my sweep"$'\n'"v2"
-	mkdir -p "$S/256thread" "$S/512thread/nccl_42channels/torch_profiler"
-	ln -s "$T/real/256thread/nccl_28channels" "$S/256thread/nccl_28channels"
-	ln -s "$T/real/256thread/nccl_42channels" "$S/256thread/nccl_42channels"
-	ln -s "$T/real/512thread/nccl_28channels" "$S/512thread/nccl_28channels"
-	for r in 0 1 2 3; do
-		mkdir -p "$S/512thread/nccl_42channels/torch_profiler/rank$r"
-		ln -s "$T/real/512thread/nccl_42channels/torch_profiler/rank$r/trace.json" "$S/512thread/nccl_42channels/torch_profiler/rank$r/trace.json"
-	done
+	odd_sweep "$T/real" "$T/-my sweep"$'\n'"v2"
 	cd "$T"
 	run -0 gemm-variance -q -k 1 --select channels=42,28 --ranks 1,3 -o "-out dir" -- "-my sweep"$'\n'"v2"
 	run -0 cols "$T/-out dir/top1_gemm_kernels_time_variance.tsv" threads,channel,rank

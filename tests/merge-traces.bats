@@ -122,15 +122,7 @@ EOF
 
 @test "a symlinked, oddly named sweep with a subset selection; any layout by path regex" {
 	python3 "$TESTS_DIR/gen/gen-kineto.py" --ranks 4 --iters 2 --channels 28,42 "$T/real"
-	S="$T/-my sweep"$'\n'"v2"
-	mkdir -p "$S/256thread" "$S/512thread/nccl_42channels/torch_profiler"
-	ln -s "$T/real/256thread/nccl_28channels" "$S/256thread/nccl_28channels"
-	ln -s "$T/real/256thread/nccl_42channels" "$S/256thread/nccl_42channels"
-	ln -s "$T/real/512thread/nccl_28channels" "$S/512thread/nccl_28channels"
-	for r in 0 1 2 3; do
-		mkdir -p "$S/512thread/nccl_42channels/torch_profiler/rank$r"
-		ln -s "$T/real/512thread/nccl_42channels/torch_profiler/rank$r/trace.json" "$S/512thread/nccl_42channels/torch_profiler/rank$r/trace.json"
-	done
+	odd_sweep "$T/real" "$T/-my sweep"$'\n'"v2"
 	cd "$T"
 	run -0 merge-traces -q -k --select threads=512 --ranks 1,3 -o "-out dir" -- "-my sweep"$'\n'"v2"
 	run -0 ls "$T/-out dir"

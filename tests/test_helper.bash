@@ -22,6 +22,30 @@ need_shared_data() {
 	fi
 }
 
+# A python3 with openpyxl (Debian python3-openpyxl), or skip.
+need_openpyxl() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import openpyxl' 2>/dev/null; then PY_XLSX="$p"; return 0; fi
+	done
+	skip "openpyxl is not installed (Debian: python3-openpyxl): the workbook cannot be read back"
+}
+
+# odd_sweep REAL S: a sweep S (its name is the caller's: spaces, a leading
+# '-', a newline) over the 4-rank, 28/42-channel sweep REAL, reached through
+# symlinked configuration directories and symlinked trace files.
+odd_sweep() {
+	local real="$1" S="$2" r
+	mkdir -p "$S/256thread" "$S/512thread/nccl_42channels/torch_profiler"
+	ln -s "$real/256thread/nccl_28channels" "$S/256thread/nccl_28channels"
+	ln -s "$real/256thread/nccl_42channels" "$S/256thread/nccl_42channels"
+	ln -s "$real/512thread/nccl_28channels" "$S/512thread/nccl_28channels"
+	for r in 0 1 2 3; do
+		mkdir -p "$S/512thread/nccl_42channels/torch_profiler/rank$r"
+		ln -s "$real/512thread/nccl_42channels/torch_profiler/rank$r/trace.json" "$S/512thread/nccl_42channels/torch_profiler/rank$r/trace.json"
+	done
+}
+
 # pack FILE.tsv OUT.ev: encode an ev-view TSV fixture to an ev stream.
 pack() {
 	ev-view --pack -o "$2" "$1"
