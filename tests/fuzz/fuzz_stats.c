@@ -42,7 +42,7 @@ static void run_one(ev_strtab *st, ev_meta *meta, ev_output *out, const struct e
 	}
 	if (!bad && ev_stats_finish(s) == EV_OK && ev_stats_rows(s, &rs) == EV_OK) {
 		if (compare) {
-			struct ev_compare_opts co = { 1.0, EV_TABLE_CSV };
+			struct ev_compare_opts co = { .threshold = 1.0, .fmt = EV_TABLE_CSV };
 			struct ev_compare_counts cc;
 			if (ev_stats_compare(s, &rs, &co, out, &cc) != EV_OK)
 				abort();

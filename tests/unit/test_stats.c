@@ -319,7 +319,7 @@ static char *compare_text(struct env *e, const struct ev_rowset *rs, struct ev_c
 	char path[] = "/tmp/ev-compare-XXXXXX";
 	int fd = mkstemp(path);
 	ev_output *out = NULL;
-	struct ev_compare_opts co = { 1.0, EV_TABLE_TSV };
+	struct ev_compare_opts co = { .threshold = 1.0, .fmt = EV_TABLE_TSV };
 	if (fd < 0 || ev_output_open(&out, path) != EV_OK)
 		return NULL;
 	int rc = ev_stats_compare(e->s, rs, &co, out, cc);
