@@ -22,7 +22,8 @@ need_shared_data() {
 	fi
 }
 
-# A python3 with openpyxl (Debian python3-openpyxl), or skip.
+# A python3 with openpyxl (Debian python3-openpyxl) in PY_XLSX, or skip.
+# shellcheck disable=SC2034 # PY_XLSX is for the calling test
 need_openpyxl() {
 	local p
 	for p in python3 /usr/bin/python3; do
