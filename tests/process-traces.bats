@@ -323,3 +323,22 @@ EOF2
 	assert_line "process 3 rank 1 CPU (pid 100)"
 	assert_line "flows collective=3 launch=1 p2p=6"
 }
+
+@test "--xlsx: TraceLens's perf report as one workbook, each sheet the ev-stats table" {
+	need_openpyxl
+	gen-kineto -q --ranks 2 --iters 2 "$T/g"
+	run -0 process-traces -q --xlsx -k -o "$T/out" "$T/g"
+	# The sheets hold what ev-stats gives on the kept stream.
+	ev-stats timeline -q --by=rank -o "$T/tl.tsv" "$T/out/processed_trace.ev"
+	ev-stats kernels -q --by=rank -o "$T/k.tsv" "$T/out/processed_trace.ev"
+	ev-stats categories -q --by=rank -o "$T/c.tsv" "$T/out/processed_trace.ev"
+	ev-stats ops -q --class=all --by=rank -o "$T/o.tsv" "$T/out/processed_trace.ev"
+	ev-stats coll -q --by= -o "$T/co.tsv" "$T/out/processed_trace.ev"
+	ev-stats short -q --by=rank -o "$T/s.tsv" "$T/out/processed_trace.ev"
+	ev-stats short -q --table=histogram -o "$T/h.tsv" "$T/out/processed_trace.ev"
+	run -0 "$PY_XLSX" "$TESTS_DIR/fixtures/evkit-report/check-xlsx.py" "$T/out/processed_trace_perf_report.xlsx" \
+		gpu_timeline="$T/tl.tsv" kernel_summary="$T/k.tsv" kernel_summary_by_category="$T/c.tsv" \
+		ops_unique_args="$T/o.tsv" coll_analysis="$T/co.tsv" short_kernels_summary="$T/s.tsv" short_kernel_histogram="$T/h.tsv"
+	assert_line --regexp '^sheet ops_unique_args rows [1-9]'
+	assert_line 'sheet short_kernel_histogram rows 100 cols 3'
+}
