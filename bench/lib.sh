@@ -39,7 +39,8 @@ gen_colls() { # gen_colls NCOLL FILE: 64 ranks in one communicator, time-ordered
 		split("simple ll ll128 simple", pr, " ")
 		for (i = 0; i < n; i++)
 			for (r = 0; r < 64; r++)
-				print "coll", op[i % 4 + 1], r, 7, i * 100000 + r, 50000, sz[i % 6 + 1] * (op[i % 4 + 1] == "allreduce" ? 1 : 64),
+				# %.0f: mawk prints integers past 2^31 in exponent form
+				print "coll", op[i % 4 + 1], r, 7, sprintf("%.0f", i * 100000 + r), 50000, sz[i % 6 + 1] * (op[i % 4 + 1] == "allreduce" ? 1 : 64),
 				      5, i, "ring", pr[int(i / 4) % 4 + 1], "float32", 1 + i % 2, 64
 	}' | ev-view --pack -o "$2"
 }
