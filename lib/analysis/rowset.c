@@ -19,8 +19,10 @@ int ev_rowset_init(struct ev_rowset *rs, const struct ev_colspec *keys, size_t n
 	rs->vals = malloc((nvals + 1) * sizeof *rs->vals);
 	if (!rs->keys || !rs->vals)
 		return EV_ERR_NOMEM;
-	memcpy(rs->keys, keys, nkeys * sizeof *keys);
-	memcpy(rs->vals, vals, nvals * sizeof *vals);
+	if (nkeys) /* a table may have no key columns (keys NULL) */
+		memcpy(rs->keys, keys, nkeys * sizeof *keys);
+	if (nvals)
+		memcpy(rs->vals, vals, nvals * sizeof *vals);
 	rs->nkeys = nkeys;
 	rs->nvals = nvals;
 	return EV_OK;
