@@ -42,6 +42,12 @@ measure t "ev2goal -q -o /dev/null $x"
 echo "| ev2goal | text, 64 ranks, $n ring AR/AG/RS | $recs records, $lines lines | $t_wall | $(rate "$lines" "$t_wall" lines) | $t_rss |"
 measure t "ev2goal -q --binary -o /dev/null $x"
 echo "| ev2goal | binary, same input | $recs records, $ops ops | $t_wall | $(rate "$ops" "$t_wall" ops) | $t_rss |"
+# The floor: reading the same stream and writing it back unchanged.  The
+# expansion has about 2.5 records (ops and their DEPs) per GOAL op, so the
+# ops/s that ev2goal can reach is bounded by this pass.
+measure f "ev-view --ev $x"
+echo "| ev-view (floor) | ev -> ev pass-through of the same input | $recs records | $f_wall | $(rate "$recs" "$f_wall" records) | $f_rss |"
+awk -v a="$t_wall" -v b="$f_wall" 'BEGIN { if (b <= 0) b = 0.001; printf "| ev2goal | binary / pass-through floor | | %.2fx | | |\n", a / b }'
 # Parallel workers' parts and their join (every part checked).
 rm -rf "$d/parts"
 ev2goal -q --per-rank="$d/parts" "$x"

@@ -67,6 +67,9 @@ one_file() { # one_file LABEL JSON
 	echo
 	echo "CPU ratios: json.load / kineto2ev $(ratio "$py_cpu" "$conv_cpu"); json.load / (kineto2ev | ev-stats timeline) $(ratio "$py_cpu" "$pipe_cpu");" \
 	     "kineto2ev / gzip -dc $(ratio "$conv_cpu" "$gz_cpu"); kineto2ev / cat $(ratio "$conv_cpu" "$cat_cpu")"
+	echo
+	# Why kineto2ev writes nothing before the end of its input.
+	echo "Time order of the file: $("$PY" "$(dirname "$0")/kineto-order.py" "$f")"
 }
 
 # Real traces (HTA's test data: real PyTorch profiler output).
@@ -95,3 +98,7 @@ for mult in 1 10; do
 done
 echo
 echo "Peak RSS at 10x / 1x input (default settings): $(ratio "$rss_10" "$rss_1") ($rss_10 / $rss_1 MiB)"
+# The scripts after this one print rows of the main table: open it again.
+echo
+echo "| tool | case | input | wall s | throughput | peak RSS MiB |"
+echo "|---|---|---|---|---|---|"
