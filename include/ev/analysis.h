@@ -108,6 +108,10 @@ double ev_dist_std(const struct ev_dist *d); /* sample std (n-1), 0 for n < 2 */
  * (numpy's default) when exact; the sketch's bucket value otherwise. */
 double ev_dist_quantile(struct ev_dist *d, double q);
 void ev_dist_free(struct ev_dist *d);
+/* Sort doubles ascending in place, allocating nothing (lib/analysis/sort_f64.c):
+ * qsort in glibc copies the whole array first, doubling the peak memory of
+ * a large exact sample store at the moment it is read. */
+void ev_sort_f64(double *v, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* Tables (lib/analysis/table.c): rows of named columns as TSV, CSV, JSON or     */

@@ -158,12 +158,6 @@ double ev_dist_std(const struct ev_dist *d)
 	return d->n < 2 ? 0.0 : sqrt(d->m2 / (double)(d->n - 1));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 double ev_dist_quantile(struct ev_dist *d, double q)
 {
 	if (d->n == 0)
@@ -174,7 +168,7 @@ double ev_dist_quantile(struct ev_dist *d, double q)
 		return d->max;
 	if (!d->sketch) {
 		if (!d->sorted) {
-			qsort(d->v, d->len, sizeof *d->v, cmp_double);
+			ev_sort_f64(d->v, d->len);
 			d->sorted = 1;
 		}
 		double pos = q * (double)(d->len - 1);

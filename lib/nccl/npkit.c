@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ev/analysis.h"
 #include "ev/json.h"
 #include "ev/nccl_sched.h"
 
@@ -102,12 +103,6 @@ const char *ev_npkit_strip_prefix(const char *s)
 	if (strncmp(s, "NPKIT_EVENT_", 12) == 0)
 		return s + 12;
 	return s;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 /* Nearest-rank percentile of sorted v[0..n). */
@@ -228,7 +223,7 @@ int ev_npkit_add_event(ev_npkit *t, unsigned proto, const char *key, const char 
 			t->samples[k] = x;
 			sum += x;
 		}
-		qsort(t->samples, ns, sizeof *t->samples, cmp_double);
+		ev_sort_f64(t->samples, ns); /* in place: qsort would copy them */
 		if (row_exists(t, prim, proto, size))
 			return msg(err, errlen, EV_ERR_FORMAT, "event %s: size %s for protocol %s given twice", key, buf,
 			           ev_proto_name(proto));

@@ -74,6 +74,53 @@ static void test_dist_sketch(void)
 	ev_dist_free(&d);
 }
 
+static int cmp_f64(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* ev_sort_f64 gives qsort's order on the shapes that trip up a quicksort:
+ * short, random, few distinct values, sorted, reversed, all equal, organ
+ * pipe, and the low and high halves interleaved. */
+static void test_sort_f64(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 16, 17, 33, 1000, 100000 };
+	double *a = malloc(100000 * sizeof *a), *b = malloc(100000 * sizeof *b);
+	CHECK(a && b);
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return;
+	}
+	uint64_t x = 88172645463325252ull;
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+		size_t n = sizes[si];
+		for (int shape = 0; shape < 6; shape++) {
+			for (size_t i = 0; i < n; i++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				double r = (double)(x >> 11) / 9007199254740992.0;
+				a[i] = shape == 0 ? r : shape == 1 ? (double)(x % 7) : shape == 2 ? (double)i
+				     : shape == 3 ? (double)(n - i) : shape == 4 ? 2.5 : (double)(i < n / 2 ? i : n - i);
+			}
+			memcpy(b, a, n * sizeof *a);
+			ev_sort_f64(a, n);
+			qsort(b, n, sizeof *b, cmp_f64);
+			CHECK(n == 0 || memcmp(a, b, n * sizeof *a) == 0);
+		}
+	}
+	/* Low and high halves interleaved. */
+	size_t n = 100000;
+	for (size_t i = 0; i < n; i++)
+		a[i] = (double)(i % 2 ? n / 2 + i / 2 : i / 2);
+	memcpy(b, a, n * sizeof *a);
+	ev_sort_f64(a, n);
+	qsort(b, n, sizeof *b, cmp_f64);
+	CHECK(memcmp(a, b, n * sizeof *a) == 0);
+	free(a);
+	free(b);
+}
+
 static char *table_text(enum ev_table_fmt fmt)
 {
 	static const char *const cols[] = { "name", "n", "x" };
@@ -234,6 +281,7 @@ int main(void)
 	RUN(test_cover);
 	RUN(test_dist_exact);
 	RUN(test_dist_sketch);
+	RUN(test_sort_f64);
 	RUN(test_table);
 	RUN(test_classify);
 	RUN(test_json_strict);
