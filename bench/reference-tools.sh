@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The Python tools our users run today, timed against evkit in the same run
+# on the real Kineto traces of ../shared/data (HTA's test traces):
+#   TraceLens  generate_perf_report_pytorch(trace, output_csvs_dir=...)
+#     evkit    process-traces --xlsx: the same sheets (gpu_timeline, kernel
+#              and category summaries, ops, collectives, short kernels) in
+#              one workbook, plus the Perfetto timeline and per-rank CSVs
+#   HTA        TraceAnalysis(trace_dir) with get_temporal_breakdown and
+#              get_comm_comp_overlap
+#     evkit    kineto2ev | ev-stats timeline, whose hta_* rows are those
+#              two analyses (docs/ev-stats.md)
+# Neither is a Debian package: set TRACELENS_DIR to a checkout of
+# https://github.com/AMD-AGI/TraceLens and HTA_DIR to one of
+# https://github.com/facebookresearch/HolisticTraceAnalysis.  They run on
+# $BENCH_PYTHON with Debian's python3-pandas, python3-openpyxl,
+# python3-plotly and python3-networkx.  A tool that is missing gets one row
+# saying why.  BENCH_SMALL=1: the two smaller traces.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+export PATH="$root/pipelines:$PATH"
+d="$BENCH_DIR/reference-tools"
+shared="$root/../shared/data/kineto/hta"
+if [ ! -d "$shared" ]; then
+	echo "| TraceLens, HTA | skipped: no ../shared/data | | | | |"
+	exit 0
+fi
+# usable NAME DIR PACKAGE MODULES VAR: the tool's checkout (DIR/PACKAGE)
+# and the Python modules it needs are there, or one row says what is not.
+usable() {
+	if [ -z "$2" ] || [ ! -d "$2/$3" ]; then
+		echo "| $1 | skipped: set $5 to a $1 checkout | | | | |"
+		return 1
+	fi
+	if ! "$BENCH_PYTHON" -c "import $4" 2>/dev/null; then
+		echo "| $1 | skipped: $BENCH_PYTHON lacks one of: $4 | | | | |"
+		return 1
+	fi
+}
+mkdir -p "$d"
+real=(nccl_parser_config/nccl_data ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace
+      negative_queue_length_values_check/rank0 df_index_resolver/df_index_resolver)
+[ -z "${BENCH_SMALL:-}" ] || real=("${real[@]:0:2}")
+faster() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1fx faster than %s", a / b, n }'; }
+tl="${TRACELENS_DIR:-}" hta="${HTA_DIR:-}"
+use_tl=0 use_hta=0
+if usable TraceLens "$tl" TraceLens "pandas, openpyxl" TRACELENS_DIR; then use_tl=1; fi
+if usable HTA "$hta" hta "pandas, plotly, networkx" HTA_DIR; then use_hta=1; fi
+for t in "${real[@]}"; do
+	name=$(basename "$(dirname "$t")")
+	mkdir -p "$d/in/$name"
+	f="$d/in/$name/trace.json" # HTA reads every trace of a directory
+	[ -s "$f" ] || gzip -dc "$shared/$t.json.gz" >"$f"
+	mb=$(mib "$(stat -c %s "$f")")
+	if [ "$use_tl" = 1 ]; then
+		measure tl "rm -rf '$d/tl' && PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
+from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
+generate_perf_report_pytorch(sys.argv[1], output_csvs_dir=sys.argv[2])' '$f' '$d/tl' 2>'$d/tracelens.log'"
+		measure ev "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'"
+		echo "| TraceLens | perf report (CSVs), hta/$t | $mb JSON | $tl_wall | | $tl_rss |"
+		echo "| process-traces | --xlsx, same trace | $mb JSON | $ev_wall | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
+	fi
+	if [ "$use_hta" = 1 ]; then
+		measure ht "PYTHONPATH='$hta' '$BENCH_PYTHON' -c 'import sys
+from hta.trace_analysis import TraceAnalysis
+a = TraceAnalysis(trace_dir=sys.argv[1])
+a.get_temporal_breakdown(visualize=False)
+a.get_comm_comp_overlap(visualize=False)' '$d/in/$name' 2>'$d/hta.log'"
+		measure es "kineto2ev -q '$f' | ev-stats -q timeline"
+		echo "| HTA | temporal breakdown + comm/comp overlap, hta/$t | $mb JSON | $ht_wall | | $ht_rss |"
+		echo "| kineto2ev \\| ev-stats timeline | same trace (hta_* rows) | $mb JSON | $es_wall | $(faster "$ht_wall" "$es_wall" HTA) | $es_rss (larger stage) |"
+	fi
+done
+rm -rf "$d/tl" "$d/ev"
