@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
-# kineto2ev: speed and peak RSS on real Kineto traces (HTA's test traces in
-# ../shared/data, when present) and on generated ones at 1x and 10x, against
-# floors measured in the same run on the same files: `cat`, `gzip -dc` (the
-# same JSON gzipped) and Python's json.load (/usr/bin/python3).
+# kineto2ev: speed and peak RSS on real Kineto traces (HTA's and TraceLens's
+# test traces in ../shared/data, when present) and on generated ones at 1x
+# and 10x, against floors measured in the same run on the same files: `cat`,
+# `gzip -dc` (the same JSON gzipped) and Python's json.load (/usr/bin/python3).
 #
-# Each measure is the median of 3 runs.  MB/s is given per wall second and
-# per CPU second (user + sys: "per core", what the machine's load does not
-# change); ratios are CPU time of the floor / CPU time of kineto2ev.  Flat
-# RSS from 1x to 10x of input is the streaming promise.  BENCH_SMALL=1: the
-# two smaller real traces and 1/10 of the generated sizes.
+# Each measure is the median of 3 runs; a run repeats the command until it
+# has read about 256 MiB, and its times are per command.  MB/s is given per
+# wall second and per CPU second (user + sys: "per core", what the machine's
+# load does not change); ratios are CPU time of the floor / CPU time of
+# kineto2ev.  Flat RSS from 1x to 10x of input is the streaming promise.
+# BENCH_SMALL=1: the two smaller real traces and 1/10 of the generated sizes.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 d="$BENCH_DIR/kineto2ev"
 mkdir -p "$d"
 PY=/usr/bin/python3
-shared="$(cd "$(dirname "$0")/.." && pwd)/../shared/data/kineto/hta"
+shared="$(cd "$(dirname "$0")/.." && pwd)/../shared/data/kineto"
 
 # cpumeasure VAR CMD: median wall, CPU (user+sys) seconds and peak RSS (MiB)
-# of 3 runs into VAR_wall, VAR_cpu, VAR_rss.
+# of 3 runs into VAR_wall, VAR_cpu, VAR_rss.  Each run repeats CMD $reps
+# times and the times are divided by $reps: time(1) counts CPU in 10 ms
+# steps, which on a 10 MiB trace would be a quarter of the measure.
 cpumeasure() {
 	local var="$1" cmd="$2" f w u s r walls=() cpus=() rsss=()
 	f=$(mktemp)
 	for _ in 1 2 3; do
-		/usr/bin/time -f '%e %U %S %M' -o "$f" bash -c "$cmd" >/dev/null
+		/usr/bin/time -f '%e %U %S %M' -o "$f" bash -c "for _ in \$(seq $reps); do $cmd; done" >/dev/null
 		read -r w u s r <"$f"
-		walls+=("$w")
-		cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')")
+		walls+=("$(awk -v w="$w" -v n="$reps" 'BEGIN { printf "%.4f", w / n }')")
+		cpus+=("$(awk -v u="$u" -v s="$s" -v n="$reps" 'BEGIN { printf "%.4f", (u + s) / n }')")
 		rsss+=("$r")
 	done
 	rm -f "$f"
@@ -47,6 +50,8 @@ one_file() { # one_file LABEL JSON
 	local f="$2" bytes
 	[ -s "$f.gz" ] || gzip -1 -c "$f" >"$f.gz"
 	bytes=$(stat -c %s "$f")
+	# Enough repeats for about 256 MiB of JSON per measure (1 from 256 MiB up).
+	reps=$(((268435456 + bytes - 1) / bytes))
 	cpumeasure conv "kineto2ev -q -o /dev/null '$f'"
 	cpumeasure pipe "kineto2ev -q '$f' | ev-stats -q timeline"
 	cpumeasure convgz "kineto2ev -q -o /dev/null '$f.gz'"
@@ -54,7 +59,7 @@ one_file() { # one_file LABEL JSON
 	cpumeasure gz "gzip -dc '$f.gz'"
 	cpumeasure py "$PY -c 'import json, sys; json.load(open(sys.argv[1]))' '$f'"
 	echo
-	echo "$1"
+	echo "$1 (each measure: $reps runs in a row; times per run)"
 	echo
 	echo "| command | JSON | wall s | CPU s | MB/s wall | MB/s CPU | peak RSS MiB |"
 	echo "|---|---|---|---|---|---|---|"
@@ -72,15 +77,17 @@ one_file() { # one_file LABEL JSON
 	echo "Time order of the file: $("$PY" "$(dirname "$0")/kineto-order.py" "$f")"
 }
 
-# Real traces (HTA's test data: real PyTorch profiler output).
-real=(nccl_parser_config/nccl_data ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace
-      negative_queue_length_values_check/rank0 df_index_resolver/df_index_resolver)
+# Real traces (HTA's and TraceLens's test data: real PyTorch profiler output,
+# from V100, A100, H100 and MI300X GPUs).
+real=(hta/nccl_parser_config/nccl_data hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace
+      hta/negative_queue_length_values_check/rank0 hta/df_index_resolver/df_index_resolver
+      tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005 tracelens/mi300/resnet_act_checkpoint)
 [ -z "${BENCH_SMALL:-}" ] || real=("${real[@]:0:2}")
 if [ -d "$shared" ]; then
 	for t in "${real[@]}"; do
-		f="$d/real-$(basename "$(dirname "$t")").json"
+		f="$d/real-$(echo "$t" | tr / _).json"
 		[ -s "$f" ] || gzip -dc "$shared/$t.json.gz" >"$f"
-		one_file "Real trace: hta/$t.json.gz" "$f"
+		one_file "Real trace: $t.json.gz" "$f"
 	done
 else
 	echo "(no ../shared/data: real traces skipped)"

@@ -14,6 +14,7 @@
 #include <jsmn.h>
 
 #include "ev.h"
+#include "json/json_bytes.h"
 
 #define CHUNK (1u << 18)
 
@@ -151,10 +152,14 @@ static int input_error(ev_json *j, int c)
 }
 
 /* Bytes that matter outside strings while finding a value's end:
- * brackets, separators, whitespace and the quote that opens a string. */
+ * brackets, separators, whitespace and the quote that opens a string; inside
+ * a container, only brackets and quotes. */
 static const unsigned char stop_outside[256] = {
 	['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1, [','] = 1, ['"'] = 1,
 	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1,
+};
+static const unsigned char stop_nested[256] = {
+	['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1, ['"'] = 1,
 };
 
 /* Copy one JSON value whose first byte c was just read into val.  The end
@@ -179,13 +184,13 @@ static int scan_value(ev_json *j, int c)
 		size_t end = j->end;
 		while (i < end) {
 			if (in_str) {
-				/* Strings are most of a trace's bytes: memchr for the
-				 * closing quote, then for a backslash before it. */
-				const unsigned char *q = memchr(b + i, '"', end - i);
-				size_t lim = q ? (size_t)(q - b) : end;
-				const unsigned char *bs = memchr(b + i, '\\', lim - i);
-				if (bs) {
-					i = (size_t)(bs - b) + 2;
+				size_t k = (size_t)(ev_json_str_stop((const char *)b + i, (const char *)b + end) - (const char *)b);
+				if (k == end) {
+					i = end;
+					break;
+				}
+				if (b[k] == '\\') {
+					i = k + 2;
 					if (i > end) {
 						in_str = 2; /* escape continues in the next chunk */
 						i = end;
@@ -193,17 +198,16 @@ static int scan_value(ev_json *j, int c)
 					}
 					continue;
 				}
-				if (!q) {
-					i = end;
-					break;
-				}
 				in_str = 0;
-				i = lim + 1;
+				i = k + 1;
 				if (depth == 0)
 					goto done;
 				continue;
 			}
-			while (i < end && !stop_outside[b[i]])
+			/* Inside a container, whitespace and commas need no look
+			 * (pretty-printed traces are a third indentation). */
+			const unsigned char *stop = depth ? stop_nested : stop_outside;
+			while (i < end && !stop[b[i]])
 				i++;
 			if (i == end)
 				break;

@@ -21,15 +21,6 @@
 #include "kineto/kineto_internal.h"
 #include "kineto/kineto_window.h"
 
-static uint64_t key2(uint64_t a, uint64_t b)
-{
-	unsigned char buf[16];
-	ev_put64(buf, a);
-	ev_put64(buf + 8, b);
-	uint64_t h = ev_hash64(buf, sizeof buf);
-	return h ? h : 1;
-}
-
 int ev_kineto_new(ev_kineto **out, const struct ev_kineto_opts *o, int nfiles)
 {
 	ev_kineto *k = calloc(1, sizeof *k);
@@ -182,7 +173,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 	struct ev_kineto_file *fi = &k->files[r->src];
 	uint64_t file = r->src;
 	if (r->type == EV_RANGE && r->op == EV_RG_CPU_OP) {
-		struct opstack *s = opstack(k, key2(file, r->stream));
+		struct opstack *s = opstack(k, kineto_key2(file, r->stream));
 		if (!s)
 			return EV_ERR_NOMEM;
 		pop_ended(s, r->ts);
@@ -197,14 +188,14 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 			memset(&e, 0, sizeof e);
 			e.sig = r->sig;
 			e.op = r->id;
-			if (kwin_put(&k->ops, key2(file, r->id), &e))
+			if (kwin_put(&k->ops, kineto_key2(file, r->id), &e))
 				return EV_ERR_NOMEM;
 		}
 		return EV_OK;
 	}
 	if (r->type == EV_RANGE && r->op == EV_RG_USER && r->aux) {
 		/* An nccl:* annotation: open on its thread's annotation stack. */
-		struct opstack *s = opstack(k, key2(file | 1ull << 40, r->stream));
+		struct opstack *s = opstack(k, kineto_key2(file | 1ull << 40, r->stream));
 		if (!s)
 			return EV_ERR_NOMEM;
 		pop_ended(s, r->ts);
@@ -224,7 +215,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 	if (r->type == EV_API) {
 		/* The innermost cpu_op open around the call on its thread; else
 		 * the op named by the call's External id; else the call alone. */
-		struct opstack *s = opstack(k, key2(file, r->stream));
+		struct opstack *s = opstack(k, kineto_key2(file, r->stream));
 		if (!s)
 			return EV_ERR_NOMEM;
 		pop_ended(s, r->ts);
@@ -238,12 +229,12 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 			e.op = o->ext;
 			e.sig = o->sig;
 			e.how = HOW_STACK;
-		} else if (r->step && (op = kwin_get(&k->ops, key2(file, r->step))) != NULL) {
+		} else if (r->step && (op = kwin_get(&k->ops, kineto_key2(file, r->step))) != NULL) {
 			e.op = op->op;
 			e.sig = op->sig;
 			e.how = HOW_CALL_EXT;
 		}
-		struct opstack *a = ev_map_get(&k->opstack_of, key2(file | 1ull << 40, r->stream)) ? opstack(k, key2(file | 1ull << 40, r->stream)) : NULL;
+		struct opstack *a = ev_map_get(&k->opstack_of, kineto_key2(file | 1ull << 40, r->stream)) ? opstack(k, kineto_key2(file | 1ull << 40, r->stream)) : NULL;
 		if (a) {
 			pop_ended(a, r->ts);
 			if (a->ops.len) {
@@ -255,10 +246,10 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		}
 		r->step = 0; /* the call's External id was only for linking */
 		/* (correlation ids start at 1: 0 is a call without one) */
-		return r->id ? kwin_put(&k->calls, key2(file, r->id), &e) : EV_OK;
+		return r->id ? kwin_put(&k->calls, kineto_key2(file, r->id), &e) : EV_OK;
 	}
 	if (r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET) {
-		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
+		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, kineto_key2(file, r->id)) : NULL;
 		const struct kwin_ent *op = NULL;
 		uint32_t opid = 0;
 		uint64_t sig = 0;
@@ -269,7 +260,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 				fi->linked_stack++;
 			else
 				fi->linked_ext++;
-		} else if (r->step && (op = kwin_get(&k->ops, key2(file, r->step))) != NULL) {
+		} else if (r->step && (op = kwin_get(&k->ops, kineto_key2(file, r->step))) != NULL) {
 			opid = op->op;
 			sig = op->sig;
 			fi->linked_ext++;
@@ -286,7 +277,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		r->step = opid; /* the launching op instance (its External id) */
 		if (r->type == EV_KERNEL) {
 			/* Same-stream overruns (a kernel ending after the next starts). */
-			uint64_t key = key2(((uint64_t)r->rank << 32) | 1, r->stream);
+			uint64_t key = kineto_key2(((uint64_t)r->rank << 32) | 1, r->stream);
 			uint64_t *last = ev_map_get(&k->overrun, key);
 			if (last && (int64_t)*last > r->ts)
 				k->overruns++;
@@ -303,7 +294,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		 * has no specialised kernel for in its generic kernel, named
 		 * ncclKernel_SendRecv_..., so an all_reduce launched there is still
 		 * a collective: the annotation decides coll or p2p. */
-		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
+		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, kineto_key2(file, r->id)) : NULL;
 		r->flags &= (uint16_t)~KINETO_F_INFER;
 		if (call && call->coll) {
 			if (!r->op || r->op == EV_OP_SENDRECV || r->type == EV_P2P)
@@ -319,12 +310,12 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		r->aux = k->default_nranks > 0 ? (uint32_t)k->default_nranks : 0;
 	}
 	if (r->type == EV_COLL || r->type == EV_P2P) {
-		uint64_t key = key2(((uint64_t)r->rank << 1) | (r->type == EV_P2P), r->comm);
+		uint64_t key = kineto_key2(((uint64_t)r->rank << 1) | (r->type == EV_P2P), r->comm);
 		uint64_t *next = ev_map_get(&k->seq, key);
 		r->seq = next ? (uint32_t)*next : 0;
 		if (ev_map_put(&k->seq, key, (uint64_t)r->seq + 1))
 			return EV_ERR_NOMEM;
-		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, key2(file, r->id)) : NULL;
+		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, kineto_key2(file, r->id)) : NULL;
 		if (call)
 			r->sig = call->sig;
 	}

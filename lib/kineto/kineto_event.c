@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ev/kineto.h"
+#include "json/json_bytes.h"
 
 struct walk {
 	const char *p, *end;
@@ -31,28 +32,12 @@ static int hexdigit(char c)
 static int string_end(const char *p, const char *end, const char **out)
 {
 	for (;;) {
-		/* Keys and most values are short: look at a few bytes before
-		 * calling memchr twice. */
-		const char *s = p, *lim = end - p > 24 ? p + 24 : end;
-		while (s < lim && *s != '"' && *s != '\\')
-			s++;
-		if (s < lim && *s == '"') {
-			*out = s + 1;
-			return EV_OK;
-		}
-		if (s == lim && lim == end)
+		p = ev_json_str_stop(p, end);
+		if (p >= end)
 			return EV_ERR_FORMAT;
-		p = s;
-		if (*p != '\\') {
-			const char *q = memchr(p, '"', (size_t)(end - p));
-			if (!q)
-				return EV_ERR_FORMAT;
-			const char *bs = memchr(p, '\\', (size_t)(q - p));
-			if (!bs) {
-				*out = q + 1;
-				return EV_OK;
-			}
-			p = bs;
+		if (*p == '"') {
+			*out = p + 1;
+			return EV_OK;
 		}
 		/* An escape at p. */
 		if (p + 1 >= end)

@@ -16,6 +16,22 @@
 /* An nccl:* annotation range carries its collective (aux), bytes and dtype
  * to the writer, which clears them before writing. */
 
+/* The key of a pair (input, id), (rank, stream)... in the link windows and
+ * maps: never written out, so it need not be ev_hash64 (the format's string
+ * hash, which cost a tenth of kineto2ev's time here).  Each step is a
+ * bijection of 64 bits, so pairs with the same b never collide and others
+ * collide as two random values do; 0 is kept for empty slots. */
+static inline uint64_t kineto_key2(uint64_t a, uint64_t b)
+{
+	uint64_t h = b * 0x9E3779B97F4A7C15ULL;
+	h ^= h >> 32;
+	h = (h * 0xD6E8FEB86659FD93ULL) ^ a;
+	h ^= h >> 32;
+	h *= 0xD6E8FEB86659FD93ULL;
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
 /* Per distinct name: kernel class, copy kind, NCCL decode, annotation. */
 struct kname_info {
 	uint8_t kclass, copy, is_nccl, step, nvtx_coll;

@@ -17,15 +17,6 @@
 #define MAX_GROUP (1 << 20)
 #define MAX_RANK ((int64_t)1 << 24)
 
-static uint64_t key2(uint64_t a, uint64_t b)
-{
-	unsigned char buf[16];
-	ev_put64(buf, a);
-	ev_put64(buf + 8, b);
-	uint64_t h = ev_hash64(buf, sizeof buf);
-	return h ? h : 1;
-}
-
 /* pid/tid may be numbers or names; names get a stable 31-bit number. */
 static uint32_t span_id32(const struct ev_kspan *s, int *big)
 {
@@ -551,7 +542,7 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 		return ev_kineto_add(k, fidx, &r);
 	}
 	if (phc == 'B' || phc == 'E') {
-		uint64_t key = key2(((uint64_t)fidx << 32) | pidv, tidv);
+		uint64_t key = kineto_key2(((uint64_t)fidx << 32) | pidv, tidv);
 		if (phc == 'B')
 			return open_range(k, fidx, key, &r);
 		rc = close_range(k, fidx, key, &r);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ev.h"
+#include "json/json_bytes.h"
 #include "unit.h"
 
 static void test_cover(void)
@@ -205,6 +206,29 @@ static void test_json_strict(void)
 	CHECK(ev_json_tokenize(deep + 400, 400, many, 700) == 200);
 }
 
+/* The eight-bytes-at-a-time search for a string's quote or backslash gives
+ * the first one at every offset and alignment, near bytes that differ from
+ * '"' (0x22) and '\\' (0x5C) by one bit or a borrow, and high bytes. */
+static void test_json_str_stop(void)
+{
+	static const char fill[] = { 'a', '!', '#', '[', ']', '\x7f', '\x80', '\xdc', '\xa2', '\x01', ' ' };
+	char buf[64];
+	for (size_t f = 0; f < sizeof fill; f++)
+		for (size_t off = 0; off < 4; off++)
+			for (size_t len = 0; len + off <= 40; len++)
+				for (size_t at = 0; at <= len; at++)
+					for (int which = 0; which < 3; which++) {
+						memset(buf, fill[f], sizeof buf);
+						if (at < len) {
+							buf[off + at] = which == 0 ? '"' : '\\';
+							if (which == 2 && at + 1 < len)
+								buf[off + at + 1] = '"'; /* a quote right after */
+						}
+						const char *p = buf + off, *end = p + len;
+						CHECK(ev_json_str_stop(p, end) == p + at);
+					}
+}
+
 /* ev_table_f64 prints the shortest of %.15g, %.16g, %.17g that reads back
  * to the same double, whether it takes the decimal fast path or not. */
 static void test_table_f64_exact(void)
@@ -285,6 +309,7 @@ int main(void)
 	RUN(test_table);
 	RUN(test_classify);
 	RUN(test_json_strict);
+	RUN(test_json_str_stop);
 	printf("test_analysis: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed ? 1 : 0;
 }
