@@ -290,7 +290,7 @@ static int sniff(struct opts *o)
 	for (int i = 0; i < o->ninputs; i++) {
 		enum ev_dialect d;
 		char what[512];
-		int rc = ev_flex_sniff_file(o->inputs[i], 1000, &d, what, sizeof what);
+		int rc = ev_flex_sniff_file(o->inputs[i], 1000, 0, &d, what, sizeof what);
 		if (rc != EV_OK) {
 			ex = ev_cli_error(&o->cli, "%s: %s", o->inputs[i], ev_strerror(rc));
 			continue;

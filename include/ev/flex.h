@@ -44,10 +44,16 @@ enum ev_dialect ev_flex_sniff_verdict(const struct ev_flex_sniff *s);
 /* One line naming what was seen ("45 events, ph B/E/X, cat CatA, ..."). */
 void ev_flex_sniff_describe(const struct ev_flex_sniff *s, char *buf, size_t n);
 /* Read the first max_events events of a file (gzip or plain JSON, object
- * with traceEvents or a bare array) and decide.  For kineto2ev: a file
- * whose verdict is EV_DIALECT_FLEX belongs to flex2ev.  what (may be NULL)
- * receives the describe line.  EV_OK, or a read/parse status. */
-int ev_flex_sniff_file(const char *path, uint64_t max_events, enum ev_dialect *d, char *what, size_t n) EV_RESULT_USED;
+ * with traceEvents or a bare array) and decide.  Once PyTorch categories
+ * decide, the rest of the file is still scanned (without tokenizing) for a
+ * processed-trace marker at its end, unless flags has EV_SNIFF_FLEX_ONLY:
+ * then the read stops there, because a file so decided is not Flex.  For
+ * kineto2ev: a file whose verdict is EV_DIALECT_FLEX belongs to flex2ev.
+ * what (may be NULL) receives the describe line.  EV_OK, or a read/parse
+ * status. */
+#define EV_SNIFF_FLEX_ONLY 1u
+int ev_flex_sniff_file(const char *path, uint64_t max_events, unsigned flags, enum ev_dialect *d, char *what,
+                       size_t n) EV_RESULT_USED;
 
 /* ------------------------------------------------------------------ */
 /* Event classes: acelyzer's EventClass, in its order (lib/flex/classify.c). */
