@@ -13,7 +13,8 @@
 # https://github.com/AMD-AGI/TraceLens and HTA_DIR to one of
 # https://github.com/facebookresearch/HolisticTraceAnalysis.  They run on
 # $BENCH_PYTHON with Debian's python3-pandas, python3-openpyxl,
-# python3-plotly and python3-networkx.  A tool that is missing gets one row
+# python3-tqdm (TraceLens), python3-plotly, python3-networkx and
+# python3-psutil (HTA).  A tool that is missing gets one row
 # saying why.  BENCH_SMALL=1: the two smaller traces.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -44,8 +45,8 @@ real=(nccl_parser_config/nccl_data ns_resolution_trace/rank-0.Apr_03_18_51_38.11
 faster() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1fx faster than %s", a / b, n }'; }
 tl="${TRACELENS_DIR:-}" hta="${HTA_DIR:-}"
 use_tl=0 use_hta=0
-if usable TraceLens "$tl" TraceLens "pandas, openpyxl" TRACELENS_DIR; then use_tl=1; fi
-if usable HTA "$hta" hta "pandas, plotly, networkx" HTA_DIR; then use_hta=1; fi
+if usable TraceLens "$tl" TraceLens "pandas, openpyxl, tqdm" TRACELENS_DIR; then use_tl=1; fi
+if usable HTA "$hta" hta "pandas, plotly, networkx, psutil" HTA_DIR; then use_hta=1; fi
 for t in "${real[@]}"; do
 	name=$(basename "$(dirname "$t")")
 	mkdir -p "$d/in/$name"
