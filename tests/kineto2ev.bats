@@ -304,3 +304,15 @@ OUT
 	# The profiler trace recorded beside it converts.
 	run -0 kineto2ev -q -o "$T/k.ev" "$SHARED_DATA/kineto/hta/execution_trace/benchmark_simple_add_trace.json.gz"
 }
+
+@test "a processed view (ev2perfetto's output) is named as such, not converted into a poorer stream" {
+	kineto2ev -q -o "$T/s.ev" "$FX/small.json"
+	ev2perfetto -q -o "$T/view.json" "$T/s.ev"
+	run -1 kineto2ev -o "$T/x.ev" "$T/view.json"
+	assert_output --partial "this is ev2perfetto's output (a Perfetto view of an ev stream)"
+	[ ! -e "$T/x.ev" ]
+	# The same events without the producer's otherData still convert.
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d.pop("otherData"); json.dump(d, open(sys.argv[2], "w"))' \
+		"$T/view.json" "$T/bare.json"
+	run -0 kineto2ev -q -o "$T/y.ev" "$T/bare.json"
+}

@@ -87,6 +87,7 @@ struct ev_kineto_file {
 	uint64_t inferred_no_size; /* inferred collectives without an nccl:* annotation */
 	char nccl_version[32];
 	const char *dialect;   /* non-NULL: a JSON trace that is not Kineto */
+	const char *processed; /* non-NULL: the tool whose processed view this is */
 };
 
 typedef struct ev_kineto ev_kineto;

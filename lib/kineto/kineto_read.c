@@ -613,13 +613,27 @@ int ev_kineto_rank_from_path(const char *path, int64_t *rank)
 	return ambiguous ? 2 : 0;
 }
 
+/* The producer named in a top-level otherData that marks a processed trace
+ * (a view made from another trace, written last): NULL for none. */
+static const char *processed_by(const char *text, size_t len)
+{
+	if (!text)
+		return NULL;
+	if (memmem(text, len, "ev2perfetto", 11))
+		return "ev2perfetto";
+	if (memmem(text, len, "Acelyzer", 8))
+		return "Acelyzer";
+	return NULL;
+}
+
 /* Only these top-level members are copied; the others (deviceProperties,
  * a rocprof tool's whole trace...) are scanned past whatever their size. */
 static int wanted_member(void *ctx, const char *key, size_t len)
 {
 	(void)ctx;
 	return (len == 15 && memcmp(key, "distributedInfo", 15) == 0) ||
-	       (len == 19 && memcmp(key, "baseTimeNanoseconds", 19) == 0);
+	       (len == 19 && memcmp(key, "baseTimeNanoseconds", 19) == 0) ||
+	       (len == 9 && memcmp(key, "otherData", 9) == 0);
 }
 
 int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
@@ -656,6 +670,9 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 				fi->dialect = "rocprofv3";
 			else if (it.key_len == 5 && memcmp(it.key, "nodes", 5) == 0)
 				fi->dialect = "et";
+			else if (it.key_len == 9 && memcmp(it.key, "otherData", 9) == 0 &&
+			         (fi->processed = processed_by(it.text, it.len)) != NULL)
+				break;
 			if ((rc = ev_kineto_top(k, fidx, it.key, it.key_len, it.text, it.len)) != EV_OK)
 				break;
 			continue;
@@ -674,6 +691,17 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 		else
 			snprintf(err, errn, "rocprof JSON (%s, rocprofiler-sdk-tool) is not a Kineto trace; kineto2ev reads "
 			         "PyTorch profiler traces (traceEvents)", fi->dialect);
+		return EV_ERR_FORMAT;
+	}
+	if (rc >= 0 && fi->processed) {
+		/* Converting a view back loses what made it (links, ops, sizes)
+		 * and would answer every analysis with less, without a word. */
+		if (!strcmp(fi->processed, "ev2perfetto"))
+			snprintf(err, errn, "this is ev2perfetto's output (a Perfetto view of an ev stream), not a "
+			         "profiler trace: use the ev stream it was made from");
+		else
+			snprintf(err, errn, "this is Acelyzer's processed output, not a profiler trace: convert the raw "
+			         "AIU trace with flex2ev");
 		return EV_ERR_FORMAT;
 	}
 	if (rc >= 0 && (fi->rank < -1 || fi->rank > MAX_RANK)) {
