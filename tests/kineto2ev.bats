@@ -316,3 +316,11 @@ OUT
 		"$T/view.json" "$T/bare.json"
 	run -0 kineto2ev -q -o "$T/y.ev" "$T/bare.json"
 }
+
+@test "Acelyzer's processed output is named as such" {
+	printf '%s\n' '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":2}],' \
+		'"otherData":{"Application":"Acelyzer: Trace Post-Processing Tool"}}' >"$T/acelyzer.json"
+	run -1 kineto2ev -o "$T/x.ev" "$T/acelyzer.json"
+	assert_output --partial "this is Acelyzer's processed output, not a profiler trace"
+	[ ! -e "$T/x.ev" ]
+}

@@ -41,6 +41,9 @@ void ev_flex_sniff_top(struct ev_flex_sniff *s, const char *key, size_t klen, co
 /* One event: the object at token i of text. */
 void ev_flex_sniff_event(struct ev_flex_sniff *s, const char *text, const struct ev_json_tok *t, int i);
 enum ev_dialect ev_flex_sniff_verdict(const struct ev_flex_sniff *s);
+/* The tool named by a top-level otherData value that marks a processed
+ * view of another trace ("ev2perfetto" or "Acelyzer"), or NULL. */
+const char *ev_processed_producer(const char *val, size_t vlen);
 /* One line naming what was seen ("45 events, ph B/E/X, cat CatA, ..."). */
 void ev_flex_sniff_describe(const struct ev_flex_sniff *s, char *buf, size_t n);
 /* Read the first max_events events of a file (gzip or plain JSON, object

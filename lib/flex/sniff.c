@@ -40,6 +40,17 @@ static int mem_has(const char *h, size_t n, const char *needle)
 	return 0;
 }
 
+const char *ev_processed_producer(const char *val, size_t vlen)
+{
+	if (!val)
+		return NULL;
+	if (mem_has(val, vlen, "ev2perfetto"))
+		return "ev2perfetto";
+	if (mem_has(val, vlen, "Acelyzer"))
+		return "Acelyzer";
+	return NULL;
+}
+
 static void copy_str(char *dst, size_t cap, const char *src, size_t n)
 {
 	if (n >= cap)
@@ -60,8 +71,7 @@ void ev_flex_sniff_top(struct ev_flex_sniff *s, const char *key, size_t klen, co
 	for (size_t i = 0; i < sizeof kineto / sizeof *kineto; i++)
 		if (klen == strlen(kineto[i]) && memcmp(key, kineto[i], klen) == 0)
 			s->kineto_top = 1;
-	if (klen == 9 && memcmp(key, "otherData", 9) == 0 &&
-	    (mem_has(val, vlen, "Acelyzer") || mem_has(val, vlen, "ev2perfetto")))
+	if (klen == 9 && memcmp(key, "otherData", 9) == 0 && ev_processed_producer(val, vlen))
 		s->processed_top = 1;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ev/flex.h"
 #include "kineto/kineto_internal.h"
 
 /* Largest communicator and rank numbers accepted from a trace: beyond
@@ -613,19 +614,6 @@ int ev_kineto_rank_from_path(const char *path, int64_t *rank)
 	return ambiguous ? 2 : 0;
 }
 
-/* The producer named in a top-level otherData that marks a processed trace
- * (a view made from another trace, written last): NULL for none. */
-static const char *processed_by(const char *text, size_t len)
-{
-	if (!text)
-		return NULL;
-	if (memmem(text, len, "ev2perfetto", 11))
-		return "ev2perfetto";
-	if (memmem(text, len, "Acelyzer", 8))
-		return "Acelyzer";
-	return NULL;
-}
-
 /* Only these top-level members are copied; the others (deviceProperties,
  * a rocprof tool's whole trace...) are scanned past whatever their size. */
 static int wanted_member(void *ctx, const char *key, size_t len)
@@ -671,7 +659,7 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 			else if (it.key_len == 5 && memcmp(it.key, "nodes", 5) == 0)
 				fi->dialect = "et";
 			else if (it.key_len == 9 && memcmp(it.key, "otherData", 9) == 0 &&
-			         (fi->processed = processed_by(it.text, it.len)) != NULL)
+			         (fi->processed = ev_processed_producer(it.text, it.len)) != NULL)
 				break;
 			if ((rc = ev_kineto_top(k, fidx, it.key, it.key_len, it.text, it.len)) != EV_OK)
 				break;

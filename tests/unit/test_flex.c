@@ -102,6 +102,33 @@ static void test_sniff(void)
 	CHECK(strstr(what, "first top-level key \"otherData\"") != NULL);
 	ev_flex_sniff_describe(&s, what, 8); /* truncation is safe */
 	CHECK(strlen(what) < 8);
+	/* The producer of a processed view, as kineto2ev names it. */
+	CHECK(!strcmp(ev_processed_producer(od, strlen(od)), "Acelyzer"));
+	const char *pf = "{\"producer\":\"ev2perfetto (evkit) 0.1.0\"}";
+	CHECK(!strcmp(ev_processed_producer(pf, strlen(pf)), "ev2perfetto"));
+	CHECK(ev_processed_producer("{\"producer\":\"x\"}", 16) == NULL);
+	CHECK(ev_processed_producer(NULL, 0) == NULL);
+}
+
+/* EV_SNIFF_FLEX_ONLY stops at the first PyTorch event: a file whose later
+ * part is broken sniffs as Kineto with it, and fails to parse without it
+ * (the full read goes on to look for a processed view's otherData). */
+static void test_sniff_flex_only(void)
+{
+	char path[] = "/tmp/ev-sniff-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	const char *doc = "{\"metadata\":{},\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\","
+	                  "\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"cat\":";
+	CHECK(write(fd, doc, strlen(doc)) == (ssize_t)strlen(doc));
+	close(fd);
+	enum ev_dialect d = EV_DIALECT_UNKNOWN;
+	CHECK(ev_flex_sniff_file(path, 1000, EV_SNIFF_FLEX_ONLY, &d, NULL, 0) == EV_OK);
+	CHECK(d == EV_DIALECT_KINETO);
+	CHECK(ev_flex_sniff_file(path, 1000, 0, &d, NULL, 0) != EV_OK);
+	unlink(path);
 }
 
 static int parse(const char *doc, struct ev_flex_event *e, char *buf, size_t cap)
@@ -263,6 +290,7 @@ int main(void)
 	RUN(test_classes);
 	RUN(test_norm);
 	RUN(test_sniff);
+	RUN(test_sniff_flex_only);
 	RUN(test_event);
 	RUN(test_device_time);
 	RUN(test_complog);
