@@ -14,7 +14,7 @@ ifneq ($(CI),)
 WARNFLAGS += -Werror
 endif
 CPPFLAGS += -Iinclude -Ilib -D_GNU_SOURCE
-LDLIBS   += -lsqlite3 -lxlsxwriter -lz -lm
+LDLIBS   += -lsqlite3 -lz -lm -ldl
 
 BUILD ?= build
 BIN   ?= bin
@@ -38,6 +38,12 @@ PIPELINES := $(sort $(wildcard pipelines/*))
 # The pipeline programs (the *.sh helpers and the demo are not installed as programs).
 PIPELINE_PROGS := $(filter-out %.sh %/demo,$(PIPELINES))
 LIBEV     := $(BUILD)/libev.a
+
+# libxlsxwriter is loaded by lib/report/xlsx.c when a workbook is opened (it
+# pulls in libcrypto, a millisecond of every start otherwise): its soname,
+# read from the development library the build sees.
+LXW_SONAME = $(shell objdump -p "$$($(CC) -print-file-name=libxlsxwriter.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
+$(BUILD)/lib/report/xlsx.o: CPPFLAGS += $(if $(LXW_SONAME),-DEV_LXW_SONAME='"$(LXW_SONAME)"')
 
 # Debian packages the build, the tests and the reports need.
 DEB_PKGS := make gcc libsqlite3-dev zlib1g-dev libjsmn-dev bats bats-assert bats-support \

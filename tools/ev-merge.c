@@ -1125,8 +1125,9 @@ int main(int argc, char **argv)
 	if (o.ninputs > 65535)
 		{ status = ev_cli_usage_error(&o.cli, "at most 65535 inputs"); goto out; }
 	ev_cli_cleanup_on_signal(remove_spool);
-	/* All inputs are open at once: their read buffers share 64 MiB. */
-	if (o.ninputs > 64)
+	/* All inputs are open at once: past 256 their read buffers (256 KiB
+	 * each by default) share 64 MiB. */
+	if (o.ninputs > 256)
 		ev_input_set_default_buffer((64u << 20) / (unsigned)o.ninputs);
 	status = run(&o);
 out:

@@ -28,14 +28,42 @@ void kwin_init(struct kwin *w, uint32_t cap)
 	w->cap = c;
 	w->imask = 2 * c - 1;
 	w->evicted = 0;
+	w->big = 0;
 }
 
 void kwin_free(struct kwin *w)
 {
-	free(w->ring);
-	free(w->index);
+	if (w->big) {
+		ev_big_release(w->ring, (size_t)w->cap * sizeof *w->ring);
+		ev_big_release(w->index, ((size_t)w->imask + 1) * sizeof *w->index);
+	} else {
+		free(w->ring);
+		free(w->index);
+	}
 	w->ring = NULL;
 	w->index = NULL;
+	w->big = 0;
+}
+
+/* The index is hashed, so its pages are all touched soon: reserved, it is
+ * backed by a few huge pages instead of a fault per 4 KiB. */
+static int kwin_alloc(struct kwin *w)
+{
+	size_t rb = (size_t)w->cap * sizeof *w->ring, ib = ((size_t)w->imask + 1) * sizeof *w->index;
+	w->ring = ev_big_reserve(rb);
+	w->index = w->ring ? ev_big_reserve(ib) : NULL;
+	if (w->index) {
+		w->big = 1;
+		return EV_OK;
+	}
+	ev_big_release(w->ring, rb);
+	w->ring = malloc(rb);
+	w->index = calloc((size_t)w->imask + 1, sizeof *w->index);
+	if (!w->ring || !w->index) {
+		kwin_free(w);
+		return EV_ERR_NOMEM;
+	}
+	return EV_OK;
 }
 
 /* Remove the index slot that points at ring position pos, if any. */
@@ -65,14 +93,8 @@ static void unindex(struct kwin *w, uint32_t pos)
 
 int kwin_put(struct kwin *w, uint64_t key, const struct kwin_ent *e)
 {
-	if (!w->ring) {
-		w->ring = malloc((size_t)w->cap * sizeof *w->ring);
-		w->index = calloc((size_t)w->imask + 1, sizeof *w->index);
-		if (!w->ring || !w->index) {
-			kwin_free(w);
-			return EV_ERR_NOMEM;
-		}
-	}
+	if (!w->ring && kwin_alloc(w) != EV_OK)
+		return EV_ERR_NOMEM;
 	uint32_t pos = (uint32_t)(w->head & (w->cap - 1));
 	if (w->head >= w->cap) {
 		unindex(w, pos);

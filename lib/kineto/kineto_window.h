@@ -26,6 +26,7 @@ struct kwin {
 	uint64_t head;       /* entries put so far */
 	uint32_t cap, imask; /* cap: ring size (power of two) */
 	uint64_t evicted;
+	int big;             /* ring and index are ev_big_reserve'd */
 };
 
 void kwin_init(struct kwin *w, uint32_t cap);

@@ -14,7 +14,7 @@
 
 #include "ev.h"
 
-#define CHUNK (1u << 20)
+#define CHUNK (1u << 18)
 static size_t default_chunk = CHUNK;
 
 void ev_input_set_default_buffer(size_t bytes)
@@ -70,11 +70,20 @@ static int start_gzip(ev_input *in)
 	return EV_OK;
 }
 
+/* The first read: enough for the magic bytes and a format sniff, not a
+ * whole chunk, which a reader that stops early (or reads straight into its
+ * own buffer, ev_input_read) would never use. */
+#define FIRST_READ ((size_t)64 << 10)
+/* ev_input_read asks for at least this much: read it straight into the
+ * caller's buffer (plain input, nothing buffered), saving a copy. */
+#define DIRECT_MIN ((size_t)64 << 10)
+
 static int sniff(ev_input *in)
 {
+	size_t first = in->cap < FIRST_READ ? in->cap : FIRST_READ;
 	/* Read until two bytes are known or the input ends. */
 	while (in->end < 2 && !in->eof) {
-		long got = read_fd(in->fd, in->buf + in->end, in->cap - in->end);
+		long got = read_fd(in->fd, in->buf + in->end, first - in->end);
 		if (got < 0)
 			return got;
 		if (got == 0)
@@ -233,6 +242,16 @@ long ev_input_read(ev_input *in, void *dst, size_t n)
 {
 	if (in->start == in->end) {
 		in->start = in->end = in->scan = 0;
+		if (!in->gzip && n >= DIRECT_MIN && !in->eof && !in->err) {
+			long got = read_fd(in->fd, dst, n);
+			if (got < 0)
+				in->err = (int)got;
+			else if (got == 0)
+				in->eof = 1;
+			else
+				in->offset += (uint64_t)got;
+			return got;
+		}
 		long got = fill(in);
 		if (got <= 0)
 			return got;

@@ -18,7 +18,7 @@
 #include "ev.h"
 #include "internal.h"
 
-#define OUT_BUF (1u << 20)
+#define OUT_BUF (1u << 18)
 #define TEMP_BLOCK 256
 
 struct ev_output {

@@ -27,6 +27,7 @@ struct run { FILE *f; char *path; int slot; struct item cur; int done; unsigned 
 struct ev_sorter {
 	struct item *items;
 	size_t cap, alloc, used; /* cap: items the budget allows */
+	int big;                 /* items is an ev_big_reserve of cap items */
 	uint64_t pos, total;
 	char *tmpdir;
 	struct run *runs;
@@ -180,12 +181,28 @@ static int spill(ev_sorter *s)
 	}
 }
 
+static void free_items(ev_sorter *s)
+{
+	if (s->big)
+		ev_big_release(s->items, s->cap * sizeof *s->items);
+	else
+		free(s->items);
+	s->items = NULL;
+	s->alloc = 0;
+	s->big = 0;
+}
+
 int ev_sorter_add(ev_sorter *s, const struct ev_rec *rec)
 {
 	int rc;
 	if (s->used == s->alloc) {
-		if (s->alloc < s->cap) {
-			/* Grow geometrically up to the budget: small inputs stay small. */
+		if (!s->items && (s->items = ev_big_reserve(s->cap * sizeof *s->items)) != NULL) {
+			/* The whole budget at once: it never moves, and only what
+			 * is touched is backed, so small inputs stay small. */
+			s->big = 1;
+			s->alloc = s->cap;
+		} else if (s->alloc < s->cap) {
+			/* No reservation: grow geometrically up to the budget. */
 			size_t n = s->alloc ? s->alloc * 2 : 4096;
 			if (n > s->cap)
 				n = s->cap;
@@ -296,9 +313,7 @@ int ev_sorter_finish(ev_sorter *s, ev_writer *w, int (*fix)(void *ctx, struct ev
 	}
 	if (s->used && (rc = spill(s)) != EV_OK)
 		return rc;
-	free(s->items);
-	s->items = NULL;
-	s->alloc = 0;
+	free_items(s);
 	/* At most FAN_IN runs in the last merge: fold the tail first. */
 	while (s->nruns > FAN_IN)
 		if ((rc = compact(s, s->nruns - FAN_IN, s->runs[s->nruns - FAN_IN].level + 1)) != EV_OK)
@@ -317,7 +332,7 @@ void ev_sorter_close(ev_sorter *s)
 	for (unsigned k = 0; k < s->nruns; k++)
 		drop_run(&s->runs[k]);
 	free(s->runs);
-	free(s->items);
+	free_items(s);
 	free(s->tmpdir);
 	free(s);
 }
