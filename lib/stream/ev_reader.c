@@ -255,12 +255,13 @@ static int id_defined(ev_reader *r, uint64_t id)
 	return 1;
 }
 
-static int read_record(ev_reader *r, const char *line, size_t len, struct ev_rec *rec)
+/* plain: the line is known to hold no backslash (ev_input_plain_line). */
+static int read_record(ev_reader *r, const char *line, size_t len, int plain, struct ev_rec *rec)
 {
 	const unsigned char *p = (const unsigned char *)line;
 	if (!r->in_segment)
 		return fail(r, EV_ERR_FORMAT, "record outside a segment (no #ev header before it)");
-	const unsigned char *bs = memchr(p, '\\', len);
+	const unsigned char *bs = plain ? NULL : memchr(p, '\\', len);
 	if (!bs && len == r->recsize) {
 		r->raw = p; /* the common case: nothing to unescape */
 	} else {
@@ -344,7 +345,14 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 	if (r->err)
 		return r->err;
 	for (;;) {
-		rc = ev_input_line(r->in, &line, &len);
+		/* Most lines are records with nothing escaped: the fast way. */
+		int plain = r->in_segment && (line = ev_input_plain_line(r->in, r->recsize)) != NULL;
+		if (plain) {
+			len = r->recsize;
+			rc = EV_REC;
+		} else {
+			rc = ev_input_line(r->in, &line, &len);
+		}
 		r->lineno = ev_input_lineno(r->in);
 		if (r->segments == 0 && (rc == EV_REC || rc == EV_ERR_TRUNCATED) && !is_header(line, len)) {
 			/* Blank lines before the first content: look further (JSON may
@@ -379,7 +387,7 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 			return fail(r, EV_ERR_FORMAT, "empty line");
 		unsigned char c = (unsigned char)line[0];
 		if (c >= 0x01 && c <= 0x1F && c != 0x0D)
-			return read_record(r, line, len, rec);
+			return read_record(r, line, len, plain, rec);
 		if (c != '#')
 			return fail(r, EV_ERR_FORMAT, "not a record or text line (first byte 0x%02x)", c);
 		int structural = 1;

@@ -427,6 +427,54 @@ static void test_gzip_input(void)
 	CHECK(read_all(cmd, &n, NULL, NULL, 0) < 0);
 }
 
+/* Write bytes to a file and open it as an ev_input. */
+static ev_input *input_of(const char *name, const void *bytes, size_t n)
+{
+	const char *path = path_in_tmp(name);
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(bytes, 1, n, f) == n && fclose(f) == 0);
+	ev_input *in = NULL;
+	CHECK(ev_input_open(&in, path) == EV_OK);
+	return in;
+}
+
+/* ev_input_plain_line: a buffered line of exactly n bytes with no
+ * backslash, else nothing consumed.  Every position of a newline or a
+ * backslash is tried (the 16-byte steps and the tail). */
+static void test_plain_line(void)
+{
+	enum { N = 96 };
+	char buf[2 * (N + 1)];
+	memset(buf, 'a', sizeof buf);
+	buf[N] = '\n';
+	buf[2 * N + 1] = '\n';
+	ev_input *in = input_of("plain1", buf, sizeof buf);
+	const char *l = ev_input_plain_line(in, N);
+	CHECK(l && l[0] == 'a' && ev_input_lineno(in) == 1 && ev_input_offset(in) == N + 1);
+	CHECK(ev_input_plain_line(in, N - 1) == NULL); /* wrong length */
+	CHECK(ev_input_plain_line(in, N) != NULL && ev_input_lineno(in) == 2);
+	CHECK(ev_input_plain_line(in, N) == NULL); /* nothing left */
+	ev_input_close(in);
+	for (int pos = 0; pos < N; pos++) {
+		for (int k = 0; k < 2; k++) {
+			memset(buf, 'a', sizeof buf);
+			buf[pos] = k ? '\\' : '\n';
+			buf[N] = '\n';
+			buf[2 * N + 1] = '\n';
+			in = input_of("plain2", buf, sizeof buf);
+			CHECK(ev_input_plain_line(in, N) == NULL);
+			size_t len = 0;
+			/* Not consumed: the line reader still sees the first line. */
+			CHECK(ev_input_line(in, &l, &len) == EV_REC && len == (k ? (size_t)N : (size_t)pos));
+			ev_input_close(in);
+		}
+	}
+	/* The newline after the n bytes must be buffered too. */
+	in = input_of("plain3", buf, N);
+	CHECK(ev_input_plain_line(in, N) == NULL);
+	ev_input_close(in);
+}
+
 static void test_output_atomic(void)
 {
 	ev_output *o;
@@ -485,6 +533,7 @@ int main(void)
 	RUN(test_meta);
 	RUN(test_numbers);
 	RUN(test_gzip_input);
+	RUN(test_plain_line);
 	RUN(test_output_atomic);
 	RUN(test_rec_end);
 	char cmd[128];

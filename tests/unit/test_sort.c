@@ -5,6 +5,7 @@
  * stable ties kept, every run file removed; an empty sort.
  */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,10 +83,64 @@ static void test_empty(void)
 	ev_sorter_close(s);
 }
 
+/* Sort n shuffled records with the given budget and check the order. */
+static void sort_some(uint64_t budget, uint64_t n)
+{
+	ev_sorter *s;
+	CHECK(ev_sorter_open(&s, budget, NULL) == EV_OK);
+	uint64_t x = 99;
+	for (uint64_t i = 0; i < n; i++) {
+		struct ev_rec r;
+		ev_rec_init(&r);
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		r.ts = (int64_t)(x >> 44);
+		r.id = (uint32_t)i;
+		if (ev_sorter_add(s, &r) != EV_OK) {
+			CHECK(0);
+			break;
+		}
+	}
+	struct sink k = { 0, 0, 0, 0 };
+	CHECK(ev_sorter_runs(s) == 0); /* all in memory */
+	CHECK(ev_sorter_finish(s, NULL, check_order, &k) == EV_OK);
+	CHECK(k.n == n && k.bad == 0);
+	ev_sorter_close(s);
+}
+
+/* The buffer is one reservation of the budget; where the address space
+ * cannot be had (here: a budget of 4 EiB) it grows by realloc instead. */
+static void test_reserved_and_grown(void)
+{
+	sort_some(256u << 20, 100000);
+	sort_some(1ULL << 62, 100000);
+}
+
+/* ev_big_reserve: aligned to a huge page, zero, writable to its end; NULL
+ * for what no address space holds. */
+static void test_big_reserve(void)
+{
+	size_t n = (3u << 20) + 5;
+	unsigned char *p = ev_big_reserve(n);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK(((uintptr_t)p & ((2u << 20) - 1)) == 0);
+		CHECK(p[0] == 0 && p[n - 1] == 0 && p[n / 2] == 0);
+		p[0] = 1;
+		p[n - 1] = 2;
+		CHECK(p[0] == 1 && p[n - 1] == 2);
+		ev_big_release(p, n);
+	}
+	CHECK(ev_big_reserve(0) == NULL);
+	CHECK(ev_big_reserve(SIZE_MAX - 4096) == NULL);
+	CHECK(ev_big_reserve((size_t)1 << 62) == NULL);
+}
+
 int main(void)
 {
 	RUN(test_many_runs);
 	RUN(test_empty);
+	RUN(test_reserved_and_grown);
+	RUN(test_big_reserve);
 	printf("test_sort: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed != 0;
 }
