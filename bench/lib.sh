@@ -5,6 +5,9 @@
 measure() {
 	local var="$1" cmd="$2" f t0 t1 walls=() rsss=()
 	f=$(mktemp)
+	# Inputs generated just before (hundreds of MiB) are written back
+	# now, not by the kernel during the timed runs.
+	sync
 	for _ in 1 2 3; do
 		# Wall time from the clock in ns (time's %e has 10 ms steps),
 		# peak RSS from /usr/bin/time.
