@@ -289,8 +289,8 @@ long ev_input_read(ev_input *in, void *buf, size_t n) EV_RESULT_USED;
  * no newline (*line and *len still set), EV_ERR_LIMIT over the line limit. */
 int ev_input_line(ev_input *in, const char **line, size_t *len) EV_RESULT_USED;
 /* The next line if it is already buffered, exactly n bytes long and holds no
- * backslash (a record with nothing escaped): one look at its bytes instead
- * of a newline search and an escape search.  NULL otherwise, nothing
+ * backslash (a record with nothing escaped): one look at its bytes for both
+ * (SSE2) instead of a newline search and an escape search.  NULL otherwise, nothing
  * consumed: read it with ev_input_line. */
 const char *ev_input_plain_line(ev_input *in, size_t n);
 void ev_input_set_line_limit(ev_input *in, size_t max);

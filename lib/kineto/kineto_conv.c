@@ -234,7 +234,8 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 			e.sig = op->sig;
 			e.how = HOW_CALL_EXT;
 		}
-		struct opstack *a = ev_map_get(&k->opstack_of, kineto_key2(file | 1ull << 40, r->stream)) ? opstack(k, kineto_key2(file | 1ull << 40, r->stream)) : NULL;
+		uint64_t akey = kineto_key2(file | 1ull << 40, r->stream);
+		struct opstack *a = ev_map_get(&k->opstack_of, akey) ? opstack(k, akey) : NULL;
 		if (a) {
 			pop_ended(a, r->ts);
 			if (a->ops.len) {

@@ -328,12 +328,12 @@ int ev_input_line(ev_input *in, const char **line, size_t *len)
 	}
 }
 
-/* Does p[0..n) hold neither '\n' nor '\\'?  Sixteen bytes a step where
- * SSE2 is there (every x86-64), eight (an exact zero-byte test) elsewhere. */
+/* Does p[0..n) hold neither '\n' nor '\\'?  Sixteen bytes a step for both
+ * where SSE2 is there (every x86-64), libc's memchr for each elsewhere. */
 static int plain_run(const unsigned char *p, size_t n)
 {
-	size_t i = 0;
 #if defined(__SSE2__)
+	size_t i = 0;
 	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
 	__m128i hit = _mm_setzero_si128();
 	for (; i + 16 <= n; i += 16) {
@@ -342,23 +342,13 @@ static int plain_run(const unsigned char *p, size_t n)
 	}
 	if (_mm_movemask_epi8(hit))
 		return 0;
-#else
-	const uint64_t ones = 0x0101010101010101ULL, tops = 0x8080808080808080ULL;
-	uint64_t hit = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t v, a, b;
-		memcpy(&v, p + i, sizeof v);
-		a = v ^ (ones * '\n');
-		b = v ^ (ones * '\\');
-		hit |= ((a - ones) & ~a) | ((b - ones) & ~b);
-	}
-	if (hit & tops)
-		return 0;
-#endif
 	for (; i < n; i++)
 		if (p[i] == '\n' || p[i] == '\\')
 			return 0;
 	return 1;
+#else
+	return !memchr(p, '\n', n) && !memchr(p, '\\', n);
+#endif
 }
 
 const char *ev_input_plain_line(ev_input *in, size_t n)
