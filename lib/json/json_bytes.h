@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * json_bytes.h - finding the end of a JSON string's run of plain bytes,
- * shared by the readers that find values (json_scan.c) and that walk an
- * event (kineto_event.c).  Strings are most of a trace's bytes and many
- * are short keys, where two memchr calls (quote, then backslash) cost more
- * than the bytes: eight bytes are looked at a time, for both at once.
+ * json_bytes.h - finding the ends of the runs that make up most of a
+ * trace's bytes: a JSON string's plain bytes, and the whitespace between
+ * tokens (pretty-printed Kineto traces indent every member).  Shared by the
+ * readers that find values (json_scan.c) and that walk an event
+ * (kineto_event.c).  Sixteen bytes are looked at a step where SSE2 is there
+ * (every x86-64), eight elsewhere; a byte at a time only for the last few.
  */
 #ifndef EV_JSON_BYTES_H
 #define EV_JSON_BYTES_H
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* The bytes of v (in memory order) that are '"' or '\\', each as its top
  * bit.  A bit can also be set by a borrow, but only above a byte that
@@ -22,9 +26,20 @@ static inline uint64_t ev_json_quote_or_backslash(uint64_t v)
 	return (((q - ones) & ~q) | ((b - ones) & ~b)) & tops;
 }
 
-/* The first '"' or '\\' in [p, end), or end. */
+/* The first '"' or '\\' in [p, end), or end.  Kernel names run to hundreds
+ * of bytes, keys to a few: both end within the first step or two. */
 static inline const char *ev_json_str_stop(const char *p, const char *end)
 {
+#if defined(__SSE2__)
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#endif
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	while (end - p >= 8) {
 		uint64_t v;
@@ -39,5 +54,62 @@ static inline const char *ev_json_str_stop(const char *p, const char *end)
 		p++;
 	return p;
 }
+
+static inline int ev_json_is_ws(char c)
+{
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+/* The first byte in [p, end) that is not JSON whitespace, or end.  Most
+ * gaps are empty or one space (after ':' and ','): a compare or two decides
+ * those, as every byte a token can start with is above ' '.  Longer runs
+ * (a newline and an indentation) go sixteen bytes a step. */
+static inline const char *ev_json_skip_ws(const char *p, const char *end)
+{
+	if (p < end && (unsigned char)*p > ' ')
+		return p;
+	if (end - p >= 2 && *p == ' ' && (unsigned char)p[1] > ' ')
+		return p + 1;
+#if defined(__SSE2__)
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+		                          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+		unsigned m = ~(unsigned)_mm_movemask_epi8(ws) & 0xFFFFu;
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#endif
+	while (p < end && ev_json_is_ws(*p))
+		p++;
+	return p;
+}
+
+/* The first byte in [p, end) that is not a decimal digit, or end: eight
+ * bytes a step.  Timestamps are 13 to 20 digits. */
+static inline const char *ev_json_digits_end(const char *p, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ULL, tops = 0x8080808080808080ULL;
+	while (end - p >= 8) {
+		uint64_t v;
+		memcpy(&v, p, sizeof v);
+		/* A byte is a digit when its high nibble is 3 and adding 6 to
+		 * its low nibble does not carry: x is zero in exactly the digit
+		 * bytes, and the top bit of every other byte is set (no sum
+		 * crosses a byte). */
+		uint64_t x = ((v & (ones * 0xF0)) ^ (ones * 0x30)) | (((v & (ones * 0x0F)) + ones * 0x06) & (ones * 0x10));
+		uint64_t bad = (((x & ~tops) + ~tops) | x) & tops;
+		if (bad)
+			return p + (__builtin_ctzll(bad) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < end && (unsigned char)(*p - '0') < 10)
+		p++;
+	return p;
+}
+
 
 #endif

@@ -16,23 +16,18 @@ struct walk {
 	uint32_t tokens, max_tokens; /* keys and values, as a tokenizer counts them */
 };
 
-static const char *skip_ws(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
-		p++;
-	return p;
-}
+static inline const char *skip_ws(const char *p, const char *end) { return ev_json_skip_ws(p, end); }
 
 static int hexdigit(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-/* A string starting after its opening quote; *out is past the closing one. */
-static int string_end(const char *p, const char *end, const char **out)
+/* The rest of a string from p, where ev_json_str_stop stopped at an
+ * escape or the end of the text (rare: most strings have no escape). */
+static __attribute__((noinline)) int string_end_slow(const char *p, const char *end, const char **out)
 {
 	for (;;) {
-		p = ev_json_str_stop(p, end);
 		if (p >= end)
 			return EV_ERR_FORMAT;
 		if (*p == '"') {
@@ -52,7 +47,60 @@ static int string_end(const char *p, const char *end, const char **out)
 		} else {
 			return EV_ERR_FORMAT;
 		}
+		p = ev_json_str_stop(p, end);
 	}
+}
+
+/* A string starting after its opening quote; *out is past the closing one. */
+static inline int string_end(const char *p, const char *end, const char **out)
+{
+	p = ev_json_str_stop(p, end);
+	if (p < end && *p == '"') {
+		*out = p + 1;
+		return EV_OK;
+	}
+	return string_end_slow(p, end, out);
+}
+
+static int number_end(const char *p, const char *end, const char **out);
+
+/* A string, number or literal at p (not a container): *after is past it,
+ * and slot (if any) receives its extent.  Inlined into the member loop:
+ * most values are one of these. */
+static inline __attribute__((always_inline)) int scalar(const char *p, const char *end, struct ev_kspan *slot, const char **after)
+{
+	const char *q;
+	char c = *p;
+	if (c == '"') {
+		if (string_end(p + 1, end, &q))
+			return EV_ERR_FORMAT;
+		if (slot) {
+			slot->p = p + 1;
+			slot->n = (uint32_t)(q - 1 - (p + 1));
+			slot->type = '"';
+		}
+	} else if (c == 't' || c == 'f' || c == 'n') {
+		size_t n = c == 'f' ? 5 : 4;
+		const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
+		if ((size_t)(end - p) < n || memcmp(p, lit, n))
+			return EV_ERR_FORMAT;
+		q = p + n;
+		if (slot) {
+			slot->p = p;
+			slot->n = (uint32_t)n;
+			slot->type = 'l';
+		}
+	} else {
+		if (number_end(p, end, &q))
+			return EV_ERR_FORMAT;
+		if (slot) {
+			slot->p = p;
+			slot->n = (uint32_t)(q - p);
+			slot->type = 'n';
+		}
+	}
+	*after = q;
+	return EV_OK;
 }
 
 static int value(struct walk *w, int depth, struct ev_kspan *slot, int field_base);
@@ -146,10 +194,19 @@ static int object(struct walk *w, int depth, int field_base)
 		}
 		if (slot && slot->type) /* a repeated key keeps its first value */
 			slot = NULL, sub = -1;
-		int rc = value(w, depth, slot, sub);
-		if (rc)
-			return rc;
-		p = skip_ws(w->p, w->end);
+		const char *v = w->p;
+		if (v < w->end && *v != '{' && *v != '[') {
+			if (++w->tokens > w->max_tokens)
+				return EV_ERR_RANGE;
+			if (scalar(v, w->end, slot, &p))
+				return EV_ERR_FORMAT;
+		} else {
+			int rc = value(w, depth, slot, sub);
+			if (rc)
+				return rc;
+			p = w->p;
+		}
+		p = skip_ws(p, w->end);
 		if (p < w->end && *p == ',') {
 			p = skip_ws(p + 1, w->end);
 			continue;
@@ -189,7 +246,6 @@ static int array(struct walk *w, int depth)
 
 static int number_end(const char *p, const char *end, const char **out)
 {
-	const char *s = p;
 	if (p < end && *p == '-')
 		p++;
 	if (p >= end || *p < '0' || *p > '9')
@@ -197,14 +253,12 @@ static int number_end(const char *p, const char *end, const char **out)
 	if (*p == '0')
 		p++;
 	else
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
+		p = ev_json_digits_end(p, end);
 	if (p < end && *p == '.') {
 		p++;
 		if (p >= end || *p < '0' || *p > '9')
 			return EV_ERR_FORMAT;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
+		p = ev_json_digits_end(p, end);
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		p++;
@@ -212,10 +266,8 @@ static int number_end(const char *p, const char *end, const char **out)
 			p++;
 		if (p >= end || *p < '0' || *p > '9')
 			return EV_ERR_FORMAT;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
+		p = ev_json_digits_end(p, end);
 	}
-	(void)s;
 	*out = p;
 	return EV_OK;
 }
@@ -224,65 +276,26 @@ static int number_end(const char *p, const char *end, const char **out)
  * object value is walked with that key table (1 = args). */
 static int value(struct walk *w, int depth, struct ev_kspan *slot, int sub)
 {
-	const char *p = w->p, *end = w->end, *after;
-	if (p >= end)
+	const char *p = w->p;
+	if (p >= w->end)
 		return EV_ERR_FORMAT;
 	if (++w->tokens > w->max_tokens)
 		return EV_ERR_RANGE;
 	char c = *p;
-	switch (c) {
-	case '"':
-		if (string_end(p + 1, end, &after))
-			return EV_ERR_FORMAT;
-		if (slot) {
-			slot->p = p + 1;
-			slot->n = (uint32_t)(after - 1 - (p + 1));
-			slot->type = '"';
-		}
-		w->p = after;
-		return EV_OK;
-	case '{':
-	case '[': {
-		if (depth + 1 > EV_JSON_MAX_DEPTH)
-			return EV_ERR_LIMIT;
-		w->p = p + 1;
-		int rc = c == '{' ? object(w, depth + 1, sub == 1 ? 1 : 2) : array(w, depth + 1);
-		if (rc)
-			return rc;
-		if (slot) {
-			slot->p = p;
-			slot->n = (uint32_t)(w->p - p);
-			slot->type = c;
-		}
-		return EV_OK;
+	if (c != '{' && c != '[')
+		return scalar(p, w->end, slot, &w->p);
+	if (depth + 1 > EV_JSON_MAX_DEPTH)
+		return EV_ERR_LIMIT;
+	w->p = p + 1;
+	int rc = c == '{' ? object(w, depth + 1, sub == 1 ? 1 : 2) : array(w, depth + 1);
+	if (rc)
+		return rc;
+	if (slot) {
+		slot->p = p;
+		slot->n = (uint32_t)(w->p - p);
+		slot->type = c;
 	}
-	case 't':
-	case 'f':
-	case 'n': {
-		size_t n = c == 'f' ? 5 : 4;
-		const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
-		if ((size_t)(end - p) < n || memcmp(p, lit, n))
-			return EV_ERR_FORMAT;
-		after = p + n;
-		if (slot) {
-			slot->p = p;
-			slot->n = (uint32_t)n;
-			slot->type = 'l';
-		}
-		w->p = after;
-		return EV_OK;
-	}
-	default:
-		if (number_end(p, end, &after))
-			return EV_ERR_FORMAT;
-		if (slot) {
-			slot->p = p;
-			slot->n = (uint32_t)(after - p);
-			slot->type = 'n';
-		}
-		w->p = after;
-		return EV_OK;
-	}
+	return EV_OK;
 }
 
 int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e, size_t *used)
@@ -335,6 +348,19 @@ int ev_kspan_i64(const struct ev_kspan *s, int64_t *v)
 	char buf[32];
 	if ((s->type != 'n' && s->type != '"') || s->n == 0 || s->n >= sizeof buf)
 		return -1;
+	/* Ids, pids and sizes are plain integers of at most 18 digits, which
+	 * no int64 overflows: read them where they are.  Anything else (a
+	 * sign, a fraction, an exponent, 19 digits and more) goes the long way. */
+	if (s->n <= 18) {
+		uint64_t x = 0;
+		uint32_t i = 0;
+		while (i < s->n && (unsigned)(s->p[i] - '0') < 10)
+			x = x * 10 + (unsigned)(s->p[i++] - '0');
+		if (i == s->n) {
+			*v = (int64_t)x;
+			return 0;
+		}
+	}
 	memcpy(buf, s->p, s->n);
 	buf[s->n] = '\0';
 	if (ev_parse_i64(buf, v) == 0)
@@ -351,6 +377,32 @@ int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns)
 {
 	if (s->type != 'n')
 		return -1;
+	/* Kineto writes microseconds with up to three decimals ("ts":
+	 * 4458676983543.183): read them in place, in one pass.  At most 15
+	 * integer digits, so the nanoseconds cannot overflow; a sign, more
+	 * decimals (rounded) or an exponent go the general way. */
+	const char *p = s->p;
+	uint32_t n = s->n, i = 0;
+	uint64_t x = 0;
+	while (i < n && i < 15 && (unsigned)(p[i] - '0') < 10)
+		x = x * 10 + (unsigned)(p[i++] - '0');
+	if (i > 0 && i < 15) {
+		if (i == n) {
+			*ns = (int64_t)(x * 1000);
+			return 0;
+		}
+		if (p[i] == '.' && n - i - 1 >= 1 && n - i - 1 <= 3) {
+			uint64_t frac = 0;
+			uint32_t k = i + 1;
+			while (k < n && (unsigned)(p[k] - '0') < 10)
+				frac = frac * 10 + (unsigned)(p[k++] - '0');
+			if (k == n) {
+				static const uint64_t to_ns[4] = { 1000, 100, 10, 1 };
+				*ns = (int64_t)(x * 1000 + frac * to_ns[n - i - 1]);
+				return 0;
+			}
+		}
+	}
 	if (ev_parse_decimal_scaled(s->p, s->n, 3, ns) == 0)
 		return 0;
 	/* Exponent notation: go through double (rare in traces). */

@@ -5,6 +5,7 @@
  * evicted (backward-shift deletion) when the ring is full.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ev/stream.h"
 #include "kineto/kineto_window.h"
@@ -17,6 +18,9 @@ static uint32_t slot_of(const struct kwin *w, uint64_t key)
 	return (uint32_t)key & w->imask;
 }
 
+/* Index slots before the first doubling: 16 KiB. */
+#define KWIN_FIRST_INDEX 4096u
+
 void kwin_init(struct kwin *w, uint32_t cap)
 {
 	uint32_t c = 1024;
@@ -26,7 +30,8 @@ void kwin_init(struct kwin *w, uint32_t cap)
 	w->index = NULL;
 	w->head = 0;
 	w->cap = c;
-	w->imask = 2 * c - 1;
+	w->imax = 2 * c - 1;
+	w->imask = w->imax < KWIN_FIRST_INDEX - 1 ? w->imax : KWIN_FIRST_INDEX - 1;
 	w->evicted = 0;
 	w->big = 0;
 }
@@ -35,7 +40,7 @@ void kwin_free(struct kwin *w)
 {
 	if (w->big) {
 		ev_big_release(w->ring, (size_t)w->cap * sizeof *w->ring);
-		ev_big_release(w->index, ((size_t)w->imask + 1) * sizeof *w->index);
+		ev_big_release(w->index, ((size_t)w->imax + 1) * sizeof *w->index);
 	} else {
 		free(w->ring);
 		free(w->index);
@@ -49,7 +54,7 @@ void kwin_free(struct kwin *w)
  * backed by a few huge pages instead of a fault per 4 KiB. */
 static int kwin_alloc(struct kwin *w)
 {
-	size_t rb = (size_t)w->cap * sizeof *w->ring, ib = ((size_t)w->imask + 1) * sizeof *w->index;
+	size_t rb = (size_t)w->cap * sizeof *w->ring, ib = ((size_t)w->imax + 1) * sizeof *w->index;
 	w->ring = ev_big_reserve(rb);
 	w->index = w->ring ? ev_big_reserve(ib) : NULL;
 	if (w->index) {
@@ -58,7 +63,7 @@ static int kwin_alloc(struct kwin *w)
 	}
 	ev_big_release(w->ring, rb);
 	w->ring = malloc(rb);
-	w->index = calloc((size_t)w->imask + 1, sizeof *w->index);
+	w->index = calloc((size_t)w->imax + 1, sizeof *w->index);
 	if (!w->ring || !w->index) {
 		kwin_free(w);
 		return EV_ERR_NOMEM;
@@ -91,10 +96,38 @@ static void unindex(struct kwin *w, uint32_t pos)
 	w->index[hole] = 0;
 }
 
+/* Index the entry at ring position pos (a newer entry of the same key
+ * takes over its slot). */
+static void index_pos(struct kwin *w, uint32_t pos)
+{
+	uint64_t key = w->ring[pos].key;
+	uint32_t i = slot_of(w, key);
+	while (w->index[i] && w->ring[w->index[i] - 1].key != key)
+		i = (i + 1) & w->imask;
+	w->index[i] = pos + 1;
+}
+
+/* Double the index and index the live entries again, oldest first, so
+ * that a key put twice ends on its newer entry as before.  The pages of
+ * the index's full size are reserved already: only the used prefix is
+ * ever touched. */
+static void grow_index(struct kwin *w)
+{
+	w->imask = w->imask * 2 + 1;
+	memset(w->index, 0, ((size_t)w->imask + 1) * sizeof *w->index);
+	uint64_t live = w->head < w->cap ? w->head : w->cap;
+	for (uint64_t n = w->head - live; n < w->head; n++)
+		index_pos(w, (uint32_t)(n & (w->cap - 1)));
+}
+
 int kwin_put(struct kwin *w, uint64_t key, const struct kwin_ent *e)
 {
 	if (!w->ring && kwin_alloc(w) != EV_OK)
 		return EV_ERR_NOMEM;
+	/* At most half full after this put: short probes. */
+	uint64_t live = w->head < w->cap ? w->head + 1 : w->cap;
+	while (w->imask < w->imax && live * 2 > (uint64_t)w->imask + 1)
+		grow_index(w);
 	uint32_t pos = (uint32_t)(w->head & (w->cap - 1));
 	if (w->head >= w->cap) {
 		unindex(w, pos);
@@ -103,10 +136,7 @@ int kwin_put(struct kwin *w, uint64_t key, const struct kwin_ent *e)
 	w->ring[pos] = *e;
 	w->ring[pos].key = key;
 	w->head++;
-	uint32_t i = slot_of(w, key);
-	while (w->index[i] && w->ring[w->index[i] - 1].key != key)
-		i = (i + 1) & w->imask;
-	w->index[i] = pos + 1;
+	index_pos(w, pos);
 	return EV_OK;
 }
 

@@ -24,7 +24,10 @@ struct kwin {
 	struct kwin_ent *ring;
 	uint32_t *index;     /* ring position + 1, 0 = empty slot */
 	uint64_t head;       /* entries put so far */
-	uint32_t cap, imask; /* cap: ring size (power of two) */
+	uint32_t cap, imask; /* cap: ring size (power of two); imask: index size - 1 */
+	uint32_t imax;       /* the index's largest mask (2 cap - 1): it starts small
+	                      * and doubles while it is over half full, so a trace
+	                      * with few links keeps its index in the cache */
 	uint64_t evicted;
 	int big;             /* ring and index are ev_big_reserve'd */
 };

@@ -47,10 +47,17 @@ struct entry { uint64_t id; const char *text; size_t len; };
 
 struct arena_block { struct arena_block *next; size_t used, cap; char data[]; };
 
+/* Texts interned lately, by a cheap key: a converter interns the same few
+ * hundred names over and over, and ev_hash64 over a 300-byte kernel name
+ * costs more than comparing it with the copy it already has. */
+#define RECENT 1024
+struct recent { uint64_t key; const char *text; size_t len; uint64_t id; };
+
 struct ev_strtab {
 	struct entry *tab;
 	size_t cap, count;
 	struct arena_block *arena;
+	struct recent *recent; /* RECENT entries, allocated at first use */
 };
 
 ev_strtab *ev_strtab_new(void)
@@ -78,6 +85,7 @@ void ev_strtab_free(ev_strtab *t)
 		b = next;
 	}
 	free(t->tab);
+	free(t->recent);
 	free(t);
 }
 
@@ -125,12 +133,15 @@ static const char *arena_copy(ev_strtab *t, const char *s, size_t len)
 	return dst;
 }
 
-static int insert(ev_strtab *t, uint64_t id, const char *text, size_t len)
+/* The stored copy of id's text goes to *stored (when not NULL). */
+static int insert(ev_strtab *t, uint64_t id, const char *text, size_t len, const char **stored)
 {
 	struct entry *e = slot(t, id);
 	if (e->id) {
 		if (e->len != len || memcmp(e->text, text, len) != 0)
 			return EV_ERR_COLLISION;
+		if (stored)
+			*stored = e->text;
 		return EV_OK;
 	}
 	if ((t->count + 1) * 4 > t->cap * 3) {
@@ -145,23 +156,58 @@ static int insert(ev_strtab *t, uint64_t id, const char *text, size_t len)
 	e->text = copy;
 	e->len = len;
 	t->count++;
+	if (stored)
+		*stored = copy;
 	return EV_OK;
+}
+
+/* A key for the recent-text cache from the length and three words (the
+ * first, middle and last eight bytes): names that differ only elsewhere
+ * share a slot, and the compare that confirms a hit tells them apart. */
+static uint64_t recent_key(const char *s, size_t len)
+{
+	uint64_t a = 0, b = 0, c = 0;
+	if (len >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + (len - 8) / 2, 8);
+		memcpy(&c, s + len - 8, 8);
+	} else {
+		memcpy(&a, s, len);
+	}
+	uint64_t h = (a ^ (uint64_t)len * K1) * K2;
+	h = (h ^ b ^ (h >> 29)) * K1;
+	h = (h ^ c ^ (h >> 31)) * K2;
+	return h ^ (h >> 32);
 }
 
 int ev_strtab_intern(ev_strtab *t, const char *text, size_t len, uint64_t *id)
 {
-	uint64_t h = ev_hash64(text, len);
-	*id = h;
-	if (h == 0)
+	if (len == 0) {
+		*id = 0;
 		return EV_OK;
-	return insert(t, h, text, len);
+	}
+	if (!t->recent)
+		t->recent = calloc(RECENT, sizeof *t->recent); /* NULL: no cache, still correct */
+	uint64_t key = recent_key(text, len);
+	struct recent *r = t->recent ? &t->recent[key & (RECENT - 1)] : NULL;
+	if (r && r->text && r->key == key && r->len == len && memcmp(r->text, text, len) == 0) {
+		*id = r->id;
+		return EV_OK;
+	}
+	uint64_t h = ev_hash64(text, len);
+	const char *stored;
+	*id = h;
+	int rc = insert(t, h, text, len, &stored);
+	if (rc == EV_OK && r)
+		*r = (struct recent){ key, stored, len, h };
+	return rc;
 }
 
 int ev_strtab_define(ev_strtab *t, uint64_t id, const char *text, size_t len)
 {
 	if (id == 0 || ev_hash64(text, len) != id)
 		return EV_ERR_FORMAT;
-	return insert(t, id, text, len);
+	return insert(t, id, text, len, NULL);
 }
 
 const char *ev_strtab_get(const ev_strtab *t, uint64_t id, size_t *len)

@@ -166,6 +166,12 @@ static void test_classify(void)
 {
 	CHECK(ev_kernel_class(EV_RULES_TRACELENS, "ncclDevKernel_Generic_1") == EV_KC_COMM);
 	CHECK(ev_kernel_class(EV_RULES_TRACELENS, "RCCL_thing") == EV_KC_COMM);
+	/* TraceLens's words anywhere, in any case; a near miss is not one. */
+	CHECK(ev_is_comm_name(EV_RULES_TRACELENS, "void at::ops::kernel<NcCl, 4>"));
+	CHECK(ev_is_comm_name(EV_RULES_TRACELENS, "x_CROSS_DEVICE_REDUCE"));
+	CHECK(ev_is_comm_name(EV_RULES_TRACELENS, "nnnnccl"));
+	CHECK(!ev_is_comm_name(EV_RULES_TRACELENS, "nccrcc_cross_device_reduc"));
+	CHECK(!ev_is_comm_name(EV_RULES_TRACELENS, "N\x0e\x03\x03l"));
 	CHECK(ev_kernel_class(EV_RULES_TRACELENS_2025, "RCCL_thing") != EV_KC_COMM);
 	CHECK(ev_kernel_class(EV_RULES_TRACELENS, "Cijk_Ailk_Bljk_HHS_BH_MT128") == EV_KC_GEMM);
 	CHECK(ev_timeline_bucket(EV_RULES_TRACELENS, EV_KERNEL, "__amd_rocclr_copyBuffer.kd") == EV_BUCKET_MEMCPY);
@@ -227,6 +233,34 @@ static void test_json_str_stop(void)
 						const char *p = buf + off, *end = p + len;
 						CHECK(ev_json_str_stop(p, end) == p + at);
 					}
+}
+
+/* ev_json_skip_ws and ev_json_digits_end stop at the first byte outside
+ * their class, for every one of the 256 byte values as that byte, at every
+ * offset and run length (the runs are looked at 16 or 8 bytes a step). */
+static void test_json_runs(void)
+{
+	static const char ws[] = " \n\t\r", digits[] = "0123456789";
+	char buf[64];
+	for (int stop = 0; stop < 256; stop++) {
+		int is_ws = stop == ' ' || stop == '\n' || stop == '\t' || stop == '\r';
+		int is_digit = stop >= '0' && stop <= '9';
+		for (size_t off = 0; off < 4; off++)
+			for (size_t len = 0; len + off <= 40; len++)
+				for (size_t at = 0; at <= len; at++) {
+					const char *p = buf + off, *end = p + len;
+					for (size_t i = 0; i < sizeof buf; i++)
+						buf[i] = ws[(i * 5 + at) % 4];
+					if (at < len)
+						buf[off + at] = (char)stop;
+					CHECK(ev_json_skip_ws(p, end) == p + (is_ws ? len : at));
+					for (size_t i = 0; i < sizeof buf; i++)
+						buf[i] = digits[(i * 7 + at) % 10];
+					if (at < len)
+						buf[off + at] = (char)stop;
+					CHECK(ev_json_digits_end(p, end) == p + (is_digit ? len : at));
+				}
+	}
 }
 
 /* ev_table_f64 prints the shortest of %.15g, %.16g, %.17g that reads back
@@ -310,6 +344,7 @@ int main(void)
 	RUN(test_classify);
 	RUN(test_json_strict);
 	RUN(test_json_str_stop);
+	RUN(test_json_runs);
 	printf("test_analysis: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed ? 1 : 0;
 }

@@ -170,6 +170,55 @@ static void test_escape_heavy_records(void)
 	ev_strtab_free(st);
 }
 
+/* One byte to escape (LF or backslash), or two side by side, at every
+ * position of a record the writer may set freely: the line holds one escape
+ * per such byte and reads back as the same record. */
+static void test_escape_every_position(void)
+{
+	ev_strtab *st = ev_strtab_new();
+	ev_writer *w;
+	const char *p = path_in_tmp("positions.ev");
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	enum { MAXR = 3 * EV_RECORD_SIZE };
+	static struct ev_rec r[MAXR];
+	static int nesc[MAXR];
+	int n = 0;
+	for (int pair = 0; pair < 3; pair++)
+		for (size_t j = 8; j < EV_RECORD_SIZE; j++) {
+			if (j >= 40 && j < 56)
+				continue; /* name and sig: string ids, 0 here */
+			unsigned char raw[EV_RECORD_SIZE];
+			memset(raw, 'A', sizeof raw);
+			raw[0] = EV_KERNEL;
+			raw[6] = raw[7] = 0;
+			memset(raw + 40, 0, 16);
+			raw[j] = pair == 1 ? '\\' : '\n';
+			nesc[n] = 1;
+			if (pair == 2 && j + 1 < EV_RECORD_SIZE && (j + 1 < 40 || j + 1 >= 56)) {
+				raw[j + 1] = '\\';
+				nesc[n] = 2;
+			}
+			ev_rec_decode(raw, &r[n]);
+			CHECK(ev_write(w, &r[n]) == EV_OK);
+			n++;
+		}
+	CHECK(ev_writer_close(w) == EV_OK);
+	ev_reader *rd;
+	struct ev_rec got;
+	CHECK(ev_reader_open(&rd, p, st, NULL) == EV_OK);
+	for (int k = 0; k < n; k++) {
+		CHECK(ev_read(rd, &got) == EV_REC);
+		CHECK(memcmp(&got, &r[k], sizeof got) == 0);
+		const char *line;
+		size_t len;
+		ev_reader_record_line(rd, &line, &len);
+		CHECK(len == EV_RECORD_SIZE + (size_t)nesc[k]);
+	}
+	CHECK(ev_read(rd, &got) == EV_EOF);
+	ev_reader_close(rd);
+	ev_strtab_free(st);
+}
+
 static void test_strings(void)
 {
 	ev_strtab *st = ev_strtab_new();
@@ -222,6 +271,32 @@ static void test_strings(void)
 	free(text);
 	ev_strtab_free(st);
 	ev_strtab_free(st2);
+
+	/* The recent-text cache: names alike in their first, middle and last
+	 * eight bytes (the cheap key's words), lengths 0 to 40, interned three
+	 * times over in an order that evicts and hits, always get their own
+	 * id, and the table holds each text once. */
+	ev_strtab *st3 = ev_strtab_new();
+	char alike[64];
+	size_t counted[3];
+	for (int round = 0; round < 3; round++) {
+		for (size_t n3 = 0; n3 <= 40; n3++)
+			for (int v = 0; v < 40; v++) {
+				memset(alike, 'k', sizeof alike);
+				if (n3 > 0)
+					alike[(size_t)v % n3] = (char)('A' + v % 26); /* anywhere, the keyed words too */
+				if (n3 > 17)
+					alike[8 + (size_t)v % (n3 - 16)] = (char)('a' + v % 26); /* between them */
+				CHECK(ev_strtab_intern(st3, alike, n3, &id) == EV_OK);
+				CHECK(id == ev_hash64(alike, n3));
+				size_t got_len;
+				const char *got3 = ev_strtab_get(st3, id, &got_len);
+				CHECK(got3 && got_len == n3 && memcmp(got3, alike, n3) == 0);
+			}
+		counted[round] = ev_strtab_count(st3);
+	}
+	CHECK(counted[0] > 1000 && counted[1] == counted[0] && counted[2] == counted[0]);
+	ev_strtab_free(st3);
 }
 
 static void test_segments_and_errors(void)
@@ -387,6 +462,14 @@ static void test_numbers(void)
 	int64_t i;
 	CHECK(ev_parse_u64("18446744073709551615", &u) == 0 && u == UINT64_MAX);
 	CHECK(ev_parse_u64("18446744073709551616", &u) == EV_ERR_RANGE);
+	/* The overflow test's edges: 1844674407370955161 then a last digit
+	 * of 5 fits, 6 and 9 do not; a larger prefix never fits. */
+	CHECK(ev_parse_u64("18446744073709551610", &u) == 0 && u == UINT64_MAX - 5);
+	CHECK(ev_parse_u64("18446744073709551619", &u) == EV_ERR_RANGE);
+	CHECK(ev_parse_u64("18446744073709551620", &u) == EV_ERR_RANGE);
+	CHECK(ev_parse_u64("99999999999999999999", &u) == EV_ERR_RANGE);
+	CHECK(ev_parse_u64("018446744073709551615", &u) == 0 && u == UINT64_MAX);
+	CHECK(ev_parse_i64("9223372036854775808", &i) == EV_ERR_RANGE);
 	CHECK(ev_parse_u64("1hello", &u) == EV_ERR_ARG);
 	CHECK(ev_parse_u64("-1", &u) == EV_ERR_ARG);
 	CHECK(ev_parse_i64("-9223372036854775808", &i) == 0 && i == INT64_MIN);
@@ -396,6 +479,10 @@ static void test_numbers(void)
 	CHECK(ev_parse_decimal_scaled("-0.5", 4, 3, &i) == 0 && i == -500);
 	CHECK(ev_parse_decimal_scaled("1e3", 3, 3, &i) == EV_ERR_ARG);
 	CHECK(ev_parse_decimal_scaled(".", 1, 3, &i) == EV_ERR_ARG);
+	CHECK(ev_parse_decimal_scaled("9223372036854775.807", 20, 3, &i) == 0 && i == INT64_MAX);
+	CHECK(ev_parse_decimal_scaled("9223372036854775.808", 20, 3, &i) == EV_ERR_RANGE);
+	CHECK(ev_parse_decimal_scaled("18446744073709551.616", 21, 3, &i) == EV_ERR_RANGE);
+	CHECK(ev_parse_decimal_scaled("18446744073709551616", 20, 0, &i) == EV_ERR_RANGE);
 }
 
 static void test_gzip_input(void)
@@ -582,6 +669,7 @@ int main(void)
 	RUN(test_enum_names);
 	RUN(test_text_escape);
 	RUN(test_escape_heavy_records);
+	RUN(test_escape_every_position);
 	RUN(test_strings);
 	RUN(test_segments_and_errors);
 	RUN(test_meta);

@@ -42,6 +42,100 @@ static void test_scan_fields(void)
 	CHECK(scan(" [1, {\"ts\": 3}] ", &e) == EV_OK && !e.is_object && !e.f[EV_KF_TS].type);
 }
 
+/* Whitespace of every kind and length 0..40 in every gap of an event (the
+ * scanner skips runs 16 bytes at a time): the same members as without it;
+ * a byte below ' ' that is not whitespace, put anywhere in a run, is refused. */
+static void test_scan_whitespace(void)
+{
+	static const char *const parts[] = { "{", "\"ts\"", ":", "12.5", ",", "\"args\"", ":", "{", "\"stream\"", ":",
+	                                     "7", ",", "\"grid\"", ":", "[", "2", ",", "3", "]", "}", "}" };
+	const size_t nparts = sizeof parts / sizeof parts[0];
+	static const char ws[] = " \n\t\r";
+	char text[1024];
+	struct ev_kevent e;
+	int64_t v;
+	for (size_t gap = 0; gap <= nparts; gap++) {
+		for (size_t run = 0; run <= 40; run++) {
+			for (int bad = 0; bad < 2; bad++) {
+				if (bad && run == 0)
+					continue;
+				size_t o = 0;
+				for (size_t i = 0; i <= nparts; i++) {
+					if (i == gap)
+						for (size_t k = 0; k < run; k++)
+							text[o++] = bad && k == run / 2 ? '\f' : ws[(k * 7 + run) % 4];
+					if (i < nparts) {
+						memcpy(text + o, parts[i], strlen(parts[i]));
+						o += strlen(parts[i]);
+					}
+				}
+				int rc = ev_kineto_scan_event(text, o, 0, &e);
+				if (bad) {
+					CHECK(rc == EV_ERR_FORMAT);
+					continue;
+				}
+				CHECK(rc == EV_OK);
+				CHECK(ev_kspan_us_to_ns(&e.f[EV_KF_TS], &v) == 0 && v == 12500);
+				CHECK(ev_kspan_i64(&e.f[EV_KA_STREAM], &v) == 0 && v == 7);
+				/* The grid's extent holds the whitespace inside it. */
+				const char *open = memchr(text, '[', o), *close = memchr(text, ']', o);
+				CHECK(e.f[EV_KA_GRID].type == '[' && e.f[EV_KA_GRID].p == open &&
+				      e.f[EV_KA_GRID].n == (uint32_t)(close - open + 1));
+			}
+		}
+	}
+}
+
+/* Integers read in place (at most 18 digits) and the long way (signs,
+ * fractions, exponents, 19 digits and more) agree with the parser. */
+static void test_kspan_integers(void)
+{
+	static const struct { const char *text; char type; int ok; int64_t v; } cases[] = {
+		{ "0", 'n', 1, 0 },
+		{ "7", 'n', 1, 7 },
+		{ "007", '"', 1, 7 },
+		{ "123456789012345678", 'n', 1, 123456789012345678LL },
+		{ "9223372036854775807", 'n', 1, INT64_MAX },
+		{ "-9223372036854775808", 'n', 1, INT64_MIN },
+		{ "-42", 'n', 1, -42 },
+		{ "12.7", 'n', 1, 12 },
+		{ "1e3", 'n', 1, 1000 },
+		{ "12x", '"', 0, 0 },
+		{ "", '"', 0, 0 },
+		{ "99999999999999999999", 'n', 0, 0 },
+		{ "true", 'l', 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct ev_kspan s = { cases[i].text, (uint32_t)strlen(cases[i].text), cases[i].type };
+		int64_t v = -1;
+		int rc = ev_kspan_i64(&s, &v);
+		CHECK(cases[i].ok ? rc == 0 && v == cases[i].v : rc != 0);
+	}
+}
+
+/* Microseconds to nanoseconds: the in-place path (up to 14 integer digits
+ * and 3 decimals) and the general one (signs, rounding, exponents, long
+ * numbers) agree with the decimal parser wherever it reads the text. */
+static void test_kspan_us_to_ns(void)
+{
+	static const char *const texts[] = {
+		"0", "5", "12.5", "12.34", "12.345", "0.001", "4458676983543.183", "99999999999999.999",
+		"999999999999999.999", "123456789012345", "12.3456", "12.3455", "12.9999", "-3.5", "-0.0004",
+		"9223372036854775", "9223372036854776", "0.0005",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		struct ev_kspan sp = { texts[i], (uint32_t)strlen(texts[i]), 'n' };
+		int64_t want = 0, got = -1;
+		int wrc = ev_parse_decimal_scaled(texts[i], strlen(texts[i]), 3, &want);
+		int grc = ev_kspan_us_to_ns(&sp, &got);
+		CHECK(wrc == 0 ? grc == 0 && got == want : grc != 0);
+	}
+	struct ev_kspan e3 = { "1.5e3", 5, 'n' }, str = { "12", 2, '"' };
+	int64_t v;
+	CHECK(ev_kspan_us_to_ns(&e3, &v) == 0 && v == 1500000);
+	CHECK(ev_kspan_us_to_ns(&str, &v) != 0); /* a string is not a time */
+}
+
 static void test_scan_strict(void)
 {
 	static const char *const bad[] = {
@@ -104,6 +198,45 @@ static void test_window(void)
 	e.op = 2;
 	CHECK(kwin_put(&w, 42, &e) == EV_OK);
 	CHECK(kwin_get(&w, 42)->op == 2);
+	kwin_free(&w);
+}
+
+/* The index grows from a few thousand slots to twice the window while
+ * entries are put, some keys again: at every size the window answers as a
+ * plain list of its last `cap` puts would (newest entry of a key, nothing
+ * evicted). */
+static void test_window_growth(void)
+{
+	enum { CAP = 16384, PUTS = 3 * CAP, KEYS = 20000 };
+	static uint64_t put_key[PUTS];
+	struct kwin w;
+	kwin_init(&w, CAP);
+	CHECK(w.cap == CAP && w.imask < w.imax);
+	struct kwin_ent e;
+	memset(&e, 0, sizeof e);
+	uint64_t x = 12345;
+	uint32_t first_mask = w.imask;
+	for (uint32_t i = 0; i < PUTS; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		put_key[i] = 1 + (x >> 33) % KEYS; /* repeats, so keys shadow older entries */
+		e.op = i + 1;
+		CHECK(kwin_put(&w, put_key[i], &e) == EV_OK);
+		if (i % 4099 != 0 && i != CAP - 1 && i != PUTS - 1)
+			continue;
+		/* Every key against the list: its newest put among the last CAP. */
+		for (uint64_t k = 1; k <= KEYS; k += 7) {
+			uint32_t want = 0;
+			for (uint32_t j = i + 1; j-- > 0 && i - j < CAP;)
+				if (put_key[j] == k) {
+					want = j + 1;
+					break;
+				}
+			const struct kwin_ent *g = kwin_get(&w, k);
+			CHECK(want ? g && g->op == want : g == NULL);
+		}
+	}
+	CHECK(first_mask < w.imask && w.imask == w.imax);
+	CHECK(w.evicted == PUTS - CAP);
 	kwin_free(&w);
 }
 
@@ -323,8 +456,12 @@ int main(void)
 		return 1;
 	RUN(test_scan_fields);
 	RUN(test_scan_strict);
+	RUN(test_scan_whitespace);
+	RUN(test_kspan_integers);
+	RUN(test_kspan_us_to_ns);
 	RUN(test_scan_depth);
 	RUN(test_window);
+	RUN(test_window_growth);
 	RUN(test_rank_from_path);
 	RUN(test_op_category);
 	RUN(test_link_through_call_stack);
