@@ -33,37 +33,24 @@ void kwin_init(struct kwin *w, uint32_t cap)
 	w->imax = 2 * c - 1;
 	w->imask = w->imax < KWIN_FIRST_INDEX - 1 ? w->imax : KWIN_FIRST_INDEX - 1;
 	w->evicted = 0;
-	w->big = 0;
 }
 
 void kwin_free(struct kwin *w)
 {
-	if (w->big) {
-		ev_big_release(w->ring, (size_t)w->cap * sizeof *w->ring);
-		ev_big_release(w->index, ((size_t)w->imax + 1) * sizeof *w->index);
-	} else {
-		free(w->ring);
-		free(w->index);
-	}
+	free(w->ring);
+	free(w->index);
 	w->ring = NULL;
 	w->index = NULL;
-	w->big = 0;
 }
 
-/* The index is hashed, so its pages are all touched soon: reserved, it is
- * backed by a few huge pages instead of a fault per 4 KiB. */
+/* The ring is written in order, so only as much of it as the trace has
+ * links is ever touched; the index starts at KWIN_FIRST_INDEX slots and
+ * grows (grow_index).  Neither is reserved with huge pages: a huge page is
+ * zeroed whole at its first touch, 2 MiB for a few hundred links. */
 static int kwin_alloc(struct kwin *w)
 {
-	size_t rb = (size_t)w->cap * sizeof *w->ring, ib = ((size_t)w->imax + 1) * sizeof *w->index;
-	w->ring = ev_big_reserve(rb);
-	w->index = w->ring ? ev_big_reserve(ib) : NULL;
-	if (w->index) {
-		w->big = 1;
-		return EV_OK;
-	}
-	ev_big_release(w->ring, rb);
-	w->ring = malloc(rb);
-	w->index = calloc((size_t)w->imax + 1, sizeof *w->index);
+	w->ring = malloc((size_t)w->cap * sizeof *w->ring);
+	w->index = calloc((size_t)w->imask + 1, sizeof *w->index);
 	if (!w->ring || !w->index) {
 		kwin_free(w);
 		return EV_ERR_NOMEM;
@@ -108,16 +95,19 @@ static void index_pos(struct kwin *w, uint32_t pos)
 }
 
 /* Double the index and index the live entries again, oldest first, so
- * that a key put twice ends on its newer entry as before.  The pages of
- * the index's full size are reserved already: only the used prefix is
- * ever touched. */
-static void grow_index(struct kwin *w)
+ * that a key put twice ends on its newer entry as before. */
+static int grow_index(struct kwin *w)
 {
+	uint32_t *bigger = calloc(((size_t)w->imask + 1) * 2, sizeof *bigger);
+	if (!bigger)
+		return EV_ERR_NOMEM;
+	free(w->index);
+	w->index = bigger;
 	w->imask = w->imask * 2 + 1;
-	memset(w->index, 0, ((size_t)w->imask + 1) * sizeof *w->index);
 	uint64_t live = w->head < w->cap ? w->head : w->cap;
 	for (uint64_t n = w->head - live; n < w->head; n++)
 		index_pos(w, (uint32_t)(n & (w->cap - 1)));
+	return EV_OK;
 }
 
 int kwin_put(struct kwin *w, uint64_t key, const struct kwin_ent *e)
@@ -127,7 +117,8 @@ int kwin_put(struct kwin *w, uint64_t key, const struct kwin_ent *e)
 	/* At most half full after this put: short probes. */
 	uint64_t live = w->head < w->cap ? w->head + 1 : w->cap;
 	while (w->imask < w->imax && live * 2 > (uint64_t)w->imask + 1)
-		grow_index(w);
+		if (grow_index(w) != EV_OK)
+			return EV_ERR_NOMEM;
 	uint32_t pos = (uint32_t)(w->head & (w->cap - 1));
 	if (w->head >= w->cap) {
 		unindex(w, pos);

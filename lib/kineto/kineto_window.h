@@ -29,7 +29,6 @@ struct kwin {
 	                      * and doubles while it is over half full, so a trace
 	                      * with few links keeps its index in the cache */
 	uint64_t evicted;
-	int big;             /* ring and index are ev_big_reserve'd */
 };
 
 void kwin_init(struct kwin *w, uint32_t cap);
