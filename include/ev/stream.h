@@ -288,14 +288,11 @@ long ev_input_read(ev_input *in, void *buf, size_t n) EV_RESULT_USED;
  * the next call), EV_EOF at the end, EV_ERR_TRUNCATED for a final line with
  * no newline (*line and *len still set), EV_ERR_LIMIT over the line limit. */
 int ev_input_line(ev_input *in, const char **line, size_t *len) EV_RESULT_USED;
-/* Record lines with nothing escaped, taken straight from what is buffered:
- * up to max consecutive lines, each a record type byte (0x01-0x1F but CR)
- * and n - 1 more bytes, none of them LF or backslash, then LF.  One look
- * per line for both (SSE2), no newline or escape search, no call per line.
- * Returns how many were taken (0: read the next line with ev_input_line);
- * *first is the first of them, the others follow every n + 1 bytes, valid
- * until the next call on in. */
-size_t ev_input_record_lines(ev_input *in, size_t n, size_t max, const char **first);
+/* The next line if it is already buffered, exactly n bytes long and holds no
+ * backslash (a record with nothing escaped): one look at its bytes for both
+ * (SSE2) instead of a newline search and an escape search.  NULL otherwise, nothing
+ * consumed: read it with ev_input_line. */
+const char *ev_input_plain_line(ev_input *in, size_t n);
 void ev_input_set_line_limit(ev_input *in, size_t max);
 size_t ev_input_line_limit(const ev_input *in); /* default 64 MiB */
 /* Read buffer (and gzip input buffer) of inputs opened from now on: default

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ev_bigmem.c - large work buffers (sort buffers, windows) reserved whole
+ * ev_bigmem.c - large work buffers (the external sorter's) reserved whole
  * and backed by the kernel only where they are touched.
  *
  * Why not malloc and realloc: a buffer that grows by realloc is copied at
@@ -8,7 +8,10 @@
  * (about 1.4 us on the 2-core bench machine: 800 faults, 7% of kineto2ev's
  * time on a 9 MiB trace).  A reservation never moves, and with transparent
  * huge pages advised one fault backs 2 MiB.  Memory use is unchanged: pages
- * that are never touched are never backed.
+ * that are never touched are never backed.  The price is that a huge page
+ * is zeroed whole at its first touch: worth it for a buffer that fills in
+ * order (a sort buffer), not for a few hundred KiB touched here and there
+ * (kineto2ev's link windows use malloc, kineto_window.c).
  */
 #include <stdint.h>
 #include <sys/mman.h>

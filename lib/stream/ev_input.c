@@ -351,27 +351,18 @@ static int plain_run(const unsigned char *p, size_t n)
 #endif
 }
 
-size_t ev_input_record_lines(ev_input *in, size_t n, size_t max, const char **first)
+const char *ev_input_plain_line(ev_input *in, size_t n)
 {
-	if (n == 0 || n > in->line_limit)
-		return 0;
-	const unsigned char *p = in->buf + in->start, *e = in->buf + in->end;
-	size_t k = 0;
-	/* A record's type byte is 0x01-0x1F but CR (and LF, which plain_run
-	 * refuses): a text line of the same length is not taken. */
-	while (k < max && (size_t)(e - p) > n && p[n] == '\n' && p[0] >= 0x01 && p[0] <= 0x1F && p[0] != 0x0D &&
-	       plain_run(p, n)) {
-		p += n + 1;
-		k++;
-	}
-	if (k == 0)
-		return 0;
-	*first = (const char *)in->buf + in->start;
-	in->start += k * (n + 1);
+	if (in->end - in->start <= n || n > in->line_limit)
+		return NULL;
+	const unsigned char *p = in->buf + in->start;
+	if (p[n] != '\n' || !plain_run(p, n))
+		return NULL;
+	in->start += n + 1;
 	in->scan = in->start;
-	in->offset += k * (n + 1);
-	in->lineno += k;
-	return k;
+	in->offset += n + 1;
+	in->lineno++;
+	return (const char *)p;
 }
 
 void ev_input_set_line_limit(ev_input *in, size_t max) { in->line_limit = max; }

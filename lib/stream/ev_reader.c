@@ -32,9 +32,6 @@ struct ev_reader {
 	const unsigned char *raw;      /* last record's bytes */
 	const char *line;              /* last record's escaped line */
 	size_t line_len;
-	const char *batch;             /* record lines taken from the input, */
-	size_t batch_left;             /* not yet returned, */
-	uint64_t batch_lineno;         /* and the line number of the last */
 	const char *text;
 	size_t text_len;
 	char *scratch;                 /* #str unescaping */
@@ -258,7 +255,7 @@ static int id_defined(ev_reader *r, uint64_t id)
 	return 1;
 }
 
-/* plain: the line is known to hold no backslash (ev_input_record_lines). */
+/* plain: the line is known to hold no backslash (ev_input_plain_line). */
 static int read_record(ev_reader *r, const char *line, size_t len, int plain, struct ev_rec *rec)
 {
 	const unsigned char *p = (const unsigned char *)line;
@@ -340,20 +337,6 @@ static int is_header(const char *line, size_t len)
 	return len >= 3 && memcmp(line, "#ev", 3) == 0 && (len == 3 || line[3] == ' ');
 }
 
-/* The next record line of the batch taken from the input. */
-static int batch_next(ev_reader *r, struct ev_rec *rec)
-{
-	const char *line = r->batch;
-	r->batch += r->recsize + 1;
-	r->batch_left--;
-	r->lineno = r->batch_lineno - r->batch_left;
-	return read_record(r, line, r->recsize, 1, rec);
-}
-
-/* Records handed out per look at the input: their lines are still in the
- * cache when they are decoded. */
-#define RECORD_BATCH 64
-
 int ev_read(ev_reader *r, struct ev_rec *rec)
 {
 	const char *line;
@@ -361,19 +344,15 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 	int rc;
 	if (r->err)
 		return r->err;
-	if (r->batch_left)
-		return batch_next(r, rec);
 	for (;;) {
 		/* Most lines are records with nothing escaped: the fast way. */
-		if (r->in_segment) {
-			size_t k = ev_input_record_lines(r->in, r->recsize, RECORD_BATCH, &r->batch);
-			if (k) {
-				r->batch_left = k;
-				r->batch_lineno = ev_input_lineno(r->in);
-				return batch_next(r, rec);
-			}
+		int plain = r->in_segment && (line = ev_input_plain_line(r->in, r->recsize)) != NULL;
+		if (plain) {
+			len = r->recsize;
+			rc = EV_REC;
+		} else {
+			rc = ev_input_line(r->in, &line, &len);
 		}
-		rc = ev_input_line(r->in, &line, &len);
 		r->lineno = ev_input_lineno(r->in);
 		if (r->segments == 0 && (rc == EV_REC || rc == EV_ERR_TRUNCATED) && !is_header(line, len)) {
 			/* Blank lines before the first content: look further (JSON may
@@ -408,7 +387,7 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 			return fail(r, EV_ERR_FORMAT, "empty line");
 		unsigned char c = (unsigned char)line[0];
 		if (c >= 0x01 && c <= 0x1F && c != 0x0D)
-			return read_record(r, line, len, 0, rec);
+			return read_record(r, line, len, plain, rec);
 		if (c != '#')
 			return fail(r, EV_ERR_FORMAT, "not a record or text line (first byte 0x%02x)", c);
 		int structural = 1;

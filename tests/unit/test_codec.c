@@ -219,17 +219,16 @@ static void test_escape_every_position(void)
 	ev_strtab_free(st);
 }
 
-/* A bad record anywhere in a run of record lines read as one batch (the
- * first, the last, either side of a batch boundary) is named by its own
- * record and line number. */
-static void test_error_position_in_batch(void)
+/* A bad record anywhere in a stream (the first, the last, either side of
+ * 64 and 128 records) is named by its own record and line number. */
+static void test_error_position(void)
 {
 	static const int bad_at[] = { 1, 2, 63, 64, 65, 66, 128, 129, 200 };
 	for (size_t b = 0; b < sizeof bad_at / sizeof bad_at[0]; b++) {
 		/* A file read once is an input for the rest of the process: a new
 		 * name each time. */
 		char name[32];
-		snprintf(name, sizeof name, "batch%zu.ev", b);
+		snprintf(name, sizeof name, "badrec%zu.ev", b);
 		const char *p = path_in_tmp(name);
 		ev_strtab *st = ev_strtab_new();
 		ev_writer *w;
@@ -572,59 +571,40 @@ static ev_input *input_of(const char *name, const void *bytes, size_t n)
 	return in;
 }
 
-/* ev_input_record_lines: up to max buffered record lines of exactly n
- * bytes, none holding a newline or a backslash, taken at once; the run
- * stops before the first line that is not one, which the line reader then
- * sees whole.  Every position of a newline or a backslash is tried (the
- * 16-byte steps and the tail) in every line of a run. */
-enum { RL_N = 96, RL_L = 3 };
-static void record_lines_fill(char *buf)
+/* ev_input_plain_line: a buffered line of exactly n bytes with no
+ * backslash, else nothing consumed.  Every position of a newline or a
+ * backslash is tried (the 16-byte steps and the tail). */
+static void test_plain_line(void)
 {
-	memset(buf, 'a', RL_L * (RL_N + 1));
-	for (int i = 0; i < RL_L; i++) {
-		buf[i * (RL_N + 1)] = 0x01; /* a record type byte */
-		buf[i * (RL_N + 1) + RL_N] = '\n';
-	}
-}
-
-static void test_record_lines(void)
-{
-	char buf[RL_L * (RL_N + 1)];
-	const char *first = NULL, *l;
-	size_t len;
-	record_lines_fill(buf);
-	ev_input *in = input_of("lines1", buf, sizeof buf);
-	CHECK(ev_input_record_lines(in, RL_N, 2, &first) == 2 && first[0] == 0x01 && first[RL_N + 1] == 0x01);
-	CHECK(ev_input_lineno(in) == 2 && ev_input_offset(in) == 2 * (RL_N + 1));
-	CHECK(ev_input_record_lines(in, RL_N - 1, 8, &first) == 0); /* wrong length */
-	CHECK(ev_input_record_lines(in, RL_N, 8, &first) == 1 && ev_input_lineno(in) == 3);
-	CHECK(ev_input_record_lines(in, RL_N, 8, &first) == 0); /* nothing left */
+	enum { N = 96 };
+	char buf[2 * (N + 1)];
+	memset(buf, 'a', sizeof buf);
+	buf[N] = '\n';
+	buf[2 * N + 1] = '\n';
+	ev_input *in = input_of("plain1", buf, sizeof buf);
+	const char *l = ev_input_plain_line(in, N);
+	CHECK(l && l[0] == 'a' && ev_input_lineno(in) == 1 && ev_input_offset(in) == N + 1);
+	CHECK(ev_input_plain_line(in, N - 1) == NULL); /* wrong length */
+	CHECK(ev_input_plain_line(in, N) != NULL && ev_input_lineno(in) == 2);
+	CHECK(ev_input_plain_line(in, N) == NULL); /* nothing left */
 	ev_input_close(in);
-	for (int j = 0; j < RL_L; j++)
-		for (int pos = 0; pos < RL_N; pos++)
-			for (int k = 0; k < 2; k++) {
-				record_lines_fill(buf);
-				buf[j * (RL_N + 1) + pos] = k ? '\\' : '\n';
-				in = input_of("lines2", buf, sizeof buf);
-				CHECK(ev_input_record_lines(in, RL_N, 8, &first) == (size_t)j);
-				CHECK(ev_input_lineno(in) == (uint64_t)j && ev_input_offset(in) == (uint64_t)j * (RL_N + 1));
-				CHECK(ev_input_line(in, &l, &len) == EV_REC && len == (k ? (size_t)RL_N : (size_t)pos));
-				ev_input_close(in);
-			}
-	/* The first byte: a text line of a record's length, CR, NUL and a
-	 * space end the run; 0x1F is a record type. */
-	static const unsigned char firsts[] = { '#', 0x0D, 0x00, ' ', 0x1F };
-	for (size_t f = 0; f < sizeof firsts; f++) {
-		record_lines_fill(buf);
-		buf[RL_N + 1] = (char)firsts[f];
-		in = input_of("lines3", buf, sizeof buf);
-		CHECK(ev_input_record_lines(in, RL_N, 8, &first) == (firsts[f] == 0x1F ? 3u : 1u));
-		ev_input_close(in);
+	for (int pos = 0; pos < N; pos++) {
+		for (int k = 0; k < 2; k++) {
+			memset(buf, 'a', sizeof buf);
+			buf[pos] = k ? '\\' : '\n';
+			buf[N] = '\n';
+			buf[2 * N + 1] = '\n';
+			in = input_of("plain2", buf, sizeof buf);
+			CHECK(ev_input_plain_line(in, N) == NULL);
+			size_t len = 0;
+			/* Not consumed: the line reader still sees the first line. */
+			CHECK(ev_input_line(in, &l, &len) == EV_REC && len == (k ? (size_t)N : (size_t)pos));
+			ev_input_close(in);
+		}
 	}
 	/* The newline after the n bytes must be buffered too. */
-	record_lines_fill(buf);
-	in = input_of("lines4", buf, RL_N);
-	CHECK(ev_input_record_lines(in, RL_N, 8, &first) == 0);
+	in = input_of("plain3", buf, N);
+	CHECK(ev_input_plain_line(in, N) == NULL);
 	ev_input_close(in);
 }
 
@@ -736,13 +716,13 @@ int main(void)
 	RUN(test_text_escape);
 	RUN(test_escape_heavy_records);
 	RUN(test_escape_every_position);
-	RUN(test_error_position_in_batch);
+	RUN(test_error_position);
 	RUN(test_strings);
 	RUN(test_segments_and_errors);
 	RUN(test_meta);
 	RUN(test_numbers);
 	RUN(test_gzip_input);
-	RUN(test_record_lines);
+	RUN(test_plain_line);
 	RUN(test_input_read_paths);
 	RUN(test_output_atomic);
 	RUN(test_rec_end);
