@@ -4,8 +4,9 @@
 # and 10x, against floors measured in the same run on the same files: `cat`,
 # `gzip -dc` (the same JSON gzipped) and Python's json.load (/usr/bin/python3).
 #
-# Each measure is the median of 3 runs; a run repeats the command until it
-# has read about 256 MiB, and its times are per command.  MB/s is given per
+# Each measure is the median of 5 runs, interleaved with the other commands
+# of the same file (cpumeasure); a run repeats the command until it has read
+# about 256 MiB, and its times are per command.  MB/s is given per
 # wall second and per CPU second (user + sys: "per core", what the machine's
 # load does not change); ratios are CPU time of the floor / CPU time of
 # kineto2ev.  Flat RSS from 1x to 10x of input is the streaming promise.
@@ -18,25 +19,42 @@ mkdir -p "$d"
 PY=/usr/bin/python3
 shared="$(cd "$(dirname "$0")/.." && pwd)/../shared/data/kineto"
 
-# cpumeasure VAR CMD: median wall, CPU (user+sys) seconds and peak RSS (MiB)
-# of 3 runs into VAR_wall, VAR_cpu, VAR_rss.  Each run repeats CMD $reps
-# times and the times are divided by $reps: time(1) counts CPU in 10 ms
-# steps, which on a 10 MiB trace would be a quarter of the measure.
+# cpumeasure VAR CMD [VAR CMD ...]: median wall, CPU (user+sys) seconds and
+# peak RSS (MiB) of each CMD into VAR_wall, VAR_cpu, VAR_rss.  Each run
+# repeats CMD $reps times and the times are divided by $reps: time(1) counts
+# CPU in 10 ms steps, which on a 10 MiB trace would be a quarter of the
+# measure.  The commands are interleaved: each of 5 rounds runs every one of
+# them once, and the medians are over the rounds, so that a change in the
+# machine's speed while they are measured (this 2-core class drifts by tens
+# of percent within minutes when its host is busy) reaches a tool and its
+# floors alike instead of landing on whichever ran at the time.
 cpumeasure() {
-	local var="$1" cmd="$2" f w u s r walls=() cpus=() rsss=()
+	local f w u s r i vars=() cmds=()
+	while [ $# -ge 2 ]; do
+		vars+=("$1")
+		cmds+=("$2")
+		shift 2
+	done
+	local -a walls cpus rsss
 	f=$(mktemp)
-	for _ in 1 2 3; do
-		/usr/bin/time -f '%e %U %S %M' -o "$f" bash -c "for _ in \$(seq $reps); do $cmd; done" >/dev/null
-		read -r w u s r <"$f"
-		walls+=("$(awk -v w="$w" -v n="$reps" 'BEGIN { printf "%.4f", w / n }')")
-		cpus+=("$(awk -v u="$u" -v s="$s" -v n="$reps" 'BEGIN { printf "%.4f", (u + s) / n }')")
-		rsss+=("$r")
+	for _ in 1 2 3 4 5; do
+		for i in "${!cmds[@]}"; do
+			/usr/bin/time -f '%e %U %S %M' -o "$f" bash -c "for _ in \$(seq $reps); do ${cmds[$i]}; done" >/dev/null
+			read -r w u s r <"$f"
+			walls[i]+="$(awk -v w="$w" -v n="$reps" 'BEGIN { printf "%.4f", w / n }') "
+			cpus[i]+="$(awk -v u="$u" -v s="$s" -v n="$reps" 'BEGIN { printf "%.4f", (u + s) / n }') "
+			rsss[i]+="$r "
+		done
 	done
 	rm -f "$f"
-	printf -v "${var}_wall" '%s' "$(printf '%s\n' "${walls[@]}" | sort -g | sed -n 2p)"
-	printf -v "${var}_cpu" '%s' "$(printf '%s\n' "${cpus[@]}" | sort -g | sed -n 2p)"
-	printf -v "${var}_rss" '%s' "$(printf '%s\n' "${rsss[@]}" | sort -g | sed -n 2p | awk '{printf "%.1f", $1/1024}')"
+	for i in "${!cmds[@]}"; do
+		printf -v "${vars[$i]}_wall" '%s' "$(median "${walls[i]}")"
+		printf -v "${vars[$i]}_cpu" '%s' "$(median "${cpus[i]}")"
+		printf -v "${vars[$i]}_rss" '%s' "$(median "${rsss[i]}" | awk '{printf "%.1f", $1/1024}')"
+	done
 }
+# median "V1 V2 ...": the middle value.
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 mbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s <= 0) s = 0.001; printf "%.0f", b / s / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1fx", a / b }'; }
 
@@ -52,14 +70,14 @@ one_file() { # one_file LABEL JSON
 	bytes=$(stat -c %s "$f")
 	# Enough repeats for about 256 MiB of JSON per measure (1 from 256 MiB up).
 	reps=$(((268435456 + bytes - 1) / bytes))
-	cpumeasure conv "kineto2ev -q -o /dev/null '$f'"
-	cpumeasure pipe "kineto2ev -q '$f' | ev-stats -q timeline"
-	cpumeasure convgz "kineto2ev -q -o /dev/null '$f.gz'"
-	cpumeasure cat "cat '$f'"
-	cpumeasure gz "gzip -dc '$f.gz'"
-	cpumeasure py "$PY -c 'import json, sys; json.load(open(sys.argv[1]))' '$f'"
+	cpumeasure conv "kineto2ev -q -o /dev/null '$f'" \
+		pipe "kineto2ev -q '$f' | ev-stats -q timeline" \
+		convgz "kineto2ev -q -o /dev/null '$f.gz'" \
+		cat "cat '$f'" \
+		gz "gzip -dc '$f.gz'" \
+		py "$PY -c 'import json, sys; json.load(open(sys.argv[1]))' '$f'"
 	echo
-	echo "$1 (each measure: $reps runs in a row; times per run)"
+	echo "$1 (each measure: $reps runs in a row; times per run; medians of 5 interleaved rounds)"
 	echo
 	echo "| command | JSON | wall s | CPU s | MB/s wall | MB/s CPU | peak RSS MiB |"
 	echo "|---|---|---|---|---|---|---|"

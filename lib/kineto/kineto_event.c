@@ -62,7 +62,34 @@ static inline int string_end(const char *p, const char *end, const char **out)
 	return string_end_slow(p, end, out);
 }
 
-static int number_end(const char *p, const char *end, const char **out);
+static inline __attribute__((always_inline)) int number_end(const char *p, const char *end, const char **out)
+{
+	if (p < end && *p == '-')
+		p++;
+	if (p >= end || *p < '0' || *p > '9')
+		return EV_ERR_FORMAT;
+	if (*p == '0')
+		p++;
+	else
+		p = ev_json_digits_end(p, end);
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return EV_ERR_FORMAT;
+		p = ev_json_digits_end(p, end);
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return EV_ERR_FORMAT;
+		p = ev_json_digits_end(p, end);
+	}
+	*out = p;
+	return EV_OK;
+}
+
 
 /* A string, number or literal at p (not a container): *after is past it,
  * and slot (if any) receives its extent.  Inlined into the member loop:
@@ -108,24 +135,28 @@ static int value(struct walk *w, int depth, struct ev_kspan *slot, int field_bas
 /* An object after its '{'; field_base picks the key table (top or args). */
 static int object(struct walk *w, int depth, int field_base)
 {
-	const char *p = skip_ws(w->p, w->end);
-	if (p < w->end && *p == '}') {
+	/* The text's end and the token count stay in registers: w is
+	 * written back only around a nested container and on the way out. */
+	const char *end = w->end;
+	uint32_t tokens = w->tokens;
+	const char *p = skip_ws(w->p, end);
+	if (p < end && *p == '}') {
 		w->p = p + 1;
 		return EV_OK;
 	}
 	for (;;) {
-		if (p >= w->end || *p != '"')
+		if (p >= end || *p != '"')
 			return EV_ERR_FORMAT;
 		const char *k = p + 1, *after;
-		if (string_end(k, w->end, &after))
+		if (string_end(k, end, &after))
 			return EV_ERR_FORMAT;
 		size_t kn = (size_t)(after - 1 - k);
-		if (++w->tokens > w->max_tokens)
+		if (++tokens > w->max_tokens)
 			return EV_ERR_RANGE;
-		p = skip_ws(after, w->end);
-		if (p >= w->end || *p != ':')
+		p = skip_ws(after, end);
+		if (p >= end || *p != ':')
 			return EV_ERR_FORMAT;
-		w->p = skip_ws(p + 1, w->end);
+		const char *v = skip_ws(p + 1, end);
 		struct ev_kspan *slot = NULL;
 		int sub = -1; /* "args" is walked with the argument key table */
 		if (field_base == 0) {
@@ -194,25 +225,28 @@ static int object(struct walk *w, int depth, int field_base)
 		}
 		if (slot && slot->type) /* a repeated key keeps its first value */
 			slot = NULL, sub = -1;
-		const char *v = w->p;
-		if (v < w->end && *v != '{' && *v != '[') {
-			if (++w->tokens > w->max_tokens)
+		if (v < end && *v != '{' && *v != '[') {
+			if (++tokens > w->max_tokens)
 				return EV_ERR_RANGE;
-			if (scalar(v, w->end, slot, &p))
+			if (scalar(v, end, slot, &p))
 				return EV_ERR_FORMAT;
 		} else {
+			w->p = v;
+			w->tokens = tokens;
 			int rc = value(w, depth, slot, sub);
 			if (rc)
 				return rc;
 			p = w->p;
+			tokens = w->tokens;
 		}
-		p = skip_ws(p, w->end);
-		if (p < w->end && *p == ',') {
-			p = skip_ws(p + 1, w->end);
+		p = skip_ws(p, end);
+		if (p < end && *p == ',') {
+			p = skip_ws(p + 1, end);
 			continue;
 		}
-		if (p < w->end && *p == '}') {
+		if (p < end && *p == '}') {
 			w->p = p + 1;
+			w->tokens = tokens;
 			return EV_OK;
 		}
 		return EV_ERR_FORMAT;
@@ -242,34 +276,6 @@ static int array(struct walk *w, int depth)
 		}
 		return EV_ERR_FORMAT;
 	}
-}
-
-static int number_end(const char *p, const char *end, const char **out)
-{
-	if (p < end && *p == '-')
-		p++;
-	if (p >= end || *p < '0' || *p > '9')
-		return EV_ERR_FORMAT;
-	if (*p == '0')
-		p++;
-	else
-		p = ev_json_digits_end(p, end);
-	if (p < end && *p == '.') {
-		p++;
-		if (p >= end || *p < '0' || *p > '9')
-			return EV_ERR_FORMAT;
-		p = ev_json_digits_end(p, end);
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= end || *p < '0' || *p > '9')
-			return EV_ERR_FORMAT;
-		p = ev_json_digits_end(p, end);
-	}
-	*out = p;
-	return EV_OK;
 }
 
 /* One value at w->p; slot (if any) receives its extent.  sub >= 0: an
@@ -343,6 +349,29 @@ int ev_kspan_eq(const struct ev_kspan *s, const char *text)
 	return s->type && s->n == n && memcmp(s->p, text, n) == 0;
 }
 
+/* The value of the n decimal digits at p (n <= 19, checked digits): eight
+ * at a time.  Bytes d0..d7 (d0 first) become pairs d0d1, d2d3... in the
+ * even bytes, then two multiplies place d0d1 * 10^6 + d2d3 * 10^4 +
+ * d4d5 * 100 + d6d7 in the upper half (no partial sum crosses into it). */
+static inline uint64_t digits_value(const char *p, size_t n)
+{
+	uint64_t x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t v;
+		memcpy(&v, p, sizeof v);
+		v -= 0x3030303030303030ULL;
+		v = v * 10 + (v >> 8);
+		v = ((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)) +
+		     ((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32))) >> 32;
+		x = x * 100000000ULL + v;
+	}
+#endif
+	for (; n; n--, p++)
+		x = x * 10 + (unsigned)(*p - '0');
+	return x;
+}
+
 int ev_kspan_i64(const struct ev_kspan *s, int64_t *v)
 {
 	char buf[32];
@@ -382,11 +411,9 @@ int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns)
 	 * integer digits, so the nanoseconds cannot overflow; a sign, more
 	 * decimals (rounded) or an exponent go the general way. */
 	const char *p = s->p;
-	uint32_t n = s->n, i = 0;
-	uint64_t x = 0;
-	while (i < n && i < 15 && (unsigned)(p[i] - '0') < 10)
-		x = x * 10 + (unsigned)(p[i++] - '0');
+	uint32_t n = s->n, i = (uint32_t)(ev_json_digits_end(p, p + n) - p);
 	if (i > 0 && i < 15) {
+		uint64_t x = digits_value(p, i);
 		if (i == n) {
 			*ns = (int64_t)(x * 1000);
 			return 0;
