@@ -3,10 +3,29 @@
  * ev_record.c - encoding and decoding of the fixed-size binary record, and
  * the names of its enumerated fields.
  */
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
 #include "ev.h"
+
+/* The decoded record is laid out as the encoded one (docs/FORMAT.md §4):
+ * every field at its offset, 96 bytes, no padding.  On a little-endian host
+ * the two are then the same bytes, and a record is encoded or decoded by one
+ * copy instead of 26 loads and stores: a fifth of the work of reading a
+ * record.  The assertions keep the layouts from drifting apart. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define REC_SAME_BYTES 1
+#define AT(field, off) _Static_assert(offsetof(struct ev_rec, field) == (off), "struct ev_rec: " #field " is not at " #off)
+AT(type, 0); AT(op, 1); AT(algo, 2); AT(proto, 3); AT(dtype, 4); AT(redop, 5); AT(flags, 6);
+AT(rank, 8); AT(stream, 12); AT(ts, 16); AT(dur, 24); AT(bytes, 32); AT(name, 40); AT(sig, 48);
+AT(comm, 56); AT(seq, 64); AT(peer, 68); AT(id, 72); AT(channel, 76); AT(src, 78); AT(step, 80);
+AT(aux, 84); AT(nthreads, 88); AT(chunk_steps, 90); AT(slice_steps, 91); AT(step_size, 92);
+#undef AT
+_Static_assert(sizeof(struct ev_rec) == EV_RECORD_SIZE, "struct ev_rec has padding or more fields than a record");
+#else
+#define REC_SAME_BYTES 0
+#endif
 
 void ev_rec_init(struct ev_rec *r)
 {
@@ -16,6 +35,10 @@ void ev_rec_init(struct ev_rec *r)
 
 void ev_rec_encode(const struct ev_rec *r, unsigned char *b)
 {
+	if (REC_SAME_BYTES) {
+		memcpy(b, r, EV_RECORD_SIZE);
+		return;
+	}
 	b[0] = r->type;
 	b[1] = r->op;
 	b[2] = r->algo;
@@ -46,6 +69,10 @@ void ev_rec_encode(const struct ev_rec *r, unsigned char *b)
 
 void ev_rec_decode(const unsigned char *b, struct ev_rec *r)
 {
+	if (REC_SAME_BYTES) {
+		memcpy(r, b, EV_RECORD_SIZE);
+		return;
+	}
 	r->type = b[0];
 	r->op = b[1];
 	r->algo = b[2];

@@ -106,6 +106,15 @@ static void test_record_roundtrip(void)
 	CHECK((int32_t)ev_le32(buf + 68) == -7);
 	CHECK(ev_le16(buf + 76) == 65535 && ev_le16(buf + 88) == 512 && buf[90] == 4 && buf[91] == 2);
 	CHECK(ev_le32(buf + 92) == 524288);
+	/* Every other field at its offset too (encoding is one copy of the
+	 * struct on little-endian hosts: this holds the struct to the spec). */
+	CHECK(buf[1] == EV_OP_ALLREDUCE && buf[2] == EV_ALGO_RING && buf[3] == EV_PROTO_LL128);
+	CHECK(buf[4] == EV_DT_BFLOAT16 && buf[5] == EV_RED_SUM);
+	CHECK(ev_le32(buf + 12) == 7 && (int64_t)ev_le64(buf + 16) == -123456789012345);
+	CHECK(ev_le64(buf + 24) == UINT64_MAX && ev_le64(buf + 32) == 1ULL << 40);
+	CHECK(ev_le64(buf + 40) == 0x0a5c0a5c0a5c0a5cULL && ev_le64(buf + 48) == 42);
+	CHECK(ev_le32(buf + 64) == 99 && ev_le32(buf + 72) == 12 && ev_le16(buf + 78) == 3);
+	CHECK(ev_le32(buf + 80) == 8 && ev_le32(buf + 84) == 0xDEADBEEF);
 }
 
 static void test_enum_names(void)
