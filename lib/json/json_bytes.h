@@ -111,5 +111,4 @@ static inline const char *ev_json_digits_end(const char *p, const char *end)
 	return p;
 }
 
-
 #endif

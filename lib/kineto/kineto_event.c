@@ -62,6 +62,8 @@ static inline int string_end(const char *p, const char *end, const char **out)
 	return string_end_slow(p, end, out);
 }
 
+/* The end of the JSON number at p, by the strict grammar (no leading
+ * zero, digits after a point and in an exponent). */
 static inline __attribute__((always_inline)) int number_end(const char *p, const char *end, const char **out)
 {
 	if (p < end && *p == '-')
@@ -89,7 +91,6 @@ static inline __attribute__((always_inline)) int number_end(const char *p, const
 	*out = p;
 	return EV_OK;
 }
-
 
 /* A string, number or literal at p (not a container): *after is past it,
  * and slot (if any) receives its extent.  Inlined into the member loop:

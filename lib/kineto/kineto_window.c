@@ -5,7 +5,6 @@
  * evicted (backward-shift deletion) when the ring is full.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "ev/stream.h"
 #include "kineto/kineto_window.h"
