@@ -300,9 +300,8 @@ int ev_json_peek(ev_json *j, const char **text, size_t *len, uint64_t *offset)
 {
 	if (j->st != ST_ARRAY)
 		return 0;
-	size_t p = j->pos;
-	while (p < j->end && (j->buf[p] == ' ' || j->buf[p] == '\n' || j->buf[p] == '\t' || j->buf[p] == '\r'))
-		p++;
+	const char *b = (const char *)j->buf;
+	size_t p = (size_t)(ev_json_skip_ws(b + j->pos, b + j->end) - b);
 	if (p >= j->end || j->buf[p] == ']')
 		return 0;
 	j->pos = p;

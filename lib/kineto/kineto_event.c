@@ -16,8 +16,6 @@ struct walk {
 	uint32_t tokens, max_tokens; /* keys and values, as a tokenizer counts them */
 };
 
-static inline const char *skip_ws(const char *p, const char *end) { return ev_json_skip_ws(p, end); }
-
 static int hexdigit(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -140,7 +138,7 @@ static int object(struct walk *w, int depth, int field_base)
 	 * written back only around a nested container and on the way out. */
 	const char *end = w->end;
 	uint32_t tokens = w->tokens;
-	const char *p = skip_ws(w->p, end);
+	const char *p = ev_json_skip_ws(w->p, end);
 	if (p < end && *p == '}') {
 		w->p = p + 1;
 		return EV_OK;
@@ -154,10 +152,10 @@ static int object(struct walk *w, int depth, int field_base)
 		size_t kn = (size_t)(after - 1 - k);
 		if (++tokens > w->max_tokens)
 			return EV_ERR_RANGE;
-		p = skip_ws(after, end);
+		p = ev_json_skip_ws(after, end);
 		if (p >= end || *p != ':')
 			return EV_ERR_FORMAT;
-		const char *v = skip_ws(p + 1, end);
+		const char *v = ev_json_skip_ws(p + 1, end);
 		struct ev_kspan *slot = NULL;
 		int sub = -1; /* "args" is walked with the argument key table */
 		if (field_base == 0) {
@@ -240,9 +238,9 @@ static int object(struct walk *w, int depth, int field_base)
 			p = w->p;
 			tokens = w->tokens;
 		}
-		p = skip_ws(p, end);
+		p = ev_json_skip_ws(p, end);
 		if (p < end && *p == ',') {
-			p = skip_ws(p + 1, end);
+			p = ev_json_skip_ws(p + 1, end);
 			continue;
 		}
 		if (p < end && *p == '}') {
@@ -256,7 +254,7 @@ static int object(struct walk *w, int depth, int field_base)
 
 static int array(struct walk *w, int depth)
 {
-	const char *p = skip_ws(w->p, w->end);
+	const char *p = ev_json_skip_ws(w->p, w->end);
 	if (p < w->end && *p == ']') {
 		w->p = p + 1;
 		return EV_OK;
@@ -266,9 +264,9 @@ static int array(struct walk *w, int depth)
 		int rc = value(w, depth, NULL, -1);
 		if (rc)
 			return rc;
-		p = skip_ws(w->p, w->end);
+		p = ev_json_skip_ws(w->p, w->end);
 		if (p < w->end && *p == ',') {
-			p = skip_ws(p + 1, w->end);
+			p = ev_json_skip_ws(p + 1, w->end);
 			continue;
 		}
 		if (p < w->end && *p == ']') {
@@ -311,7 +309,7 @@ int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, str
 	e->is_object = 0;
 	if (len > UINT32_MAX)
 		return EV_ERR_LIMIT;
-	struct walk w = { skip_ws(text, text + len), text + len, e, 0, max_tokens ? max_tokens : UINT32_MAX };
+	struct walk w = { ev_json_skip_ws(text, text + len), text + len, e, 0, max_tokens ? max_tokens : UINT32_MAX };
 	if (w.p >= w.end)
 		return EV_ERR_FORMAT;
 	int obj = *w.p == '{';
@@ -337,7 +335,7 @@ int ev_kineto_scan_event(const char *text, size_t len, uint32_t max_tokens, stru
 	int rc = ev_kineto_scan_prefix(text, len, max_tokens, e, &used);
 	if (rc)
 		return rc;
-	if (skip_ws(text + used, text + len) != text + len) {
+	if (ev_json_skip_ws(text + used, text + len) != text + len) {
 		e->is_object = 0;
 		return EV_ERR_FORMAT; /* one value, nothing after it */
 	}
@@ -348,29 +346,6 @@ int ev_kspan_eq(const struct ev_kspan *s, const char *text)
 {
 	size_t n = strlen(text);
 	return s->type && s->n == n && memcmp(s->p, text, n) == 0;
-}
-
-/* The value of the n decimal digits at p (n <= 19, checked digits): eight
- * at a time.  Bytes d0..d7 (d0 first) become pairs d0d1, d2d3... in the
- * even bytes, then two multiplies place d0d1 * 10^6 + d2d3 * 10^4 +
- * d4d5 * 100 + d6d7 in the upper half (no partial sum crosses into it). */
-static inline uint64_t digits_value(const char *p, size_t n)
-{
-	uint64_t x = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	for (; n >= 8; n -= 8, p += 8) {
-		uint64_t v;
-		memcpy(&v, p, sizeof v);
-		v -= 0x3030303030303030ULL;
-		v = v * 10 + (v >> 8);
-		v = ((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)) +
-		     ((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32))) >> 32;
-		x = x * 100000000ULL + v;
-	}
-#endif
-	for (; n; n--, p++)
-		x = x * 10 + (unsigned)(*p - '0');
-	return x;
 }
 
 int ev_kspan_i64(const struct ev_kspan *s, int64_t *v)
@@ -407,30 +382,6 @@ int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns)
 {
 	if (s->type != 'n')
 		return -1;
-	/* Kineto writes microseconds with up to three decimals ("ts":
-	 * 4458676983543.183): read them in place, in one pass.  At most 15
-	 * integer digits, so the nanoseconds cannot overflow; a sign, more
-	 * decimals (rounded) or an exponent go the general way. */
-	const char *p = s->p;
-	uint32_t n = s->n, i = (uint32_t)(ev_json_digits_end(p, p + n) - p);
-	if (i > 0 && i < 15) {
-		uint64_t x = digits_value(p, i);
-		if (i == n) {
-			*ns = (int64_t)(x * 1000);
-			return 0;
-		}
-		if (p[i] == '.' && n - i - 1 >= 1 && n - i - 1 <= 3) {
-			uint64_t frac = 0;
-			uint32_t k = i + 1;
-			while (k < n && (unsigned)(p[k] - '0') < 10)
-				frac = frac * 10 + (unsigned)(p[k++] - '0');
-			if (k == n) {
-				static const uint64_t to_ns[4] = { 1000, 100, 10, 1 };
-				*ns = (int64_t)(x * 1000 + frac * to_ns[n - i - 1]);
-				return 0;
-			}
-		}
-	}
 	if (ev_parse_decimal_scaled(s->p, s->n, 3, ns) == 0)
 		return 0;
 	/* Exponent notation: go through double (rare in traces). */

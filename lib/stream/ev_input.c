@@ -11,11 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "ev.h"
+#include "internal.h"
 
 #define CHUNK (1u << 18)
 static size_t default_chunk = CHUNK;
@@ -334,12 +332,9 @@ static int plain_run(const unsigned char *p, size_t n)
 {
 #if defined(__SSE2__)
 	size_t i = 0;
-	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
 	__m128i hit = _mm_setzero_si128();
-	for (; i + 16 <= n; i += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-		hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, bs)));
-	}
+	for (; i + 16 <= n; i += 16)
+		hit = _mm_or_si128(hit, ev_escape_cmp16(p + i));
 	if (_mm_movemask_epi8(hit))
 		return 0;
 	for (; i < n; i++)

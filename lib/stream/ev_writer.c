@@ -7,11 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "ev.h"
+#include "internal.h"
 
 #define EV_ID_CACHE 4096 /* direct-mapped cache of emitted string ids */
 
@@ -152,18 +150,8 @@ _Static_assert(EV_RECORD_SIZE % 16 == 0 && EV_RECORD_SIZE <= 128, "escape_bits c
 static void escape_bits(const unsigned char raw[EV_RECORD_SIZE], uint64_t bits[2])
 {
 	bits[0] = bits[1] = 0;
-#if defined(__SSE2__)
-	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
-	for (size_t i = 0; i < EV_RECORD_SIZE; i += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(raw + i));
-		uint64_t m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, bs)));
-		bits[i / 64] |= m << (i % 64);
-	}
-#else
-	for (size_t i = 0; i < EV_RECORD_SIZE; i++)
-		if (raw[i] == '\n' || raw[i] == '\\')
-			bits[i / 64] |= 1ULL << (i % 64);
-#endif
+	for (size_t i = 0; i < EV_RECORD_SIZE; i += 16)
+		bits[i / 64] |= (uint64_t)ev_escape_mask16(raw + i) << (i % 64);
 }
 
 int ev_write(ev_writer *w, const struct ev_rec *rec)

@@ -113,9 +113,9 @@ static void test_kspan_integers(void)
 	}
 }
 
-/* Microseconds to nanoseconds: the in-place path (up to 14 integer digits
- * and 3 decimals) and the general one (signs, rounding, exponents, long
- * numbers) agree with the decimal parser wherever it reads the text. */
+/* Microseconds to nanoseconds: the decimal parser's answer where it reads
+ * the text (signs, rounding past three decimals), the double fallback for
+ * exponents, and a refusal where nanoseconds would overflow. */
 static void test_kspan_us_to_ns(void)
 {
 	static const char *const texts[] = {
@@ -130,31 +130,6 @@ static void test_kspan_us_to_ns(void)
 		int grc = ev_kspan_us_to_ns(&sp, &got);
 		CHECK(wrc == 0 ? grc == 0 && got == want : grc != 0);
 	}
-	/* Random times of 1 to 15 integer digits (the in-place path converts
-	 * eight at a time and takes up to 14) and 0 to 4 decimals. */
-	uint64_t x = 0x9E3779B97F4A7C15ULL;
-	char t[32];
-	int mismatches = 0;
-	for (int r = 0; r < 20000; r++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		size_t in = 1 + x % 15, dec = (x >> 8) % 5, o = 0;
-		for (size_t d = 0; d < in; d++)
-			t[o++] = (char)('0' + (x >> (12 + 3 * d)) % 10);
-		if (in > 1 && t[0] == '0')
-			t[0] = '1';
-		if (dec) {
-			t[o++] = '.';
-			for (size_t d = 0; d < dec; d++)
-				t[o++] = (char)('0' + (x >> (20 + 5 * d)) % 10);
-		}
-		struct ev_kspan sp = { t, (uint32_t)o, 'n' };
-		int64_t want = 0, got = -1;
-		if (ev_parse_decimal_scaled(t, o, 3, &want) != 0 || ev_kspan_us_to_ns(&sp, &got) != 0 || got != want)
-			mismatches++;
-	}
-	CHECK(mismatches == 0);
 	struct ev_kspan e3 = { "1.5e3", 5, 'n' }, str = { "12", 2, '"' };
 	int64_t v;
 	CHECK(ev_kspan_us_to_ns(&e3, &v) == 0 && v == 1500000);
