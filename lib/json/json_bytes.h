@@ -2,9 +2,10 @@
 /*
  * json_bytes.h - finding the ends of the runs that make up most of a
  * trace's bytes: a JSON string's plain bytes, and the whitespace between
- * tokens (pretty-printed Kineto traces indent every member).  Shared by the
- * readers that find values (json_scan.c) and that walk an event
- * (kineto_event.c).  Sixteen bytes are looked at a step where SSE2 is there
+ * tokens (pretty-printed Kineto traces indent every member), and a value's
+ * text without that whitespace.  Shared by the readers that find values
+ * (json_scan.c), that walk an event (kineto_event.c) and that key an
+ * operator by its shapes (kineto_read.c).  Sixteen bytes are looked at a step where SSE2 is there
  * (every x86-64), eight elsewhere; a byte at a time only for the last few.
  */
 #ifndef EV_JSON_BYTES_H
@@ -109,6 +110,39 @@ static inline const char *ev_json_digits_end(const char *p, const char *end)
 	while (p < end && (unsigned char)(*p - '0') < 10)
 		p++;
 	return p;
+}
+
+/* [p, end) without its whitespace bytes, into out; the bytes written.
+ * Strings lose theirs too: callers compact a value's text into a key.
+ * Sixteen bytes are stored a step and the output moves past the ones
+ * before the next whitespace, so out needs room for end - p bytes only
+ * (the output never gets ahead of the input). */
+static inline size_t ev_json_strip_ws(const char *p, const char *end, char *out)
+{
+	char *o = out;
+#if defined(__SSE2__)
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+		                          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(ws);
+		_mm_storeu_si128((__m128i *)(void *)o, v);
+		if (!m) {
+			o += 16;
+			p += 16;
+			continue;
+		}
+		/* Keep the bytes before the first whitespace; go on at the
+		 * first byte after it that is not whitespace, or sixteen on. */
+		unsigned k = (unsigned)__builtin_ctz(m), after = (~m & 0xFFFFu) >> k;
+		o += k;
+		p += after ? k + (unsigned)__builtin_ctz(after) : 16;
+	}
+#endif
+	for (; p < end; p++)
+		if (!ev_json_is_ws(*p))
+			*o++ = *p;
+	return (size_t)(o - out);
 }
 
 #endif

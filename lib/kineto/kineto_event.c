@@ -252,24 +252,37 @@ static int object(struct walk *w, int depth, int field_base)
 	}
 }
 
+/* An array after its '['.  As in object, scalars are walked inline: the
+ * shapes of an operator's inputs are arrays of arrays of numbers. */
 static int array(struct walk *w, int depth)
 {
-	const char *p = ev_json_skip_ws(w->p, w->end);
-	if (p < w->end && *p == ']') {
+	const char *end = w->end;
+	const char *p = ev_json_skip_ws(w->p, end);
+	if (p < end && *p == ']') {
 		w->p = p + 1;
 		return EV_OK;
 	}
 	for (;;) {
-		w->p = p;
-		int rc = value(w, depth, NULL, -1);
-		if (rc)
-			return rc;
-		p = ev_json_skip_ws(w->p, w->end);
-		if (p < w->end && *p == ',') {
-			p = ev_json_skip_ws(p + 1, w->end);
+		if (p >= end)
+			return EV_ERR_FORMAT;
+		if (*p != '{' && *p != '[') {
+			if (++w->tokens > w->max_tokens)
+				return EV_ERR_RANGE;
+			if (scalar(p, end, NULL, &p))
+				return EV_ERR_FORMAT;
+		} else {
+			w->p = p;
+			int rc = value(w, depth, NULL, -1);
+			if (rc)
+				return rc;
+			p = w->p;
+		}
+		p = ev_json_skip_ws(p, end);
+		if (p < end && *p == ',') {
+			p = ev_json_skip_ws(p + 1, end);
 			continue;
 		}
-		if (p < w->end && *p == ']') {
+		if (p < end && *p == ']') {
 			w->p = p + 1;
 			return EV_OK;
 		}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ev/flex.h"
+#include "json/json_bytes.h"
 #include "kineto/kineto_internal.h"
 
 /* Largest communicator and rank numbers accepted from a trace: beyond
@@ -63,7 +64,7 @@ int kineto_comm_line(ev_kineto *k, const char *line)
 static int op_signature(ev_kineto *k, const struct ev_kevent *e, uint64_t *id)
 {
 	static const int fields[] = { EV_KA_INPUT_DIMS, EV_KA_INPUT_TYPE, EV_KA_INPUT_STRIDES, EV_KA_CONCRETE };
-	static const char *const short_keys[] = { "dims", "types", "strides", "concrete" };
+	static const char *const short_keys[] = { " dims=", " types=", " strides=", " concrete=" };
 	const struct ev_kspan *nm = &e->f[EV_KF_NAME];
 	size_t cap = 64 + (size_t)nm->n;
 	for (size_t i = 0; i < 4; i++)
@@ -84,10 +85,10 @@ static int op_signature(ev_kineto *k, const struct ev_kevent *e, uint64_t *id)
 			continue;
 		/* A string value keeps its quotes, as the JSON text has them. */
 		const char *p = v->type == '"' ? v->p - 1 : v->p, *end = v->type == '"' ? v->p + v->n + 1 : v->p + v->n;
-		o += (size_t)sprintf(buf + o, " %s=", short_keys[i]);
-		for (; p < end; p++)
-			if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
-				buf[o++] = *p;
+		size_t kn = strlen(short_keys[i]);
+		memcpy(buf + o, short_keys[i], kn);
+		o += kn;
+		o += ev_json_strip_ws(p, end, buf + o);
 	}
 	return ev_strtab_intern(k->st, buf, o, id);
 }

@@ -263,6 +263,42 @@ static void test_json_runs(void)
 	}
 }
 
+/* ev_json_strip_ws against a byte loop: text of whitespace and other
+ * bytes mixed at random, every length to 80 and every start offset, with
+ * canaries right after the end - p bytes the output may use. */
+static void test_json_strip_ws(void)
+{
+	static const char ws[] = " \n\t\r", other[] = "[]0\"a,\x1f\x80\x0b";
+	char in[96], out[96 + 16], want[96];
+	uint64_t x = 88172645463325252ULL;
+	int bad = 0;
+	for (int round = 0; round < 40; round++)
+		for (size_t off = 0; off < 4; off++)
+			for (size_t len = 0; len + off <= 80; len++) {
+				/* Runs of each kind, of random lengths; the rate of
+				 * whitespace changes with the round. */
+				for (size_t i = 0; i < sizeof in; i++) {
+					x ^= x << 13;
+					x ^= x >> 7;
+					x ^= x << 17;
+					int space = (int)(x % 8) < round % 8;
+					in[i] = space ? ws[(x >> 8) % 4] : other[(x >> 8) % (sizeof other - 1)];
+				}
+				size_t n = 0;
+				for (size_t i = off; i < off + len; i++)
+					if (!ev_json_is_ws(in[i]))
+						want[n++] = in[i];
+				memset(out, '#', sizeof out);
+				size_t got = ev_json_strip_ws(in + off, in + off + len, out);
+				if (got != n || memcmp(out, want, n))
+					bad++;
+				for (size_t i = len; i < sizeof out; i++)
+					if (out[i] != '#')
+						bad++;
+			}
+	CHECK(bad == 0);
+}
+
 /* ev_table_f64 prints the shortest of %.15g, %.16g, %.17g that reads back
  * to the same double, whether it takes the decimal fast path or not. */
 static void test_table_f64_exact(void)
@@ -345,6 +381,7 @@ int main(void)
 	RUN(test_json_strict);
 	RUN(test_json_str_stop);
 	RUN(test_json_runs);
+	RUN(test_json_strip_ws);
 	printf("test_analysis: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed ? 1 : 0;
 }

@@ -366,6 +366,38 @@ static void test_link_through_call_stack(void)
 	ev_kineto_free(c.k);
 }
 
+/* A cpu_op's signature is its name and shapes with every whitespace byte
+ * dropped, strings' included: pretty-printed arguments (indentation runs
+ * past sixteen bytes) give the same signature as compact ones. */
+static void test_op_signature(void)
+{
+	static const char *const args[2] = {
+		"{\"External id\":1,\"Input Dims\":[[64,64],[64,64]],\"Input type\":[\"float\",\"c10::Half\"],"
+		"\"Input Strides\":[[64,1],[1,64]],\"Concrete Inputs\":[\"\",\"abc\",\"[1,2]\"]}",
+		"{\n      \"External id\": 1,\n      \"Input Dims\": [\n                    [64, 64],\n"
+		"                    [64,\t64]\n                  ],\n      \"Input type\": [\"float\", \"c10::Half\"],\n"
+		"      \"Input Strides\": [[64, 1], [1,\r\n                                    64]],\n"
+		"      \"Concrete Inputs\": [\"\", \"a b                    c\", \"[1, 2]\"]\n    }",
+	};
+	static const char want[] = "aten::mm dims=[[64,64],[64,64]] types=[\"float\",\"c10::Half\"] "
+	                           "strides=[[64,1],[1,64]] concrete=[\"\",\"abc\",\"[1,2]\"]";
+	for (int i = 0; i < 2; i++) {
+		char doc[1024], name[32];
+		snprintf(doc, sizeof doc,
+		         "{\"traceEvents\":[\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+		         "\"ts\":0,\"dur\":10,\"args\":%s}\n]}",
+		         args[i]);
+		snprintf(name, sizeof name, "sig%d.json", i);
+		struct conv c;
+		convert(&c, name, doc);
+		CHECK(c.rc == EV_OK);
+		struct ev_rec r[2];
+		CHECK(records(c.out, EV_RANGE, r, 2) == 1);
+		CHECK(r[0].sig == ev_hash64(want, sizeof want - 1));
+		ev_kineto_free(c.k);
+	}
+}
+
 static void test_old_era_collectives(void)
 {
 	/* PyTorch <= 2.1: no collective arguments; the nccl:all_reduce
@@ -465,6 +497,7 @@ int main(void)
 	RUN(test_rank_from_path);
 	RUN(test_op_category);
 	RUN(test_link_through_call_stack);
+	RUN(test_op_signature);
 	RUN(test_old_era_collectives);
 	RUN(test_counted_clamps_and_refusals);
 	RUN(test_dialects_and_depth);
