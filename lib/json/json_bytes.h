@@ -5,8 +5,9 @@
  * tokens (pretty-printed Kineto traces indent every member), and a value's
  * text without that whitespace.  Shared by the readers that find values
  * (json_scan.c), that walk an event (kineto_event.c) and that key an
- * operator by its shapes (kineto_read.c).  Sixteen bytes are looked at a step where SSE2 is there
- * (every x86-64), eight elsewhere; a byte at a time only for the last few.
+ * operator by its shapes (kineto_read.c).  Sixteen bytes are looked at a
+ * step where SSE2 is there (every x86-64), eight elsewhere; a byte at a
+ * time only for the last few.
  */
 #ifndef EV_JSON_BYTES_H
 #define EV_JSON_BYTES_H
@@ -61,6 +62,16 @@ static inline int ev_json_is_ws(char c)
 	return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
+#if defined(__SSE2__)
+/* One bit per byte of v that is JSON whitespace. */
+static inline unsigned ev_json_ws16(__m128i v)
+{
+	__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+	                          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+	return (unsigned)_mm_movemask_epi8(ws);
+}
+#endif
+
 /* The first byte in [p, end) that is not JSON whitespace, or end.  Most
  * gaps are empty or one space (after ':' and ','): a compare or two decides
  * those, as every byte a token can start with is above ' '.  Longer runs
@@ -74,9 +85,7 @@ static inline const char *ev_json_skip_ws(const char *p, const char *end)
 #if defined(__SSE2__)
 	while (end - p >= 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-		                          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
-		unsigned m = ~(unsigned)_mm_movemask_epi8(ws) & 0xFFFFu;
+		unsigned m = ~ev_json_ws16(v) & 0xFFFFu;
 		if (m)
 			return p + __builtin_ctz(m);
 		p += 16;
@@ -123,9 +132,7 @@ static inline size_t ev_json_strip_ws(const char *p, const char *end, char *out)
 #if defined(__SSE2__)
 	while (end - p >= 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-		                          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
-		unsigned m = (unsigned)_mm_movemask_epi8(ws);
+		unsigned m = ev_json_ws16(v);
 		_mm_storeu_si128((__m128i *)(void *)o, v);
 		if (!m) {
 			o += 16;
