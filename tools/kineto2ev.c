@@ -100,7 +100,8 @@ static int tok_i64(const char *text, const struct ev_json_tok *t, int i, int64_t
 {
 	if (t[i].type != EV_JT_PRIMITIVE && t[i].type != EV_JT_STRING)
 		return -1;
-	struct ev_kspan sp = { text + t[i].start, (uint32_t)(t[i].end - t[i].start), t[i].type == EV_JT_STRING ? '"' : 'n' };
+	struct ev_kspan sp = { .p = text + t[i].start, .n = (uint32_t)(t[i].end - t[i].start),
+	                       .type = t[i].type == EV_JT_STRING ? '"' : 'n' };
 	return ev_kspan_i64(&sp, v);
 }
 

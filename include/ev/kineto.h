@@ -25,10 +25,24 @@ enum ev_kfield {
 	EV_KA_PG_NAME, EV_KA_PG_RANKS, EV_KA_PG_DESC, EV_KA_INPUT_DIMS, EV_KA_INPUT_TYPE,
 	EV_KA_INPUT_STRIDES, EV_KA_CONCRETE, EV_KF_COUNT
 };
-/* A member's value: type 0 when absent; '"' a string (p..p+n is the raw
+/* A member's value: type 0 when absent (and nothing else of it set);
+ * '"' a string (p..p+n is the raw
  * text between the quotes, escapes not undone); 'n' a number; 'l' true,
- * false or null; '{' or '[' a container (its whole text). */
-struct ev_kspan { const char *p; uint32_t n; char type; };
+ * false or null; '{' or '[' a container (its whole text).
+ *
+ * A number the scanner kept may also carry its integer part, read while
+ * its digits were found: when num has EV_KNUM_INT, iv is the value of its
+ * first ilen bytes (sign and at most 18 digits); EV_KNUM_FRAC and
+ * EV_KNUM_EXP say what follows them.  A span made any other way has num 0
+ * and is read from its text. */
+enum { EV_KNUM_INT = 1, EV_KNUM_FRAC = 2, EV_KNUM_EXP = 4 };
+struct ev_kspan {
+	const char *p;
+	uint32_t n;
+	char type;
+	uint8_t num, ilen;
+	int64_t iv;
+};
 struct ev_kevent {
 	struct ev_kspan f[EV_KF_COUNT];
 	int is_object; /* 0: the value is valid JSON but not an object */
@@ -39,6 +53,8 @@ struct ev_kevent {
  * max_tokens keys and values (0: no limit).  A repeated key keeps its
  * first value. */
 int ev_kineto_scan_event(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e) EV_RESULT_USED;
+/* Mark the members from index `from` on absent (type 0). */
+void ev_kevent_clear(struct ev_kevent *e, int from);
 /* The same for the value at the start of text (leading whitespace
  * allowed): *used is the bytes up to its end; what follows is not looked at. */
 int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e,

@@ -90,6 +90,49 @@ static inline __attribute__((always_inline)) int number_end(const char *p, const
 	return EV_OK;
 }
 
+/* A number that a slot keeps: as number_end, and the value of its integer
+ * part is read in the same pass (see struct ev_kspan): timestamps,
+ * durations, ids and sizes are not parsed a second time from the text. */
+static inline __attribute__((always_inline)) int number_slot(const char *p, const char *end, struct ev_kspan *slot,
+                                                             const char **out)
+{
+	const char *s = p;
+	int neg = *p == '-';
+	p += neg;
+	if (p >= end || *p < '0' || *p > '9')
+		return EV_ERR_FORMAT;
+	uint64_t x = 0;
+	if (*p == '0')
+		p++;
+	else
+		p = ev_json_digits_value(p, end, &x);
+	unsigned num = p - s - neg <= 18 ? EV_KNUM_INT : 0;
+	slot->ilen = (uint8_t)(num ? p - s : 0);
+	slot->iv = neg ? -(int64_t)x : (int64_t)x;
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return EV_ERR_FORMAT;
+		p = ev_json_digits_end(p, end);
+		num |= EV_KNUM_FRAC;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return EV_ERR_FORMAT;
+		p = ev_json_digits_end(p, end);
+		num |= EV_KNUM_EXP;
+	}
+	slot->p = s;
+	slot->n = (uint32_t)(p - s);
+	slot->type = 'n';
+	slot->num = (uint8_t)num;
+	*out = p;
+	return EV_OK;
+}
+
 /* A string, number or literal at p (not a container): *after is past it,
  * and slot (if any) receives its extent.  Inlined into the member loop:
  * most values are one of these. */
@@ -116,14 +159,12 @@ static inline __attribute__((always_inline)) int scalar(const char *p, const cha
 			slot->n = (uint32_t)n;
 			slot->type = 'l';
 		}
+	} else if (slot) {
+		if (number_slot(p, end, slot, &q))
+			return EV_ERR_FORMAT;
 	} else {
 		if (number_end(p, end, &q))
 			return EV_ERR_FORMAT;
-		if (slot) {
-			slot->p = p;
-			slot->n = (uint32_t)(q - p);
-			slot->type = 'n';
-		}
 	}
 	*after = q;
 	return EV_OK;
@@ -132,29 +173,40 @@ static inline __attribute__((always_inline)) int scalar(const char *p, const cha
 static int value(struct walk *w, int depth, struct ev_kspan *slot, int field_base);
 
 /* An object after its '{'; field_base picks the key table (top or args). */
+/* A walk that stopped on bad text: the limit's error if the tokens
+ * before the stop were already too many (see object). */
+static inline int walk_fail(const struct walk *w, uint32_t tokens)
+{
+	return tokens > w->max_tokens ? EV_ERR_RANGE : EV_ERR_FORMAT;
+}
+
 static int object(struct walk *w, int depth, int field_base)
 {
 	/* The text's end and the token count stay in registers: w is
-	 * written back only around a nested container and on the way out. */
+	 * written back only around a nested container and on the way out.
+	 * Tokens are counted where a tokenizer would count them but compared
+	 * with the limit only on the way out (ok or not): an event over the
+	 * limit is refused with EV_ERR_RANGE all the same, and a walk that
+	 * fails counted exactly what it would have when stopping at the
+	 * limit. */
 	const char *end = w->end;
 	uint32_t tokens = w->tokens;
 	const char *p = ev_json_skip_ws(w->p, end);
 	if (p < end && *p == '}') {
 		w->p = p + 1;
-		return EV_OK;
+		return tokens > w->max_tokens ? EV_ERR_RANGE : EV_OK;
 	}
 	for (;;) {
 		if (p >= end || *p != '"')
-			return EV_ERR_FORMAT;
+			return walk_fail(w, tokens);
 		const char *k = p + 1, *after;
 		if (string_end(k, end, &after))
-			return EV_ERR_FORMAT;
+			return walk_fail(w, tokens);
 		size_t kn = (size_t)(after - 1 - k);
-		if (++tokens > w->max_tokens)
-			return EV_ERR_RANGE;
+		tokens++;
 		p = ev_json_skip_ws(after, end);
 		if (p >= end || *p != ':')
-			return EV_ERR_FORMAT;
+			return walk_fail(w, tokens);
 		const char *v = ev_json_skip_ws(p + 1, end);
 		struct ev_kspan *slot = NULL;
 		int sub = -1; /* "args" is walked with the argument key table */
@@ -225,10 +277,9 @@ static int object(struct walk *w, int depth, int field_base)
 		if (slot && slot->type) /* a repeated key keeps its first value */
 			slot = NULL, sub = -1;
 		if (v < end && *v != '{' && *v != '[') {
-			if (++tokens > w->max_tokens)
-				return EV_ERR_RANGE;
+			tokens++;
 			if (scalar(v, end, slot, &p))
-				return EV_ERR_FORMAT;
+				return walk_fail(w, tokens);
 		} else {
 			w->p = v;
 			w->tokens = tokens;
@@ -246,9 +297,9 @@ static int object(struct walk *w, int depth, int field_base)
 		if (p < end && *p == '}') {
 			w->p = p + 1;
 			w->tokens = tokens;
-			return EV_OK;
+			return tokens > w->max_tokens ? EV_ERR_RANGE : EV_OK;
 		}
-		return EV_ERR_FORMAT;
+		return walk_fail(w, tokens);
 	}
 }
 
@@ -316,9 +367,18 @@ static int value(struct walk *w, int depth, struct ev_kspan *slot, int sub)
 	return EV_OK;
 }
 
+void ev_kevent_clear(struct ev_kevent *e, int from)
+{
+	/* The types alone, one byte store each: a memset of the whole array
+	 * was 2% of kineto2ev's instructions. */
+#pragma GCC unroll 32
+	for (int i = from; i < EV_KF_COUNT; i++)
+		e->f[i].type = 0;
+}
+
 int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, struct ev_kevent *e, size_t *used)
 {
-	memset(e, 0, sizeof e->f);
+	ev_kevent_clear(e, 0);
 	e->is_object = 0;
 	if (len > UINT32_MAX)
 		return EV_ERR_LIMIT;
@@ -333,7 +393,7 @@ int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, str
 		rc = object(&w, 1, 0);
 	} else {
 		rc = value(&w, 0, NULL, -1);
-		memset(e->f, 0, sizeof e->f); /* not an object: no members */
+		ev_kevent_clear(e, 0); /* not an object: no members */
 	}
 	if (rc)
 		return rc;
@@ -361,7 +421,9 @@ int ev_kspan_eq(const struct ev_kspan *s, const char *text)
 	return s->type && s->n == n && memcmp(s->p, text, n) == 0;
 }
 
-int ev_kspan_i64(const struct ev_kspan *s, int64_t *v)
+/* The text of a number or numeric string that the scanner did not read
+ * (or could not: a sign with a fraction, an exponent, 19 digits). */
+static __attribute__((noinline)) int span_i64_text(const struct ev_kspan *s, int64_t *v)
 {
 	char buf[32];
 	if ((s->type != 'n' && s->type != '"') || s->n == 0 || s->n >= sizeof buf)
@@ -391,13 +453,21 @@ int ev_kspan_i64(const struct ev_kspan *s, int64_t *v)
 	return -1;
 }
 
-int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns)
+int ev_kspan_i64(const struct ev_kspan *s, int64_t *v)
 {
-	if (s->type != 'n')
-		return -1;
+	if (s->type == 'n' && (s->num & (EV_KNUM_INT | EV_KNUM_FRAC | EV_KNUM_EXP)) == EV_KNUM_INT) {
+		*v = s->iv; /* an integer the scanner read */
+		return 0;
+	}
+	return span_i64_text(s, v);
+}
+
+/* Microseconds from the text: decimals, then exponent notation through
+ * double (rare in traces). */
+static __attribute__((noinline)) int span_us_to_ns_text(const struct ev_kspan *s, int64_t *ns)
+{
 	if (ev_parse_decimal_scaled(s->p, s->n, 3, ns) == 0)
 		return 0;
-	/* Exponent notation: go through double (rare in traces). */
 	char buf[64];
 	double d;
 	if (s->n >= sizeof buf)
@@ -407,6 +477,33 @@ int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns)
 	if (ev_parse_double(buf, &d) || d * 1000.0 > 9.2e18 || d * 1000.0 < -9.2e18)
 		return -1;
 	*ns = (int64_t)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
+	return 0;
+}
+
+int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns)
+{
+	if (s->type != 'n')
+		return -1;
+	/* The scanner read the integer part: add three decimals, rounded half
+	 * away from zero at the fourth as ev_parse_decimal_scaled does.  Up to
+	 * 9e15 us nothing can overflow; beyond, and with an exponent, the
+	 * text is read again. */
+	if ((s->num & (EV_KNUM_INT | EV_KNUM_EXP)) != EV_KNUM_INT || s->iv > 9000000000000000 ||
+	    s->iv < -9000000000000000)
+		return span_us_to_ns_text(s, ns);
+	uint64_t m = (uint64_t)(s->iv < 0 ? -s->iv : s->iv) * 1000;
+	if (s->num & EV_KNUM_FRAC) {
+		const char *f = s->p + s->ilen + 1;
+		uint32_t fn = s->n - s->ilen - 1;
+		m += (uint64_t)(f[0] - '0') * 100;
+		if (fn > 1)
+			m += (uint64_t)(f[1] - '0') * 10;
+		if (fn > 2)
+			m += (uint64_t)(f[2] - '0');
+		if (fn > 3 && f[3] >= '5')
+			m++;
+	}
+	*ns = s->p[0] == '-' ? -(int64_t)m : (int64_t)m;
 	return 0;
 }
 

@@ -14,8 +14,8 @@
 
 static int tok_i64(const char *text, const struct ev_json_tok *t, int i, int64_t *v)
 {
-	struct ev_kspan s = { text + t[i].start, (uint32_t)(t[i].end - t[i].start),
-		              t[i].type == EV_JT_STRING ? '"' : t[i].type == EV_JT_PRIMITIVE ? 'n' : 0 };
+	struct ev_kspan s = { .p = text + t[i].start, .n = (uint32_t)(t[i].end - t[i].start),
+		              .type = t[i].type == EV_JT_STRING ? '"' : t[i].type == EV_JT_PRIMITIVE ? 'n' : 0 };
 	return ev_kspan_i64(&s, v);
 }
 

@@ -68,7 +68,7 @@ static int op_signature(ev_kineto *k, const struct ev_kevent *e, uint64_t *id)
 	const struct ev_kspan *nm = &e->f[EV_KF_NAME];
 	size_t cap = 64 + (size_t)nm->n;
 	for (size_t i = 0; i < 4; i++)
-		cap += (size_t)e->f[fields[i]].n + 16;
+		cap += (e->f[fields[i]].type ? (size_t)e->f[fields[i]].n : 0) + 16;
 	char *buf = kineto_scratch(k, cap);
 	if (!buf)
 		return EV_ERR_NOMEM;
@@ -245,7 +245,7 @@ static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct e
 		const char *p = v.p + 1, *end = v.p + v.n;
 		while (p < end && (*p == ' ' || *p == '\n'))
 			p++;
-		struct ev_kspan n0 = { p, 0, 'n' };
+		struct ev_kspan n0 = { .p = p, .n = 0, .type = 'n' };
 		while (p < end && *p >= '0' && *p <= '9')
 			p++;
 		n0.n = (uint32_t)(p - n0.p);
@@ -259,7 +259,7 @@ static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct e
 		for (int i = 0; i < 3 && p < end; i++) {
 			while (p < end && (*p == ' ' || *p == ',' || *p == '\n'))
 				p++;
-			struct ev_kspan n0 = { p, 0, 'n' };
+			struct ev_kspan n0 = { .p = p, .n = 0, .type = 'n' };
 			while (p < end && *p >= '0' && *p <= '9')
 				p++;
 			n0.n = (uint32_t)(p - n0.p);
@@ -459,7 +459,7 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	char phc = e->f[EV_KF_PH].type == '"' && e->f[EV_KF_PH].n ? e->f[EV_KF_PH].p[0] : '?';
 	int cat = category(&e->f[EV_KF_CAT]);
 	if (e->f[EV_KF_ARGS].type != '{')
-		memset(&e->f[EV_KF_ARGS], 0, sizeof e->f[0] * (EV_KF_COUNT - EV_KF_ARGS));
+		ev_kevent_clear(e, EV_KF_ARGS);
 	if (phc == 'M' || phc == 's' || phc == 'f' || phc == 't' || phc == 'P' || phc == 'N' || phc == 'O' || phc == 'D')
 		return EV_OK;
 	struct ev_rec r;
@@ -564,7 +564,7 @@ int ev_kineto_top(ev_kineto *k, int fidx, const char *key, size_t key_len, const
 {
 	struct ev_kineto_file *fi = &k->files[fidx];
 	if (key_len == 19 && memcmp(key, "baseTimeNanoseconds", 19) == 0) {
-		struct ev_kspan s = { text, (uint32_t)len, 'n' };
+		struct ev_kspan s = { .p = text, .n = (uint32_t)len, .type = 'n' };
 		int64_t v;
 		if (len < 32 && ev_kspan_i64(&s, &v) == 0) {
 			fi->base_ns = v;

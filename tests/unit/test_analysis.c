@@ -263,6 +263,44 @@ static void test_json_runs(void)
 	}
 }
 
+/* ev_json_digits_value against a byte loop: the same end as
+ * ev_json_digits_end and the value modulo 2^64, for every run length to
+ * 30 digits (the first eight-byte step ends at each place, and runs pass
+ * 18, 19 and 20 digits), every start offset and stop byte, with the text
+ * ending at the run or going on. */
+static void test_json_digits_value(void)
+{
+	static const char stops[] = ".e,}x/:\\"; /* and the NUL that ends it */
+	char buf[48];
+	uint64_t x = 0x9E3779B97F4A7C15ULL;
+	for (size_t off = 0; off < 4; off++)
+		for (size_t len = 0; len <= 30; len++)
+			for (size_t s = 0; s < sizeof stops; s++) {
+				for (size_t i = 0; i < sizeof buf; i++) {
+					x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+					buf[i] = (char)('0' + x % 10);
+				}
+				buf[off + len] = stops[s];
+				const char *p = buf + off;
+				uint64_t want = 0, got = 1;
+				for (size_t i = 0; i < len; i++)
+					want = want * 10 + (uint64_t)(p[i] - '0');
+				CHECK(ev_json_digits_value(p, p + len + 1, &got) == p + len && got == want);
+				CHECK(ev_json_digits_value(p, p + len, &got) == p + len && got == want);
+			}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* The eight-digit step on its own: every count of leading zeros. */
+	for (int k = 0; k <= 8; k++) {
+		char d[9] = "00000000";
+		memcpy(d + 8 - k, "98765432" + 8 - k, (size_t)k);
+		uint64_t v;
+		memcpy(&v, d, 8);
+		static const uint64_t want[] = { 0, 2, 32, 432, 5432, 65432, 765432, 8765432, 98765432 };
+		CHECK(ev_json_eight_digits(v) == want[k]);
+	}
+#endif
+}
+
 /* ev_json_strip_ws against a byte loop: text of whitespace and other
  * bytes mixed at random, every length to 80 and every start offset, with
  * canaries right after the end - p bytes the output may use. */
@@ -382,6 +420,7 @@ int main(void)
 	RUN(test_json_str_stop);
 	RUN(test_json_runs);
 	RUN(test_json_strip_ws);
+	RUN(test_json_digits_value);
 	printf("test_analysis: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
 	return tests_failed ? 1 : 0;
 }

@@ -5,6 +5,7 @@
  * of small documents (linking through the call stack, old-era collective
  * inference, counted clamps, refused values, dialects, nesting).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -106,7 +107,7 @@ static void test_kspan_integers(void)
 		{ "true", 'l', 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct ev_kspan s = { cases[i].text, (uint32_t)strlen(cases[i].text), cases[i].type };
+		struct ev_kspan s = { .p = cases[i].text, .n = (uint32_t)strlen(cases[i].text), .type = cases[i].type };
 		int64_t v = -1;
 		int rc = ev_kspan_i64(&s, &v);
 		CHECK(cases[i].ok ? rc == 0 && v == cases[i].v : rc != 0);
@@ -124,13 +125,13 @@ static void test_kspan_us_to_ns(void)
 		"9223372036854775", "9223372036854776", "0.0005",
 	};
 	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-		struct ev_kspan sp = { texts[i], (uint32_t)strlen(texts[i]), 'n' };
+		struct ev_kspan sp = { .p = texts[i], .n = (uint32_t)strlen(texts[i]), .type = 'n' };
 		int64_t want = 0, got = -1;
 		int wrc = ev_parse_decimal_scaled(texts[i], strlen(texts[i]), 3, &want);
 		int grc = ev_kspan_us_to_ns(&sp, &got);
 		CHECK(wrc == 0 ? grc == 0 && got == want : grc != 0);
 	}
-	struct ev_kspan e3 = { "1.5e3", 5, 'n' }, str = { "12", 2, '"' };
+	struct ev_kspan e3 = { .p = "1.5e3", .n = 5, .type = 'n' }, str = { .p = "12", .n = 2, .type = '"' };
 	int64_t v;
 	CHECK(ev_kspan_us_to_ns(&e3, &v) == 0 && v == 1500000);
 	CHECK(ev_kspan_us_to_ns(&str, &v) != 0); /* a string is not a time */
@@ -150,6 +151,52 @@ static void test_scan_strict(void)
 	/* Token limit: keys and values. */
 	CHECK(ev_kineto_scan_event("{\"a\":1,\"b\":2}", 13, 4, &e) == EV_ERR_RANGE);
 	CHECK(ev_kineto_scan_event("{\"a\":1,\"b\":2}", 13, 5, &e) == EV_OK);
+	/* The limit is compared on the way out: bad text past the limit is
+	 * still refused as too many tokens, bad text before it as bad. */
+	CHECK(ev_kineto_scan_event("{\"a\":1,\"b\":2,}", 14, 4, &e) == EV_ERR_RANGE);
+	CHECK(ev_kineto_scan_event("{\"a\":1 \"b\":2}", 13, 4, &e) == EV_ERR_FORMAT);
+	CHECK(ev_kineto_scan_event("{\"a\":{\"b\":1,\"c\":2},\"d\":x}", 25, 5, &e) == EV_ERR_RANGE);
+	CHECK(ev_kineto_scan_event("{\"a\":{\"b\":1,\"c\":2},\"d\":x}", 25, 0, &e) == EV_ERR_FORMAT);
+	CHECK(ev_kineto_scan_event("{\"a\":{\"b\":1,\"c\":2}}", 19, 5, &e) == EV_ERR_RANGE);
+	CHECK(ev_kineto_scan_event("{\"a\":{\"b\":1,\"c\":2}}", 19, 7, &e) == EV_OK);
+}
+
+/* A number the scanner keeps carries its integer part, read in the same
+ * pass: ev_kspan_i64 and ev_kspan_us_to_ns must answer from it exactly as
+ * from the text (a span made by hand), for signs, fractions, exponents,
+ * 8, 9, 16 and 18 to 20 digits and the overflow edges, with the number
+ * in the middle of a long text and as its last bytes. */
+static void test_scan_numbers(void)
+{
+	static const char *const nums[] = {
+		"0", "-0", "7", "-42", "12.7", "-12.7", "1e3", "1.5E-2", "-2.5e+1", "12345678", "100000000",
+		"1234567890123456", "123456789012345678", "-123456789012345678", "1234567890123456789",
+		"9223372036854775807", "-9223372036854775808", "9999999999999999999", "99999999999999999999",
+		"4458676983543.183", "4458676983543.1835", "4458676983543.18349", "0.0005", "-0.0004", "-0.0005",
+		"9000000000000000", "9000000000000001", "-9000000000000000.9995", "9223372036854775", "12.9999",
+		"12.3455", "0.1",
+	};
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+		for (int last = 0; last < 2; last++) {
+			char ev[256];
+			if (last)
+				snprintf(ev, sizeof ev, "{\"ts\":%s,\"args\":{\"External id\":%s}}", nums[i], nums[i]);
+			else
+				snprintf(ev, sizeof ev, "{\"ts\": %s , \"pid\":%s,\"args\":{\"External id\":%s, \"x\":1}, "
+				         "\"name\":\"%s\"}", nums[i], nums[i], nums[i], "padding past eight bytes");
+			struct ev_kevent e;
+			CHECK(scan(ev, &e) == EV_OK);
+			struct ev_kspan text = { .p = nums[i], .n = (uint32_t)strlen(nums[i]), .type = 'n' };
+			int64_t want = 0, got = 1;
+			int wrc = ev_kspan_us_to_ns(&text, &want);
+			CHECK(e.f[EV_KF_TS].type == 'n' && e.f[EV_KF_TS].n == text.n);
+			CHECK(wrc == 0 ? ev_kspan_us_to_ns(&e.f[EV_KF_TS], &got) == 0 && got == want
+			               : ev_kspan_us_to_ns(&e.f[EV_KF_TS], &got) != 0);
+			wrc = ev_kspan_i64(&text, &want);
+			got = want + 1;
+			CHECK(wrc == 0 ? ev_kspan_i64(&e.f[EV_KA_EXTERNAL_ID], &got) == 0 && got == want
+			               : ev_kspan_i64(&e.f[EV_KA_EXTERNAL_ID], &got) != 0);
+		}
 }
 
 static void test_scan_depth(void)
@@ -491,6 +538,7 @@ int main(void)
 	RUN(test_scan_whitespace);
 	RUN(test_kspan_integers);
 	RUN(test_kspan_us_to_ns);
+	RUN(test_scan_numbers);
 	RUN(test_scan_depth);
 	RUN(test_window);
 	RUN(test_window_growth);

@@ -107,6 +107,63 @@ static void sort_some(uint64_t budget, uint64_t n)
 	ev_sorter_close(s);
 }
 
+struct full { struct ev_rec last; uint64_t n, bad; };
+
+/* (ts, rank, stream, seq) never goes down, and equal keys keep the order
+ * they were added in (id). */
+static int check_full_order(void *ctx, struct ev_rec *r)
+{
+	struct full *f = ctx;
+	const struct ev_rec *a = &f->last;
+	if (f->n) {
+		int c = a->ts != r->ts ? (a->ts < r->ts ? -1 : 1)
+		      : a->rank != r->rank ? (a->rank < r->rank ? -1 : 1)
+		      : a->stream != r->stream ? (a->stream < r->stream ? -1 : 1)
+		      : a->seq != r->seq ? (a->seq < r->seq ? -1 : 1)
+		      : (a->id < r->id ? -1 : 1);
+		f->bad += c > 0;
+	}
+	f->last = *r;
+	f->n++;
+	return 0;
+}
+
+/* The order in memory and through spilled runs: times negative and
+ * positive, spread over few bits or all 64 (every radix pass), stretches
+ * of equal times both short and long (more than the 16 put in order by
+ * insertion), whose records differ in rank, stream and seq or not at all. */
+static void test_full_order(void)
+{
+	static const unsigned spreads[] = { 0, 3, 12, 40, 64 };
+	for (size_t sp = 0; sp < sizeof spreads / sizeof spreads[0]; sp++)
+		for (int spill = 0; spill < 2; spill++) {
+			ev_sorter *s;
+			CHECK(ev_sorter_open(&s, spill ? 0 : 64u << 20, NULL) == EV_OK);
+			uint64_t x = 7 + sp, n = 5000;
+			for (uint64_t i = 0; i < n; i++) {
+				struct ev_rec r;
+				ev_rec_init(&r);
+				x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+				uint64_t t = spreads[sp] == 64 ? x : spreads[sp] ? (x >> 20) & ((1ULL << spreads[sp]) - 1) : 0;
+				r.ts = (int64_t)t - (spreads[sp] < 64 ? (int64_t)1 << (spreads[sp] ? spreads[sp] - 1 : 0) : 0);
+				r.rank = (uint32_t)(x >> 61);
+				r.stream = (uint32_t)(x >> 59) & 1;
+				r.seq = (uint32_t)(x >> 57) & 1;
+				r.id = (uint32_t)i;
+				if (ev_sorter_add(s, &r) != EV_OK) {
+					CHECK(0);
+					break;
+				}
+			}
+			CHECK(spill ? ev_sorter_runs(s) > 1 : ev_sorter_runs(s) == 0);
+			struct full f;
+			memset(&f, 0, sizeof f);
+			CHECK(ev_sorter_finish(s, NULL, check_full_order, &f) == EV_OK);
+			CHECK(f.n == n && f.bad == 0);
+			ev_sorter_close(s);
+		}
+}
+
 /* The buffer is one reservation of the budget; where the address space
  * cannot be had (here: a budget of 4 EiB) it grows by realloc instead. */
 static void test_reserved_and_grown(void)
@@ -139,6 +196,7 @@ int main(void)
 {
 	RUN(test_many_runs);
 	RUN(test_empty);
+	RUN(test_full_order);
 	RUN(test_reserved_and_grown);
 	RUN(test_big_reserve);
 	printf("test_sort: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
