@@ -108,7 +108,7 @@ static inline __attribute__((always_inline)) int number_slot(const char *p, cons
 		p = ev_json_digits_value(p, end, &x);
 	unsigned num = p - s - neg <= 18 ? EV_KNUM_INT : 0;
 	slot->ilen = (uint8_t)(num ? p - s : 0);
-	slot->iv = neg ? -(int64_t)x : (int64_t)x;
+	slot->iv = (int64_t)(neg ? 0 - x : x); /* unsigned: -2^63 has no positive twin */
 	if (p < end && *p == '.') {
 		p++;
 		if (p >= end || *p < '0' || *p > '9')
