@@ -25,8 +25,8 @@ enum ev_kfield {
 	EV_KA_PG_NAME, EV_KA_PG_RANKS, EV_KA_PG_DESC, EV_KA_INPUT_DIMS, EV_KA_INPUT_TYPE,
 	EV_KA_INPUT_STRIDES, EV_KA_CONCRETE, EV_KF_COUNT
 };
-/* A member's value: type 0 when absent (and nothing else of it set);
- * '"' a string (p..p+n is the raw
+/* A member's value: type 0 when absent (its other fields are then not
+ * set: read none of them without a type); '"' a string (p..p+n is the raw
  * text between the quotes, escapes not undone); 'n' a number; 'l' true,
  * false or null; '{' or '[' a container (its whole text).
  *

@@ -172,7 +172,6 @@ static inline __attribute__((always_inline)) int scalar(const char *p, const cha
 
 static int value(struct walk *w, int depth, struct ev_kspan *slot, int field_base);
 
-/* An object after its '{'; field_base picks the key table (top or args). */
 /* A walk that stopped on bad text: the limit's error if the tokens
  * before the stop were already too many (see object). */
 static inline int walk_fail(const struct walk *w, uint32_t tokens)
@@ -180,6 +179,7 @@ static inline int walk_fail(const struct walk *w, uint32_t tokens)
 	return tokens > w->max_tokens ? EV_ERR_RANGE : EV_ERR_FORMAT;
 }
 
+/* An object after its '{'; field_base picks the key table (top or args). */
 static int object(struct walk *w, int depth, int field_base)
 {
 	/* The text's end and the token count stay in registers: w is

@@ -66,7 +66,7 @@ static int op_signature(ev_kineto *k, const struct ev_kevent *e, uint64_t *id)
 	static const int fields[] = { EV_KA_INPUT_DIMS, EV_KA_INPUT_TYPE, EV_KA_INPUT_STRIDES, EV_KA_CONCRETE };
 	static const char *const short_keys[] = { " dims=", " types=", " strides=", " concrete=" };
 	const struct ev_kspan *nm = &e->f[EV_KF_NAME];
-	size_t cap = 64 + (size_t)nm->n;
+	size_t cap = 64 + (nm->type ? (size_t)nm->n : 0);
 	for (size_t i = 0; i < 4; i++)
 		cap += (e->f[fields[i]].type ? (size_t)e->f[fields[i]].n : 0) + 16;
 	char *buf = kineto_scratch(k, cap);

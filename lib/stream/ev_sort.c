@@ -96,7 +96,7 @@ static void sort_ties(const struct item *items, struct okey *k, struct okey *tmp
 
 /* s->order[0..used) gets the buffered items' indices in sort order.
  *
- * Items are 112 bytes.  Kineto traces arrive in thousands of short runs
+ * Items are 104 bytes.  Kineto traces arrive in thousands of short runs
  * (an op is written when it ends, after the ops inside it), and qsort
  * moving items through a comparison function was 6% of kineto2ev's
  * instructions.  Here only 16-byte keys move: a radix sort, least
