@@ -60,6 +60,30 @@ static inline int string_end(const char *p, const char *end, const char **out)
 	return string_end_slow(p, end, out);
 }
 
+/* A number's fraction and exponent, if any, from p (past its integer
+ * part): their end, or NULL when they break the grammar (digits after a
+ * point and in an exponent).  *num gets EV_KNUM_FRAC and EV_KNUM_EXP. */
+static inline __attribute__((always_inline)) const char *number_tail(const char *p, const char *end, unsigned *num)
+{
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return NULL;
+		p = ev_json_digits_end(p, end);
+		*num |= EV_KNUM_FRAC;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return NULL;
+		p = ev_json_digits_end(p, end);
+		*num |= EV_KNUM_EXP;
+	}
+	return p;
+}
+
 /* The end of the JSON number at p, by the strict grammar (no leading
  * zero, digits after a point and in an exponent). */
 static inline __attribute__((always_inline)) int number_end(const char *p, const char *end, const char **out)
@@ -72,20 +96,9 @@ static inline __attribute__((always_inline)) int number_end(const char *p, const
 		p++;
 	else
 		p = ev_json_digits_end(p, end);
-	if (p < end && *p == '.') {
-		p++;
-		if (p >= end || *p < '0' || *p > '9')
-			return EV_ERR_FORMAT;
-		p = ev_json_digits_end(p, end);
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= end || *p < '0' || *p > '9')
-			return EV_ERR_FORMAT;
-		p = ev_json_digits_end(p, end);
-	}
+	unsigned num = 0;
+	if (!(p = number_tail(p, end, &num)))
+		return EV_ERR_FORMAT;
 	*out = p;
 	return EV_OK;
 }
@@ -109,22 +122,8 @@ static inline __attribute__((always_inline)) int number_slot(const char *p, cons
 	unsigned num = p - s - neg <= 18 ? EV_KNUM_INT : 0;
 	slot->ilen = (uint8_t)(num ? p - s : 0);
 	slot->iv = (int64_t)(neg ? 0 - x : x); /* unsigned: -2^63 has no positive twin */
-	if (p < end && *p == '.') {
-		p++;
-		if (p >= end || *p < '0' || *p > '9')
-			return EV_ERR_FORMAT;
-		p = ev_json_digits_end(p, end);
-		num |= EV_KNUM_FRAC;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= end || *p < '0' || *p > '9')
-			return EV_ERR_FORMAT;
-		p = ev_json_digits_end(p, end);
-		num |= EV_KNUM_EXP;
-	}
+	if (!(p = number_tail(p, end, &num)))
+		return EV_ERR_FORMAT;
 	slot->p = s;
 	slot->n = (uint32_t)(p - s);
 	slot->type = 'n';
