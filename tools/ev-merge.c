@@ -120,15 +120,8 @@ static void usage(FILE *f)
 
 static int rec_less(const struct ev_rec *a, int ia, const struct ev_rec *b, int ib)
 {
-	if (a->ts != b->ts)
-		return a->ts < b->ts;
-	if (a->rank != b->rank)
-		return a->rank < b->rank;
-	if (a->stream != b->stream)
-		return a->stream < b->stream;
-	if (a->seq != b->seq)
-		return a->seq < b->seq;
-	return ia < ib;
+	int c = ev_rec_order_cmp(a, b);
+	return c ? c < 0 : ia < ib;
 }
 
 /* Binary min-heap of input indices ordered by their next record. */

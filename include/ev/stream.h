@@ -482,6 +482,22 @@ void ev_big_release(void *p, size_t bytes);
 /* ------------------------------------------------------------------ */
 /* External sort of records in bounded memory.                          */
 
+/* The stream's order (docs/FORMAT.md): -1, 0 or 1 as a comes before, with
+ * or after b by (ts, rank, stream, seq).  The sorter and ev-merge break
+ * its ties by arrival. */
+static inline int ev_rec_order_cmp(const struct ev_rec *a, const struct ev_rec *b)
+{
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return 0;
+}
+
 /* Records are ordered by (ts, rank, stream, seq), ties by the order they
  * were added, so detail records stay after their op.  When the buffer of
  * `budget` bytes fills, a sorted run is written to tmpdir ($TMPDIR or

@@ -43,29 +43,16 @@ struct ev_sorter {
 
 static int rec_cmp(const struct item *a, const struct item *b)
 {
-	const struct ev_rec *x = &a->rec, *y = &b->rec;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return (a->pos > b->pos) - (a->pos < b->pos);
+	int c = ev_rec_order_cmp(&a->rec, &b->rec);
+	return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-/* Ties of time: rank, stream, seq, then insertion (the index). */
+/* Ties of time (the same order; rank, stream and seq decide), then
+ * insertion (the index). */
 static int tie_less(const struct item *items, const struct okey *a, const struct okey *b)
 {
-	const struct ev_rec *x = &items[a->idx].rec, *y = &items[b->idx].rec;
-	if (x->rank != y->rank)
-		return x->rank < y->rank;
-	if (x->stream != y->stream)
-		return x->stream < y->stream;
-	if (x->seq != y->seq)
-		return x->seq < y->seq;
-	return a->idx < b->idx;
+	int c = ev_rec_order_cmp(&items[a->idx].rec, &items[b->idx].rec);
+	return c ? c < 0 : a->idx < b->idx;
 }
 
 /* Stable merge sort of k[0..n) by tie_less, tmp[0..n) as scratch; short
