@@ -21,8 +21,22 @@ struct item { struct ev_rec rec; uint64_t pos; };
  * descriptors or the temp-file registry, and every record is rewritten
  * log_FAN_IN(runs) times. */
 #define FAN_IN 16
+/* Runs are written and read through buffers of this size, one per run being
+ * merged and one for the run being written: at most (FAN_IN + 1) of them,
+ * about 1 MiB besides the budget.  (stdio, a call per 104-byte item, cost
+ * more than the rest of spilling and merging together.) */
+#define RUN_BUF ((size_t)64 << 10)
 
-struct run { FILE *f; char *path; int slot; struct item cur; int done; unsigned level; };
+struct run {
+	int fd;
+	char *path;
+	int slot;
+	struct item cur;
+	int done;
+	unsigned level;
+	unsigned char *buf; /* while it is merged: bytes [pos, len) not yet decoded */
+	size_t pos, len;
+};
 
 /* An item's place in the sort order: its time as an unsigned number of
  * the same order, and its index in the buffer. */
@@ -38,6 +52,8 @@ struct ev_sorter {
 	char *tmpdir;
 	struct run *runs;
 	unsigned nruns, caprun, spills;
+	unsigned char *wbuf; /* RUN_BUF: the run being written, wlen bytes */
+	size_t wlen;
 	const char *errpath;
 };
 
@@ -152,9 +168,12 @@ int ev_sorter_open(ev_sorter **out, uint64_t budget, const char *tmpdir)
 		tmpdir = getenv("TMPDIR");
 	s->tmpdir = strdup(tmpdir && *tmpdir ? tmpdir : "/tmp");
 	/* Each buffered item also has two order keys (sort_order); indices
-	 * are 32 bits. */
+	 * are 32 bits, and the arrays' sizes must fit a size_t. */
 	uint64_t cap = budget / (sizeof(struct item) + 2 * sizeof(struct okey));
-	s->cap = cap < 1024 ? 1024 : cap > UINT32_MAX ? UINT32_MAX : (size_t)cap;
+	uint64_t most = SIZE_MAX / (sizeof(struct item) + 2 * sizeof(struct okey));
+	if (most > UINT32_MAX)
+		most = UINT32_MAX;
+	s->cap = cap < 1024 ? 1024 : cap > most ? (size_t)most : (size_t)cap;
 	if (!s->tmpdir) {
 		ev_sorter_close(s);
 		return EV_ERR_NOMEM;
@@ -176,6 +195,7 @@ static int new_run(ev_sorter *s, struct run **out)
 	}
 	struct run *r = &s->runs[s->nruns];
 	memset(r, 0, sizeof *r);
+	r->fd = -1;
 	r->slot = -1;
 	size_t n = strlen(s->tmpdir) + 32;
 	r->path = malloc(n);
@@ -190,52 +210,89 @@ static int new_run(ev_sorter *s, struct run **out)
 		return EV_ERR_IO;
 	}
 	r->slot = ev_temp_register(r->path);
+	r->fd = fd;
 	s->nruns++;
 	s->errpath = r->path;
-	r->f = fdopen(fd, "w+b");
-	if (!r->f) {
-		close(fd);
-		return EV_ERR_IO;
-	}
 	*out = r;
 	return EV_OK;
 }
 
 static void drop_run(struct run *r)
 {
-	if (r->f)
-		fclose(r->f);
+	if (r->fd >= 0)
+		close(r->fd);
 	if (r->path) {
 		unlink(r->path);
 		ev_temp_unregister(r->slot);
 		free(r->path);
 	}
 	memset(r, 0, sizeof *r);
+	r->fd = -1;
 }
 
-static int put_item(FILE *f, const struct item *it)
+static int write_full(int fd, const unsigned char *p, size_t n)
 {
-	unsigned char b[ITEM_DISK];
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return EV_ERR_IO;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return EV_OK;
+}
+
+/* The written part of s->wbuf to the run file fd. */
+static int flush_run(ev_sorter *s, int fd)
+{
+	int rc = write_full(fd, s->wbuf, s->wlen);
+	s->wlen = 0;
+	return rc;
+}
+
+/* Append an item to the run being written (file fd), through s->wbuf. */
+static int put_item(ev_sorter *s, int fd, const struct item *it)
+{
+	if (RUN_BUF - s->wlen < ITEM_DISK) {
+		int rc = flush_run(s, fd);
+		if (rc)
+			return rc;
+	}
+	unsigned char *b = s->wbuf + s->wlen;
 	ev_rec_encode(&it->rec, b);
 	ev_put64(b + EV_RECORD_SIZE, it->pos);
-	return fwrite(b, 1, sizeof b, f) == sizeof b ? EV_OK : EV_ERR_IO;
+	s->wlen += ITEM_DISK;
+	return EV_OK;
+}
+
+/* A new run to write: its file, and the write buffer (made once). */
+static int start_run(ev_sorter *s, struct run **out)
+{
+	if (!s->wbuf && !(s->wbuf = malloc(RUN_BUF)))
+		return EV_ERR_NOMEM;
+	s->wlen = 0;
+	return new_run(s, out);
 }
 
 static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
-                      int (*fix)(void *, struct ev_rec *), void *ctx, FILE *dst);
+                      int (*fix)(void *, struct ev_rec *), void *ctx, struct run *dst);
 
 /* Merge the runs [from, nruns) into one run of the given level. */
 static int compact(ev_sorter *s, unsigned from, unsigned level)
 {
 	struct run *r;
-	int rc = new_run(s, &r);
+	int rc = start_run(s, &r);
 	if (rc)
 		return rc;
 	unsigned dst = s->nruns - 1;
-	if ((rc = merge_runs(s, from, dst, NULL, NULL, NULL, s->runs[dst].f)) != EV_OK)
+	if ((rc = merge_runs(s, from, dst, NULL, NULL, NULL, r)) != EV_OK)
 		return rc;
-	if (fflush(s->runs[dst].f) != 0)
-		return EV_ERR_IO;
+	s->errpath = r->path;
+	if ((rc = flush_run(s, r->fd)) != EV_OK)
+		return rc;
 	for (unsigned k = from; k < dst; k++)
 		drop_run(&s->runs[k]);
 	s->runs[from] = s->runs[dst];
@@ -248,17 +305,17 @@ static int compact(ev_sorter *s, unsigned from, unsigned level)
 static int spill(ev_sorter *s)
 {
 	struct run *r;
-	int rc = new_run(s, &r);
+	int rc = start_run(s, &r);
 	if (rc)
 		return rc;
 	s->spills++;
 	if ((rc = sort_order(s)) != EV_OK)
 		return rc;
 	for (size_t i = 0; i < s->used; i++)
-		if (put_item(r->f, &s->items[s->order[i].idx]) != EV_OK)
-			return EV_ERR_IO;
-	if (fflush(r->f) != 0)
-		return EV_ERR_IO;
+		if ((rc = put_item(s, r->fd, &s->items[s->order[i].idx])) != EV_OK)
+			return rc;
+	if ((rc = flush_run(s, r->fd)) != EV_OK)
+		return rc;
 	s->used = 0;
 	/* Carry: FAN_IN runs of one level become one of the next.  Levels do not
 	 * increase along the list, so equal levels are at the end. */
@@ -317,18 +374,37 @@ int ev_sorter_add(ev_sorter *s, const struct ev_rec *rec)
 	return EV_OK;
 }
 
+/* The next item of a run being merged into r->cur, or r->done at its end. */
 static int run_next(struct run *r)
 {
-	unsigned char b[ITEM_DISK];
-	size_t got = fread(b, 1, sizeof b, r->f);
-	if (got == 0 && feof(r->f)) {
-		r->done = 1;
-		return EV_OK;
+	if (r->len - r->pos < ITEM_DISK) {
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->len -= r->pos;
+		r->pos = 0;
+		while (r->len < ITEM_DISK) {
+			ssize_t k = read(r->fd, r->buf + r->len, RUN_BUF - r->len);
+			if (k < 0) {
+				if (errno == EINTR)
+					continue;
+				return EV_ERR_IO;
+			}
+			if (k == 0)
+				break;
+			r->len += (size_t)k;
+		}
+		if (r->len == 0) {
+			r->done = 1;
+			return EV_OK;
+		}
+		if (r->len < ITEM_DISK) {
+			errno = EIO; /* the file ends inside an item: not a run this wrote */
+			return EV_ERR_IO;
+		}
 	}
-	if (got != sizeof b)
-		return EV_ERR_IO;
+	const unsigned char *b = r->buf + r->pos;
 	ev_rec_decode(b, &r->cur.rec);
 	r->cur.pos = ev_le64(b + EV_RECORD_SIZE);
+	r->pos += ITEM_DISK;
 	return EV_OK;
 }
 
@@ -342,20 +418,30 @@ static int emit(ev_writer *w, struct ev_rec *rec, int (*fix)(void *, struct ev_r
 	return w ? ev_write(w, rec) : EV_OK; /* no writer: fix is the sink */
 }
 
-/* k-way merge of runs [from, to) to a writer (through fix) or to dst. */
+/* k-way merge of runs [from, to) to a writer (through fix) or to the run
+ * dst being written. */
 static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
-                      int (*fix)(void *, struct ev_rec *), void *ctx, FILE *dst)
+                      int (*fix)(void *, struct ev_rec *), void *ctx, struct run *dst)
 {
 	int rc = EV_OK;
 	unsigned n = to - from, hn = 0;
 	unsigned *heap = malloc((n ? n : 1) * sizeof *heap);
-	if (!heap)
+	unsigned char *bufs = malloc((n ? n : 1) * RUN_BUF);
+	if (!heap || !bufs) {
+		free(heap);
+		free(bufs);
 		return EV_ERR_NOMEM;
+	}
 	for (unsigned k = from; k < to && !rc; k++) {
 		struct run *r = &s->runs[k];
 		s->errpath = r->path;
-		rewind(r->f);
+		r->buf = bufs + (size_t)(k - from) * RUN_BUF;
+		r->pos = r->len = 0;
 		r->done = 0;
+		if (lseek(r->fd, 0, SEEK_SET) != 0) {
+			rc = EV_ERR_IO;
+			break;
+		}
 		if ((rc = run_next(r)) != EV_OK || r->done)
 			continue;
 		heap[hn] = k;
@@ -369,11 +455,11 @@ static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
 	}
 	while (!rc && hn > 0) {
 		struct run *r = &s->runs[heap[0]];
-		if (dst)
-			rc = put_item(dst, &r->cur);
-		else
-			rc = emit(w, &r->cur.rec, fix, ctx);
-		if (rc != EV_OK)
+		if (dst && (rc = put_item(s, dst->fd, &r->cur)) != EV_OK) {
+			s->errpath = dst->path;
+			break;
+		}
+		if (!dst && (rc = emit(w, &r->cur.rec, fix, ctx)) != EV_OK)
 			break;
 		s->errpath = r->path;
 		if ((rc = run_next(r)) != EV_OK)
@@ -392,6 +478,9 @@ static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
 			i = m;
 		}
 	}
+	for (unsigned k = from; k < to; k++)
+		s->runs[k].buf = NULL;
+	free(bufs);
 	free(heap);
 	return rc;
 }
@@ -427,6 +516,7 @@ void ev_sorter_close(ev_sorter *s)
 	for (unsigned k = 0; k < s->nruns; k++)
 		drop_run(&s->runs[k]);
 	free(s->runs);
+	free(s->wbuf);
 	free_items(s);
 	free(s->tmpdir);
 	free(s);

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,6 +82,42 @@ static void test_empty(void)
 	CHECK(ev_sorter_finish(s, NULL, check_order, &k) == EV_OK);
 	CHECK(k.n == 0);
 	ev_sorter_close(s);
+}
+
+/* A run file cut short (here: inside an item) is an I/O error that names
+ * the file, and closing still removes every run. */
+static void test_truncated_run(void)
+{
+	char dir[] = "/tmp/evkit-test-sort.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	ev_sorter *s;
+	CHECK(ev_sorter_open(&s, 0, dir) == EV_OK);
+	for (uint32_t i = 0; i < 3000; i++) {
+		struct ev_rec r;
+		ev_rec_init(&r);
+		r.ts = (int64_t)((i * 7919u) % 3000u);
+		r.id = i;
+		CHECK(ev_sorter_add(s, &r) == EV_OK);
+	}
+	CHECK(ev_sorter_runs(s) == 2);
+	/* Both runs' files to 1000 bytes, not a whole number of items. */
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			CHECK(truncate(path, 1000) == 0);
+		}
+	if (d)
+		closedir(d);
+	struct sink k = { 0, 0, 0, 0 };
+	CHECK(ev_sorter_finish(s, NULL, check_order, &k) == EV_ERR_IO);
+	CHECK(k.n < 3000);
+	CHECK(strncmp(ev_sorter_errpath(s), dir, strlen(dir)) == 0);
+	ev_sorter_close(s);
+	CHECK(files_in(dir) == 0);
+	rmdir(dir);
 }
 
 /* Sort n shuffled records with the given budget and check the order. */
@@ -196,6 +233,7 @@ int main(void)
 {
 	RUN(test_many_runs);
 	RUN(test_empty);
+	RUN(test_truncated_run);
 	RUN(test_full_order);
 	RUN(test_reserved_and_grown);
 	RUN(test_big_reserve);
