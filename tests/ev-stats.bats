@@ -216,6 +216,26 @@ print("ok")' "$T/ours.csv" "$d/${f}_perf_report_csvs/gpu_timeline.csv"
 	done <"$TESTS_DIR/expected/hta/breakdown.tsv"
 }
 
+@test "HTA numbers of each rank are the same alone and with the ranks' records interleaved in one stream" {
+	need_shared_data
+	# CPU records of two ranks alternate in the merged stream: each must
+	# reach its own rank's launches (and its own clock base).
+	local r
+	for r in 0 1; do
+		kineto2ev -q -o "$T/r$r.ev" "$SHARED_DATA/kineto/hta/trace_filter/sampled_rank-$r.json.gz"
+		ev-stats timeline -q -o "$T/alone$r.tsv" "$T/r$r.ev"
+	done
+	ev-merge -q -o "$T/both.ev" "$T/r0.ev" "$T/r1.ev"
+	ev-stats timeline -q -o "$T/both.tsv" "$T/both.ev"
+	for r in 0 1; do
+		run -0 awk -F'\t' '$3 ~ /^hta_/ { print $3, $4, $5 }' "$T/alone$r.tsv"
+		[ "${#lines[@]}" -ge 4 ]
+		local want="$output"
+		run -0 awk -F'\t' -v r="$r" '$2 == r && $3 ~ /^hta_/ { print $3, $4, $5 }' "$T/both.tsv"
+		assert_output "$want"
+	done
+}
+
 @test "ops: GEMM instances, GFLOPS and data moved match TraceLens's GEMM sheet on every sample trace (shared data)" {
 	need_shared_data
 	local tl="$SHARED_DATA/kineto/tracelens" pair t r n

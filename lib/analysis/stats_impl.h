@@ -108,6 +108,7 @@ struct ev_stats {
 	 * events (lib/analysis/hta.c) */
 	struct ev_vec htas;             /* struct ev_hta */
 	struct ev_map hta_idx;          /* (sg, rank) -> index + 1 */
+	uint32_t hta_src, hta_rank, hta_last; /* the last (src, rank) looked up: index + 1 (0: none) */
 	/* timeline: the last record's group, and the last source's time base */
 	int last_ok, base_ok;
 	uint32_t last_src, last_rank, last_stream, base_src;

@@ -21,23 +21,32 @@ static int64_t src_base(const struct ev_stats *s, uint32_t src)
 /* The HTA accumulator of a record's rank (and source group). */
 static struct ev_hta *hta_of(struct ev_stats *s, const struct ev_rec *r, uint32_t *index)
 {
+	/* CPU records come here one by one, mostly of one (src, rank) in a row. */
+	if (s->hta_last && r->src == s->hta_src && r->rank == s->hta_rank) {
+		*index = s->hta_last;
+		return (struct ev_hta *)s->htas.data + (s->hta_last - 1);
+	}
 	uint32_t sg;
 	if (src_group(s, r->src, &sg) != EV_OK)
 		return NULL;
 	uint64_t key = ((uint64_t)sg << 32 | r->rank) + 1;
 	uint64_t *at = ev_map_get(&s->hta_idx, key);
+	struct ev_hta *h;
 	if (at) {
 		*index = (uint32_t)*at;
-		return (struct ev_hta *)s->htas.data + (*at - 1);
+		h = (struct ev_hta *)s->htas.data + (*at - 1);
+	} else {
+		if (!(h = ev_vec_push(&s->htas)))
+			return NULL;
+		ev_hta_init(h);
+		h->json_base_ns = src_base(s, r->src);
+		*index = (uint32_t)s->htas.len;
+		if (ev_map_put(&s->hta_idx, key, s->htas.len) != EV_OK)
+			return NULL;
 	}
-	struct ev_hta *h = ev_vec_push(&s->htas);
-	if (!h)
-		return NULL;
-	ev_hta_init(h);
-	h->json_base_ns = src_base(s, r->src);
-	*index = (uint32_t)s->htas.len;
-	if (ev_map_put(&s->hta_idx, key, s->htas.len) != EV_OK)
-		return NULL;
+	s->hta_src = r->src;
+	s->hta_rank = r->rank;
+	s->hta_last = *index;
 	return h;
 }
 
