@@ -100,7 +100,6 @@ int spool_copy(const struct spool *s, ev_output *out, int *werr, unsigned char *
  * -1 with *werr = the ev_output status on a write error. */
 int goal_copy_file(const char *path, ev_output *out, int *werr, unsigned char *buf, size_t cap);
 #define GOAL_IOBUF (1u << 20)
-int goal_write_all(int fd, const void *p, size_t n);
 
 /* ---- match.c: open messages per (source, destination, tag) ------------- */
 

@@ -19,22 +19,6 @@
 
 #include "goal_int.h"
 
-int goal_write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
 {
 	const char *p = buf;

@@ -230,25 +230,10 @@ static void drop_run(struct run *r)
 	r->fd = -1;
 }
 
-static int write_full(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return EV_ERR_IO;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return EV_OK;
-}
-
 /* The written part of s->wbuf to the run file fd. */
 static int flush_run(ev_sorter *s, int fd)
 {
-	int rc = write_full(fd, s->wbuf, s->wlen);
+	int rc = ev_write_all(fd, s->wbuf, s->wlen);
 	s->wlen = 0;
 	return rc;
 }

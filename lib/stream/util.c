@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ev.h"
 
@@ -116,6 +117,22 @@ int ev_parse_double(const char *s, double *v)
 	if (errno == ERANGE || !isfinite(x))
 		return EV_ERR_RANGE;
 	*v = x;
+	return EV_OK;
+}
+
+int ev_write_all(int fd, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return EV_ERR_IO;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
 	return EV_OK;
 }
 

@@ -713,6 +713,37 @@ static void test_rec_end(void)
 	CHECK(ev_rec_end(&r) == INT64_MAX - 5);
 }
 
+/* ev_write_all: every byte, in order; a bad descriptor is EV_ERR_IO with
+ * errno set. */
+static void test_write_all(void)
+{
+	size_t n = (3u << 20) + 7;
+	unsigned char *a = malloc(n), *b = malloc(n);
+	CHECK(a && b);
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (unsigned char)(i * 131 + (i >> 12));
+	const char *path = path_in_tmp("write-all.bin");
+	FILE *f = fopen(path, "w+b");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(ev_write_all(fileno(f), a, n) == EV_OK);
+		CHECK(ev_write_all(fileno(f), a, 0) == EV_OK);
+		rewind(f);
+		CHECK(fread(b, 1, n, f) == n && memcmp(a, b, n) == 0);
+		CHECK(fgetc(f) == EOF);
+		fclose(f);
+	}
+	errno = 0;
+	CHECK(ev_write_all(-1, a, 1) == EV_ERR_IO && errno == EBADF);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -735,6 +766,7 @@ int main(void)
 	RUN(test_input_read_paths);
 	RUN(test_output_atomic);
 	RUN(test_rec_end);
+	RUN(test_write_all);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
