@@ -540,9 +540,6 @@ int ev_parse_i64(const char *s, int64_t *v);
 int ev_parse_u32(const char *s, uint32_t *v);
 int ev_parse_i32(const char *s, int32_t *v);
 int ev_parse_double(const char *s, double *v); /* finite only */
-/* All n bytes to fd, again after EINTR and short writes.  EV_OK, or
- * EV_ERR_IO with errno set. */
-int ev_write_all(int fd, const void *p, size_t n);
 /* Size with optional K/M/G/T suffix (powers of 1024): "64M". */
 int ev_parse_size(const char *s, uint64_t *v);
 /* Parse a decimal number with an optional fraction and scale it by
@@ -550,6 +547,9 @@ int ev_parse_size(const char *s, uint64_t *v);
  * Extra fraction digits beyond scale are rounded half away from zero. */
 int ev_parse_decimal_scaled(const char *s, size_t len, unsigned scale, int64_t *v);
 uint64_t ev_now_ns(void); /* monotonic clock */
+/* All n bytes to fd, again after EINTR and short writes.  EV_OK, or
+ * EV_ERR_IO with errno set. */
+int ev_write_all(int fd, const void *p, size_t n);
 
 /* Growable array of fixed-size elements (no per-record malloc: grows
  * geometrically). */

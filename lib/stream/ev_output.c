@@ -225,25 +225,21 @@ fail:;
 	return rc;
 }
 
+/* A write that failed (errno set): sticky, a closed pipe told apart. */
+static int write_failed(ev_output *o)
+{
+	o->saved_errno = errno;
+	o->err = errno == EPIPE ? EV_ERR_PIPE : EV_ERR_IO;
+	return o->err;
+}
+
 static int flush_buf(ev_output *o)
 {
-	size_t off = 0;
 	if (o->err)
 		return o->err;
-	while (off < o->len) {
-		ssize_t n = write(o->fd, o->buf + off, o->len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			o->saved_errno = errno;
-			o->err = errno == EPIPE ? EV_ERR_PIPE : EV_ERR_IO;
-			o->len = 0;
-			return o->err;
-		}
-		off += (size_t)n;
-	}
+	int rc = ev_write_all(o->fd, o->buf, o->len);
 	o->len = 0;
-	return EV_OK;
+	return rc ? write_failed(o) : EV_OK;
 }
 
 int ev_output_flush(ev_output *o)
@@ -283,20 +279,7 @@ int ev_output_write(ev_output *o, const void *data, size_t n)
 			return o->err;
 		if (n >= o->cap) {
 			/* Large writes bypass the buffer. */
-			const char *p = data;
-			while (n) {
-				ssize_t w = write(o->fd, p, n);
-				if (w < 0) {
-					if (errno == EINTR)
-						continue;
-					o->saved_errno = errno;
-					o->err = errno == EPIPE ? EV_ERR_PIPE : EV_ERR_IO;
-					return o->err;
-				}
-				p += w;
-				n -= (size_t)w;
-			}
-			return EV_OK;
+			return ev_write_all(o->fd, data, n) ? write_failed(o) : EV_OK;
 		}
 	}
 	memcpy(o->buf + o->len, data, n);
