@@ -21,11 +21,11 @@ static int out_fail(struct ev_goal *g, int rc)
 }
 
 /* The buffer for reading spool files back, made when first needed (small
- * schedules never leave memory). */
+ * schedules never leave memory); it goes with the arena. */
 static unsigned char *iobuf(struct ev_goal *g)
 {
 	if (!g->iobuf)
-		g->iobuf = malloc(GOAL_IOBUF);
+		g->iobuf = goal_arena_alloc(&g->arena, GOAL_IOBUF, 0);
 	return g->iobuf;
 }
 

@@ -40,6 +40,30 @@ static inline uint32_t le_get32(const unsigned char *p)
 }
 #define MAX_NODES ((1u << 29) - 1)
 
+/* ---- arena.c: the builder's arrays ------------------------------------ */
+
+/* Blocks of powers of two out of chunks reserved with huge pages advised;
+ * freed blocks are kept by size and used again (arena.c says why). */
+struct goal_chunk { unsigned char *base; size_t size; int dedicated; };
+struct goal_free;
+struct goal_mblock;
+struct goal_arena {
+	struct goal_chunk *chunks;  /* every reservation, sorted by address */
+	size_t nchunks, capchunks;
+	unsigned char *cur;         /* the unused rest of the newest chunk */
+	size_t left, next_chunk;
+	struct goal_free *free[64]; /* freed blocks by log2 of their size */
+	struct goal_mblock *mallocd; /* blocks from malloc (reservations failed) */
+	int no_reserve;
+};
+void goal_arena_init(struct goal_arena *a);
+/* A block of at least `bytes` (zero-filled when zero is set), or NULL. */
+void *goal_arena_alloc(struct goal_arena *a, size_t bytes, int zero);
+/* Give back a block with the size it was asked with. */
+void goal_arena_free(struct goal_arena *a, void *p, size_t bytes);
+/* Every block at once. */
+void goal_arena_release(struct goal_arena *a);
+
 /* ---- spool.c: rank parts in one unnamed file ---------------------------- */
 
 /* Every spool of a builder shares one temporary file, unlinked as soon as it
@@ -58,6 +82,7 @@ struct spoolfile {
 
 struct spool {
 	struct spoolfile *f;
+	struct goal_arena *a; /* where buf comes from */
 	unsigned char *buf;
 	size_t len, cap;
 	uint64_t first, last; /* offsets of its first and last block */
@@ -66,13 +91,13 @@ struct spool {
 
 int spoolfile_open(struct spoolfile *f, const char *dir);
 void spoolfile_close(struct spoolfile *f);
-int spool_init(struct spool *s, struct spoolfile *f, size_t cap);
+/* The buffer comes from a and goes with it (goal_arena_release). */
+int spool_init(struct spool *s, struct spoolfile *f, struct goal_arena *a, size_t cap);
 int spool_flush(struct spool *s);
 /* The last write: a spool that never reached the file stays in memory;
  * else the rest is appended. */
 int spool_finish(struct spool *s);
 static inline int spool_in_memory(const struct spool *s) { return s->bytes == 0; }
-void spool_free(struct spool *s);
 /* Append n bytes (n is at most a line or a node, far below the buffer). */
 static inline int spool_put(struct spool *s, const void *p, size_t n)
 {
@@ -116,7 +141,7 @@ struct mslot {
 	union { uint64_t one; struct mfifo *q; } u;
 	uint64_t first_rec;    /* record number of the op that opened the queue */
 };
-struct mtable { struct mslot *s; size_t cap, len; uint64_t open_max; };
+struct mtable { struct mslot *s; size_t cap, len; uint64_t open_max; struct goal_arena *a; };
 
 static inline uint32_t mt_count(const struct mslot *e) { return e->n & MT_COUNT; }
 static inline int mt_sends(const struct mslot *e) { return (e->n & MT_SENDS) != 0; }
@@ -208,6 +233,7 @@ struct ev_goal {
 	uint32_t nlanes;
 	uint8_t max_cpu, max_nic;
 	struct edgepool ep;
+	struct goal_arena arena;  /* windows, edges, spool buffers, matching */
 	struct spoolfile sf;      /* where every spool goes */
 	unsigned char *iobuf;     /* GOAL_IOBUF bytes for reading spools back */
 	uint64_t ignored;

@@ -23,7 +23,7 @@ static inline int used(const struct mslot *e) { return e->n != 0; }
 static int mgrow(struct mtable *t)
 {
 	size_t ncap = t->cap ? t->cap * 2 : 1024;
-	struct mslot *ns = calloc(ncap, sizeof *ns);
+	struct mslot *ns = goal_arena_alloc(t->a, ncap * sizeof *ns, 1);
 	if (!ns)
 		return -1;
 	for (size_t i = 0; i < t->cap; i++) {
@@ -34,7 +34,7 @@ static int mgrow(struct mtable *t)
 			j = (j + 1) & (ncap - 1);
 		ns[j] = t->s[i];
 	}
-	free(t->s);
+	goal_arena_free(t->a, t->s, t->cap * sizeof *t->s);
 	t->s = ns;
 	t->cap = ncap;
 	return 0;
@@ -149,6 +149,9 @@ void mt_free(struct mtable *t)
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->s[i].n & MT_FIFO)
 			free(t->s[i].u.q);
-	free(t->s);
+	if (t->s)
+		goal_arena_free(t->a, t->s, t->cap * sizeof *t->s);
+	struct goal_arena *a = t->a;
 	memset(t, 0, sizeof *t);
+	t->a = a;
 }

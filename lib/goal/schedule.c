@@ -74,6 +74,8 @@ int ev_goal_new(ev_goal **out, const struct ev_goal_opts *o)
 	g->o.ranks = NULL;
 	g->ep.free = NONE32;
 	g->sf.fd = -1;
+	goal_arena_init(&g->arena);
+	g->mt.a = &g->arena;
 	ev_map_init(&g->lanes);
 	uint32_t w = 2;
 	while (w < o->window && w < EV_GOAL_MAX_WINDOW)
@@ -100,16 +102,12 @@ void ev_goal_free(ev_goal *g)
 {
 	if (!g)
 		return;
+	/* Windows, successor slots, spool buffers, the edge pool and the
+	 * matching table go with the arena. */
 	for (uint32_t r = 0; r < g->nr; r++) {
 		struct rankst *rs = goal_rank(g, r);
 		if (!rs)
 			continue;
-		spool_free(&rs->text);
-		spool_free(&rs->nodes);
-		spool_free(&rs->succ);
-		spool_free(&rs->roots);
-		free(rs->map);
-		free(rs->ns);
 		free(rs->deps);
 		free(rs->g_succ);
 		free(rs);
@@ -118,11 +116,9 @@ void ev_goal_free(ev_goal *g)
 		for (uint32_t i = 0; i < EV_GOAL_MAX_RANKS / RANK_PAGE; i++)
 			free(g->pages[i]);
 	free(g->pages);
-	free(g->iobuf);
 	mt_free(&g->mt);
+	goal_arena_release(&g->arena);
 	ev_map_free(&g->lanes);
-	free(g->ep.succ);
-	free(g->ep.next);
 	spoolfile_close(&g->sf);
 	free(g);
 }
@@ -141,21 +137,21 @@ static struct rankst *new_rank(struct ev_goal *g, uint32_t rank)
 	rs->rank = rank;
 	rs->emit = ev_goal_ranks_has(&g->sel, rank);
 	rs->wcap = 1024 < g->o.window ? 1024 : g->o.window;
-	rs->map = calloc(rs->wcap, sizeof *rs->map);
+	rs->map = goal_arena_alloc(&g->arena, rs->wcap * sizeof *rs->map, 1);
 	if (!rs->map)
 		return NULL;
-	if (g->o.binary && !(rs->ns = malloc(rs->wcap * sizeof *rs->ns)))
+	if (g->o.binary && !(rs->ns = goal_arena_alloc(&g->arena, rs->wcap * sizeof *rs->ns, 0)))
 		return NULL;
 	if (!rs->emit)
 		return rs;
 	/* Big buffers mean few writes; many ranks get smaller ones. */
 	size_t big = g->nr > 4096 ? 4096 : g->nr > 256 ? 16384 : 1 << 16;
 	if (g->o.binary) {
-		if (spool_init(&rs->nodes, &g->sf, big) || spool_init(&rs->succ, &g->sf, big / 2) ||
-		    spool_init(&rs->roots, &g->sf, 4096))
+		if (spool_init(&rs->nodes, &g->sf, &g->arena, big) || spool_init(&rs->succ, &g->sf, &g->arena, big / 2) ||
+		    spool_init(&rs->roots, &g->sf, &g->arena, 4096))
 			return NULL;
 	} else {
-		if (spool_init(&rs->text, &g->sf, big))
+		if (spool_init(&rs->text, &g->sf, &g->arena, big))
 			return NULL;
 		char head[48];
 		int n = snprintf(head, sizeof head, "rank %u {\n", rank);
@@ -200,12 +196,12 @@ static inline char *put_u64(char *p, uint64_t v)
 static int window_grow(struct ev_goal *g, struct rankst *rs)
 {
 	uint32_t nc = rs->wcap * 2;
-	uint32_t *nm = calloc(nc, sizeof *nm);
+	uint32_t *nm = goal_arena_alloc(&g->arena, nc * sizeof *nm, 1);
 	struct nslot *nn = NULL;
 	if (!nm)
 		return -1;
-	if (g->o.binary && !(nn = malloc(nc * sizeof *nn))) {
-		free(nm);
+	if (g->o.binary && !(nn = goal_arena_alloc(&g->arena, nc * sizeof *nn, 0))) {
+		goal_arena_free(&g->arena, nm, nc * sizeof *nm);
 		return -1;
 	}
 	if (rs->have_id)
@@ -214,8 +210,9 @@ static int window_grow(struct ev_goal *g, struct rankst *rs)
 	if (nn)
 		for (uint32_t n = rs->node_lo; n < rs->next_node; n++)
 			nn[n & (nc - 1)] = rs->ns[n & (rs->wcap - 1)];
-	free(rs->map);
-	free(rs->ns);
+	goal_arena_free(&g->arena, rs->map, rs->wcap * sizeof *rs->map);
+	if (rs->ns)
+		goal_arena_free(&g->arena, rs->ns, rs->wcap * sizeof *rs->ns);
 	rs->map = nm;
 	rs->ns = nn;
 	rs->wcap = nc;
@@ -231,14 +228,23 @@ static int edge_add(struct ev_goal *g, struct nslot *n, uint32_t succ, int ireq)
 		p->free = p->next[e];
 	} else {
 		if (p->len == p->cap) {
+			if (p->cap > UINT32_MAX / 2)
+				return -1;
 			uint32_t nc = p->cap ? p->cap * 2 : 4096;
-			uint32_t *a = realloc(p->succ, nc * sizeof *a);
-			if (!a)
+			uint32_t *a = goal_arena_alloc(&g->arena, nc * sizeof *a, 0);
+			uint32_t *b = goal_arena_alloc(&g->arena, nc * sizeof *b, 0);
+			if (!a || !b) {
+				goal_arena_free(&g->arena, a, nc * sizeof *a);
+				goal_arena_free(&g->arena, b, nc * sizeof *b);
 				return -1;
+			}
+			if (p->len) {
+				memcpy(a, p->succ, p->len * sizeof *a);
+				memcpy(b, p->next, p->len * sizeof *b);
+			}
+			goal_arena_free(&g->arena, p->succ, p->cap * sizeof *a);
+			goal_arena_free(&g->arena, p->next, p->cap * sizeof *b);
 			p->succ = a;
-			uint32_t *b = realloc(p->next, nc * sizeof *b);
-			if (!b)
-				return -1;
 			p->next = b;
 			p->cap = nc;
 		}

@@ -82,13 +82,14 @@ void spoolfile_close(struct spoolfile *f)
 	f->name = NULL;
 }
 
-int spool_init(struct spool *s, struct spoolfile *f, size_t cap)
+int spool_init(struct spool *s, struct spoolfile *f, struct goal_arena *a, size_t cap)
 {
 	memset(s, 0, sizeof *s);
 	s->f = f;
+	s->a = a;
 	s->first = s->last = SPOOL_NONE;
 	s->cap = cap;
-	s->buf = malloc(cap);
+	s->buf = goal_arena_alloc(a, cap, 0);
 	return s->buf ? 0 : -1;
 }
 
@@ -123,12 +124,6 @@ int spool_flush(struct spool *s)
 int spool_finish(struct spool *s)
 {
 	return spool_in_memory(s) ? 0 : spool_flush(s);
-}
-
-void spool_free(struct spool *s)
-{
-	free(s->buf);
-	s->buf = NULL;
 }
 
 long spool_next_block(const struct spool *s, uint64_t *off, unsigned char *buf, size_t cap)

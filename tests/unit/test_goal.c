@@ -2,7 +2,8 @@
 /*
  * test_goal.c - lib/goal called directly: the text and binary encodings of
  * known schedules, the checks (matching, dependencies, widths, limits), rank
- * selections, rank parts and the checks of ev_goal_join.
+ * selections, rank parts and the checks of ev_goal_join; the builder's
+ * arena.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "ev.h"
 #include "ev/goal.h"
+#include "goal/goal_int.h"
 #include "unit.h"
 
 static char dir[64];
@@ -481,6 +483,83 @@ static void test_parts_and_join(void)
 	rmdir(parts);
 }
 
+/* The arena: blocks that do not overlap, zero when asked even when used
+ * again, a freed block reused for its size, large blocks returned, and the
+ * malloc path when reservations fail (ASan checks that release frees it). */
+static void arena_blocks(struct goal_arena *a, int reuse)
+{
+	enum { N = 200 };
+	unsigned char *p[N];
+	size_t sz[N];
+	for (int i = 0; i < N; i++) {
+		sz[i] = (size_t)(i % 17 + 1) * 37 * (size_t)(1 + i % 5) * (i % 3 == 0 ? 97 : 1);
+		p[i] = goal_arena_alloc(a, sz[i], i % 2);
+		CHECK(p[i] != NULL);
+		if (!p[i])
+			return;
+		if (i % 2)
+			for (size_t k = 0; k < sz[i]; k += 61)
+				CHECK(p[i][k] == 0);
+		memset(p[i], i & 0xFF, sz[i]);
+	}
+	/* Nothing overwrote another block. */
+	for (int i = 0; i < N; i++) {
+		CHECK(p[i][0] == (unsigned char)i && p[i][sz[i] - 1] == (unsigned char)i);
+		CHECK((uintptr_t)p[i] % 16 == 0);
+	}
+	/* A freed block comes back for the same size class (in the arena; malloc
+	 * may hand out any address), zeroed if asked. */
+	goal_arena_free(a, p[7], sz[7]);
+	unsigned char *q = goal_arena_alloc(a, sz[7], 1);
+	CHECK(q != NULL && (!reuse || q == p[7]));
+	size_t nz = 0;
+	for (size_t k = 0; q && k < sz[7]; k++)
+		nz += q[k] != 0;
+	CHECK(nz == 0);
+	goal_arena_free(a, p[9], sz[9]);
+	unsigned char *q9 = goal_arena_alloc(a, sz[9], 0);
+	CHECK(q9 != NULL && (!reuse || q9 == p[9]));
+	p[7] = q;
+	p[9] = q9;
+	for (int i = 0; i < N; i++)
+		goal_arena_free(a, p[i], sz[i]);
+}
+
+static void test_arena(void)
+{
+	struct goal_arena a;
+	goal_arena_init(&a);
+	arena_blocks(&a, 1);
+	CHECK(a.nchunks >= 1);
+	for (size_t i = 1; i < a.nchunks; i++)
+		CHECK(a.chunks[i - 1].base + a.chunks[i - 1].size <= a.chunks[i].base);
+	/* A block larger than a chunk has a reservation of its own, returned
+	 * when it is freed; it reads as zero. */
+	size_t before = a.nchunks, big = (size_t)40 << 20;
+	unsigned char *b = goal_arena_alloc(&a, big, 1);
+	CHECK(b != NULL);
+	if (b) {
+		CHECK(b[0] == 0 && b[big - 1] == 0);
+		b[0] = b[big - 1] = 1;
+		CHECK(a.nchunks == before + 1);
+		goal_arena_free(&a, b, big);
+		CHECK(a.nchunks == before);
+	}
+	goal_arena_release(&a);
+	CHECK(a.nchunks == 0 && a.chunks == NULL);
+
+	/* Reservations refused: every block from malloc, all freed by the
+	 * release (LeakSanitizer under make asan). */
+	goal_arena_init(&a);
+	a.no_reserve = 1;
+	arena_blocks(&a, 0);
+	CHECK(a.nchunks == 0 && a.mallocd == NULL);
+	unsigned char *m = goal_arena_alloc(&a, 1000, 1);
+	CHECK(m != NULL && m[999] == 0 && a.mallocd != NULL);
+	goal_arena_release(&a);
+	CHECK(a.mallocd == NULL);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test_goal.XXXXXX");
@@ -493,6 +572,7 @@ int main(void)
 	RUN(test_checks);
 	RUN(test_ranks);
 	RUN(test_parts_and_join);
+	RUN(test_arena);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arena.c - the builder's arrays (id windows, successor slots, the edge
+ * pool, spool buffers, the matching table) out of a few large chunks.
+ *
+ * Why not malloc: these arrays are tens of MiB at 64 ranks, and glibc
+ * gives every large block a mapping of its own, backed one 4 KiB page at a
+ * time and unmapped again when the block is freed (the windows and the
+ * edge pool double, so most of them are).  Every first touch of a page is
+ * a fault: 12,600 of them in `ev2goal --binary` on the bench's 64-rank
+ * input, about 1.4 us each on one 2-core bench host and 10-16 us on
+ * another, where they were a third of the builder thread.  Chunks come
+ * from ev_big_reserve (transparent huge pages advised, so one fault backs
+ * 2 MiB), blocks are powers of two, and a freed block goes on a free list
+ * of its size and is used again.  A block of half a chunk or more gets a
+ * reservation of its own, returned when it is freed.  So memory is what
+ * the arrays need, at most twice it for the rounding, and grows with ranks
+ * and the window, never with the input.  Where reservations fail (a
+ * `ulimit -v`, strict overcommit) blocks come from malloc, kept on a list
+ * so that the release frees them too.
+ */
+#include <stdlib.h>
+
+#include "goal_int.h"
+
+#define MIN_CLASS 6 /* 64 bytes */
+#define FIRST_CHUNK ((size_t)2 << 20)
+#define MAX_CHUNK ((size_t)32 << 20)
+/* A malloc'ed block has this header in front: the list of such blocks. */
+#define MHDR 64
+
+struct goal_mblock { struct goal_mblock *next, *prev; };
+struct goal_free { struct goal_free *next; };
+
+static unsigned size_class(size_t bytes)
+{
+	unsigned c = MIN_CLASS;
+	while (((size_t)1 << c) < bytes)
+		c++;
+	return c;
+}
+
+void goal_arena_init(struct goal_arena *a)
+{
+	memset(a, 0, sizeof *a);
+	a->next_chunk = FIRST_CHUNK;
+}
+
+/* Index of the chunk holding p, or of the first chunk after p. */
+static size_t chunk_search(const struct goal_arena *a, const unsigned char *p)
+{
+	size_t lo = 0, hi = a->nchunks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->chunks[mid].base + a->chunks[mid].size <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static unsigned char *reserve(struct goal_arena *a, size_t size, int dedicated)
+{
+	if (a->nchunks == a->capchunks) {
+		size_t nc = a->capchunks ? a->capchunks * 2 : 16;
+		struct goal_chunk *n = realloc(a->chunks, nc * sizeof *n);
+		if (!n)
+			return NULL;
+		a->chunks = n;
+		a->capchunks = nc;
+	}
+	unsigned char *p = ev_big_reserve(size);
+	if (!p)
+		return NULL;
+	size_t i = chunk_search(a, p);
+	memmove(a->chunks + i + 1, a->chunks + i, (a->nchunks - i) * sizeof *a->chunks);
+	a->chunks[i].base = p;
+	a->chunks[i].size = size;
+	a->chunks[i].dedicated = dedicated;
+	a->nchunks++;
+	return p;
+}
+
+static void *from_malloc(struct goal_arena *a, size_t n, int zero)
+{
+	if (n > SIZE_MAX - MHDR)
+		return NULL;
+	struct goal_mblock *b = zero ? calloc(1, MHDR + n) : malloc(MHDR + n);
+	if (!b)
+		return NULL;
+	b->prev = NULL;
+	b->next = a->mallocd;
+	if (b->next)
+		b->next->prev = b;
+	a->mallocd = b;
+	return (unsigned char *)b + MHDR;
+}
+
+void *goal_arena_alloc(struct goal_arena *a, size_t bytes, int zero)
+{
+	if (bytes > SIZE_MAX / 4)
+		return NULL;
+	unsigned k = size_class(bytes ? bytes : 1);
+	size_t n = (size_t)1 << k;
+	struct goal_free *f = a->free[k];
+	if (f) {
+		a->free[k] = f->next;
+		if (zero)
+			memset(f, 0, n);
+		return f;
+	}
+	if (a->no_reserve)
+		return from_malloc(a, n, zero);
+	if (n > MAX_CHUNK / 2) {
+		/* Untouched reserved memory reads as zero. */
+		unsigned char *p = reserve(a, n, 1);
+		return p ? p : from_malloc(a, n, zero);
+	}
+	if (a->left < n) {
+		/* The rest of the current chunk stays untouched (never backed). */
+		unsigned char *p = reserve(a, a->next_chunk, 0);
+		if (!p) {
+			a->no_reserve = 1;
+			return from_malloc(a, n, zero);
+		}
+		a->cur = p;
+		a->left = a->next_chunk;
+		if (a->next_chunk < MAX_CHUNK)
+			a->next_chunk *= 2;
+	}
+	/* Cut in order and never handed back to the chunk: not written since
+	 * it was reserved, so zero. */
+	void *p = a->cur;
+	a->cur += n;
+	a->left -= n;
+	return p;
+}
+
+void goal_arena_free(struct goal_arena *a, void *p, size_t bytes)
+{
+	if (!p)
+		return;
+	size_t i = chunk_search(a, p);
+	if (i == a->nchunks || (unsigned char *)p < a->chunks[i].base) {
+		struct goal_mblock *b = (struct goal_mblock *)(void *)((unsigned char *)p - MHDR);
+		if (b->prev)
+			b->prev->next = b->next;
+		else
+			a->mallocd = b->next;
+		if (b->next)
+			b->next->prev = b->prev;
+		free(b);
+		return;
+	}
+	if (a->chunks[i].dedicated) {
+		ev_big_release(a->chunks[i].base, a->chunks[i].size);
+		memmove(a->chunks + i, a->chunks + i + 1, (a->nchunks - i - 1) * sizeof *a->chunks);
+		a->nchunks--;
+		return;
+	}
+	unsigned k = size_class(bytes ? bytes : 1);
+	struct goal_free *f = p;
+	f->next = a->free[k];
+	a->free[k] = f;
+}
+
+void goal_arena_release(struct goal_arena *a)
+{
+	for (size_t i = 0; i < a->nchunks; i++)
+		ev_big_release(a->chunks[i].base, a->chunks[i].size);
+	free(a->chunks);
+	for (struct goal_mblock *b = a->mallocd; b;) {
+		struct goal_mblock *nx = b->next;
+		free(b);
+		b = nx;
+	}
+	goal_arena_init(a);
+}
