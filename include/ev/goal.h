@@ -95,8 +95,8 @@ int ev_goal_add(ev_goal *g, const struct ev_rec *rec, uint64_t recno);
 /* Every record of r into g, numbered on from *recno (updated).  EV_OK at
  * the end of r; else the builder's failure (see ev_goal_error), or the
  * reader's, in which case *reader_rc is its status (for the caller's
- * message about r).  progress, if not NULL, gets the record count every
- * 65536 records.  With a second core, reading and decoding run on a
+ * message about r).  progress, if not NULL, gets the record count about
+ * every 65536 records.  With a second core, reading and decoding run on a
  * thread of their own (not for --nic=rail, which reads r's metadata). */
 int ev_goal_feed(ev_goal *g, ev_reader *r, uint64_t *recno, int *reader_rc, void (*progress)(void *, uint64_t),
                  void *ctx);

@@ -9,28 +9,40 @@
  * edge pool double, so most of them are).  Every first touch of a page is
  * a fault: 12,600 of them in `ev2goal --binary` on the bench's 64-rank
  * input, about 1.4 us each on one 2-core bench host and 10-16 us on
- * another, where they were a third of the builder thread.  Chunks come
- * from ev_big_reserve (transparent huge pages advised, so one fault backs
- * 2 MiB), blocks are powers of two, and a freed block goes on a free list
- * of its size and is used again.  A block of half a chunk or more gets a
- * reservation of its own, returned when it is freed.  So memory is what
- * the arrays need, at most twice it for the rounding, and grows with ranks
- * and the window, never with the input.  Where reservations fail (a
- * `ulimit -v`, strict overcommit) blocks come from malloc, kept on a list
- * so that the release frees them too.
+ * another, where they were a third of the builder thread.
+ *
+ * Here chunks come from ev_big_reserve (transparent huge pages advised, so
+ * one fault backs 2 MiB), blocks are powers of two, and a freed block goes
+ * on a free list of its size to be used again.  A block of 1 MiB or more
+ * (the edge pool, the spool read buffer) gets a reservation of its own,
+ * unmapped when it is freed.  A freed block of 128 KiB or more (glibc's
+ * own threshold for giving memory back) is handed back to the kernel but
+ * for its first page while it waits on its list: the windows of all ranks
+ * grow together and seldom ask for a freed size again.  So memory is what
+ * the arrays need plus the rounding, and grows with ranks and the window,
+ * never with the input.  Where reservations fail (a `ulimit -v`, strict
+ * overcommit) blocks come from malloc, kept on a list so that the release
+ * frees them too.
  */
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "goal_int.h"
 
 #define MIN_CLASS 6 /* 64 bytes */
 #define FIRST_CHUNK ((size_t)2 << 20)
 #define MAX_CHUNK ((size_t)32 << 20)
+#define DEDICATED ((size_t)1 << 20)   /* blocks of their own from this size */
+#define GIVE_BACK ((size_t)128 << 10) /* freed blocks handed back from this size */
+#define PAGE ((size_t)4096)
 /* A malloc'ed block has this header in front: the list of such blocks. */
 #define MHDR 64
 
 struct goal_mblock { struct goal_mblock *next, *prev; };
-struct goal_free { struct goal_free *next; };
+/* A block on a free list; clean: all but its first page was handed back,
+ * so only that page needs clearing to hand out zeros. */
+struct goal_free { struct goal_free *next; int clean; };
 
 static unsigned size_class(size_t bytes)
 {
@@ -107,17 +119,20 @@ void *goal_arena_alloc(struct goal_arena *a, size_t bytes, int zero)
 	if (f) {
 		a->free[k] = f->next;
 		if (zero)
-			memset(f, 0, n);
+			memset(f, 0, f->clean ? PAGE : n);
 		return f;
 	}
 	if (a->no_reserve)
 		return from_malloc(a, n, zero);
-	if (n > MAX_CHUNK / 2) {
+	if (n >= DEDICATED) {
 		/* Untouched reserved memory reads as zero. */
 		unsigned char *p = reserve(a, n, 1);
 		return p ? p : from_malloc(a, n, zero);
 	}
-	if (a->left < n) {
+	/* Blocks start at a multiple of their size up to a page, so that a
+	 * block of a page or more covers whole pages. */
+	size_t align = n < PAGE ? n : PAGE, gap = (size_t)(-(uintptr_t)a->cur & (align - 1));
+	if (a->left < gap + n) {
 		/* The rest of the current chunk stays untouched (never backed). */
 		unsigned char *p = reserve(a, a->next_chunk, 0);
 		if (!p) {
@@ -128,7 +143,10 @@ void *goal_arena_alloc(struct goal_arena *a, size_t bytes, int zero)
 		a->left = a->next_chunk;
 		if (a->next_chunk < MAX_CHUNK)
 			a->next_chunk *= 2;
+		gap = 0;
 	}
+	a->cur += gap;
+	a->left -= gap;
 	/* Cut in order and never handed back to the chunk: not written since
 	 * it was reserved, so zero. */
 	void *p = a->cur;
@@ -160,9 +178,17 @@ void goal_arena_free(struct goal_arena *a, void *p, size_t bytes)
 		return;
 	}
 	unsigned k = size_class(bytes ? bytes : 1);
+	size_t n = (size_t)1 << k;
 	struct goal_free *f = p;
 	f->next = a->free[k];
+	f->clean = 0;
 	a->free[k] = f;
+#ifdef MADV_DONTNEED
+	/* The rest reads as zero and is backed again where it is touched; the
+	 * first page keeps the list's link. */
+	if (n >= GIVE_BACK && madvise((unsigned char *)p + PAGE, n - PAGE, MADV_DONTNEED) == 0)
+		f->clean = 1;
+#endif
 }
 
 void goal_arena_release(struct goal_arena *a)

@@ -170,6 +170,33 @@ struct nslot { uint32_t rh, rt, ih, it; };
 
 struct dep { uint32_t target; int ireq; };
 
+/* An op as the builder keeps it: the fields of its record that a schedule
+ * uses, 48 bytes instead of the record's 104 (feed.c hands these from its
+ * reader thread to the builder). */
+struct goal_op {
+	uint64_t size; /* bytes of a send or recv, dur of a calc */
+	uint64_t comm; /* comm, seq, step and op: the ATLAHS-style estimate */
+	uint32_t rank, id, stream, aux, seq, step;
+	int32_t peer;
+	uint16_t channel;
+	uint8_t type, op;
+};
+static inline void goal_op_of(struct goal_op *o, const struct ev_rec *r)
+{
+	o->size = r->type == EV_CALC ? r->dur : r->bytes;
+	o->comm = r->comm;
+	o->rank = r->rank;
+	o->id = r->id;
+	o->stream = r->stream;
+	o->aux = r->aux;
+	o->seq = r->seq;
+	o->step = r->step;
+	o->peer = r->peer;
+	o->channel = r->channel;
+	o->type = r->type;
+	o->op = r->op;
+}
+
 struct rankst {
 	uint32_t rank;
 	int emit;
@@ -192,7 +219,7 @@ struct rankst {
 	uint64_t nroots, nedges, app_run;
 	/* The op being collected (its DEP records follow it). */
 	int pending;
-	struct ev_rec pend;
+	struct goal_op pend;
 	uint64_t pend_recno;
 	struct dep *deps;
 	size_t ndeps, capdeps;
@@ -253,6 +280,11 @@ static inline struct rankst *goal_rank(const struct ev_goal *g, uint32_t r)
 int goal_fail(struct ev_goal *g, int status, uint64_t recno, const char *fmt, ...) EV_PRINTF(4, 5);
 int goal_io_fail(struct ev_goal *g, const char *path);
 int goal_nomem(struct ev_goal *g);
+/* schedule.c: an op (SEND, RECV or CALC) record number recno, with the nd
+ * DEP records that follow it (they are records recno + 1 ...); a DEP alone
+ * (of the last op of its rank). */
+int goal_add_op(struct ev_goal *g, const struct goal_op *op, const struct dep *deps, size_t nd, uint64_t recno);
+int goal_add_dep(struct ev_goal *g, uint32_t rank, uint32_t id, uint32_t target, int ireq, uint64_t recno);
 /* assemble.c: one rank's binary section to out. */
 int goal_write_section(struct ev_goal *g, struct rankst *rs, ev_output *out);
 /* join.c: the binary file header and jump table. */

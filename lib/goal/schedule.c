@@ -192,10 +192,9 @@ static inline char *put_u64(char *p, uint64_t v)
 
 /* ---- the id window ---------------------------------------------------- */
 
-/* Grow the window of a rank (doubling). */
-static int window_grow(struct ev_goal *g, struct rankst *rs)
+/* Grow the window of a rank to nc slots (a larger power of two). */
+static int window_grow(struct ev_goal *g, struct rankst *rs, uint32_t nc)
 {
-	uint32_t nc = rs->wcap * 2;
 	uint32_t *nm = goal_arena_alloc(&g->arena, nc * sizeof *nm, 1);
 	struct nslot *nn = NULL;
 	if (!nm)
@@ -341,9 +340,11 @@ static int window_advance(struct ev_goal *g, struct rankst *rs, uint32_t id)
 		uint64_t want = g->o.window;
 		while (want < 2 * g->max_dist && want < EV_GOAL_MAX_WINDOW)
 			want *= 2;
-		while ((uint64_t)id - rs->first_id + 1 > rs->wcap && rs->wcap < want)
-			if (window_grow(g, rs))
-				return -1;
+		/* A full window that may grow goes straight to what it may
+		 * need: a rank that fills its window keeps doing so, and each
+		 * step on the way would leave a block behind in the arena. */
+		if (rs->wcap < want && window_grow(g, rs, (uint32_t)want))
+			return -1;
 	}
 	if ((uint64_t)id - rs->last_id >= rs->wcap) {
 		/* A jump past the whole window: everything in it leaves. */
@@ -439,7 +440,7 @@ static void group_close(struct rankst *rs)
 	rs->g_open = 0;
 }
 
-static int group_op(struct rankst *rs, const struct ev_rec *op, const struct dep *deps, size_t nd)
+static int group_op(struct rankst *rs, const struct goal_op *op, const struct dep *deps, size_t nd)
 {
 	int grouped = op->type != EV_CALC || op->op == EV_CALC_REDUCE || op->op == EV_CALC_COPY ||
 	              op->op == EV_CALC_INTRA;
@@ -493,7 +494,7 @@ static const char *type_word(unsigned t)
 	return t == EV_SEND ? "send" : t == EV_RECV ? "recv" : "calc";
 }
 
-static int check_match(struct ev_goal *g, const struct ev_rec *op, uint64_t recno)
+static int check_match(struct ev_goal *g, const struct goal_op *op, uint64_t recno)
 {
 	struct mkey k;
 	int is_send = op->type == EV_SEND;
@@ -506,10 +507,10 @@ static int check_match(struct ev_goal *g, const struct ev_rec *op, uint64_t recn
 	uint32_t c = mt_count(e);
 	if (c && mt_sends(e) != is_send) {
 		uint64_t other = mt_pop(e);
-		if (other != op->bytes)
+		if (other != op->size)
 			return goal_fail(g, EV_ERR_FORMAT, recno,
 			                 "rank %u %s of %llu bytes %s rank %d tag %u is matched (FIFO) by a %s of %llu bytes",
-			                 op->rank, type_word(op->type), (unsigned long long)op->bytes,
+			                 op->rank, type_word(op->type), (unsigned long long)op->size,
 			                 is_send ? "to" : "from", op->peer, op->aux, is_send ? "recv" : "send",
 			                 (unsigned long long)other);
 		if (c == 1)
@@ -524,14 +525,14 @@ static int check_match(struct ev_goal *g, const struct ev_rec *op, uint64_t recn
 	if (c == MT_COUNT)
 		return goal_fail(g, EV_ERR_RANGE, recno, "rank %u: more than %u messages in flight from rank %u to rank %u tag %u",
 		                 op->rank, MT_COUNT, k.src, k.dst, k.tag);
-	if (mt_push(e, op->bytes, is_send))
+	if (mt_push(e, op->size, is_send))
 		return goal_nomem(g);
 	if (g->mt.len > g->mt.open_max)
 		g->mt.open_max = g->mt.len;
 	return 0;
 }
 
-static int emit_text(struct rankst *rs, const struct ev_rec *op, uint32_t node, uint32_t cpu, uint32_t nic,
+static int emit_text(struct rankst *rs, const struct goal_op *op, uint32_t node, uint32_t cpu, uint32_t nic,
                      const struct dep *deps, size_t nd)
 {
 	/* The op line is at most ~130 bytes, a requires line ~40. */
@@ -543,17 +544,17 @@ static int emit_text(struct rankst *rs, const struct ev_rec *op, uint32_t node, 
 	p = put_u64(p, node);
 	if (op->type == EV_CALC) {
 		p = PUT_LIT(p, ": calc ");
-		p = put_u64(p, op->dur);
+		p = put_u64(p, op->size);
 		p = PUT_LIT(p, " cpu ");
 		p = put_u64(p, cpu);
 	} else {
 		if (op->type == EV_SEND) {
 			p = PUT_LIT(p, ": send ");
-			p = put_u64(p, op->bytes);
+			p = put_u64(p, op->size);
 			p = PUT_LIT(p, "b to ");
 		} else {
 			p = PUT_LIT(p, ": recv ");
-			p = put_u64(p, op->bytes);
+			p = put_u64(p, op->size);
 			p = PUT_LIT(p, "b from ");
 		}
 		if (op->peer < 0)
@@ -586,7 +587,7 @@ static int emit_text(struct rankst *rs, const struct ev_rec *op, uint32_t node, 
 	return 0;
 }
 
-static int emit_binary(struct ev_goal *g, struct rankst *rs, const struct ev_rec *op, uint32_t node,
+static int emit_binary(struct ev_goal *g, struct rankst *rs, const struct goal_op *op, uint32_t node,
                        uint32_t cpu, uint32_t nic, const struct dep *deps, size_t nd)
 {
 	struct nslot *sl = &rs->ns[node & (rs->wcap - 1)];
@@ -605,7 +606,7 @@ static int emit_binary(struct ev_goal *g, struct rankst *rs, const struct ev_rec
 	le_put32(b, (uint32_t)nd);
 	b[4] = op->type == EV_SEND ? 1 : op->type == EV_RECV ? 2 : 3;
 	le_put32(b + 5, op->type == EV_CALC ? 0 : op->peer < 0 ? NONE32 : (uint32_t)op->peer);
-	le_put64(b + 9, op->type == EV_CALC ? op->dur : op->bytes);
+	le_put64(b + 9, op->size);
 	le_put32(b + 17, op->type == EV_CALC ? 0 : op->aux);
 	b[21] = (unsigned char)cpu;
 	b[22] = (unsigned char)nic;
@@ -620,7 +621,7 @@ static int emit_binary(struct ev_goal *g, struct rankst *rs, const struct ev_rec
 	return 0;
 }
 
-static int window_error(struct ev_goal *g, uint64_t recno, const struct ev_rec *op, uint32_t t, uint32_t wcap)
+static int window_error(struct ev_goal *g, uint64_t recno, const struct goal_op *op, uint32_t t, uint32_t wcap)
 {
 	return goal_fail(g, EV_ERR_RANGE, recno,
 	                 "rank %u op %u depends on op %u, %u ops back, which left the window of %u ops; raise --window",
@@ -629,7 +630,7 @@ static int window_error(struct ev_goal *g, uint64_t recno, const struct ev_rec *
 
 /* Resolve input ids to node indices and drop duplicates (a requires beats
  * an irequires of the same op).  Returns the count left, or < 0. */
-static long resolve_deps(struct ev_goal *g, struct rankst *rs, const struct ev_rec *op, uint64_t recno)
+static long resolve_deps(struct ev_goal *g, struct rankst *rs, const struct goal_op *op, uint64_t recno)
 {
 	struct dep *d = rs->deps;
 	size_t nd = rs->ndeps, k = 0;
@@ -691,7 +692,7 @@ static int flush_op(struct ev_goal *g, struct rankst *rs)
 	if (!rs->pending)
 		return 0;
 	rs->pending = 0;
-	const struct ev_rec *op = &rs->pend;
+	const struct goal_op *op = &rs->pend;
 	uint64_t recno = rs->pend_recno;
 	struct dep *d = rs->deps;
 	if (g->estimate && group_op(rs, op, d, rs->ndeps))
@@ -701,7 +702,7 @@ static int flush_op(struct ev_goal *g, struct rankst *rs)
 		return (int)rn;
 	size_t nd = (size_t)rn;
 	uint32_t slot = op->id & (rs->wcap - 1);
-	if (op->type == EV_CALC && op->dur == 0 && !g->o.keep_sync && nd <= 1 && (nd == 0 || !d[0].ireq)) {
+	if (op->type == EV_CALC && op->size == 0 && !g->o.keep_sync && nd <= 1 && (nd == 0 || !d[0].ireq)) {
 		rs->map[slot] = nd ? (K_ALIAS | d[0].target) : K_NONE;
 		rs->elided++;
 		return 0;
@@ -762,8 +763,8 @@ static int flush_op(struct ev_goal *g, struct rankst *rs)
 		g->max_nic = (uint8_t)nic;
 	if (op->type == EV_SEND) {
 		rs->nsend++;
-		rs->bytes_sent += op->bytes;
-		g->hist[op->bytes ? 64 - __builtin_clzll(op->bytes) : 0]++;
+		rs->bytes_sent += op->size;
+		g->hist[op->size ? 64 - __builtin_clzll(op->size) : 0]++;
 	} else if (op->type == EV_RECV) {
 		rs->nrecv++;
 	} else {
@@ -778,61 +779,77 @@ static int flush_op(struct ev_goal *g, struct rankst *rs)
 	else if (rs->emit)
 		rc = emit_text(rs, op, node, cpu, nic, d, nd);
 	if (rc)
-		return goal_io_fail(g, g->o.binary ? g->sf.name : g->sf.name);
+		return goal_io_fail(g, g->sf.name);
 	return 0;
 }
 
-static int on_op(struct ev_goal *g, const struct ev_rec *rec, uint64_t recno)
+/* Room for n dependencies of the pending op. */
+static int deps_room(struct rankst *rs, size_t n)
 {
-	struct rankst *rs = goal_rank(g, rec->rank);
+	if (rs->ndeps + n <= rs->capdeps)
+		return 0;
+	size_t nc = rs->capdeps ? rs->capdeps : 16;
+	while (nc < rs->ndeps + n)
+		nc *= 2;
+	struct dep *nd = realloc(rs->deps, nc * sizeof *nd);
+	if (!nd)
+		return -1;
+	rs->deps = nd;
+	rs->capdeps = nc;
+	return 0;
+}
+
+int goal_add_op(struct ev_goal *g, const struct goal_op *op, const struct dep *deps, size_t nd, uint64_t recno)
+{
+	struct rankst *rs = goal_rank(g, op->rank);
 	if (!rs) {
-		if (rec->rank >= EV_GOAL_MAX_RANKS)
-			return goal_fail(g, EV_ERR_RANGE, recno, "rank %u is not below the limit of %u ranks", rec->rank,
+		if (op->rank >= EV_GOAL_MAX_RANKS)
+			return goal_fail(g, EV_ERR_RANGE, recno, "rank %u is not below the limit of %u ranks", op->rank,
 			                 EV_GOAL_MAX_RANKS);
-		if (g->o.num_ranks && rec->rank >= g->o.num_ranks)
-			return goal_fail(g, EV_ERR_RANGE, recno, "rank %u is not below --num-ranks=%u", rec->rank,
+		if (g->o.num_ranks && op->rank >= g->o.num_ranks)
+			return goal_fail(g, EV_ERR_RANGE, recno, "rank %u is not below --num-ranks=%u", op->rank,
 			                 g->o.num_ranks);
 		errno = 0;
-		if (!(rs = new_rank(g, rec->rank)))
+		if (!(rs = new_rank(g, op->rank)))
 			return errno && errno != ENOMEM ? goal_io_fail(g, g->sf.name) : goal_nomem(g);
 	}
 	int rc = flush_op(g, rs);
 	if (rc)
 		return rc;
-	if (rs->have_id && rec->id <= rs->last_id)
+	if (rs->have_id && op->id <= rs->last_id)
 		return goal_fail(g, EV_ERR_FORMAT, recno,
 		                 "rank %u: op id %u after op %u (op ids must increase per rank, as coll-expand writes them)",
-		                 rec->rank, rec->id, rs->last_id);
+		                 op->rank, op->id, rs->last_id);
 	errno = 0;
-	rc = window_advance(g, rs, rec->id);
+	rc = window_advance(g, rs, op->id);
 	if (rc == -2)
-		return goal_fail(g, EV_ERR_FORMAT, recno, "rank %u: internal error: window out of step", rec->rank);
+		return goal_fail(g, EV_ERR_FORMAT, recno, "rank %u: internal error: window out of step", op->rank);
 	if (rc)
 		return errno && errno != ENOMEM ? goal_io_fail(g, g->sf.name) : goal_nomem(g);
 	rs->pending = 1;
-	rs->pend = *rec;
+	rs->pend = *op;
 	rs->pend_recno = recno;
 	rs->ndeps = 0;
 	rs->in_ops++;
+	if (nd) {
+		if (deps_room(rs, nd))
+			return goal_nomem(g);
+		memcpy(rs->deps, deps, nd * sizeof *deps);
+		rs->ndeps = nd;
+		rs->in_deps += nd;
+	}
 	return 0;
 }
 
-static int on_dep(struct ev_goal *g, const struct ev_rec *rec, uint64_t recno)
+int goal_add_dep(struct ev_goal *g, uint32_t rank, uint32_t id, uint32_t target, int ireq, uint64_t recno)
 {
-	struct rankst *rs = goal_rank(g, rec->rank);
-	if (!rs || !rs->pending || rs->pend.id != rec->id)
-		return goal_fail(g, EV_ERR_FORMAT, recno, "rank %u: dep of op %u does not follow that op", rec->rank,
-		                 rec->id);
-	if (rs->ndeps == rs->capdeps) {
-		size_t nc = rs->capdeps ? rs->capdeps * 2 : 16;
-		struct dep *nd = realloc(rs->deps, nc * sizeof *nd);
-		if (!nd)
-			return goal_nomem(g);
-		rs->deps = nd;
-		rs->capdeps = nc;
-	}
-	rs->deps[rs->ndeps].target = rec->aux;
-	rs->deps[rs->ndeps].ireq = (rec->flags & EV_F_IREQ) != 0;
+	struct rankst *rs = goal_rank(g, rank);
+	if (!rs || !rs->pending || rs->pend.id != id)
+		return goal_fail(g, EV_ERR_FORMAT, recno, "rank %u: dep of op %u does not follow that op", rank, id);
+	if (deps_room(rs, 1))
+		return goal_nomem(g);
+	rs->deps[rs->ndeps].target = target;
+	rs->deps[rs->ndeps].ireq = ireq;
 	rs->ndeps++;
 	rs->in_deps++;
 	return 0;
@@ -845,10 +862,13 @@ int ev_goal_add(ev_goal *g, const struct ev_rec *rec, uint64_t recno)
 	switch (rec->type) {
 	case EV_SEND:
 	case EV_RECV:
-	case EV_CALC:
-		return on_op(g, rec, recno);
+	case EV_CALC: {
+		struct goal_op op;
+		goal_op_of(&op, rec);
+		return goal_add_op(g, &op, NULL, 0, recno);
+	}
 	case EV_DEP:
-		return on_dep(g, rec, recno);
+		return goal_add_dep(g, rec->rank, rec->id, rec->aux, (rec->flags & EV_F_IREQ) != 0, recno);
 	default:
 		g->ignored++;
 		return EV_OK;

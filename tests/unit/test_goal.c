@@ -483,6 +483,154 @@ static void test_parts_and_join(void)
 	rmdir(parts);
 }
 
+/* ---- the threaded feed ---------------------------------------------- */
+
+/* Records past the first that ev_goal_feed adds on the caller's thread,
+ * with what its items must keep: DEPs right after their op, after another
+ * rank's op (alone), after a record of another type, irequires, folded
+ * zero-length calcs and matched messages.  Returns the count. */
+static size_t feed_records(struct ev_rec *r, size_t cap)
+{
+	size_t n = 0;
+	for (uint32_t k = 0; n + 16 < cap; k++) {
+		struct ev_rec dl[4][2];
+		int nd[4] = { 0, 0, 0, 0 };
+		for (uint32_t rank = 0; rank < 4; rank++) {
+			if (rank == 0)
+				r[n++] = op(EV_SEND, 0, k, 1, 1, 64 + k % 5, k);
+			else if (rank == 1)
+				r[n++] = op(EV_RECV, 1, k, 1, 0, 64 + k % 5, k);
+			else
+				r[n++] = op(EV_CALC, rank, k, 2 + k % 3, -1, k % 4 == 0 ? 0 : k % 9 + 1, 0);
+			if (k > 0)
+				dl[rank][nd[rank]++] = dep(rank, k, k - 1, 0);
+			if (k > 1)
+				dl[rank][nd[rank]++] = dep(rank, k, k - 2, rank == 3);
+			if (k % 7 == 3 && rank == 2) {
+				struct ev_rec kr;
+				ev_rec_init(&kr);
+				kr.type = EV_KERNEL;
+				kr.rank = 2;
+				r[n++] = kr; /* between an op and its DEPs */
+			}
+			/* Every fifth step rank 0's DEPs come between rank 1's op and
+			 * its last DEP. */
+			if (rank == 0 && k % 5 == 2)
+				continue;
+			int late = rank == 1 && k % 5 == 2 && nd[1] > 1;
+			for (int i = 0; i < nd[rank] - late; i++)
+				r[n++] = dl[rank][i];
+			if (rank == 1 && k % 5 == 2)
+				for (int i = 0; i < nd[0]; i++)
+					r[n++] = dl[0][i];
+			if (late)
+				r[n++] = dl[1][nd[1] - 1];
+		}
+	}
+	return n;
+}
+
+static char *slurp_all(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	*n = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long len = ftell(f);
+		rewind(f);
+		if (len >= 0 && (buf = malloc((size_t)len + 1)) != NULL)
+			*n = fread(buf, 1, (size_t)len, f);
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The schedule of r[0..n) added record by record, and fed from a file
+ * through ev_goal_feed (a reader thread past the first records): the same
+ * bytes and counts, in text and binary. */
+static void test_feed_threads(void)
+{
+	enum { CAP = 40000 };
+	struct ev_rec *r = malloc(CAP * sizeof *r);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	size_t n = feed_records(r, CAP);
+	char evpath[128];
+	path_of(evpath, sizeof evpath, "feed.ev");
+	ev_strtab *st = ev_strtab_new();
+	ev_writer *w;
+	CHECK(ev_writer_open(&w, evpath, st) == EV_OK);
+	for (size_t i = 0; i < n; i++)
+		CHECK(ev_write(w, &r[i]) == EV_OK);
+	CHECK(ev_writer_close(w) == EV_OK);
+	for (int binary = 0; binary < 2; binary++) {
+		struct ev_goal_opts o;
+		opts(&o, binary);
+		o.estimate = 1;
+		ev_goal *a = NULL, *b = NULL;
+		CHECK(feed(&a, &o, r, n) == EV_OK);
+		CHECK(ev_goal_new(&b, &o) == EV_OK);
+		ev_reader *rd;
+		CHECK(ev_reader_open(&rd, evpath, st, NULL) == EV_OK);
+		ev_reader_skip_text(rd, 1);
+		uint64_t recno = 0;
+		int rrc = 0;
+		CHECK(ev_goal_feed(b, rd, &recno, &rrc, NULL, NULL) == 0);
+		CHECK(rrc == 0 && recno == n);
+		ev_reader_close(rd);
+		CHECK(ev_goal_finish(b) == EV_OK);
+		struct ev_goal_stats sa, sb;
+		ev_goal_get_stats(a, &sa);
+		ev_goal_get_stats(b, &sb);
+		CHECK(memcmp(&sa, &sb, sizeof sa) == 0);
+		CHECK(sa.ignored_records > 0 && sa.folded_zero_calcs > 0 && sa.irequires > 0);
+		char pa[128], pb[128];
+		size_t na, nb;
+		path_of(pa, sizeof pa, "fa.goal");
+		path_of(pb, sizeof pb, "fb.goal");
+		ev_output *out;
+		CHECK(ev_output_open(&out, pa) == EV_OK && ev_goal_write(a, out) == EV_OK && ev_output_close(out) == EV_OK);
+		CHECK(ev_output_open(&out, pb) == EV_OK && ev_goal_write(b, out) == EV_OK && ev_output_close(out) == EV_OK);
+		char *ta = slurp_all(pa, &na), *tb = slurp_all(pb, &nb);
+		CHECK(ta && tb && na == nb && na > 100000 && memcmp(ta, tb, na) == 0);
+		free(ta);
+		free(tb);
+		ev_goal_free(a);
+		ev_goal_free(b);
+	}
+	/* A DEP that does not follow its op, past the first records: the
+	 * error names that record. */
+	size_t bad = n - 40;
+	r[bad] = dep(2, 1, 0, 0);
+	path_of(evpath, sizeof evpath, "feedbad.ev"); /* feed.ev was read: an input */
+	CHECK(ev_writer_open(&w, evpath, st) == EV_OK);
+	for (size_t i = 0; i < n; i++)
+		CHECK(ev_write(w, &r[i]) == EV_OK);
+	CHECK(ev_writer_close(w) == EV_OK);
+	struct ev_goal_opts o;
+	opts(&o, 1);
+	ev_goal *g = NULL;
+	CHECK(ev_goal_new(&g, &o) == EV_OK);
+	ev_goal_source(g, "feedbad.ev");
+	ev_reader *rd;
+	CHECK(ev_reader_open(&rd, evpath, st, NULL) == EV_OK);
+	ev_reader_skip_text(rd, 1);
+	uint64_t recno = 0;
+	int rrc = 0;
+	CHECK(ev_goal_feed(g, rd, &recno, &rrc, NULL, NULL) == EV_ERR_FORMAT);
+	CHECK(rrc == 0 && recno == bad + 1);
+	char want[160];
+	snprintf(want, sizeof want, "feedbad.ev: record %zu: rank 2: dep of op 1 does not follow that op", bad + 1);
+	CHECK(strcmp(ev_goal_error(g)->msg, want) == 0);
+	ev_reader_close(rd);
+	ev_goal_free(g);
+	ev_strtab_free(st);
+	free(r);
+}
+
 /* The arena: blocks that do not overlap, zero when asked even when used
  * again, a freed block reused for its size, large blocks returned, and the
  * malloc path when reservations fail (ASan checks that release frees it). */
@@ -545,6 +693,25 @@ static void test_arena(void)
 		goal_arena_free(&a, b, big);
 		CHECK(a.nchunks == before);
 	}
+	/* A freed block of 128 KiB or more is handed back to the kernel but for
+	 * its first page, a smaller one is kept as it is; asked for again with
+	 * zero set, either is all zero. */
+	for (int round = 0; round < 4; round++) {
+		size_t mid = (size_t)(round < 2 ? 256 : 16) << 10;
+		unsigned char *m = goal_arena_alloc(&a, mid, round % 2);
+		CHECK(m != NULL);
+		if (!m)
+			break;
+		memset(m, 0xAB, mid);
+		goal_arena_free(&a, m, mid);
+		unsigned char *m2 = goal_arena_alloc(&a, mid, 1);
+		CHECK(m2 == m);
+		size_t nonzero = 0;
+		for (size_t k = 0; m2 && k < mid; k++)
+			nonzero += m2[k] != 0;
+		CHECK(nonzero == 0);
+		goal_arena_free(&a, m2, mid);
+	}
 	goal_arena_release(&a);
 	CHECK(a.nchunks == 0 && a.chunks == NULL);
 
@@ -572,6 +739,7 @@ int main(void)
 	RUN(test_checks);
 	RUN(test_ranks);
 	RUN(test_parts_and_join);
+	RUN(test_feed_threads);
 	RUN(test_arena);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
