@@ -56,7 +56,7 @@ static int copy_spool(struct ev_goal *g, const struct spool *s, uint64_t want, e
  * spool file. */
 struct sread {
 	const struct spool *s;
-	uint64_t off;           /* next block to read (file spools) */
+	struct spool_iter it;   /* the blocks still to read (file spools) */
 	const unsigned char *p; /* unread bytes: p[pos .. len) */
 	unsigned char *buf;
 	size_t cap, pos, len;
@@ -70,13 +70,13 @@ static void sr_open(struct sread *r, const struct spool *s, unsigned char *buf, 
 		r->p = s->buf;
 		r->len = s->len;
 		r->buf = NULL;
-		r->off = SPOOL_NONE;
+		r->it.left = 0;
 		return;
 	}
 	r->p = r->buf = buf;
 	r->cap = cap;
 	r->len = 0;
-	r->off = s->first;
+	spool_iter_start(s, &r->it);
 }
 
 /* Keep the unread bytes, read more blocks.  -1 on a read error (errno). */
@@ -87,8 +87,8 @@ static int sr_fill(struct sread *r)
 	memmove(r->buf, r->buf + r->pos, r->len - r->pos);
 	r->len -= r->pos;
 	r->pos = 0;
-	while (r->off != SPOOL_NONE && r->cap - r->len >= r->s->cap) {
-		long n = spool_next_block(r->s, &r->off, r->buf + r->len, r->cap - r->len);
+	while (r->it.left && r->cap - r->len >= r->s->cap) {
+		long n = spool_next_block(r->s, &r->it, r->buf + r->len, r->cap - r->len);
 		if (n < 0)
 			return -1;
 		r->len += (size_t)n;
@@ -204,25 +204,55 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 	return rc;
 }
 
-/* The appendix: each node's successors, in node order. */
+/* The appendix: each node's successors, in node order, gathered into
+ * output space a block at a time (a write per node was a tenth of the
+ * builder's instructions); a list longer than a block goes on its own. */
 static int write_appendix(struct ev_goal *g, struct rankst *rs, ev_output *out)
 {
+	enum { BLOCK = 64 << 10 };
 	struct sread f;
 	int rc = EV_OK, werr;
 	if (!spool_in_memory(&rs->succ) && !iobuf(g))
 		return goal_nomem(g);
 	sr_open(&f, &rs->succ, g->iobuf, GOAL_IOBUF);
+	unsigned char *o = NULL;
+	size_t used = 0;
 	for (uint32_t i = 0; i < rs->next_node; i++) {
 		const unsigned char *c = sr_take(&f, 8);
 		if (!c) {
 			rc = spool_short(g);
 			break;
 		}
-		if (sr_pass(&f, 4 * ((uint64_t)le_get32(c) + le_get32(c + 4)), out, &werr)) {
+		uint64_t n = 4 * ((uint64_t)le_get32(c) + le_get32(c + 4));
+		if (o && used + n > BLOCK) {
+			ev_output_commit(out, used);
+			o = NULL;
+		}
+		if (!o && n <= BLOCK) {
+			if (!(o = (unsigned char *)ev_output_reserve(out, BLOCK))) {
+				static const char z;
+				rc = ev_output_write(out, &z, 0);
+				rc = out_fail(g, rc ? rc : EV_ERR_NOMEM);
+				break;
+			}
+			used = 0;
+		}
+		if (o) {
+			const unsigned char *l = sr_take(&f, (size_t)n);
+			if (!l && n) {
+				rc = spool_short(g);
+				break;
+			}
+			if (n)
+				memcpy(o + used, l, (size_t)n);
+			used += (size_t)n;
+		} else if (sr_pass(&f, n, out, &werr)) {
 			rc = werr ? out_fail(g, werr) : spool_short(g);
 			break;
 		}
 	}
+	if (o)
+		ev_output_commit(out, rc ? 0 : used);
 	return rc;
 }
 

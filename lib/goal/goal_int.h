@@ -68,16 +68,18 @@ void goal_arena_release(struct goal_arena *a);
 
 /* Every spool of a builder shares one temporary file, unlinked as soon as it
  * is made (nothing to clean up after a signal, one inode whatever the number
- * of ranks).  A spool fills its buffer and appends it as a block; blocks of
- * one spool are chained forward (each header holds the offset of the next,
- * set when that one is written), so a spool costs a few words of memory,
- * not a list of its blocks. */
+ * of ranks).  A spool fills its buffer and writes it as a block; every block
+ * but a spool's last is full, so each block has a slot of the buffer's size
+ * and the slot of a spool's next block is taken when a block is written:
+ * its header already holds where the next one goes.  A spool costs a few
+ * words of memory, not a list of its blocks, and a block is one write and
+ * one read. */
 struct spoolfile {
 	int fd;
-	uint64_t end;  /* bytes in the file */
+	uint64_t end;  /* bytes in the file, slots taken included */
 	char *name;    /* for messages: where it was made */
 };
-#define SPOOL_HDR 16   /* block header: next offset (8), payload length (4), 0 (4) */
+#define SPOOL_HDR 16   /* block header: next slot (8), payload length (4), 0 (4) */
 #define SPOOL_NONE UINT64_MAX
 
 struct spool {
@@ -85,8 +87,15 @@ struct spool {
 	struct goal_arena *a; /* where buf comes from */
 	unsigned char *buf;
 	size_t len, cap;
-	uint64_t first, last; /* offsets of its first and last block */
+	uint64_t first;       /* offset of its first block */
+	uint64_t next;        /* the slot its next block goes to */
 	uint64_t bytes;       /* payload written to the file so far */
+};
+
+/* Reading a spool's blocks back in order. */
+struct spool_iter {
+	uint64_t off;  /* the next block */
+	uint64_t left; /* payload bytes still to read */
 };
 
 int spoolfile_open(struct spoolfile *f, const char *dir);
@@ -114,10 +123,12 @@ static inline unsigned char *spool_room(struct spool *s, size_t n)
 		return NULL;
 	return s->buf + s->len;
 }
-/* A spool's blocks in order: *off starts at s->first; each call reads the
- * next block's payload into buf (cap >= the spool's buffer size) and
- * returns its length, 0 after the last, -1 on a read error (errno). */
-long spool_next_block(const struct spool *s, uint64_t *off, unsigned char *buf, size_t cap);
+/* A spool's blocks in order: spool_iter_start, then each call of
+ * spool_next_block reads the next block's payload into buf (cap >= the
+ * spool's buffer size) and returns its length, 0 after the last, -1 on a
+ * read error (errno). */
+void spool_iter_start(const struct spool *s, struct spool_iter *it);
+long spool_next_block(const struct spool *s, struct spool_iter *it, unsigned char *buf, size_t cap);
 /* Copy a whole spool (memory or file) to out: 0, or -1 with *werr = the
  * ev_output status (0 for a read error, errno set). */
 int spool_copy(const struct spool *s, ev_output *out, int *werr, unsigned char *buf, size_t cap);
@@ -238,7 +249,10 @@ struct rankst {
 	uint64_t atlahs_extra;
 };
 
-struct edgepool { uint32_t *succ, *next; uint32_t cap, len, free; };
+/* Successor lists: an edge's target and the next edge of its list side by
+ * side, one cache line for both as lists are walked. */
+struct edge { uint32_t succ, next; };
+struct edgepool { struct edge *e; uint32_t cap, len, free; };
 
 #define RANK_PAGE 1024u
 #define LANE_DENSE 4096u

@@ -224,38 +224,30 @@ static int edge_add(struct ev_goal *g, struct nslot *n, uint32_t succ, int ireq)
 	uint32_t e;
 	if (p->free != NONE32) {
 		e = p->free;
-		p->free = p->next[e];
+		p->free = p->e[e].next;
 	} else {
 		if (p->len == p->cap) {
 			if (p->cap > UINT32_MAX / 2)
 				return -1;
 			uint32_t nc = p->cap ? p->cap * 2 : 4096;
-			uint32_t *a = goal_arena_alloc(&g->arena, nc * sizeof *a, 0);
-			uint32_t *b = goal_arena_alloc(&g->arena, nc * sizeof *b, 0);
-			if (!a || !b) {
-				goal_arena_free(&g->arena, a, nc * sizeof *a);
-				goal_arena_free(&g->arena, b, nc * sizeof *b);
+			struct edge *a = goal_arena_alloc(&g->arena, nc * sizeof *a, 0);
+			if (!a)
 				return -1;
-			}
-			if (p->len) {
-				memcpy(a, p->succ, p->len * sizeof *a);
-				memcpy(b, p->next, p->len * sizeof *b);
-			}
-			goal_arena_free(&g->arena, p->succ, p->cap * sizeof *a);
-			goal_arena_free(&g->arena, p->next, p->cap * sizeof *b);
-			p->succ = a;
-			p->next = b;
+			if (p->len)
+				memcpy(a, p->e, p->len * sizeof *a);
+			goal_arena_free(&g->arena, p->e, p->cap * sizeof *a);
+			p->e = a;
 			p->cap = nc;
 		}
 		e = p->len++;
 	}
-	p->succ[e] = succ;
-	p->next[e] = NONE32;
+	p->e[e].succ = succ;
+	p->e[e].next = NONE32;
 	uint32_t *h = ireq ? &n->ih : &n->rh, *t = ireq ? &n->it : &n->rt;
 	if (*h == NONE32)
 		*h = e;
 	else
-		p->next[*t] = e;
+		p->e[*t].next = e;
 	*t = e;
 	return 0;
 }
@@ -263,7 +255,7 @@ static int edge_add(struct ev_goal *g, struct nslot *n, uint32_t succ, int ireq)
 static uint32_t edge_count(const struct ev_goal *g, uint32_t h)
 {
 	uint32_t n = 0;
-	for (; h != NONE32; h = g->ep.next[h])
+	for (; h != NONE32; h = g->ep.e[h].next)
 		n++;
 	return n;
 }
@@ -279,9 +271,9 @@ static int edge_drain(struct ev_goal *g, struct rankst *rs, uint32_t h, uint32_t
 		if (!b)
 			return -1;
 		for (uint32_t i = 0; i < k; i++) {
-			uint32_t nx = p->next[h];
-			le_put32(b + 4 * i, p->succ[h]);
-			p->next[h] = p->free;
+			uint32_t nx = p->e[h].next;
+			le_put32(b + 4 * i, p->e[h].succ);
+			p->e[h].next = p->free;
 			p->free = h;
 			h = nx;
 		}
