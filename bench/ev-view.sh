@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ev-view pass-through (ev -> ev) throughput and peak RSS at 1 M and 10 M
-# records, and a 3-stage ev-view pipeline against cat | cat | cat.
+# records, and a 3-stage ev-view pipeline against cat | cat | cat (the two
+# measured in turn, medians of 5 rounds).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 d="$BENCH_DIR/ev-view"
@@ -28,8 +29,7 @@ for n in "$sl" "$bl"; do
 done
 f="$d/$bl.ev"
 recs=$(tail -n 1 "$f" | awk '{print $2}')
-measure p "ev-view --ev $f | ev-view --ev | ev-view --ev"
-measure c "cat $f | cat | cat"
+imeasure p "ev-view --ev $f | ev-view --ev | ev-view --ev" c "cat $f | cat | cat"
 echo "| ev-view | 3-stage ev-view pipeline | $bl records | $p_wall | $(rate "$recs" "$p_wall" events) | $p_rss |"
 echo "| cat (floor) | cat \| cat \| cat | $bl records | $c_wall | $(rate "$recs" "$c_wall" events) | $c_rss |"
 awk -v a="$p_wall" -v b="$c_wall" -v n="$bl" 'BEGIN { if (b <= 0) b = 0.01; printf "| ev-view | pipeline / cat ratio | %s records | %.2fx | | |\n", n, a / b }'

@@ -21,6 +21,35 @@ measure() {
 	printf -v "${var}_wall" '%s' "$(printf '%s\n' "${walls[@]}" | sort -g | sed -n 2p)"
 	printf -v "${var}_rss" '%s' "$(printf '%s\n' "${rsss[@]}" | sort -g | sed -n 2p | awk '{printf "%.1f", $1/1024}')"
 }
+# imeasure VAR CMD [VAR CMD ...]: like measure, but 5 rounds each running
+# every CMD once, medians over the rounds: a tool and its floor measured in
+# turn, so that the machine's drift (tens of percent within minutes on the
+# 2-core class) reaches both alike and their ratio holds.
+imeasure() {
+	local f t0 t1 i vars=() cmds=()
+	while [ $# -ge 2 ]; do
+		vars+=("$1")
+		cmds+=("$2")
+		shift 2
+	done
+	local -a walls rsss
+	f=$(mktemp)
+	sync
+	for _ in 1 2 3 4 5; do
+		for i in "${!cmds[@]}"; do
+			t0=$(date +%s%N)
+			/usr/bin/time -f '%M' -o "$f" bash -c "${cmds[$i]}" >/dev/null
+			t1=$(date +%s%N)
+			walls[i]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') "
+			rsss[i]+="$(tail -n 1 "$f") "
+		done
+	done
+	rm -f "$f"
+	for i in "${!cmds[@]}"; do
+		printf -v "${vars[$i]}_wall" '%s' "$(tr ' ' '\n' <<<"${walls[i]}" | grep . | sort -g | sed -n 3p)"
+		printf -v "${vars[$i]}_rss" '%s' "$(tr ' ' '\n' <<<"${rsss[i]}" | grep . | sort -g | sed -n 3p | awk '{printf "%.1f", $1/1024}')"
+	done
+}
 # rate COUNT SECONDS UNIT: "12.3 M UNIT/s"
 rate() {
 	awk -v n="$1" -v s="$2" -v u="$3" 'BEGIN { if (s <= 0) s = 0.001; printf "%.2f M %s/s", n / s / 1e6, u }'
