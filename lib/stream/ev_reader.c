@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "ev.h"
+#include "internal.h"
 
 #define MAX_RECSIZE 65536
-#define EV_ID_CACHE 4096 /* direct-mapped cache of defined string ids */
 
 struct ev_reader {
 	ev_input *in;
@@ -27,7 +27,7 @@ struct ev_reader {
 	uint32_t segments;
 	uint64_t seg_records, recno, lineno;
 	struct ev_map defined;         /* string ids defined in this segment */
-	uint64_t cache[EV_ID_CACHE];            /* direct-mapped: ids known defined */
+	uint64_t cache[EV_ID_CACHE];            /* ids known defined (ev_id_cached) */
 	unsigned char *recbuf;         /* unescaped record when escapes occur */
 	const unsigned char *raw;      /* last record's bytes */
 	const char *line;              /* last record's escaped line */
@@ -245,13 +245,13 @@ static int parse_str(ev_reader *r, const char *line, size_t len)
 	return EV_OK;
 }
 
-static int id_defined(ev_reader *r, uint64_t id)
+static inline int id_defined(ev_reader *r, uint64_t id)
 {
-	if (id == 0 || r->cache[id & (EV_ID_CACHE - 1)] == id)
+	if (id == 0 || ev_id_cached(r->cache, id))
 		return 1;
 	if (!ev_map_get(&r->defined, id))
 		return 0;
-	r->cache[id & (EV_ID_CACHE - 1)] = id;
+	ev_id_cache_put(r->cache, id);
 	return 1;
 }
 

@@ -11,7 +11,6 @@
 #include "ev.h"
 #include "internal.h"
 
-#define EV_ID_CACHE 4096 /* direct-mapped cache of emitted string ids */
 
 struct ev_writer {
 	ev_output *out;
@@ -22,7 +21,7 @@ struct ev_writer {
 	uint64_t seg_records, total;
 	struct ev_map emitted; /* string ids defined in this segment */
 	struct ev_map texts;   /* hashes of metadata lines already written */
-	uint64_t cache[EV_ID_CACHE];    /* direct-mapped: ids emitted in this segment */
+	uint64_t cache[EV_ID_CACHE];    /* ids emitted in this segment (ev_id_cached) */
 	char *esc;             /* escaping scratch */
 	size_t esc_cap;
 };
@@ -119,10 +118,10 @@ static int emit_str(ev_writer *w, uint64_t id)
 {
 	size_t len;
 	const char *text;
-	if (id == 0 || w->cache[id & (EV_ID_CACHE - 1)] == id)
+	if (id == 0 || ev_id_cached(w->cache, id))
 		return EV_OK;
 	if (ev_map_get(&w->emitted, id)) {
-		w->cache[id & (EV_ID_CACHE - 1)] = id;
+		ev_id_cache_put(w->cache, id);
 		return EV_OK;
 	}
 	text = ev_strtab_get(w->st, id, &len);
@@ -140,7 +139,7 @@ static int emit_str(ev_writer *w, uint64_t id)
 	if (!rc)
 		rc = ev_map_put(&w->emitted, id, 1);
 	if (!rc)
-		w->cache[id & (EV_ID_CACHE - 1)] = id;
+		ev_id_cache_put(w->cache, id);
 	return rc;
 }
 

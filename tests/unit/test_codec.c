@@ -352,6 +352,43 @@ static void test_strings(void)
 	}
 	CHECK(counted[0] > 1000 && counted[1] == counted[0] && counted[2] == counted[0]);
 	ev_strtab_free(st3);
+
+	/* 10,000 names (more than the id caches' 4096 slots) used three times
+	 * round, in an order that hits, misses and evicts: each #str is written
+	 * once, before its first use, and every record reads back its name. */
+	ev_strtab *st4 = ev_strtab_new();
+	p = path_in_tmp("revisit.ev");
+	CHECK(ev_writer_open(&w, p, st4) == EV_OK);
+	for (int i = 0; i < 30000; i++) {
+		int k = (i * 7919) % 10000;
+		int n4 = snprintf(name, sizeof name, "k%d", k);
+		CHECK(ev_strtab_intern(st4, name, (size_t)n4, &id) == EV_OK);
+		r.name = id;
+		r.ts = i;
+		CHECK(ev_write(w, &r) == EV_OK);
+	}
+	CHECK(ev_writer_close(w) == EV_OK);
+	FILE *f = fopen(p, "rb");
+	char line[256];
+	size_t nstr = 0;
+	while (f && fgets(line, sizeof line, f))
+		nstr += strncmp(line, "#str ", 5) == 0;
+	if (f)
+		fclose(f);
+	CHECK(nstr == 10000);
+	ev_strtab *st5 = ev_strtab_new();
+	CHECK(ev_reader_open(&rd, p, st5, NULL) == EV_OK);
+	n = 0;
+	while ((rc = ev_read(rd, &got)) == EV_REC) {
+		int n5 = snprintf(name, sizeof name, "k%d", (int)((got.ts * 7919) % 10000));
+		const char *t5 = ev_strtab_get(st5, got.name, &len);
+		CHECK(t5 && len == (size_t)n5 && memcmp(t5, name, len) == 0);
+		n++;
+	}
+	CHECK(rc == EV_EOF && n == 30000);
+	ev_reader_close(rd);
+	ev_strtab_free(st4);
+	ev_strtab_free(st5);
 }
 
 static void test_segments_and_errors(void)
