@@ -487,8 +487,9 @@ static void test_parts_and_join(void)
 
 /* Records past the first that ev_goal_feed adds on the caller's thread,
  * with what its items must keep: DEPs right after their op, after another
- * rank's op (alone), after a record of another type, irequires, folded
- * zero-length calcs and matched messages.  Returns the count. */
+ * rank's op (alone), after a record of another type, more DEPs than one
+ * item holds, irequires, folded zero-length calcs and matched messages.
+ * Returns the count. */
 static size_t feed_records(struct ev_rec *r, size_t cap)
 {
 	size_t n = 0;
@@ -502,6 +503,9 @@ static size_t feed_records(struct ev_rec *r, size_t cap)
 				r[n++] = op(EV_RECV, 1, k, 1, 0, 64 + k % 5, k);
 			else
 				r[n++] = op(EV_CALC, rank, k, 2 + k % 3, -1, k % 4 == 0 ? 0 : k % 9 + 1, 0);
+			if (rank == 3 && k == 700)
+				for (uint32_t t = k - 600; t < k - 2; t++)
+					r[n++] = dep(3, k, t, t % 3 == 0); /* more than one stage of the reader */
 			if (k > 0)
 				dl[rank][nd[rank]++] = dep(rank, k, k - 1, 0);
 			if (k > 1)
