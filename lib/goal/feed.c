@@ -24,7 +24,7 @@
 /* A batch is a buffer of items: an op with the DEP records that follow it
  * (coll-expand writes them right after their op), or a DEP alone.  Two
  * thirds of a schedule's records are DEPs of 8 bytes' worth: handing items
- * instead of decoded records (104 bytes each) moves 3.6 times fewer bytes
+ * instead of decoded records (96 bytes each) moves 3.2 times fewer bytes
  * between the cores, and the builder makes one call per op. */
 #define BATCH_BYTES ((size_t)256 << 10)
 #define NBATCH 8 /* 2 MiB: one huge page */

@@ -104,7 +104,7 @@ void spoolfile_close(struct spoolfile *f);
 int spool_init(struct spool *s, struct spoolfile *f, struct goal_arena *a, size_t cap);
 int spool_flush(struct spool *s);
 /* The last write: a spool that never reached the file stays in memory;
- * else the rest is appended. */
+ * else the rest is written as its last block. */
 int spool_finish(struct spool *s);
 static inline int spool_in_memory(const struct spool *s) { return s->bytes == 0; }
 /* Append n bytes (n is at most a line or a node, far below the buffer). */
@@ -182,7 +182,7 @@ struct nslot { uint32_t rh, rt, ih, it; };
 struct dep { uint32_t target; int ireq; };
 
 /* An op as the builder keeps it: the fields of its record that a schedule
- * uses, 48 bytes instead of the record's 104 (feed.c hands these from its
+ * uses, 48 bytes instead of the record's 96 (feed.c hands these from its
  * reader thread to the builder). */
 struct goal_op {
 	uint64_t size; /* bytes of a send or recv, dur of a calc */
