@@ -1,32 +1,17 @@
 #!/usr/bin/env bash
 # Helpers for bench scripts (source it): timing with peak RSS, medians.
-# measure OUTVAR CMD...: runs CMD (a shell string) 3 times, sets
+# measure OUTVAR CMD: runs CMD (a shell string) 3 times, sets
 #   OUTVAR_wall (median seconds) and OUTVAR_rss (median peak RSS in MiB).
-measure() {
-	local var="$1" cmd="$2" f t0 t1 walls=() rsss=()
-	f=$(mktemp)
-	# Inputs generated just before (hundreds of MiB) are written back
-	# now, not by the kernel during the timed runs.
-	sync
-	for _ in 1 2 3; do
-		# Wall time from the clock in ns (time's %e has 10 ms steps),
-		# peak RSS from /usr/bin/time.
-		t0=$(date +%s%N)
-		/usr/bin/time -f '%M' -o "$f" bash -c "$cmd" >/dev/null
-		t1=$(date +%s%N)
-		walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')")
-		rsss+=("$(tail -n 1 "$f")")
-	done
-	rm -f "$f"
-	printf -v "${var}_wall" '%s' "$(printf '%s\n' "${walls[@]}" | sort -g | sed -n 2p)"
-	printf -v "${var}_rss" '%s' "$(printf '%s\n' "${rsss[@]}" | sort -g | sed -n 2p | awk '{printf "%.1f", $1/1024}')"
-}
-# imeasure VAR CMD [VAR CMD ...]: like measure, but 5 rounds each running
-# every CMD once, medians over the rounds: a tool and its floor measured in
-# turn, so that the machine's drift (tens of percent within minutes on the
-# 2-core class) reaches both alike and their ratio holds.
-imeasure() {
-	local f t0 t1 i vars=() cmds=()
+measure() { measure_rounds 3 "$@"; }
+# imeasure VAR CMD [VAR CMD ...]: 5 rounds each running every CMD once,
+# medians over the rounds: a tool and its floor measured in turn, so that
+# the machine's drift (tens of percent within minutes on the 2-core class)
+# reaches both alike and their ratio holds.
+imeasure() { measure_rounds 5 "$@"; }
+# measure_rounds N VAR CMD [VAR CMD ...]: N rounds of every CMD in turn.
+measure_rounds() {
+	local n="$1" f t0 t1 i r vars=() cmds=()
+	shift
 	while [ $# -ge 2 ]; do
 		vars+=("$1")
 		cmds+=("$2")
@@ -34,9 +19,13 @@ imeasure() {
 	done
 	local -a walls rsss
 	f=$(mktemp)
+	# Inputs generated just before (hundreds of MiB) are written back
+	# now, not by the kernel during the timed runs.
 	sync
-	for _ in 1 2 3 4 5; do
+	for ((r = 0; r < n; r++)); do
 		for i in "${!cmds[@]}"; do
+			# Wall time from the clock in ns (time's %e has 10 ms steps),
+			# peak RSS from /usr/bin/time.
 			t0=$(date +%s%N)
 			/usr/bin/time -f '%M' -o "$f" bash -c "${cmds[$i]}" >/dev/null
 			t1=$(date +%s%N)
@@ -45,9 +34,10 @@ imeasure() {
 		done
 	done
 	rm -f "$f"
+	local mid=$(((n + 1) / 2))
 	for i in "${!cmds[@]}"; do
-		printf -v "${vars[$i]}_wall" '%s' "$(tr ' ' '\n' <<<"${walls[i]}" | grep . | sort -g | sed -n 3p)"
-		printf -v "${vars[$i]}_rss" '%s' "$(tr ' ' '\n' <<<"${rsss[i]}" | grep . | sort -g | sed -n 3p | awk '{printf "%.1f", $1/1024}')"
+		printf -v "${vars[$i]}_wall" '%s' "$(tr ' ' '\n' <<<"${walls[i]}" | grep . | sort -g | sed -n "${mid}p")"
+		printf -v "${vars[$i]}_rss" '%s' "$(tr ' ' '\n' <<<"${rsss[i]}" | grep . | sort -g | sed -n "${mid}p" | awk '{printf "%.1f", $1/1024}')"
 	done
 }
 # rate COUNT SECONDS UNIT: "12.3 M UNIT/s"
