@@ -53,6 +53,8 @@ struct ring {
 	int big;            /* mem is an ev_big_reserve */
 	uint64_t filled, used; /* batches produced and consumed so far */
 	int stop;              /* the consumer gave up */
+	int reader_waits;      /* the reader sleeps until the ring is half empty */
+	int builder_waits;     /* the builder sleeps until a batch is filled */
 	_Alignas(64) ev_reader *r; /* the reader thread's own, a line apart */
 	uint64_t recno;        /* the reader thread's record count */
 };
@@ -154,8 +156,15 @@ static void *reader_main(void *arg)
 	struct ring *q = arg;
 	for (uint64_t i = 0;; i++) {
 		pthread_mutex_lock(&q->mu);
-		while (i - q->used >= NBATCH && !q->stop)
-			pthread_cond_wait(&q->cv, &q->mu);
+		if (i - q->used >= NBATCH && !q->stop) {
+			/* A full ring: sleep until half of it is free, not until the
+			 * next batch is, so the builder wakes this thread once per
+			 * NBATCH / 2 batches (a wake-up is a system call on its side). */
+			q->reader_waits = 1;
+			while (i - q->used > NBATCH / 2 && !q->stop)
+				pthread_cond_wait(&q->cv, &q->mu);
+			q->reader_waits = 0;
+		}
 		int stop = q->stop;
 		pthread_mutex_unlock(&q->mu);
 		if (stop)
@@ -164,7 +173,8 @@ static void *reader_main(void *arg)
 		fill(q, b);
 		pthread_mutex_lock(&q->mu);
 		q->filled = i + 1;
-		pthread_cond_broadcast(&q->cv);
+		if (q->builder_waits)
+			pthread_cond_broadcast(&q->cv);
 		pthread_mutex_unlock(&q->mu);
 		if (b->rc)
 			return NULL;
@@ -270,8 +280,12 @@ int ev_goal_feed(ev_goal *g, ev_reader *r, uint64_t *recno, int *reader_rc, void
 	int status = EV_OK;
 	for (uint64_t i = 0;; i++) {
 		pthread_mutex_lock(&q->mu);
-		while (q->filled <= i)
-			pthread_cond_wait(&q->cv, &q->mu);
+		if (q->filled <= i) {
+			q->builder_waits = 1;
+			while (q->filled <= i)
+				pthread_cond_wait(&q->cv, &q->mu);
+			q->builder_waits = 0;
+		}
 		pthread_mutex_unlock(&q->mu);
 		struct batch *b = &q->b[i % NBATCH];
 		uint64_t before = *recno;
@@ -283,7 +297,8 @@ int ev_goal_feed(ev_goal *g, ev_reader *r, uint64_t *recno, int *reader_rc, void
 		q->used = i + 1;
 		if (status)
 			q->stop = 1;
-		pthread_cond_broadcast(&q->cv);
+		if (q->reader_waits && (status || q->filled - q->used <= NBATCH / 2))
+			pthread_cond_broadcast(&q->cv);
 		pthread_mutex_unlock(&q->mu);
 		if (status)
 			break;

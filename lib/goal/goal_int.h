@@ -176,8 +176,9 @@ void mt_free(struct mtable *t);
 #define K_MASK (3u << 29)
 #define K_IDX ((1u << 29) - 1)
 
-/* Binary: a node still in the window: its successor lists. */
-struct nslot { uint32_t rh, rt, ih, it; };
+/* Binary: a node still in the window: its successor lists (requires and
+ * irequires), newest edge first, and their lengths. */
+struct nslot { uint32_t rh, ih, nr, ni; };
 
 struct dep { uint32_t target; int ireq; };
 

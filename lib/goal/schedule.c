@@ -241,45 +241,72 @@ static int edge_add(struct ev_goal *g, struct nslot *n, uint32_t succ, int ireq)
 		}
 		e = p->len++;
 	}
+	/* Pushed at the head, counted: the list is newest first, and
+	 * edge_drain writes it back to front. */
+	uint32_t *h = ireq ? &n->ih : &n->rh;
 	p->e[e].succ = succ;
-	p->e[e].next = NONE32;
-	uint32_t *h = ireq ? &n->ih : &n->rh, *t = ireq ? &n->it : &n->rt;
-	if (*h == NONE32)
-		*h = e;
+	p->e[e].next = *h;
+	*h = e;
+	if (ireq)
+		n->ni++;
 	else
-		p->e[*t].next = e;
-	*t = e;
+		n->nr++;
 	return 0;
 }
 
-static uint32_t edge_count(const struct ev_goal *g, uint32_t h)
+/* Turn a list around (newest first becomes oldest first). */
+static uint32_t edge_reverse(struct ev_goal *g, uint32_t h)
 {
-	uint32_t n = 0;
-	for (; h != NONE32; h = g->ep.e[h].next)
-		n++;
-	return n;
+	uint32_t prev = NONE32;
+	while (h != NONE32) {
+		uint32_t nx = g->ep.e[h].next;
+		g->ep.e[h].next = prev;
+		prev = h;
+		h = nx;
+	}
+	return prev;
 }
 
-/* Append one successor list (n entries) after its node and free its edges. */
+/* Append one successor list (n entries, newest first) after its node, in
+ * the order the edges were added, and free its edges. */
 static int edge_drain(struct ev_goal *g, struct rankst *rs, uint32_t h, uint32_t n)
 {
 	struct edgepool *p = &g->ep;
-	while (n) {
-		/* As many entries as fit the spool buffer at a time. */
-		uint32_t k = n < rs->succ.cap / 4 ? n : (uint32_t)(rs->succ.cap / 4);
-		unsigned char *b = spool_room(&rs->succ, 4 * (size_t)k);
+	uint32_t head, tail = NONE32;
+	if (!n)
+		return 0;
+	if ((size_t)n * 4 <= rs->succ.cap) {
+		/* The common case: the whole list in the buffer, back to front. */
+		unsigned char *b = spool_room(&rs->succ, 4 * (size_t)n);
 		if (!b)
 			return -1;
-		for (uint32_t i = 0; i < k; i++) {
-			uint32_t nx = p->e[h].next;
+		head = h;
+		for (uint32_t i = n; i-- > 0;) {
 			le_put32(b + 4 * i, p->e[h].succ);
-			p->e[h].next = p->free;
-			p->free = h;
-			h = nx;
+			tail = h;
+			h = p->e[h].next;
 		}
-		rs->succ.len += 4 * (size_t)k;
-		n -= k;
+		rs->succ.len += 4 * (size_t)n;
+	} else {
+		/* Longer than a buffer: turned around, then written in pieces. */
+		head = h = edge_reverse(g, h);
+		for (uint32_t left = n; left;) {
+			uint32_t k = left < rs->succ.cap / 4 ? left : (uint32_t)(rs->succ.cap / 4);
+			unsigned char *b = spool_room(&rs->succ, 4 * (size_t)k);
+			if (!b)
+				return -1;
+			for (uint32_t i = 0; i < k; i++) {
+				le_put32(b + 4 * i, p->e[h].succ);
+				tail = h;
+				h = p->e[h].next;
+			}
+			rs->succ.len += 4 * (size_t)k;
+			left -= k;
+		}
 	}
+	/* The whole list onto the free list at once. */
+	p->e[tail].next = p->free;
+	p->free = head;
 	return 0;
 }
 
@@ -291,14 +318,13 @@ static int node_finish(struct ev_goal *g, struct rankst *rs)
 	rs->node_lo++;
 	if (!rs->emit)
 		return 0;
-	uint32_t nr = edge_count(g, sl->rh), ni = edge_count(g, sl->ih);
 	unsigned char *p = spool_room(&rs->succ, 8);
 	if (!p)
 		return -1;
-	le_put32(p, nr);
-	le_put32(p + 4, ni);
+	le_put32(p, sl->nr);
+	le_put32(p + 4, sl->ni);
 	rs->succ.len += 8;
-	return edge_drain(g, rs, sl->rh, nr) || edge_drain(g, rs, sl->ih, ni) ? -1 : 0;
+	return edge_drain(g, rs, sl->rh, sl->nr) || edge_drain(g, rs, sl->ih, sl->ni) ? -1 : 0;
 }
 
 /* Drop the oldest id of the window (finishing its node in binary mode). */
@@ -583,7 +609,8 @@ static int emit_binary(struct ev_goal *g, struct rankst *rs, const struct goal_o
                        uint32_t cpu, uint32_t nic, const struct dep *deps, size_t nd)
 {
 	struct nslot *sl = &rs->ns[node & (rs->wcap - 1)];
-	sl->rh = sl->rt = sl->ih = sl->it = NONE32;
+	sl->rh = sl->ih = NONE32;
+	sl->nr = sl->ni = 0;
 	rs->nedges += nd;
 	if (!rs->emit)
 		return 0;

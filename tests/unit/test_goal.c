@@ -35,6 +35,24 @@ static char *slurp(const char *path, size_t *n)
 	return buf;
 }
 
+/* A whole file, however long (malloc'd). */
+static char *slurp_all(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	*n = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long len = ftell(f);
+		rewind(f);
+		if (len >= 0 && (buf = malloc((size_t)len + 1)) != NULL)
+			*n = fread(buf, 1, (size_t)len, f);
+	}
+	fclose(f);
+	return buf;
+}
+
 static void put_file(const char *path, const void *data, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -241,6 +259,58 @@ static void test_binary_layout(void)
 	p += 12 + 39;
 	CHECK(b && len == (size_t)(p - want));
 	CHECK(b && memcmp(b, want, (size_t)(p - want)) == 0);
+	ev_goal_free(g);
+}
+
+/* One op with more successors than a spool buffer holds (its requires
+ * list goes out in pieces, turned around first) and one with fewer (written
+ * back to front): both come out in the order their dependents were added,
+ * with every successor once. */
+static void test_long_successor_lists(void)
+{
+	enum { N = 40000 };
+	struct ev_goal_opts o;
+	ev_goal *g;
+	opts(&o, 1);
+	CHECK(ev_goal_new(&g, &o) == EV_OK);
+	ev_goal_source(g, "t.ev");
+	uint64_t recno = 0;
+	struct ev_rec r = op(EV_CALC, 0, 0, 0, -1, 1, 0);
+	CHECK(ev_goal_add(g, &r, ++recno) == EV_OK);
+	for (uint32_t i = 1; i <= N; i++) {
+		r = op(EV_CALC, 0, i, 0, -1, 1, 0);
+		CHECK(ev_goal_add(g, &r, ++recno) == EV_OK);
+		r = dep(0, i, 0, i % 6 == 0);
+		CHECK(ev_goal_add(g, &r, ++recno) == EV_OK);
+	}
+	CHECK(ev_goal_finish(g) == EV_OK);
+	char path[128];
+	ev_output *out;
+	path_of(path, sizeof path, "long.bin");
+	CHECK(ev_output_open(&out, path) == EV_OK);
+	CHECK(ev_goal_write(g, out) == EV_OK);
+	CHECK(ev_output_close(out) == EV_OK);
+	size_t len;
+	unsigned char *b = (unsigned char *)slurp_all(path, &len);
+	/* Header 14, jump table 16, then the section: counts, the root, the
+	 * nodes, the appendix. */
+	size_t sec = 14 + 16, nodes = sec + 8 + 4, app = nodes + (size_t)(N + 1) * 39;
+	CHECK(b && len == app + 4 * (size_t)N);
+	if (b && len == app + 4 * (size_t)N) {
+		CHECK(ev_le32(b + sec) == N + 1 && ev_le32(b + sec + 4) == 1);
+		uint32_t nr = ev_le32(b + nodes + 23), roff = ev_le32(b + nodes + 27);
+		uint32_t ni = ev_le32(b + nodes + 31), ioff = ev_le32(b + nodes + 35);
+		CHECK(nr == N - N / 6 && ni == N / 6 && roff == 0 && ioff == nr);
+		/* A rank's successor buffer is 32 KiB below 256 ranks. */
+		CHECK(4 * (size_t)nr > 32 << 10 && 4 * (size_t)ni < 32 << 10);
+		uint32_t want_r = 1, want_i = 6, bad = 0;
+		for (uint32_t k = 0; k < nr; k++, want_r += want_r % 6 == 5 ? 2 : 1)
+			bad += ev_le32(b + app + 4 * (size_t)k) != want_r;
+		for (uint32_t k = 0; k < ni; k++, want_i += 6)
+			bad += ev_le32(b + app + 4 * ((size_t)nr + k)) != want_i;
+		CHECK(bad == 0);
+	}
+	free(b);
 	ev_goal_free(g);
 }
 
@@ -534,23 +604,6 @@ static size_t feed_records(struct ev_rec *r, size_t cap)
 	return n;
 }
 
-static char *slurp_all(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	*n = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0) {
-		long len = ftell(f);
-		rewind(f);
-		if (len >= 0 && (buf = malloc((size_t)len + 1)) != NULL)
-			*n = fread(buf, 1, (size_t)len, f);
-	}
-	fclose(f);
-	return buf;
-}
-
 /* The schedule of r[0..n) added record by record, and fed from a file
  * through ev_goal_feed (a reader thread past the first records): the same
  * bytes and counts, in text and binary. */
@@ -740,6 +793,7 @@ int main(void)
 	}
 	RUN(test_text_small);
 	RUN(test_binary_layout);
+	RUN(test_long_successor_lists);
 	RUN(test_checks);
 	RUN(test_ranks);
 	RUN(test_parts_and_join);
