@@ -353,6 +353,27 @@ EOF
 	python3 "$CHECK" --bin "$T/w.bin" --text "$T/w.goal"
 }
 
+@test "binary: a spool write failing while the windows are drained is an error, no output left" {
+	# 200,000 ops all depending on op 0: every node stays in the window until
+	# the end, so their successor lists are written by the drain (a thread of
+	# its own at this size), after the 4.6 MB of nodes spooled on the way.
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\ntype\top\trank\tstream\tdur\tid\taux\n'
+		awk 'BEGIN { OFS = "\t"; print "calc", "gap", 0, 0, 1, 0, 0
+			for (i = 1; i <= 200000; i++) { print "calc", "gap", 0, 0, 1, i, 0; print "dep", "-", 0, 0, 0, i, 0 } }'
+	} >"$T/d.tsv"
+	ev-view --pack -o "$T/d.ev" "$T/d.tsv"
+	mkdir "$T/tmp"
+	ev2goal -b --tmpdir="$T/tmp" -o "$T/d.bin" "$T/d.ev"
+	# 6 MB of spool: room for the nodes, not for the successor lists too
+	# (the output goes to /dev/null, which has no size limit).
+	run -1 bash -c 'ulimit -f 6000; ev2goal -b --tmpdir="$1/tmp" -o /dev/null "$1/d.ev"' _ "$T"
+	assert_output --partial "ev2goal: $T/tmp/.ev2goal."
+	assert_output --partial "File too large"
+	[ -z "$(ls -A "$T/tmp")" ]
+	python3 "$CHECK" --bin "$T/d.bin" >/dev/null
+}
+
 @test "cpu and nic beyond 8 bits are errors naming the op" {
 	small_variant '$1 == "send" && $3 == 0 { $4 = 300 } { print }' "$T/c.ev"
 	# dense numbering keeps it small

@@ -311,8 +311,9 @@ static int write_binary(struct ev_goal *g, ev_output *out)
 	free(sizes);
 	if (rc)
 		return out_fail(g, rc);
+	/* Each section as soon as its rank is drained (drain.c). */
 	for (uint32_t r = 0; r < n; r++)
-		if ((rc = goal_write_section(g, goal_rank(g, r), out)))
+		if ((rc = goal_drain_wait(g, r)) || (rc = goal_write_section(g, goal_rank(g, r), out)))
 			return rc;
 	return EV_OK;
 }
@@ -383,8 +384,8 @@ int ev_goal_write_parts(ev_goal *g, const char *dir)
 			snprintf(g->err.msg, sizeof g->err.msg, "%s: path too long", dir);
 			return EV_ERR_RANGE;
 		}
-		int rc = write_part(g, goal_rank(g, r), r, path);
-		if (rc)
+		int rc = goal_drain_wait(g, r);
+		if (rc || (rc = write_part(g, goal_rank(g, r), r, path)))
 			return rc;
 	}
 	return EV_OK;

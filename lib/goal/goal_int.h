@@ -255,6 +255,8 @@ struct rankst {
 struct edge { uint32_t succ, next; };
 struct edgepool { struct edge *e; uint32_t cap, len, free; };
 
+struct goal_drain;
+
 #define RANK_PAGE 1024u
 #define LANE_DENSE 4096u
 
@@ -282,6 +284,7 @@ struct ev_goal {
 	uint64_t hist[66];
 	uint64_t max_dist;        /* longest dependency seen (ops back) */
 	int finished;
+	struct goal_drain *drain; /* the thread finishing the windows, while it runs */
 };
 
 static inline struct rankst *goal_rank(const struct ev_goal *g, uint32_t r)
@@ -300,6 +303,20 @@ int goal_nomem(struct ev_goal *g);
  * (of the last op of its rank). */
 int goal_add_op(struct ev_goal *g, const struct goal_op *op, const struct dep *deps, size_t nd, uint64_t recno);
 int goal_add_dep(struct ev_goal *g, uint32_t rank, uint32_t id, uint32_t target, int ireq, uint64_t recno);
+/* schedule.c: finish every node still in a rank's window (binary) and
+ * write out its spools: 0, -1 on a spool write error (errno), -2 when the
+ * window is out of step (an internal error). */
+int goal_drain_rank(struct ev_goal *g, struct rankst *rs);
+/* drain.c: goal_drain_rank for every rank, in rank order, on a thread of
+ * its own when the windows hold many nodes (else here and now).  From the
+ * start until goal_drain_wait(g, last rank) that thread alone touches the
+ * ranks' windows, spools and the edge pool; the caller may read the ranks
+ * it has waited for.  Each returns EV_OK or the status of the drain's
+ * first failure (g->err set). */
+int goal_drain_start(struct ev_goal *g);
+int goal_drain_wait(struct ev_goal *g, uint32_t rank);
+/* Stop the thread (if it still runs) and wait for it. */
+void goal_drain_end(struct ev_goal *g);
 /* assemble.c: one rank's binary section to out. */
 int goal_write_section(struct ev_goal *g, struct rankst *rs, ev_output *out);
 /* join.c: the binary file header and jump table. */

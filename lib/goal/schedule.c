@@ -102,6 +102,7 @@ void ev_goal_free(ev_goal *g)
 {
 	if (!g)
 		return;
+	goal_drain_end(g);
 	/* Windows, successor slots, spool buffers, the edge pool and the
 	 * matching table go with the arena. */
 	for (uint32_t r = 0; r < g->nr; r++) {
@@ -902,24 +903,25 @@ static int finish_rank(struct ev_goal *g, struct rankst *rs)
 	if (rc)
 		return rc;
 	group_close(rs);
-	if (g->o.binary) {
-		while (rs->have_id && rs->first_id <= rs->last_id) {
-			errno = 0;
-			int e = window_evict(g, rs);
-			if (e == -2)
-				return goal_fail(g, EV_ERR_FORMAT, rs->pend_recno, "rank %u: internal error: window out of step",
-				                 rs->rank);
-			if (e)
-				return goal_io_fail(g, g->sf.name);
-			if (rs->first_id == 0)
-				break; /* wrapped past UINT32_MAX */
-		}
-		if (rs->emit && (spool_finish(&rs->nodes) || spool_finish(&rs->succ) || spool_finish(&rs->roots)))
-			return goal_io_fail(g, g->sf.name);
-	} else if (rs->emit) {
+	if (!g->o.binary && rs->emit) {
 		if (spool_put(&rs->text, "}\n", 2) || spool_finish(&rs->text))
 			return goal_io_fail(g, g->sf.name);
 	}
+	return 0;
+}
+
+int goal_drain_rank(struct ev_goal *g, struct rankst *rs)
+{
+	while (rs->have_id && rs->first_id <= rs->last_id) {
+		errno = 0;
+		int e = window_evict(g, rs);
+		if (e)
+			return e;
+		if (rs->first_id == 0)
+			break; /* wrapped past UINT32_MAX */
+	}
+	if (rs->emit && (spool_finish(&rs->nodes) || spool_finish(&rs->succ) || spool_finish(&rs->roots)))
+		return -1;
 	return 0;
 }
 
@@ -950,7 +952,10 @@ int ev_goal_finish(ev_goal *g)
 		         g->fname ? g->fname : "input");
 		return EV_ERR_FORMAT;
 	}
-	return EV_OK;
+	/* Binary: the nodes still in the windows are finished (drain.c), on
+	 * a thread of their own when there are many, while the sections of the
+	 * ranks already drained are written. */
+	return g->o.binary ? goal_drain_start(g) : EV_OK;
 }
 
 uint32_t ev_goal_nranks(const ev_goal *g) { return g->nranks; }
