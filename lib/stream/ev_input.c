@@ -23,25 +23,6 @@ void ev_input_set_default_buffer(size_t bytes)
 	default_chunk = bytes < (64u << 10) ? (64u << 10) : bytes > (16u << 20) ? (16u << 20) : bytes;
 }
 
-struct ev_input {
-	int fd, own, gzip;
-	char *name;
-	/* Decompressed (or plain) bytes: [start, end) are unread. */
-	unsigned char *buf;
-	size_t start, end, cap, scan, chunk;
-	int eof;          /* no more bytes will come into buf */
-	int err;          /* sticky error status */
-	/* Compressed bytes waiting for inflate. */
-	unsigned char *raw;
-	size_t raw_pos, raw_end;
-	int raw_eof, member_done;
-	uint64_t raw_read;  /* compressed bytes read from fd so far */
-	char gzdetail[192]; /* what went wrong in the gzip layer ("" if nothing) */
-	z_stream z;
-	size_t line_limit;
-	uint64_t offset, lineno;
-};
-
 static long read_fd(int fd, unsigned char *dst, size_t n)
 {
 	for (;;) {

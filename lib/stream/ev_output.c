@@ -21,18 +21,6 @@
 #define OUT_BUF (1u << 18)
 #define TEMP_BLOCK 256
 
-struct ev_output {
-	int fd, is_stdout, direct, err, saved_errno;
-	char *path, *tmp, *name;
-	char *buf;
-	size_t len, cap;
-	int temp_slot;
-	int replaces; /* dev/ino name an existing file that the rename replaces */
-	dev_t dev;
-	ino_t ino;
-	struct ev_output *next_open;
-};
-
 /* Temp names still open, for removal from a signal handler.  Blocks of
  * slots are only ever added, each fully initialised before it is linked,
  * and never freed while the process runs, so the handler can walk them at

@@ -255,6 +255,27 @@ static inline int id_defined(ev_reader *r, uint64_t id)
 	return 1;
 }
 
+/* The end of reading a record whose bytes are at r->raw. */
+static inline __attribute__((always_inline)) int take_record(ev_reader *r, struct ev_rec *rec)
+{
+	if (r->lazy) {
+		/* Only what validation and re-emitting strings need. */
+		rec->type = r->raw[0];
+		rec->flags = ev_le16(r->raw + 6);
+		rec->name = ev_le64(r->raw + 40);
+		rec->sig = ev_le64(r->raw + 48);
+	} else {
+		ev_rec_decode(r->raw, rec);
+	}
+	if (r->minor <= EV_FORMAT_MINOR && (rec->flags & ~(unsigned)EV_F_KNOWN_MASK))
+		return fail_rec(r, EV_ERR_FORMAT, "reserved flag bits are set");
+	if (!id_defined(r, rec->name) || !id_defined(r, rec->sig))
+		return fail_rec(r, EV_ERR_NOSTR, "names a string id with no #str before it in its segment");
+	r->seg_records++;
+	r->recno++;
+	return EV_REC;
+}
+
 /* plain: the line is known to hold no backslash (ev_input_plain_line). */
 static int read_record(ev_reader *r, const char *line, size_t len, int plain, struct ev_rec *rec)
 {
@@ -295,22 +316,7 @@ static int read_record(ev_reader *r, const char *line, size_t len, int plain, st
 	}
 	r->line = line;
 	r->line_len = len;
-	if (r->lazy) {
-		/* Only what validation and re-emitting strings need. */
-		rec->type = r->raw[0];
-		rec->flags = ev_le16(r->raw + 6);
-		rec->name = ev_le64(r->raw + 40);
-		rec->sig = ev_le64(r->raw + 48);
-	} else {
-		ev_rec_decode(r->raw, rec);
-	}
-	if (r->minor <= EV_FORMAT_MINOR && (rec->flags & ~(unsigned)EV_F_KNOWN_MASK))
-		return fail_rec(r, EV_ERR_FORMAT, "reserved flag bits are set");
-	if (!id_defined(r, rec->name) || !id_defined(r, rec->sig))
-		return fail_rec(r, EV_ERR_NOSTR, "names a string id with no #str before it in its segment");
-	r->seg_records++;
-	r->recno++;
-	return EV_REC;
+	return take_record(r, rec);
 }
 
 /* The first line of something that is not an ev stream: say what it looks
@@ -344,8 +350,28 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 	int rc;
 	if (r->err)
 		return r->err;
+	if (r->in_segment && r->recsize == EV_RECORD_SIZE) {
+		/* Most lines are records of the current size with nothing
+		 * escaped: taken without a call. */
+		const unsigned char *p = ev_input_plain_record(r->in);
+		if (p) {
+			r->lineno = r->in->lineno;
+			r->raw = p;
+			r->line = (const char *)p;
+			r->line_len = EV_RECORD_SIZE;
+			return take_record(r, rec);
+		}
+		size_t elen;
+		if ((p = ev_input_escaped_record(r->in, r->recbuf, &elen)) != NULL) {
+			r->lineno = r->in->lineno;
+			r->raw = r->recbuf;
+			r->line = (const char *)p;
+			r->line_len = elen;
+			return take_record(r, rec);
+		}
+	}
 	for (;;) {
-		/* Most lines are records with nothing escaped: the fast way. */
+		/* Records of another size with nothing escaped. */
 		int plain = r->in_segment && (line = ev_input_plain_line(r->in, r->recsize)) != NULL;
 		if (plain) {
 			len = r->recsize;

@@ -202,16 +202,21 @@ int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, s
 		return ev_write(w, rec);
 	if (!w->in_segment && (rc = begin_segment(w)) != EV_OK)
 		return rc;
-	if ((rc = emit_str(w, rec->name)) != EV_OK || (rc = emit_str(w, rec->sig)) != EV_OK)
+	/* Strings already written are the rule: checked here, not in a call. */
+	if ((rec->name && !ev_id_cached(w->cache, rec->name) && (rc = emit_str(w, rec->name)) != EV_OK) ||
+	    (rec->sig && !ev_id_cached(w->cache, rec->sig) && (rc = emit_str(w, rec->sig)) != EV_OK))
 		return rc;
-	char *p = ev_output_reserve(w->out, len + 1);
+	char *p = ev_output_room(w->out, len + 1);
 	if (!p) {
 		rc = ev_output_flush(w->out);
 		return rc ? rc : EV_ERR_NOMEM;
 	}
-	memcpy(p, line, len);
+	if (len == EV_RECORD_SIZE)
+		memcpy(p, line, EV_RECORD_SIZE); /* a fixed size: a few moves, no call */
+	else
+		memcpy(p, line, len);
 	p[len] = '\n';
-	ev_output_commit(w->out, len + 1);
+	ev_output_used(w->out, len + 1);
 	w->seg_records++;
 	w->total++;
 	return EV_OK;

@@ -5,11 +5,16 @@
 #ifndef EV_STREAM_INTERNAL_H
 #define EV_STREAM_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
+#include <zlib.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include "ev/stream.h"
 
 /* Is (dev, ino) the file that an open ev_output will replace? */
 int ev_output_replaces(dev_t dev, ino_t ino);
@@ -58,5 +63,129 @@ static inline unsigned ev_escape_mask16(const unsigned char *p)
 	return m;
 #endif
 }
+
+/* ---- the per-record paths, inline ----------------------------------- */
+
+/* The input and output buffers are seen here so that the reader and the
+ * writer can take a record line without a call: on a pass-through stage
+ * (ev-view --ev) the calls and checks around the 96 bytes cost more than
+ * the bytes. */
+struct ev_input {
+	int fd, own, gzip;
+	char *name;
+	/* Decompressed (or plain) bytes: [start, end) are unread. */
+	unsigned char *buf;
+	size_t start, end, cap, scan, chunk;
+	int eof;          /* no more bytes will come into buf */
+	int err;          /* sticky error status */
+	/* Compressed bytes waiting for inflate. */
+	unsigned char *raw;
+	size_t raw_pos, raw_end;
+	int raw_eof, member_done;
+	uint64_t raw_read;  /* compressed bytes read from fd so far */
+	char gzdetail[192]; /* what went wrong in the gzip layer ("" if nothing) */
+	z_stream z;
+	size_t line_limit;
+	uint64_t offset, lineno;
+};
+
+
+struct ev_output {
+	int fd, is_stdout, direct, err, saved_errno;
+	char *path, *tmp, *name;
+	char *buf;
+	size_t len, cap;
+	int temp_slot;
+	int replaces; /* dev/ino name an existing file that the rename replaces */
+	dev_t dev;
+	ino_t ino;
+	struct ev_output *next_open;
+};
+
+
+/* The next line when it is a record of EV_RECORD_SIZE bytes with nothing
+ * escaped in it (the common case: about nine lines in ten), consumed; else
+ * NULL and nothing consumed (the caller takes the general way). */
+static inline const unsigned char *ev_input_plain_record(struct ev_input *in)
+{
+	if (in->end - in->start <= EV_RECORD_SIZE || EV_RECORD_SIZE > in->line_limit)
+		return NULL;
+	const unsigned char *p = in->buf + in->start;
+	unsigned c = p[0];
+	if (p[EV_RECORD_SIZE] != '\n' || c == 0 || c > 0x1F || c == 0x0D)
+		return NULL;
+#if defined(__SSE2__)
+	_Static_assert(EV_RECORD_SIZE == 96, "six blocks of sixteen");
+	__m128i hit = _mm_or_si128(_mm_or_si128(ev_escape_cmp16(p), ev_escape_cmp16(p + 16)),
+	                           _mm_or_si128(ev_escape_cmp16(p + 32), ev_escape_cmp16(p + 48)));
+	hit = _mm_or_si128(hit, _mm_or_si128(ev_escape_cmp16(p + 64), ev_escape_cmp16(p + 80)));
+	if (_mm_movemask_epi8(hit))
+		return NULL;
+#else
+	if (memchr(p, '\n', EV_RECORD_SIZE) || memchr(p, '\\', EV_RECORD_SIZE))
+		return NULL;
+#endif
+	in->start += EV_RECORD_SIZE + 1;
+	in->scan = in->start;
+	in->offset += EV_RECORD_SIZE + 1;
+	in->lineno++;
+	return p;
+}
+
+/* The next line when it is a record of EV_RECORD_SIZE bytes with escapes
+ * in it (a record's bytes are binary: about one line in five has an LF or a
+ * backslash), unescaped into dst (EV_RECORD_SIZE + 16 bytes) and consumed,
+ * its length in *len; else NULL and nothing consumed (errors too: the
+ * general way says what is wrong).  Sixteen bytes at a look, the plain run
+ * before each escape copied whole. */
+static inline const unsigned char *ev_input_escaped_record(struct ev_input *in, unsigned char *dst, size_t *len)
+{
+	/* A whole line of the longest kind (every byte escaped) and a block
+	 * past it in the buffer, else the general way. */
+	enum { NEED = 2 * EV_RECORD_SIZE + 32 };
+	if (in->end - in->start < NEED || NEED > in->line_limit)
+		return NULL;
+	const unsigned char *p = in->buf + in->start;
+	unsigned c = p[0];
+	if (c == 0 || c > 0x1F || c == 0x0D)
+		return NULL;
+	size_t i = 0, o = 0;
+	for (;;) {
+		unsigned m = ev_escape_mask16(p + i);
+		size_t take = m ? (size_t)__builtin_ctz(m) : 16;
+		if (take > EV_RECORD_SIZE - o)
+			take = EV_RECORD_SIZE - o;
+		memcpy(dst + o, p + i, 16);
+		o += take;
+		i += take;
+		if (o == EV_RECORD_SIZE)
+			break;
+		if (take < 16) {
+			/* p[i] is an LF (the line ends short) or an escape. */
+			if (p[i] != '\\' || (p[i + 1] != 'n' && p[i + 1] != '\\'))
+				return NULL;
+			dst[o++] = p[i + 1] == 'n' ? '\n' : '\\';
+			i += 2;
+			if (o == EV_RECORD_SIZE)
+				break;
+		}
+	}
+	if (p[i] != '\n')
+		return NULL;
+	*len = i;
+	in->start += i + 1;
+	in->scan = in->start;
+	in->offset += i + 1;
+	in->lineno++;
+	return p;
+}
+
+/* ev_output_reserve and ev_output_commit without a call when the buffer
+ * has room. */
+static inline char *ev_output_room(struct ev_output *o, size_t n)
+{
+	return o->cap - o->len >= n ? o->buf + o->len : ev_output_reserve(o, n);
+}
+static inline void ev_output_used(struct ev_output *o, size_t n) { o->len += n; }
 
 #endif

@@ -617,6 +617,113 @@ static ev_input *input_of(const char *name, const void *bytes, size_t n)
 	return in;
 }
 
+/* The escaped line of raw[0..n) at o; returns its end. */
+static size_t escape_line(char *o, const unsigned char *raw, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (raw[i] == '\n' || raw[i] == '\\') {
+			o[k++] = '\\';
+			o[k++] = raw[i] == '\n' ? 'n' : '\\';
+		} else {
+			o[k++] = (char)raw[i];
+		}
+	}
+	o[k++] = '\n';
+	return k;
+}
+
+/* The reader's ways for a record line (nothing escaped, escapes, the
+ * general way near the end of its buffer) read the same records: random
+ * bytes in every free field, so most lines have escapes somewhere and some
+ * have many; and a malformed escaped line in the middle of a stream is the
+ * same error, naming its record, as the general way gives. */
+static void test_record_line_ways(void)
+{
+	enum { N = 4000, BAD_AT = 1500 };
+	static unsigned char raws[N][EV_RECORD_SIZE];
+	static char text[N * (2 * EV_RECORD_SIZE + 1) + 256];
+	uint64_t seed = 0x9E3779B97F4A7C15ull;
+	size_t len = (size_t)snprintf(text, sizeof text, "#ev 1.0 96 clock=ns\n");
+	for (int i = 0; i < N; i++) {
+		unsigned char *raw = raws[i];
+		for (size_t j = 0; j < EV_RECORD_SIZE; j++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			unsigned v = (unsigned)(seed >> 56);
+			/* A fifth of the bytes an LF or a backslash, on some lines all. */
+			raw[j] = (unsigned char)(i % 97 == 0 ? (v & 1 ? '\n' : '\\') : v % 5 == 0 ? (v & 8 ? '\n' : '\\') : v);
+		}
+		raw[0] = EV_KERNEL;
+		raw[6] = raw[7] = 0;          /* flags */
+		memset(raw + 40, 0, 16);      /* name and sig: no strings */
+		len += escape_line(text + len, raw, EV_RECORD_SIZE);
+	}
+	len += (size_t)snprintf(text + len, sizeof text - len, "#end %d\n", N);
+	const char *p = path_in_tmp("ways.ev");
+	write_file(p, text, len);
+	ev_reader *rd;
+	struct ev_rec got, want;
+	int bad = 0;
+	CHECK(ev_reader_open(&rd, p, NULL, NULL) == EV_OK);
+	for (int i = 0; i < N; i++) {
+		ev_rec_decode(raws[i], &want);
+		bad += ev_read(rd, &got) != EV_REC || memcmp(&got, &want, sizeof got) != 0;
+		bad += memcmp(ev_reader_raw(rd), raws[i], EV_RECORD_SIZE) != 0;
+	}
+	CHECK(bad == 0);
+	CHECK(ev_read(rd, &got) == EV_EOF);
+	ev_reader_close(rd);
+
+	/* Record BAD_AT made wrong, each way; the message names it. */
+	static const struct {
+		const char *what, *msg;
+	} cases[] = {
+		{ "invalid escape", "invalid escape in record" },
+		{ "escape at the end", "record ends in an unfinished escape" },
+		{ "one byte short", "record size 95, expected 96" },
+		{ "one byte long", "record longer than the header's record size" },
+		{ "line ends early", "record size" },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		len = (size_t)snprintf(text, sizeof text, "#ev 1.0 96 clock=ns\n");
+		for (int i = 0; i < N; i++) {
+			if (i + 1 != BAD_AT) {
+				len += escape_line(text + len, raws[i], EV_RECORD_SIZE);
+				continue;
+			}
+			unsigned char raw[EV_RECORD_SIZE + 1];
+			memcpy(raw, raws[i], EV_RECORD_SIZE);
+			/* Nothing to escape before an escaped backslash at 10 (line
+			 * bytes 10 and 11), nor in the last two bytes. */
+			memset(raw + 1, 'B', 15);
+			raw[6] = raw[7] = 0;
+			raw[10] = '\\';
+			raw[EV_RECORD_SIZE - 2] = raw[EV_RECORD_SIZE - 1] = 'A';
+			raw[EV_RECORD_SIZE] = 'A';
+			size_t n = c == 2 ? EV_RECORD_SIZE - 1 : c == 3 ? EV_RECORD_SIZE + 1 : EV_RECORD_SIZE;
+			size_t k = escape_line(text + len, raw, n);
+			if (c == 0)
+				text[len + 11] = 'x'; /* "\\x": an unknown escape */
+			if (c == 1)
+				text[len + k - 2] = '\\';  /* the line ends in a lone backslash */
+			if (c == 4)
+				text[len + 50] = '\n';      /* a raw LF halfway: two short lines */
+			len += k;
+		}
+		len += (size_t)snprintf(text + len, sizeof text - len, "#end %d\n", N);
+		char name[32], detail[512], where[64];
+		snprintf(name, sizeof name, "ways%zu.ev", c);
+		p = path_in_tmp(name);
+		write_file(p, text, len);
+		uint64_t n;
+		CHECK(read_all(p, &n, NULL, detail, sizeof detail) < 0);
+		snprintf(where, sizeof where, "record %d", BAD_AT);
+		if (n != BAD_AT - 1 || !strstr(detail, where) || !strstr(detail, cases[c].msg))
+			fprintf(stderr, "  %s: %llu records, %s\n", cases[c].what, (unsigned long long)n, detail);
+		CHECK(n == BAD_AT - 1 && strstr(detail, where) && strstr(detail, cases[c].msg));
+	}
+}
+
 /* ev_input_plain_line: a buffered line of exactly n bytes with no
  * backslash, else nothing consumed.  Every position of a newline or a
  * backslash is tried (the 16-byte steps and the tail). */
@@ -800,6 +907,7 @@ int main(void)
 	RUN(test_numbers);
 	RUN(test_gzip_input);
 	RUN(test_plain_line);
+	RUN(test_record_line_ways);
 	RUN(test_input_read_paths);
 	RUN(test_output_atomic);
 	RUN(test_rec_end);
