@@ -607,7 +607,7 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	struct ev_filter f = { 0, NULL, on_text, on_rec, NULL };
+	struct ev_filter f = { 0, NULL, on_text, on_rec, NULL, NULL };
 	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, s.st, s.meta, &f, &s);
 	if (!status && (rc = flush_pending(&s, NULL)) == EV_OK && (rc = close_until(&s, 0, 1)) == EV_OK)
 		rc = totals(&s);

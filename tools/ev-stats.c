@@ -282,7 +282,7 @@ static int run(struct opts *o)
 		goto done;
 	}
 	struct loop lp = { o, s };
-	struct ev_filter f = { EV_FILTER_SKIP_TEXT, NULL, NULL, on_rec, NULL };
+	struct ev_filter f = { EV_FILTER_SKIP_TEXT, NULL, NULL, on_rec, NULL, NULL };
 	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &lp);
 	if (status)
 		goto done;

@@ -189,6 +189,7 @@ struct view_ctx {
 	struct opts *o;
 	struct sink *sk;
 	struct filter_state *fs;
+	int copy; /* every record goes out as it came (copy_rec, copy_run) */
 };
 
 static int output_failed(struct view_ctx *v, int rc)
@@ -204,9 +205,15 @@ static int view_text(void *ctx, ev_reader *r, const char *line, size_t len)
 	int rc = EV_OK;
 	(void)r;
 	if (sk->w) {
-		/* Segments are kept; strings are re-emitted as records need them. */
-		if (len >= 4 && memcmp(line, "#str", 4) == 0)
-			return EV_OK;
+		/* Segments are kept; strings are re-emitted as records need them,
+		 * or, when every record is copied, go out as they come: runs of
+		 * records (copy_run) are written as they are, their strings
+		 * already there. */
+		if (len >= 4 && memcmp(line, "#str", 4) == 0 && (len == 4 || line[4] == ' ')) {
+			if (v->copy)
+				rc = ev_write_line_raw(sk->w, line, len);
+			return rc ? output_failed(v, rc) : EV_OK;
+		}
 		if ((len >= 3 && memcmp(line, "#ev", 3) == 0) || (len >= 4 && memcmp(line, "#end", 4) == 0))
 			rc = ev_write_line_raw(sk->w, line, len);
 		else
@@ -247,6 +254,15 @@ static int copy_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 	size_t len;
 	ev_reader_record_line(r, &line, &len);
 	int rc = ev_write_escaped(v->sk->w, rec, line, len);
+	return rc ? output_failed(v, rc) : EV_OK;
+}
+
+/* The same for a run of records (ev_read_run): their lines as they are. */
+static int copy_run(void *ctx, ev_reader *r, const char *span, size_t len, uint64_t n)
+{
+	struct view_ctx *v = ctx;
+	(void)r;
+	int rc = ev_write_run(v->sk->w, span, len, n);
 	return rc ? output_failed(v, rc) : EV_OK;
 }
 
@@ -366,12 +382,14 @@ static int run(struct opts *o)
 			ev_input_close(in);
 		}
 	} else {
-		struct view_ctx v = { o, &sk, &fs };
-		struct ev_filter f = { EV_FILTER_RAW_TEXT, NULL, view_text, view_rec, NULL };
+		struct view_ctx v = { o, &sk, &fs, 0 };
+		struct ev_filter f = { EV_FILTER_RAW_TEXT, NULL, view_text, view_rec, NULL, NULL };
 		/* Records go out as they came: no need to decode every field. */
 		if (sk.w && !o->any_filter) {
 			f.flags |= EV_FILTER_LAZY;
 			f.rec = copy_rec;
+			f.run = copy_run;
+			v.copy = 1;
 		}
 		status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &v);
 	}

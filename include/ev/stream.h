@@ -416,6 +416,16 @@ void ev_reader_text(const ev_reader *r, const char **line, size_t *len);
  * ev_read; *line is NULL when the record's size is not EV_RECORD_SIZE (a
  * newer minor version) and so must be re-encoded. */
 void ev_reader_record_line(const ev_reader *r, const char **line, size_t *len);
+/* A run of records at once, for filters that pass records on unchanged:
+ * when the next lines are records of the current version (EV_RECORD_SIZE
+ * bytes) that ev_read would accept, up to max of them (at most what is
+ * buffered) are checked and taken together: *span and *len cover their
+ * lines, each ending in LF, as they appear in the input (valid until the
+ * next read), *n counts them and EV_REC is returned.  Otherwise it is
+ * ev_read: the status, with *n = 0 and rec filled for an EV_REC.  A record
+ * ev_read would refuse ends the run; the next call reports it. */
+int ev_read_run(ev_reader *r, struct ev_rec *rec, size_t max, const char **span, size_t *len,
+                uint64_t *n) EV_RESULT_USED;
 /* Raw record bytes of the last EV_REC (unescaped, ev_reader_recsize bytes). */
 const unsigned char *ev_reader_raw(const ev_reader *r);
 size_t ev_reader_recsize(const ev_reader *r);
@@ -448,6 +458,11 @@ int ev_write(ev_writer *w, const struct ev_rec *rec) EV_RESULT_USED;
  * without re-encoding it; rec must be that line's decoded form (its strings
  * are emitted as ev_write does).  The fast path of pass-through filters. */
 int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, size_t len) EV_RESULT_USED;
+/* Write a run of n record lines as ev_read_run gave them (each ending in
+ * LF).  Their strings must already be in this segment: a pass-through
+ * writes the input's #str lines with ev_write_line_raw as they come, and
+ * the input defined each before its first record. */
+int ev_write_run(ev_writer *w, const char *span, size_t len, uint64_t n) EV_RESULT_USED;
 /* Write a metadata text line (without '\n').  Exact duplicates of lines
  * already written in this output are dropped.  #ev/#str/#end lines are
  * refused with EV_ERR_ARG (use the functions here). */

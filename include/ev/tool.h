@@ -125,6 +125,11 @@ struct ev_filter {
 	int (*rec)(void *ctx, ev_reader *r, struct ev_rec *rec);
 	/* After the last record of input i, may be NULL. */
 	int (*end)(void *ctx, ev_reader *r, size_t i);
+	/* May be NULL.  For filters that pass records on unchanged: runs of
+	 * records checked as ev_read would and handed over as their lines
+	 * (ev_read_run, ev_write_run); `rec` still gets the records that do
+	 * not come in a run.  Not with EV_FILTER_ORDER. */
+	int (*run)(void *ctx, ev_reader *r, const char *span, size_t len, uint64_t n);
 };
 /* Read inputs[0..n) ("-" for n == 0) in turn with one shared strtab and
  * meta store (either may be NULL: the reader's own), showing progress on a

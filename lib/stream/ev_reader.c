@@ -450,6 +450,47 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 	}
 }
 
+int ev_read_run(ev_reader *r, struct ev_rec *rec, size_t max, const char **span, size_t *len, uint64_t *n)
+{
+	*n = 0;
+	if (r->err || !r->in_segment || r->recsize != EV_RECORD_SIZE || !max)
+		return ev_read(r, rec);
+	ev_input *in = r->in;
+	const unsigned char *start = in->buf + in->start;
+	uint64_t k = 0;
+	while (k < max) {
+		size_t elen = EV_RECORD_SIZE;
+		const unsigned char *p = ev_input_plain_record(in), *raw = p;
+		if (!p && !(p = ev_input_escaped_record(in, r->recbuf, &elen)))
+			break;
+		if (!raw)
+			raw = r->recbuf;
+		unsigned flags = ev_le16(raw + 6);
+		if ((r->minor <= EV_FORMAT_MINOR && (flags & ~(unsigned)EV_F_KNOWN_MASK)) ||
+		    !id_defined(r, ev_le64(raw + 40)) || !id_defined(r, ev_le64(raw + 48))) {
+			/* Left for ev_read, which says what is wrong. */
+			in->start -= elen + 1;
+			in->scan = in->start;
+			in->offset -= elen + 1;
+			in->lineno--;
+			break;
+		}
+		r->raw = raw;
+		r->line = (const char *)p;
+		r->line_len = elen;
+		k++;
+	}
+	if (!k)
+		return ev_read(r, rec);
+	r->lineno = in->lineno;
+	r->seg_records += k;
+	r->recno += k;
+	*span = (const char *)start;
+	*len = (size_t)(in->buf + in->start - start);
+	*n = k;
+	return EV_REC;
+}
+
 void ev_reader_skip_text(ev_reader *r, int skip) { r->skip_text = skip; }
 void ev_reader_lazy_decode(ev_reader *r, int lazy) { r->lazy = lazy; }
 void ev_reader_raw_text(ev_reader *r, int raw) { r->raw_text = raw; }

@@ -222,6 +222,18 @@ int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, s
 	return EV_OK;
 }
 
+int ev_write_run(ev_writer *w, const char *span, size_t len, uint64_t n)
+{
+	int rc;
+	if (!w->in_segment && (rc = begin_segment(w)) != EV_OK)
+		return rc;
+	if ((rc = ev_output_write(w->out, span, len)) != EV_OK)
+		return rc;
+	w->seg_records += n;
+	w->total += n;
+	return EV_OK;
+}
+
 static int is_kw(const char *line, size_t len, const char *kw)
 {
 	size_t k = strlen(kw);

@@ -57,8 +57,27 @@ static int run_one(struct ev_cli *cli, ev_reader *r, size_t idx, ev_input *in, u
 		ev_reader_raw_text(r, 1);
 	if (f->begin && (rc = f->begin(ctx, r, idx)) != EV_OK)
 		return rc == EV_FILTER_STOP ? 0 : report(cli, r, rc);
+	/* Runs: as many records as the progress line allows between two looks. */
+	int runs = f->run && !(f->flags & EV_FILTER_ORDER);
 	for (;;) {
-		rc = ev_read(r, &rec);
+		uint64_t n = 0;
+		const char *span = NULL;
+		size_t span_len = 0;
+		if (runs) {
+			size_t max = 0x10000 - (size_t)(cli->filter_records & 0xffff);
+			rc = ev_read_run(r, &rec, max, &span, &span_len, &n);
+		} else {
+			rc = ev_read(r, &rec);
+		}
+		if (n) {
+			uint64_t before = cli->filter_records;
+			cli->filter_records += n;
+			if ((rc = f->run(ctx, r, span, span_len, n)) != EV_OK)
+				return rc == EV_FILTER_STOP ? 0 : report(cli, r, rc);
+			if ((before >> 16) != (cli->filter_records >> 16))
+				ev_cli_progress(cli, cli->filter_records, *done_bytes + ev_input_offset(in));
+			continue;
+		}
 		if (rc == EV_EOF)
 			break;
 		if (rc < 0)

@@ -724,6 +724,153 @@ static void test_record_line_ways(void)
 	}
 }
 
+/* ev_read_run hands over the same records as ev_read, as their lines, in
+ * runs of at most max; a record ev_read would refuse (a reserved flag bit,
+ * a string never defined) ends the run before it and is reported by the
+ * next call with its own record number; text lines come one at a time. */
+/* The start of line k (0-based) of text[0..len): records hold NUL bytes,
+ * so lines are found with memchr. */
+static char *line_at(char *text, size_t len, int k)
+{
+	char *l = text;
+	while (k-- > 0) {
+		char *nl = memchr(l, '\n', len - (size_t)(l - text));
+		if (!nl)
+			return NULL;
+		l = nl + 1;
+	}
+	return l;
+}
+
+static void test_read_run(void)
+{
+	enum { N = 3000, BAD_FLAG = 1234, BAD_STR = 2345 };
+	ev_strtab *st = ev_strtab_new();
+	uint64_t name;
+	CHECK(ev_strtab_intern(st, "kernel_a", 8, &name) == EV_OK);
+	const char *p = path_in_tmp("run.ev");
+	ev_writer *w;
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	static struct ev_rec r[N];
+	for (int i = 0; i < N; i++) {
+		ev_rec_init(&r[i]);
+		r[i].type = EV_KERNEL;
+		r[i].ts = (int64_t)i * 0x0A5C0A5C; /* LF and backslash bytes: escaped lines */
+		r[i].dur = (uint64_t)i;
+		r[i].name = i % 3 ? name : 0;
+		CHECK(ev_write(w, &r[i]) == EV_OK);
+		if (i == N / 2)
+			CHECK(ev_write_text(w, "#meta half=1", 12) == EV_OK);
+	}
+	CHECK(ev_writer_close(w) == EV_OK);
+	for (int pass = 0; pass < 2; pass++) {
+		size_t len;
+		char *text = read_file(p, &len);
+		if (pass == 1) {
+			/* Record BAD_FLAG gets a reserved flag bit; record BAD_STR
+			 * names a string no #str defines. */
+			/* Line 0 is #ev, line 1 record 1, line 2 the #str of the name. */
+			char *l = line_at(text, len, BAD_FLAG + 1);
+			CHECK(l != NULL);
+			if (!l)
+				break;
+			l[7] = 0x40; /* the flags' high byte */
+			ev_reader *rd;
+			struct ev_rec got;
+			write_file(p, text, len);
+			CHECK(ev_reader_open(&rd, p, NULL, NULL) == EV_OK);
+			uint64_t seen = 0, n;
+			const char *span;
+			size_t sl;
+			int rc;
+			while ((rc = ev_read_run(rd, &got, 100, &span, &sl, &n)) > 0)
+				seen += rc == EV_REC ? (n ? n : 1) : 0;
+			CHECK(rc == EV_ERR_FORMAT && seen == BAD_FLAG - 1);
+			char want[48];
+			snprintf(want, sizeof want, "record %d", BAD_FLAG);
+			CHECK(strstr(ev_reader_errdetail(rd), want) && strstr(ev_reader_errdetail(rd), "reserved flag"));
+			ev_reader_close(rd);
+			free(text);
+			/* The undefined string: a name id no #str has. */
+			text = read_file(path_in_tmp("run.ev"), &len);
+			l = line_at(text, len, BAD_FLAG + 1);
+			CHECK(l != NULL);
+			if (!l)
+				break;
+			l[7] = 0; /* the flags mended */
+			/* Lines: #ev, record 1, the #str of the name, the records, the
+			 * #meta line after record N / 2 + 1. */
+			l = line_at(text, len, BAD_STR + 2);
+			CHECK(l != NULL);
+			if (!l)
+				break;
+			/* A name id no #str defined: the first byte of the name, at 40
+			 * when nothing before it on the line is escaped (ts's escapes
+			 * are at 8..15: the name then starts later; put the byte at the
+			 * start of the name wherever it is). */
+			size_t at = 40;
+			for (size_t j = 0; j < at; j++)
+				if (l[j] == '\\')
+					at++, j++;
+			l[at] = 0x77;
+			write_file(p, text, len);
+			CHECK(ev_reader_open(&rd, p, NULL, NULL) == EV_OK);
+			seen = 0;
+			while ((rc = ev_read_run(rd, &got, 100, &span, &sl, &n)) > 0)
+				seen += rc == EV_REC ? (n ? n : 1) : 0;
+			if (rc != EV_ERR_NOSTR)
+				fprintf(stderr, "  rc %d: %s\n", rc, ev_reader_errdetail(rd));
+			CHECK(rc == EV_ERR_NOSTR);
+			snprintf(want, sizeof want, "record %d", BAD_STR);
+			CHECK(ev_reader_recno(rd) == BAD_STR - 1 && strstr(ev_reader_errdetail(rd), want));
+			ev_reader_close(rd);
+			free(text);
+			break;
+		}
+		free(text);
+		/* The good stream: runs and ev_read agree, record for record. */
+		ev_reader *a, *b;
+		CHECK(ev_reader_open(&a, p, NULL, NULL) == EV_OK && ev_reader_open(&b, p, NULL, NULL) == EV_OK);
+		uint64_t k = 0, runs = 0, texts = 0, n;
+		int rc, bad = 0;
+		struct ev_rec x, y;
+		const char *span;
+		size_t sl;
+		while ((rc = ev_read_run(a, &x, 100, &span, &sl, &n)) > 0) {
+			if (rc == EV_TEXT) {
+				texts++;
+				CHECK(ev_read(b, &y) == EV_TEXT);
+				continue;
+			}
+			if (!n) {
+				bad += ev_read(b, &y) != EV_REC || memcmp(&x, &y, sizeof x) != 0;
+				k++;
+				continue;
+			}
+			runs++;
+			bad += n > 100;
+			/* The span is the records' lines, one after the other. */
+			const char *q = span, *e = span + sl;
+			for (uint64_t j = 0; j < n; j++) {
+				const char *line;
+				size_t ll;
+				bad += ev_read(b, &y) != EV_REC;
+				ev_reader_record_line(b, &line, &ll);
+				bad += (size_t)(e - q) < ll + 1 || memcmp(q, line, ll) != 0 || q[ll] != '\n';
+				q += ll + 1;
+				k++;
+			}
+			bad += q != e;
+			bad += ev_reader_recno(a) != ev_reader_recno(b);
+		}
+		CHECK(rc == EV_EOF && ev_read(b, &y) == EV_EOF);
+		CHECK(bad == 0 && k == N && texts == 1 && runs >= N / 100);
+		ev_reader_close(a);
+		ev_reader_close(b);
+	}
+	ev_strtab_free(st);
+}
+
 /* ev_input_plain_line: a buffered line of exactly n bytes with no
  * backslash, else nothing consumed.  Every position of a newline or a
  * backslash is tried (the 16-byte steps and the tail). */
@@ -908,6 +1055,7 @@ int main(void)
 	RUN(test_gzip_input);
 	RUN(test_plain_line);
 	RUN(test_record_line_ways);
+	RUN(test_read_run);
 	RUN(test_input_read_paths);
 	RUN(test_output_atomic);
 	RUN(test_rec_end);
