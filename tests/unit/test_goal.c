@@ -661,6 +661,7 @@ static void test_feed_threads(void)
 	/* A DEP that does not follow its op, past the first records: the
 	 * error names that record. */
 	size_t bad = n - 40;
+	struct ev_rec orig = r[bad];
 	r[bad] = dep(2, 1, 0, 0);
 	path_of(evpath, sizeof evpath, "feedbad.ev"); /* feed.ev was read: an input */
 	CHECK(ev_writer_open(&w, evpath, st) == EV_OK);
@@ -684,6 +685,59 @@ static void test_feed_threads(void)
 	CHECK(strcmp(ev_goal_error(g)->msg, want) == 0);
 	ev_reader_close(rd);
 	ev_goal_free(g);
+	/* Fed through the reader thread, the send/recv check names the same
+	 * op as record by record: a size mismatch in the middle, one between
+	 * the last ops (found at ev_goal_finish), a send without its receive,
+	 * and a mismatch on an op that was waiting when the thread started. */
+	r[bad] = orig;
+	size_t mid = n / 2, last = n, first = 2048; /* feed.c's FIRST records: on the caller's thread */
+	while (mid < n && r[mid].type != EV_RECV)
+		mid++;
+	while (last > 0 && r[last - 1].type != EV_RECV)
+		last--;
+	while (first > 0 && r[first - 1].type != EV_RECV)
+		first--;
+	CHECK(mid < n && last > mid && first > 0);
+	struct ev_rec *v = malloc(n * sizeof *v);
+	CHECK(v != NULL);
+	for (int c = 0; v && c < 4; c++) {
+		memcpy(v, r, n * sizeof *v);
+		if (c == 3)
+			v[first - 1].bytes += 1; /* a recv waiting when the thread starts */
+		else if (c == 0)
+			v[mid].bytes += 1;
+		else if (c == 1)
+			v[last - 1].bytes += 1;
+		else
+			v[last - 1].aux += 1000000; /* its send and it left alone */
+		char name[32];
+		snprintf(name, sizeof name, "feedmatch%d.ev", c);
+		path_of(evpath, sizeof evpath, name);
+		CHECK(ev_writer_open(&w, evpath, st) == EV_OK);
+		for (size_t i = 0; i < n; i++)
+			CHECK(ev_write(w, &v[i]) == EV_OK);
+		CHECK(ev_writer_close(w) == EV_OK);
+		ev_goal *a = NULL, *b = NULL;
+		int ra = feed(&a, &o, v, n);
+		CHECK(ev_goal_new(&b, &o) == EV_OK);
+		ev_goal_source(b, "t.ev"); /* feed() names its input so */
+		CHECK(ev_reader_open(&rd, evpath, st, NULL) == EV_OK);
+		ev_reader_skip_text(rd, 1);
+		recno = 0;
+		int rb = ev_goal_feed(b, rd, &recno, &rrc, NULL, NULL);
+		ev_reader_close(rd);
+		if (!rb)
+			rb = ev_goal_finish(b);
+		const char *ma = ev_goal_error(a)->msg, *mb = ev_goal_error(b)->msg;
+		CHECK(ra == EV_ERR_FORMAT && rb == EV_ERR_FORMAT && strcmp(ma, mb) == 0);
+		const char *kind = c == 2 ? "has no matching" : "is matched (FIFO) by a";
+		CHECK(strstr(ma, kind) != NULL);
+		if (strcmp(ma, mb) != 0 || !strstr(ma, kind))
+			fprintf(stderr, "  case %d: record by record: %s\n  fed: %s\n", c, ma, mb);
+		ev_goal_free(a);
+		ev_goal_free(b);
+	}
+	free(v);
 	ev_strtab_free(st);
 	free(r);
 }
