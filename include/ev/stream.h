@@ -421,9 +421,11 @@ void ev_reader_record_line(const ev_reader *r, const char **line, size_t *len);
  * bytes) that ev_read would accept, up to max of them (at most what is
  * buffered) are checked and taken together: *span and *len cover their
  * lines, each ending in LF, as they appear in the input (valid until the
- * next read), *n counts them and EV_REC is returned.  Otherwise it is
- * ev_read: the status, with *n = 0 and rec filled for an EV_REC.  A record
- * ev_read would refuse ends the run; the next call reports it. */
+ * next read), *n counts them and EV_REC is returned (rec is not filled,
+ * and ev_reader_raw and ev_reader_record_line say nothing about a run's
+ * records: the span is what there is).  Otherwise it is ev_read: the
+ * status, with *n = 0 and rec filled for an EV_REC.  A record ev_read would
+ * refuse ends the run; the next call reports it. */
 int ev_read_run(ev_reader *r, struct ev_rec *rec, size_t max, const char **span, size_t *len,
                 uint64_t *n) EV_RESULT_USED;
 /* Raw record bytes of the last EV_REC (unescaped, ev_reader_recsize bytes). */

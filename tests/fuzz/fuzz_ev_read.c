@@ -26,6 +26,56 @@ static int known_mismatch(const char *line, size_t len)
 	return 0;
 }
 
+/* ev_read_run against ev_read on the same bytes: the same records (a run's
+ * lines are, line by line, the records ev_read returns, raw bytes and
+ * all), the same text lines, the same final status, record number and
+ * message.  max, the longest run, comes from the input's first byte. */
+static void check_runs(const char *path, size_t max)
+{
+	ev_reader *a = NULL, *b = NULL;
+	if (ev_reader_open(&a, path, NULL, NULL) != EV_OK)
+		return;
+	if (ev_reader_open(&b, path, NULL, NULL) != EV_OK)
+		abort();
+	struct ev_rec x, y;
+	int ra, rb;
+	for (;;) {
+		uint64_t n = 0;
+		const char *span = NULL;
+		size_t len = 0;
+		ra = ev_read_run(a, &x, max, &span, &len, &n);
+		if (ra <= 0)
+			break;
+		if (ra == EV_TEXT || n == 0) {
+			rb = ev_read(b, &y);
+			if (rb != ra || (ra == EV_REC && memcmp(ev_reader_raw(a), ev_reader_raw(b), ev_reader_recsize(b)) != 0))
+				abort();
+			continue;
+		}
+		if (ra != EV_REC || n > max)
+			abort();
+		const char *q = span, *e = span + len;
+		for (uint64_t k = 0; k < n; k++) {
+			const char *line;
+			size_t ll;
+			if (ev_read(b, &y) != EV_REC)
+				abort();
+			ev_reader_record_line(b, &line, &ll);
+			if (!line || (size_t)(e - q) < ll + 1 || memcmp(q, line, ll) != 0 || q[ll] != '\n')
+				abort();
+			q += ll + 1;
+		}
+		if (q != e || ev_reader_recno(a) != ev_reader_recno(b))
+			abort();
+	}
+	rb = ev_read(b, &y);
+	if (ra != rb || ev_reader_recno(a) != ev_reader_recno(b) ||
+	    strcmp(ev_reader_errdetail(a), ev_reader_errdetail(b)) != 0)
+		abort();
+	ev_reader_close(a);
+	ev_reader_close(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *in_path = fuzz_input_file(data, size, "in.ev");
@@ -39,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 	if (!st || !keep)
 		abort();
+	check_runs(in_path, size ? 1 + data[0] % 8 * 37 : 1);
 	if (ev_reader_open(&r, in_path, st, NULL) != EV_OK)
 		goto out;
 	if (ev_writer_open(&w, out_path, st) != EV_OK)
