@@ -263,10 +263,7 @@ int ev_input_line(ev_input *in, const char **line, size_t *len)
 			}
 			*line = (const char *)in->buf + in->start;
 			*len = n;
-			in->start += n + 1;
-			in->scan = in->start;
-			in->offset += n + 1;
-			in->lineno++;
+			ev_input_consume(in, n);
 			return EV_REC;
 		}
 		in->scan = in->end;
@@ -334,10 +331,7 @@ const char *ev_input_plain_line(ev_input *in, size_t n)
 	const unsigned char *p = in->buf + in->start;
 	if (p[n] != '\n' || !plain_run(p, n))
 		return NULL;
-	in->start += n + 1;
-	in->scan = in->start;
-	in->offset += n + 1;
-	in->lineno++;
+	ev_input_consume(in, n);
 	return (const char *)p;
 }
 

@@ -103,6 +103,16 @@ struct ev_output {
 };
 
 
+/* The line of n bytes at the front of the buffer is read: past it and its
+ * LF. */
+static inline void ev_input_consume(struct ev_input *in, size_t n)
+{
+	in->start += n + 1;
+	in->scan = in->start;
+	in->offset += n + 1;
+	in->lineno++;
+}
+
 /* The next line when it is a record of EV_RECORD_SIZE bytes with nothing
  * escaped in it (the common case: about nine lines in ten), consumed; else
  * NULL and nothing consumed (the caller takes the general way). */
@@ -125,10 +135,7 @@ static inline const unsigned char *ev_input_plain_record(struct ev_input *in)
 	if (memchr(p, '\n', EV_RECORD_SIZE) || memchr(p, '\\', EV_RECORD_SIZE))
 		return NULL;
 #endif
-	in->start += EV_RECORD_SIZE + 1;
-	in->scan = in->start;
-	in->offset += EV_RECORD_SIZE + 1;
-	in->lineno++;
+	ev_input_consume(in, EV_RECORD_SIZE);
 	return p;
 }
 
@@ -173,10 +180,7 @@ static inline const unsigned char *ev_input_escaped_record(struct ev_input *in, 
 	if (p[i] != '\n')
 		return NULL;
 	*len = i;
-	in->start += i + 1;
-	in->scan = in->start;
-	in->offset += i + 1;
-	in->lineno++;
+	ev_input_consume(in, i);
 	return p;
 }
 
