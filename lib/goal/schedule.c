@@ -342,7 +342,9 @@ static int window_evict(struct ev_goal *g, struct rankst *rs)
 	return 0;
 }
 
-/* Make room for id in the window (ids strictly increase). */
+/* Make room for id in the window (ids strictly increase).  0, or -1 out
+ * of memory (a larger window), -2 out of step, -3 a spool write failed
+ * (errno). */
 static int window_advance(struct ev_goal *g, struct rankst *rs, uint32_t id)
 {
 	int rc;
@@ -369,12 +371,12 @@ static int window_advance(struct ev_goal *g, struct rankst *rs, uint32_t id)
 		/* A jump past the whole window: everything in it leaves. */
 		while (rs->first_id <= rs->last_id)
 			if ((rc = window_evict(g, rs)))
-				return rc;
+				return rc == -1 ? -3 : rc;
 		rs->first_id = id - rs->wcap + 1;
 	} else {
 		while ((uint64_t)id - rs->first_id + 1 > rs->wcap)
 			if ((rc = window_evict(g, rs)))
-				return rc;
+				return rc == -1 ? -3 : rc;
 	}
 	/* Ids skipped over stay undefined (evicted slots are cleared). */
 	rs->map[id & (rs->wcap - 1)] = K_UNDEF;
@@ -840,12 +842,11 @@ int goal_add_op(struct ev_goal *g, const struct goal_op *op, const struct dep *d
 		return goal_fail(g, EV_ERR_FORMAT, recno,
 		                 "rank %u: op id %u after op %u (op ids must increase per rank, as coll-expand writes them)",
 		                 op->rank, op->id, rs->last_id);
-	errno = 0;
 	rc = window_advance(g, rs, op->id);
 	if (rc == -2)
 		return goal_fail(g, EV_ERR_FORMAT, recno, "rank %u: internal error: window out of step", op->rank);
 	if (rc)
-		return errno && errno != ENOMEM ? goal_io_fail(g, g->sf.name) : goal_nomem(g);
+		return rc == -3 ? goal_io_fail(g, g->sf.name) : goal_nomem(g);
 	rs->pending = 1;
 	rs->pend = *op;
 	rs->pend_recno = recno;
@@ -854,7 +855,9 @@ int goal_add_op(struct ev_goal *g, const struct goal_op *op, const struct dep *d
 	if (nd) {
 		if (deps_room(rs, nd))
 			return goal_nomem(g);
-		memcpy(rs->deps, deps, nd * sizeof *deps);
+		/* One or two, as a rule: no call. */
+		for (size_t i = 0; i < nd; i++)
+			rs->deps[i] = deps[i];
 		rs->ndeps = nd;
 		rs->in_deps += nd;
 	}
