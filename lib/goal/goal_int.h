@@ -283,6 +283,7 @@ struct ev_goal {
 	uint64_t ignored;
 	uint64_t hist[66];
 	uint64_t max_dist;        /* longest dependency seen (ops back) */
+	uint32_t want_window;     /* --window doubled until it covers 2 max_dist */
 	int finished;
 	struct goal_drain *drain; /* the thread finishing the windows, while it runs */
 };

@@ -81,6 +81,7 @@ int ev_goal_new(ev_goal **out, const struct ev_goal_opts *o)
 	while (w < o->window && w < EV_GOAL_MAX_WINDOW)
 		w *= 2;
 	g->o.window = w;
+	g->want_window = w;
 	g->pages = calloc(EV_GOAL_MAX_RANKS / RANK_PAGE, sizeof *g->pages);
 	if (!g->pages)
 		return goal_nomem(g);
@@ -325,7 +326,8 @@ static int node_finish(struct ev_goal *g, struct rankst *rs)
 	le_put32(p, sl->nr);
 	le_put32(p + 4, sl->ni);
 	rs->succ.len += 8;
-	return edge_drain(g, rs, sl->rh, sl->nr) || edge_drain(g, rs, sl->ih, sl->ni) ? -1 : 0;
+	/* Most nodes have no irequires successors, many no successors at all. */
+	return (sl->nr && edge_drain(g, rs, sl->rh, sl->nr)) || (sl->ni && edge_drain(g, rs, sl->ih, sl->ni)) ? -1 : 0;
 }
 
 /* Drop the oldest id of the window (finishing its node in binary mode). */
@@ -357,14 +359,11 @@ static int window_advance(struct ev_goal *g, struct rankst *rs, uint32_t id)
 	/* The window covers twice the longest dependency seen so far (at least
 	 * --window ops): coll-expand's dependencies reach back at most to the
 	 * start of the collective, and that distance grows one op at a time. */
-	if ((uint64_t)id - rs->first_id + 1 > rs->wcap) {
-		uint64_t want = g->o.window;
-		while (want < 2 * g->max_dist && want < EV_GOAL_MAX_WINDOW)
-			want *= 2;
+	if ((uint64_t)id - rs->first_id + 1 > rs->wcap && rs->wcap < g->want_window) {
 		/* A full window that may grow goes straight to what it may
 		 * need: a rank that fills its window keeps doing so, and each
 		 * step on the way would leave a block behind in the arena. */
-		if (rs->wcap < want && window_grow(g, rs, (uint32_t)want))
+		if (window_grow(g, rs, g->want_window))
 			return -1;
 	}
 	if ((uint64_t)id - rs->last_id >= rs->wcap) {
@@ -661,8 +660,11 @@ static long resolve_deps(struct ev_goal *g, struct rankst *rs, const struct goal
 		if (t >= op->id)
 			return goal_fail(g, EV_ERR_FORMAT, recno, "rank %u op %u depends on op %u, which is not earlier",
 			                 op->rank, op->id, t);
-		if (op->id - t > g->max_dist)
+		if (op->id - t > g->max_dist) {
 			g->max_dist = op->id - t;
+			while (g->want_window < 2 * g->max_dist && g->want_window < EV_GOAL_MAX_WINDOW)
+				g->want_window *= 2;
+		}
 		if (t < rs->min_id)
 			return goal_fail(g, EV_ERR_FORMAT, recno,
 			                 "rank %u op %u depends on op %u, which is not defined (dangling dependency)",
