@@ -110,39 +110,6 @@ static inline const unsigned char *sr_take(struct sread *r, size_t n)
 	return q;
 }
 
-/* Pass n bytes on, to out when it is set.  -1 with *werr set on a write
- * error, -1 with *werr = 0 at a short end or on a read error. */
-static int sr_pass_slow(struct sread *r, uint64_t n, ev_output *out, int *werr)
-{
-	*werr = 0;
-	while (n) {
-		if (r->pos == r->len) {
-			errno = 0;
-			if (sr_fill(r) || r->pos == r->len)
-				return -1;
-		}
-		size_t k = r->len - r->pos < n ? r->len - r->pos : (size_t)n;
-		if (out && (*werr = ev_output_write(out, r->p + r->pos, k)))
-			return -1;
-		r->pos += k;
-		n -= k;
-	}
-	return 0;
-}
-
-static inline int sr_pass(struct sread *r, uint64_t n, ev_output *out, int *werr)
-{
-	if (r->len - r->pos >= n) {
-		/* The common case: all in the buffer. */
-		*werr = 0;
-		if (out && n && (*werr = ev_output_write(out, r->p + r->pos, (size_t)n)))
-			return -1;
-		r->pos += (size_t)n;
-		return 0;
-	}
-	return sr_pass_slow(r, n, out, werr);
-}
-
 static int spool_short(struct ev_goal *g)
 {
 	if (errno)
@@ -154,17 +121,17 @@ static int spool_short(struct ev_goal *g)
 }
 
 /* The nodes of a section: the first 23 bytes of each from the nodes spool,
- * its successor counts from the succ spool, the offsets into the appendix
- * counted here. */
+ * its successor counts from the counts spool, the offsets into the
+ * appendix counted here. */
 static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 {
 	enum { K = 1024 };
 	struct sread e, f;
-	int rc = EV_OK, werr;
-	if ((!spool_in_memory(&rs->nodes) || !spool_in_memory(&rs->succ)) && !iobuf(g))
+	int rc = EV_OK;
+	if ((!spool_in_memory(&rs->nodes) || !spool_in_memory(&rs->cnt)) && !iobuf(g))
 		return goal_nomem(g);
 	sr_open(&e, &rs->nodes, g->iobuf, GOAL_IOBUF / 2);
-	sr_open(&f, &rs->succ, g->iobuf ? g->iobuf + GOAL_IOBUF / 2 : NULL, GOAL_IOBUF / 2);
+	sr_open(&f, &rs->cnt, g->iobuf ? g->iobuf + GOAL_IOBUF / 2 : NULL, GOAL_IOBUF / 2);
 	uint64_t run = 0;
 	for (uint32_t i = 0; i < rs->next_node && !rc;) {
 		uint32_t k = rs->next_node - i < K ? rs->next_node - i : K;
@@ -189,10 +156,6 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 			le_put32(o + 31, ni);
 			le_put32(o + 35, (uint32_t)run);
 			run += ni;
-			if (sr_pass(&f, 4 * ((uint64_t)nr + ni), NULL, &werr)) {
-				rc = spool_short(g);
-				break;
-			}
 		}
 		if (rc)
 			break;
@@ -201,58 +164,6 @@ static int write_nodes(struct ev_goal *g, struct rankst *rs, ev_output *out)
 	}
 	if (!rc && run != rs->nedges)
 		rc = spool_size_error(g, run, rs->nedges);
-	return rc;
-}
-
-/* The appendix: each node's successors, in node order, gathered into
- * output space a block at a time (a write per node was a tenth of the
- * builder's instructions); a list longer than a block goes on its own. */
-static int write_appendix(struct ev_goal *g, struct rankst *rs, ev_output *out)
-{
-	enum { BLOCK = 64 << 10 };
-	struct sread f;
-	int rc = EV_OK, werr;
-	if (!spool_in_memory(&rs->succ) && !iobuf(g))
-		return goal_nomem(g);
-	sr_open(&f, &rs->succ, g->iobuf, GOAL_IOBUF);
-	unsigned char *o = NULL;
-	size_t used = 0;
-	for (uint32_t i = 0; i < rs->next_node; i++) {
-		const unsigned char *c = sr_take(&f, 8);
-		if (!c) {
-			rc = spool_short(g);
-			break;
-		}
-		uint64_t n = 4 * ((uint64_t)le_get32(c) + le_get32(c + 4));
-		if (o && used + n > BLOCK) {
-			ev_output_commit(out, used);
-			o = NULL;
-		}
-		if (!o && n <= BLOCK) {
-			if (!(o = (unsigned char *)ev_output_reserve(out, BLOCK))) {
-				static const char z;
-				rc = ev_output_write(out, &z, 0);
-				rc = out_fail(g, rc ? rc : EV_ERR_NOMEM);
-				break;
-			}
-			used = 0;
-		}
-		if (o) {
-			const unsigned char *l = sr_take(&f, (size_t)n);
-			if (!l && n) {
-				rc = spool_short(g);
-				break;
-			}
-			if (n)
-				memcpy(o + used, l, (size_t)n);
-			used += (size_t)n;
-		} else if (sr_pass(&f, n, out, &werr)) {
-			rc = werr ? out_fail(g, werr) : spool_short(g);
-			break;
-		}
-	}
-	if (o)
-		ev_output_commit(out, rc ? 0 : used);
 	return rc;
 }
 
@@ -271,8 +182,9 @@ int goal_write_section(struct ev_goal *g, struct rankst *rs, ev_output *out)
 		return out_fail(g, rc);
 	if (!rs)
 		return EV_OK;
+	/* The appendix is the successor spool as it stands. */
 	if ((rc = copy_spool(g, &rs->roots, 4 * rs->nroots, out)) || (rc = write_nodes(g, rs, out)) ||
-	    (rc = write_appendix(g, rs, out)))
+	    (rc = copy_spool(g, &rs->succ, 4 * rs->nedges, out)))
 		return rc;
 	return EV_OK;
 }

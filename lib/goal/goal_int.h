@@ -213,12 +213,13 @@ struct rankst {
 	uint32_t rank;
 	int emit;
 	/* text: the rank block.  Binary: nodes gets the first 23 bytes of each
-	 * node as it is defined; succ, when the node leaves the window, its
-	 * two successor counts and then the successors (the node's counts,
-	 * offsets and the appendix are put together from these at the end);
-	 * roots, the nodes without dependencies.  A spool becomes a file only
-	 * when it outgrows its buffer. */
-	struct spool text, nodes, succ, roots;
+	 * node as it is defined; when the node leaves the window, cnt gets its
+	 * two successor counts and succ its successors, so that succ is the
+	 * section's appendix as it stands (the 39-byte nodes are put together
+	 * from nodes and cnt at the end); roots, the nodes without
+	 * dependencies.  A spool becomes a file only when it outgrows its
+	 * buffer. */
+	struct spool text, nodes, cnt, succ, roots;
 	/* Id window: ids (last_id - wcap, last_id] live in map[id & (wcap-1)]. */
 	uint32_t *map;
 	uint32_t wcap;

@@ -149,7 +149,8 @@ static struct rankst *new_rank(struct ev_goal *g, uint32_t rank)
 	/* Big buffers mean few writes; many ranks get smaller ones. */
 	size_t big = g->nr > 4096 ? 4096 : g->nr > 256 ? 16384 : 1 << 16;
 	if (g->o.binary) {
-		if (spool_init(&rs->nodes, &g->sf, &g->arena, big) || spool_init(&rs->succ, &g->sf, &g->arena, big / 2) ||
+		if (spool_init(&rs->nodes, &g->sf, &g->arena, big) || spool_init(&rs->cnt, &g->sf, &g->arena, big / 4) ||
+		    spool_init(&rs->succ, &g->sf, &g->arena, big / 2) ||
 		    spool_init(&rs->roots, &g->sf, &g->arena, 4096))
 			return NULL;
 	} else {
@@ -312,20 +313,20 @@ static int edge_drain(struct ev_goal *g, struct rankst *rs, uint32_t h, uint32_t
 	return 0;
 }
 
-/* Binary: the oldest node leaves the window; its successor lists are final,
- * so its whole record is written, and its successors after it. */
+/* Binary: the oldest node leaves the window; its successor lists are final:
+ * their lengths go to the counts spool, the lists to the appendix. */
 static int node_finish(struct ev_goal *g, struct rankst *rs)
 {
 	struct nslot *sl = &rs->ns[rs->node_lo & (rs->wcap - 1)];
 	rs->node_lo++;
 	if (!rs->emit)
 		return 0;
-	unsigned char *p = spool_room(&rs->succ, 8);
+	unsigned char *p = spool_room(&rs->cnt, 8);
 	if (!p)
 		return -1;
 	le_put32(p, sl->nr);
 	le_put32(p + 4, sl->ni);
-	rs->succ.len += 8;
+	rs->cnt.len += 8;
 	/* Most nodes have no irequires successors, many no successors at all. */
 	return (sl->nr && edge_drain(g, rs, sl->rh, sl->nr)) || (sl->ni && edge_drain(g, rs, sl->ih, sl->ni)) ? -1 : 0;
 }
@@ -925,7 +926,8 @@ int goal_drain_rank(struct ev_goal *g, struct rankst *rs)
 		if (rs->first_id == 0)
 			break; /* wrapped past UINT32_MAX */
 	}
-	if (rs->emit && (spool_finish(&rs->nodes) || spool_finish(&rs->succ) || spool_finish(&rs->roots)))
+	if (rs->emit && (spool_finish(&rs->nodes) || spool_finish(&rs->cnt) || spool_finish(&rs->succ) ||
+	                 spool_finish(&rs->roots)))
 		return -1;
 	return 0;
 }
