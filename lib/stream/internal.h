@@ -89,7 +89,6 @@ struct ev_input {
 	uint64_t offset, lineno;
 };
 
-
 struct ev_output {
 	int fd, is_stdout, direct, err, saved_errno;
 	char *path, *tmp, *name;
@@ -102,7 +101,6 @@ struct ev_output {
 	struct ev_output *next_open;
 };
 
-
 /* The line of n bytes at the front of the buffer is read: past it and its
  * LF. */
 static inline void ev_input_consume(struct ev_input *in, size_t n)
@@ -114,7 +112,7 @@ static inline void ev_input_consume(struct ev_input *in, size_t n)
 }
 
 /* The next line when it is a record of EV_RECORD_SIZE bytes with nothing
- * escaped in it (the common case: about nine lines in ten), consumed; else
+ * escaped in it (the common case: about four lines in five), consumed; else
  * NULL and nothing consumed (the caller takes the general way). */
 static inline const unsigned char *ev_input_plain_record(struct ev_input *in)
 {
