@@ -371,8 +371,10 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 		}
 	}
 	for (;;) {
-		/* Records of another size with nothing escaped. */
-		int plain = r->in_segment && (line = ev_input_plain_line(r->in, r->recsize)) != NULL;
+		/* Records of another size with nothing escaped (a record of
+		 * this size was tried above, on the same bytes). */
+		int plain = r->in_segment && r->recsize != EV_RECORD_SIZE &&
+		            (line = ev_input_plain_line(r->in, r->recsize)) != NULL;
 		if (plain) {
 			len = r->recsize;
 			rc = EV_REC;
