@@ -690,25 +690,22 @@ static long resolve_deps(struct ev_goal *g, struct rankst *rs, const struct goal
 		}
 		if ((v & K_IDX) < rs->node_lo && g->o.binary)
 			return window_error(g, recno, op, t, rs->wcap);
-		d[k].target = v & K_IDX;
-		d[k].ireq = ireq;
-		k++;
-	}
-	size_t m = 0;
-	for (size_t i = 0; i < k; i++) {
-		size_t j;
-		for (j = 0; j < m; j++)
-			if (d[j].target == d[i].target)
-				break;
-		if (j < m) {
-			if (!d[i].ireq)
+		/* A duplicate is merged as it is found (d[k] is written once, as
+		 * a whole: written by halves and then read back whole, it waited
+		 * for the two stores to reach the cache, a sixth of flush_op). */
+		uint32_t node = v & K_IDX;
+		size_t j = 0;
+		while (j < k && d[j].target != node)
+			j++;
+		if (j < k) {
+			if (!ireq)
 				d[j].ireq = 0;
 			rs->dups++;
 			continue;
 		}
-		d[m++] = d[i];
+		d[k++] = (struct dep){ node, ireq };
 	}
-	return (long)m;
+	return (long)k;
 }
 
 /* The pending op of a rank has all its DEPs: resolve, check, write. */
