@@ -15,12 +15,18 @@
  * one fault backs 2 MiB), blocks are powers of two, and a freed block goes
  * on a free list of its size to be used again.  A block of 1 MiB or more
  * (the edge pool, the spool read buffer) gets a reservation of its own,
- * unmapped when it is freed.  A freed block of 128 KiB or more (glibc's
- * own threshold for giving memory back) is handed back to the kernel but
- * for its first page while it waits on its list: the windows of all ranks
- * grow together and seldom ask for a freed size again.  So memory is what
- * the arrays need plus the rounding, and grows with ranks and the window,
- * never with the input.  Where reservations fail (a `ulimit -v`, strict
+ * unmapped when it is freed.  Freed blocks of 128 KiB or more (glibc's
+ * own threshold for giving memory back) stay backed while they wait on
+ * their lists up to IDLE_BUDGET bytes in all; past it they are handed back
+ * to the kernel but for their first page: the windows of all ranks grow
+ * together and seldom ask for a freed size again.  Not at once: handing
+ * back part of a huge page splits it into small ones, and at 64 ranks the
+ * 64 windows freed as they grew split the huge pages around them, so the
+ * windows and spool buffers took faults and TLB misses for the rest of the
+ * run (ev2goal --binary on the bench input: builder thread 183 -> 123 ms
+ * of CPU, 9 MiB more resident).  So memory is what the arrays need plus
+ * the rounding and at most IDLE_BUDGET of freed blocks, and grows with
+ * ranks and the window, never with the input.  Where reservations fail (a `ulimit -v`, strict
  * overcommit) blocks come from malloc, kept on a list so that the release
  * frees them too.
  */
@@ -35,6 +41,7 @@
 #define MAX_CHUNK ((size_t)32 << 20)
 #define DEDICATED ((size_t)1 << 20)   /* blocks of their own from this size */
 #define GIVE_BACK ((size_t)128 << 10) /* freed blocks handed back from this size */
+#define IDLE_BUDGET ((size_t)16 << 20)  /* ... once this many bytes of them wait */
 #define PAGE ((size_t)4096)
 /* A malloc'ed block has this header in front: the list of such blocks. */
 #define MHDR 64
@@ -118,6 +125,8 @@ void *goal_arena_alloc(struct goal_arena *a, size_t bytes, int zero)
 	struct goal_free *f = a->free[k];
 	if (f) {
 		a->free[k] = f->next;
+		if (!f->clean && n >= GIVE_BACK)
+			a->idle -= n;
 		if (zero)
 			memset(f, 0, f->clean ? PAGE : n);
 		return f;
@@ -183,12 +192,17 @@ void goal_arena_free(struct goal_arena *a, void *p, size_t bytes)
 	f->next = a->free[k];
 	f->clean = 0;
 	a->free[k] = f;
+	if (n < GIVE_BACK)
+		return;
 #ifdef MADV_DONTNEED
 	/* The rest reads as zero and is backed again where it is touched; the
 	 * first page keeps the list's link. */
-	if (n >= GIVE_BACK && madvise((unsigned char *)p + PAGE, n - PAGE, MADV_DONTNEED) == 0)
+	if (a->idle + n > IDLE_BUDGET && madvise((unsigned char *)p + PAGE, n - PAGE, MADV_DONTNEED) == 0) {
 		f->clean = 1;
+		return;
+	}
 #endif
+	a->idle += n;
 }
 
 void goal_arena_release(struct goal_arena *a)

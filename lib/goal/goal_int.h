@@ -53,6 +53,7 @@ struct goal_arena {
 	unsigned char *cur;         /* the unused rest of the newest chunk */
 	size_t left, next_chunk;
 	struct goal_free *free[64]; /* freed blocks by log2 of their size */
+	size_t idle;                /* bytes of freed blocks still backed (of GIVE_BACK or more) */
 	struct goal_mblock *mallocd; /* blocks from malloc (reservations failed) */
 	int no_reserve;
 };

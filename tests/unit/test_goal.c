@@ -823,6 +823,42 @@ static void test_arena(void)
 		CHECK(nonzero == 0);
 		goal_arena_free(&a, m2, mid);
 	}
+	/* Freed blocks of 128 KiB or more wait backed (counted idle) until 16
+	 * MiB of them wait; the ones past that are handed back.  Taken again
+	 * with zero set, both kinds are all zero; a waiting one taken leaves
+	 * the idle count. */
+	{
+		enum { NB = 40 };
+		size_t bs = (size_t)512 << 10;
+		unsigned char *blk[NB];
+		int n = 0;
+		for (; n < NB; n++) {
+			if (!(blk[n] = goal_arena_alloc(&a, bs, 0)))
+				break;
+			memset(blk[n], 0xCD, bs);
+		}
+		CHECK(n == NB);
+		size_t idle0 = a.idle; /* blocks freed by arena_blocks, maybe */
+		for (int i = 0; i < n; i++)
+			goal_arena_free(&a, blk[i], bs);
+		/* As many as fit in 16 MiB with what already waited. */
+		CHECK(a.idle - idle0 == (((size_t)16 << 20) - idle0) / bs * bs);
+		CHECK(a.idle <= ((size_t)16 << 20));
+		size_t nonzero = 0;
+		for (int i = 0; i < n; i++) {
+			unsigned char *m = goal_arena_alloc(&a, bs, 1);
+			CHECK(m != NULL);
+			if (!m)
+				break;
+			for (size_t k = 0; k < bs; k += 509)
+				nonzero += m[k] != 0;
+			blk[i] = m;
+		}
+		CHECK(nonzero == 0);
+		CHECK(a.idle == idle0);
+		for (int i = 0; i < n; i++)
+			goal_arena_free(&a, blk[i], bs);
+	}
 	goal_arena_release(&a);
 	CHECK(a.nchunks == 0 && a.chunks == NULL);
 
