@@ -28,6 +28,32 @@ golden() {
 	golden annotated ann.ev
 }
 
+@test "annotated generator: coll_kernel markers as ATLAHS' NCCL prints them, read by key" {
+	# ATLAHS' enqueue.cc prints sendbuff and recvbuff before pid, and its V2
+	# generator's pattern requires them (without them it drops every
+	# collective, silently: docs/nsys2goal.md).  nsys2ev reads markers by
+	# key: the same stream with the two fields taken out.
+	python3 "$GEN" --iters 1 ann
+	f=$(ls ann/*.sqlite | head -n 1)
+	n=$(sqlite3 "$f" "SELECT count(*) FROM NVTX_EVENTS WHERE text LIKE 'nWarps %'")
+	[ "$n" -gt 0 ]
+	run -0 sqlite3 "$f" "SELECT count(*) FROM NVTX_EVENTS WHERE text LIKE 'nWarps %'
+	  AND text GLOB 'nWarps [0-9]* count [0-9]* chunkCount [0-9]* workCount [0-9]* lastChunkCount [0-9]* workOffset [0-9]* sendbuff [0-9]* recvbuff [0-9]* pid [0-9]*'"
+	[ "$output" = "$n" ]
+	run -0 nsys2ev -o with.ev ann
+	mkdir bare
+	for s in ann/*.sqlite; do
+		cp "$s" bare/
+		sqlite3 "bare/${s##*/}" "UPDATE NVTX_EVENTS SET text = substr(text, 1, instr(text, ' sendbuff ') - 1) || substr(text, instr(text, ' pid '))
+		  WHERE text LIKE 'nWarps % sendbuff % pid %'"
+	done
+	[ "$(sqlite3 "bare/${f##*/}" "SELECT count(*) FROM NVTX_EVENTS WHERE text LIKE '% sendbuff %'")" = 0 ]
+	run -0 nsys2ev -o without.ev bare
+	# Only the #src lines, which name the files, may differ.
+	diff <(grep -av '^#src ' with.ev) <(grep -av '^#src ' without.ev)
+	[ "$(ev-view -M -H with.ev | wc -l)" -gt 0 ]
+}
+
 @test "stock NCCL with payload blobs: golden output" {
 	python3 "$GEN" --flavour stock --iters 1 stock
 	run -0 --separate-stderr nsys2ev -o stock.ev stock

@@ -365,10 +365,15 @@ def main():
                                        f"chunkSteps {4 if proto == 2 else 1} sliceSteps {2 if proto == 2 else 1} "
                                        f"stepSize {131072 if proto == 2 else 16384} pid {r.pid}")
                 count = size // ts
+                # Device addresses as the annotated NCCL prints them (%lu):
+                # a buffer pair per operation, never in place.
+                sendbuff = 0x7F0000000000 + (r.local << 36) + (r.corr << 24)
+                recvbuff = sendbuff + (1 << 23)
                 for i, (work, off, chunk, last) in enumerate(chan_split(count, nch, ts, n, algo)):
                     r.nvtx(t + 6000 + i, None, f"nWarps {THREADS.get((algo, proto), 512) // 32} count {count} "
                                                f"chunkCount {chunk} workCount {work} lastChunkCount {last} "
-                                               f"workOffset {off} pid {r.pid}")
+                                               f"workOffset {off} sendbuff {sendbuff} recvbuff {recvbuff} "
+                                               f"pid {r.pid}")
             else:
                 vals = {"AllGather": [comm_hash, size], "AllReduce": [comm_hash, size, redop],
                         "Broadcast": [comm_hash, size, root], "ReduceScatter": [comm_hash, size, redop],
