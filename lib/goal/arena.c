@@ -16,17 +16,17 @@
  * on a free list of its size to be used again.  A block of 1 MiB or more
  * (the edge pool, the spool read buffer) gets a reservation of its own,
  * unmapped when it is freed.  Freed blocks of 128 KiB or more (glibc's
- * own threshold for giving memory back) stay backed while they wait on
- * their lists up to IDLE_BUDGET bytes in all; past it they are handed back
- * to the kernel but for their first page: the windows of all ranks grow
- * together and seldom ask for a freed size again.  Not at once: handing
- * back part of a huge page splits it into small ones, and at 64 ranks the
- * 64 windows freed as they grew split the huge pages around them, so the
- * windows and spool buffers took faults and TLB misses for the rest of the
- * run (ev2goal --binary on the bench input: builder thread 183 -> 123 ms
- * of CPU, 9 MiB more resident).  So memory is what the arrays need plus
- * the rounding and at most IDLE_BUDGET of freed blocks, and grows with
- * ranks and the window, never with the input.  Where reservations fail (a `ulimit -v`, strict
+ * own threshold for giving memory back) are handed back to the kernel but
+ * for their first page, since the windows of all ranks grow together and
+ * seldom ask for a freed size again, but only once IDLE_BUDGET bytes of
+ * them wait on the lists: handing back part of a huge page splits it, and
+ * when the 64 windows of the bench's input were handed back as they grew,
+ * the huge pages around them were split and the windows and spool buffers
+ * there took faults and TLB misses for the rest of the run (ev2goal
+ * --binary: builder thread 183 -> 123 ms of CPU, for 9 MiB more resident).
+ * So memory is what the arrays need plus the rounding and at most
+ * IDLE_BUDGET of freed blocks, and grows with ranks and the window, never
+ * with the input.  Where reservations fail (a `ulimit -v`, strict
  * overcommit) blocks come from malloc, kept on a list so that the release
  * frees them too.
  */

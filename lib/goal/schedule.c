@@ -690,9 +690,9 @@ static long resolve_deps(struct ev_goal *g, struct rankst *rs, const struct goal
 		}
 		if ((v & K_IDX) < rs->node_lo && g->o.binary)
 			return window_error(g, recno, op, t, rs->wcap);
-		/* A duplicate is merged as it is found (d[k] is written once, as
-		 * a whole: written by halves and then read back whole, it waited
-		 * for the two stores to reach the cache, a sixth of flush_op). */
+		/* A duplicate is merged as it is found, and d[k] is written once
+		 * and whole: written by halves and then read back whole, it waited
+		 * on store forwarding (a tenth of flush_op's samples). */
 		uint32_t node = v & K_IDX;
 		size_t j = 0;
 		while (j < k && d[j].target != node)
