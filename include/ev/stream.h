@@ -439,6 +439,9 @@ uint64_t ev_reader_recno(const ev_reader *r);  /* records read, 1-based of the l
 uint64_t ev_reader_lineno(const ev_reader *r); /* line number of the last item */
 uint32_t ev_reader_segments(const ev_reader *r);
 const char *ev_reader_name(const ev_reader *r);
+/* 1 when the input is a regular file (plain or gzip): reading it never waits
+ * on another process, as a pipe's reader does. */
+int ev_reader_from_file(const ev_reader *r);
 /* "line 12: record size 80, expected 96" for the last error. */
 const char *ev_reader_errdetail(const ev_reader *r);
 int ev_reader_close(ev_reader *r);

@@ -14,8 +14,10 @@
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
 #endif
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "goal_int.h"
 
@@ -51,7 +53,10 @@ struct ring {
 	struct batch b[NBATCH];
 	unsigned char *mem; /* the batches' buffers */
 	int big;            /* mem is an ev_big_reserve */
-	uint64_t filled, used; /* batches produced and consumed so far */
+	_Atomic uint64_t filled; /* batches produced so far (stored under mu) */
+	uint64_t used;           /* and consumed */
+	int spin;                /* the builder may spin (the input is a file) */
+	long spin_ns;            /* how long it spins before it sleeps */
 	int stop;              /* the consumer gave up */
 	int reader_waits;      /* the reader sleeps until the ring is half empty */
 	int builder_waits;     /* the builder sleeps until a batch is filled */
@@ -172,13 +177,68 @@ static void *reader_main(void *arg)
 		struct batch *b = &q->b[i % NBATCH];
 		fill(q, b);
 		pthread_mutex_lock(&q->mu);
-		q->filled = i + 1;
+		atomic_store_explicit(&q->filled, i + 1, memory_order_release);
 		if (q->builder_waits)
 			pthread_cond_broadcast(&q->cv);
 		pthread_mutex_unlock(&q->mu);
 		if (b->rc)
 			return NULL;
 	}
+}
+
+/* The builder spins a while before it sleeps: a wake-up costs the waking
+ * thread a system call and, on virtual machines, the sleeper's core a halt
+ * and an interrupt to leave it (a twentieth of the reader thread's time on
+ * the 2-core guest of docs/bench-results.md, on the critical path), while
+ * the builder, a little faster than the reader, mostly waits a fraction of
+ * a batch.  Not when the input is a pipe: there the reader waits on the
+ * process upstream, and a spinning builder would take that process's core
+ * (the piped rows of bench/ev2goal.sh took a tenth longer).  After a wait
+ * longer than the limit (a file on a slow disk) the budget halves; after a
+ * shorter one it is whole again. */
+#define SPIN_MAX_NS 250000L
+#define SPIN_MIN_NS 2000L
+
+static long elapsed_ns(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)(t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+}
+
+/* 1 once batch i is filled, 0 when the budget ran out first. */
+static int spin_for_batch(struct ring *q, uint64_t i, const struct timespec *t0)
+{
+	if (!q->spin || q->spin_ns < SPIN_MIN_NS)
+		return 0;
+	for (unsigned k = 1;; k++) {
+		if (atomic_load_explicit(&q->filled, memory_order_acquire) > i)
+			return 1;
+#if defined(__SSE2__) && defined(__x86_64__)
+		_mm_pause();
+#endif
+		if (!(k & 63) && elapsed_ns(t0) > q->spin_ns)
+			return 0;
+	}
+}
+
+/* Wait (spinning, then sleeping) until batch i is filled. */
+static void wait_for_batch(struct ring *q, uint64_t i)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (spin_for_batch(q, i, &t0))
+		return;
+	pthread_mutex_lock(&q->mu);
+	if (atomic_load_explicit(&q->filled, memory_order_relaxed) <= i) {
+		q->builder_waits = 1;
+		while (atomic_load_explicit(&q->filled, memory_order_relaxed) <= i)
+			pthread_cond_wait(&q->cv, &q->mu);
+		q->builder_waits = 0;
+	}
+	pthread_mutex_unlock(&q->mu);
+	if (q->spin)
+		q->spin_ns = elapsed_ns(&t0) < SPIN_MAX_NS ? SPIN_MAX_NS : q->spin_ns / 2;
 }
 
 /* Add the items of b; on failure *recno is the failing record. */
@@ -261,6 +321,8 @@ int ev_goal_feed(ev_goal *g, ev_reader *r, uint64_t *recno, int *reader_rc, void
 		q->b[i].buf = q->mem + (size_t)i * BATCH_BYTES;
 	q->r = r;
 	q->recno = *recno;
+	q->spin = ev_reader_from_file(r);
+	q->spin_ns = SPIN_MAX_NS;
 	pthread_t th;
 	if (pthread_mutex_init(&q->mu, NULL)) {
 		ring_free(q);
@@ -279,14 +341,8 @@ int ev_goal_feed(ev_goal *g, ev_reader *r, uint64_t *recno, int *reader_rc, void
 	}
 	int status = EV_OK;
 	for (uint64_t i = 0;; i++) {
-		pthread_mutex_lock(&q->mu);
-		if (q->filled <= i) {
-			q->builder_waits = 1;
-			while (q->filled <= i)
-				pthread_cond_wait(&q->cv, &q->mu);
-			q->builder_waits = 0;
-		}
-		pthread_mutex_unlock(&q->mu);
+		if (atomic_load_explicit(&q->filled, memory_order_acquire) <= i)
+			wait_for_batch(q, i);
 		struct batch *b = &q->b[i % NBATCH];
 		uint64_t before = *recno;
 		status = add_batch(g, b, recno);
@@ -297,7 +353,7 @@ int ev_goal_feed(ev_goal *g, ev_reader *r, uint64_t *recno, int *reader_rc, void
 		q->used = i + 1;
 		if (status)
 			q->stop = 1;
-		if (q->reader_waits && (status || q->filled - q->used <= NBATCH / 2))
+		if (q->reader_waits && (status || atomic_load_explicit(&q->filled, memory_order_relaxed) - q->used <= NBATCH / 2))
 			pthread_cond_broadcast(&q->cv);
 		pthread_mutex_unlock(&q->mu);
 		if (status)

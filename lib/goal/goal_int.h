@@ -69,8 +69,8 @@ void goal_arena_release(struct goal_arena *a);
 
 /* Every spool of a builder shares one temporary file, unlinked as soon as it
  * is made (nothing to clean up after a signal, one inode whatever the number
- * of ranks).  A spool fills its buffer and writes it as a block; every block
- * but a spool's last is full, so each block has a slot of the buffer's size
+ * of ranks).  A spool fills its buffer and writes it as a block; each block
+ * has a slot of the spool's size (header and buffer), aligned to that size,
  * and the slot of a spool's next block is taken when a block is written:
  * its header already holds where the next one goes.  A spool costs a few
  * words of memory, not a list of its blocks, and a block is one write and
@@ -86,7 +86,7 @@ struct spoolfile {
 struct spool {
 	struct spoolfile *f;
 	struct goal_arena *a; /* where buf comes from */
-	unsigned char *buf;
+	unsigned char *buf;   /* cap bytes, the block header's room before it */
 	size_t len, cap;
 	uint64_t first;       /* offset of its first block */
 	uint64_t next;        /* the slot its next block goes to */
@@ -101,8 +101,10 @@ struct spool_iter {
 
 int spoolfile_open(struct spoolfile *f, const char *dir);
 void spoolfile_close(struct spoolfile *f);
-/* The buffer comes from a and goes with it (goal_arena_release). */
-int spool_init(struct spool *s, struct spoolfile *f, struct goal_arena *a, size_t cap);
+/* slot: bytes of each block in the file, a power of two of at least
+ * 2 * SPOOL_HDR; the buffer holds slot - SPOOL_HDR bytes (cap).  It comes
+ * from a and goes with it (goal_arena_release). */
+int spool_init(struct spool *s, struct spoolfile *f, struct goal_arena *a, size_t slot);
 int spool_flush(struct spool *s);
 /* The last write: a spool that never reached the file stays in memory;
  * else the rest is written as its last block. */

@@ -3,6 +3,14 @@
  * ev_output.c - buffered output to standard output or to a file that is
  * written under a temporary name and renamed into place only on success,
  * so an interrupted or failed run never leaves a partial result behind.
+ *
+ * To a regular file the bytes go in whole blocks of OUT_BUF at offsets
+ * that are multiples of it, so that the page cache can hold the file in
+ * large folios: the next tool reads it back at about twice the speed (a
+ * 525 MB stream: 40 ms of read(2) against 70-90 ms when written in
+ * unaligned pieces, ext4 on Linux 6.18; docs/ev2goal.md).  A record that
+ * crosses a block boundary goes into the buffer's slack and the few bytes
+ * past the boundary are moved to the front after the block is written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +27,7 @@
 #include "internal.h"
 
 #define OUT_BUF (1u << 18)
+#define OUT_SLACK (1u << 16) /* past a block boundary: the largest reservation that may cross it */
 #define TEMP_BLOCK 256
 
 /* Temp names still open, for removal from a signal handler.  Blocks of
@@ -158,8 +167,8 @@ int ev_output_open(ev_output **out, const char *path)
 		return EV_ERR_NOMEM;
 	o->fd = -1;
 	o->temp_slot = -1;
-	o->cap = OUT_BUF;
-	o->buf = malloc(o->cap);
+	o->cap = o->alloc = OUT_BUF;
+	o->buf = malloc(OUT_BUF + OUT_SLACK);
 	if (!o->buf) {
 		rc = EV_ERR_NOMEM;
 		goto fail;
@@ -204,6 +213,17 @@ int ev_output_open(ev_output **out, const char *path)
 	}
 	if (fstat(o->fd, &st) == 0 && S_ISFIFO(st.st_mode))
 		(void)fcntl(o->fd, F_SETPIPE_SZ, 1 << 20); /* fewer context switches */
+	if (fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* Where the writes start (standard output may be open at any
+		 * offset, or for appending). */
+		off_t at = (fcntl(o->fd, F_GETFL) & O_APPEND) ? st.st_size : lseek(o->fd, 0, SEEK_CUR);
+		if (at >= 0) {
+			o->block = OUT_BUF;
+			o->alloc = OUT_BUF + OUT_SLACK;
+			o->pos = (uint64_t)at;
+			o->cap = OUT_BUF - (size_t)(o->pos % OUT_BUF);
+		}
+	}
 	*out = o;
 	return EV_OK;
 fail:;
@@ -221,13 +241,37 @@ static int write_failed(ev_output *o)
 	return o->err;
 }
 
+/* Everything in the buffer. */
 static int flush_buf(ev_output *o)
 {
 	if (o->err)
 		return o->err;
 	int rc = ev_write_all(o->fd, o->buf, o->len);
+	o->pos += o->len;
 	o->len = 0;
+	if (o->block)
+		o->cap = o->block - (size_t)(o->pos % o->block);
 	return rc ? write_failed(o) : EV_OK;
+}
+
+/* Block mode, len >= cap: the bytes up to each block boundary, the rest
+ * (the part of a reservation past the boundary) moved to the front; then
+ * len < cap. */
+static int flush_block(ev_output *o)
+{
+	if (o->err)
+		return o->err;
+	size_t w = 0;
+	while (o->len - w >= o->cap) {
+		if (ev_write_all(o->fd, o->buf + w, o->cap))
+			return write_failed(o);
+		w += o->cap;
+		o->pos += o->cap;
+		o->cap = o->block;
+	}
+	memmove(o->buf, o->buf + w, o->len - w);
+	o->len -= w;
+	return EV_OK;
 }
 
 int ev_output_flush(ev_output *o)
@@ -240,18 +284,29 @@ int ev_output_flush(ev_output *o)
 
 char *ev_output_reserve(ev_output *o, size_t n)
 {
-	if (o->cap - o->len < n) {
-		if (flush_buf(o))
+	if (o->len + n <= o->cap)
+		return o->buf + o->len;
+	if (o->block) {
+		if (o->len >= o->cap && flush_block(o))
 			return NULL;
-		if (n > o->cap) {
-			char *nb = realloc(o->buf, n);
-			if (!nb) {
-				o->err = EV_ERR_NOMEM;
-				return NULL;
-			}
-			o->buf = nb;
-			o->cap = n;
+		/* Across the boundary, into the slack. */
+		if (o->len + n <= o->alloc)
+			return o->buf + o->len;
+	}
+	/* Larger than the slack: everything out, the buffer grown if need be
+	 * (the next block is shorter and the file aligned again). */
+	if (flush_buf(o))
+		return NULL;
+	if (n > o->alloc) {
+		char *nb = realloc(o->buf, n);
+		if (!nb) {
+			o->err = EV_ERR_NOMEM;
+			return NULL;
 		}
+		o->buf = nb;
+		o->alloc = n;
+		if (!o->block)
+			o->cap = n;
 	}
 	return o->buf + o->len;
 }
@@ -262,23 +317,50 @@ int ev_output_write(ev_output *o, const void *data, size_t n)
 {
 	if (o->err)
 		return o->err;
-	if (n > o->cap - o->len) {
+	if (o->len + n <= o->cap) {
+		memcpy(o->buf + o->len, data, n);
+		o->len += n;
+		return EV_OK;
+	}
+	if (!o->block) {
 		if (flush_buf(o))
 			return o->err;
 		if (n >= o->cap) {
 			/* Large writes bypass the buffer. */
 			return ev_write_all(o->fd, data, n) ? write_failed(o) : EV_OK;
 		}
+		memcpy(o->buf, data, n);
+		o->len = n;
+		return EV_OK;
 	}
-	memcpy(o->buf + o->len, data, n);
-	o->len += n;
+	/* Block mode: the buffer up to each boundary; whole blocks straight
+	 * from data once the buffer is empty at a boundary. */
+	const char *d = data;
+	while (n) {
+		if (o->len >= o->cap && flush_block(o))
+			return o->err;
+		if (o->len == 0 && o->cap == o->block && n >= o->block) {
+			size_t w = n - n % o->block;
+			if (ev_write_all(o->fd, d, w))
+				return write_failed(o);
+			o->pos += w;
+			d += w;
+			n -= w;
+			continue;
+		}
+		size_t k = o->cap - o->len < n ? o->cap - o->len : n;
+		memcpy(o->buf + o->len, d, k);
+		o->len += k;
+		d += k;
+		n -= k;
+	}
 	return EV_OK;
 }
 
 int ev_output_putc(ev_output *o, int c)
 {
-	if (o->len == o->cap && flush_buf(o))
-		return o->err;
+	if (o->len + 1 > o->cap && !ev_output_reserve(o, 1))
+		return o->err ? o->err : EV_ERR_NOMEM;
 	o->buf[o->len++] = (char)c;
 	return EV_OK;
 }

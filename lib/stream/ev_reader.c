@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ev.h"
 #include "internal.h"
@@ -515,6 +516,12 @@ uint64_t ev_reader_lineno(const ev_reader *r) { return r->lineno; }
 uint32_t ev_reader_segments(const ev_reader *r) { return r->segments; }
 const char *ev_reader_name(const ev_reader *r) { return ev_input_name(r->in); }
 const char *ev_reader_errdetail(const ev_reader *r) { return r->detail; }
+
+int ev_reader_from_file(const ev_reader *r)
+{
+	struct stat st;
+	return fstat(r->in->fd, &st) == 0 && S_ISREG(st.st_mode);
+}
 
 int ev_reader_close(ev_reader *r)
 {

@@ -92,8 +92,15 @@ struct ev_input {
 struct ev_output {
 	int fd, is_stdout, direct, err, saved_errno;
 	char *path, *tmp, *name;
+	/* buf[0, len) waits to be written.  A reservation that ends within
+	 * cap is taken without a call.  To a regular file (block != 0) cap is
+	 * where the next block boundary of the file falls in buf, and len may
+	 * pass it by less than the reservation that crossed it (alloc holds
+	 * the slack); elsewhere cap = alloc. */
 	char *buf;
-	size_t len, cap;
+	size_t len, cap, alloc;
+	size_t block;      /* regular file: written in blocks of this size ... */
+	uint64_t pos;      /* ... aligned to it; the file offset of buf[0] */
 	int temp_slot;
 	int replaces; /* dev/ino name an existing file that the rename replaces */
 	dev_t dev;
@@ -186,7 +193,7 @@ static inline const unsigned char *ev_input_escaped_record(struct ev_input *in, 
  * has room. */
 static inline char *ev_output_room(struct ev_output *o, size_t n)
 {
-	return o->cap - o->len >= n ? o->buf + o->len : ev_output_reserve(o, n);
+	return o->len + n <= o->cap ? o->buf + o->len : ev_output_reserve(o, n);
 }
 static inline void ev_output_used(struct ev_output *o, size_t n) { o->len += n; }
 

@@ -4,12 +4,15 @@
  * escaping, string ids, segments, truncation and version checks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ev.h"
+#include "stream/internal.h" /* struct ev_output: its descriptor, to watch the file grow */
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/ev-unit-XXXXXX";
@@ -983,6 +986,100 @@ static void test_output_atomic(void)
 	CHECK(ev_output_close(o) == EV_ERR_IO && errno == ENOSPC);
 }
 
+/* The size of the file behind o so far. */
+static uint64_t output_size(const ev_output *o)
+{
+	struct stat st;
+	CHECK(fstat(o->fd, &st) == 0);
+	return (uint64_t)st.st_size;
+}
+
+/* A mix of every way into an ev_output: the bytes come out whole and in
+ * order, and a regular file only ever grows to a multiple of the block
+ * size (OUT_BUF, 256 KiB), but after a reservation larger than the slack,
+ * which writes what it has and is aligned again by the next block.  skip:
+ * bytes already in the file (standard output open at an offset). */
+static void output_mix(ev_output *o, const char *path, uint64_t skip)
+{
+	const uint64_t block = 1u << 18;
+	size_t cap = 12u << 20, n = 0;
+	unsigned char *want = malloc(cap);
+	uint32_t x = 12345;
+	int aligned = 1;
+	for (int op = 0; n < 9u << 20; op++) {
+		x = x * 1103515245u + 12345u;
+		uint32_t r = x >> 8, kind = r % 16;
+		size_t k;
+		if (kind < 9) { /* a record's reservation */
+			k = 1 + r % 300;
+			char *p = ev_output_reserve(o, k + 64);
+			CHECK(p != NULL);
+			for (size_t i = 0; i < k; i++)
+				p[i] = (char)(n + i);
+			ev_output_commit(o, k);
+		} else if (kind < 12) { /* writes, small to several blocks */
+			k = kind == 11 ? r % 700000 : r % 5000;
+			for (size_t i = 0; i < k; i++)
+				want[n + i] = (unsigned char)(n + i);
+			CHECK(ev_output_write(o, want + n, k) == EV_OK);
+		} else if (kind < 14) {
+			k = 1;
+			CHECK(ev_output_putc(o, (char)n) == EV_OK);
+		} else if (kind == 14) {
+			k = 9;
+			CHECK(ev_output_printf(o, "%09u", (unsigned)(n % 1000000000u)) == EV_OK);
+			snprintf((char *)want + n, 10, "%09u", (unsigned)(n % 1000000000u));
+		} else { /* now and then larger than the slack */
+			k = r % 8 ? 0 : 100000 + r % 1000;
+			char *p = ev_output_reserve(o, k);
+			CHECK(p != NULL);
+			for (size_t i = 0; i < k; i++)
+				p[i] = (char)(n + i);
+			ev_output_commit(o, k);
+			if (k)
+				aligned = 0;
+		}
+		if (kind < 9 || kind >= 12)
+			for (size_t i = 0; i < k && kind != 14; i++)
+				want[n + i] = (unsigned char)(n + i);
+		n += k;
+		uint64_t size = output_size(o);
+		if (size != skip && aligned)
+			CHECK(size % block == 0);
+		else if (size % block == 0)
+			aligned = 1; /* the next block put it right */
+	}
+	CHECK(ev_output_close(o) == EV_OK);
+	size_t got;
+	char *d = read_file(path, &got);
+	CHECK(got == skip + n && memcmp(d + skip, want, n) == 0);
+	free(d);
+	free(want);
+}
+
+static void test_output_blocks(void)
+{
+	ev_output *o;
+	const char *p = path_in_tmp("blocks.bin");
+	CHECK(ev_output_open(&o, p) == EV_OK);
+	output_mix(o, p, 0);
+	/* Standard output redirected to a file that already holds 1000 bytes:
+	 * the first block ends at 256 KiB of the file, not of the output. */
+	char *q = strdup(path_in_tmp("stdout.bin"));
+	char head[1000];
+	memset(head, 'h', sizeof head);
+	write_file(q, head, sizeof head);
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO), fd = open(q, O_WRONLY | O_APPEND);
+	CHECK(saved >= 0 && fd >= 0 && dup2(fd, STDOUT_FILENO) == STDOUT_FILENO);
+	close(fd);
+	CHECK(ev_output_open(&o, "-") == EV_OK);
+	output_mix(o, q, sizeof head);
+	CHECK(dup2(saved, STDOUT_FILENO) == STDOUT_FILENO);
+	close(saved);
+	free(q);
+}
+
 /* End times saturate instead of overflowing for format-legal extremes. */
 static void test_rec_end(void)
 {
@@ -1058,6 +1155,7 @@ int main(void)
 	RUN(test_read_run);
 	RUN(test_input_read_paths);
 	RUN(test_output_atomic);
+	RUN(test_output_blocks);
 	RUN(test_rec_end);
 	RUN(test_write_all);
 	char cmd[128];
