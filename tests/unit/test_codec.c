@@ -1009,39 +1009,28 @@ static void output_mix(ev_output *o, const char *path, uint64_t skip)
 	for (int op = 0; n < 9u << 20; op++) {
 		x = x * 1103515245u + 12345u;
 		uint32_t r = x >> 8, kind = r % 16;
-		size_t k;
-		if (kind < 9) { /* a record's reservation */
-			k = 1 + r % 300;
-			char *p = ev_output_reserve(o, k + 64);
+		/* The bytes of this step: a record's reservation, a write (small
+		 * to several blocks), a character, a number printed, or now and
+		 * then a reservation larger than the slack. */
+		size_t k = kind < 9 ? 1 + r % 300 : kind < 11 ? r % 5000 : kind == 11 ? r % 700000 : kind < 14 ? 1 :
+		           kind == 14 ? 9 : r % 8 ? 0 : 100000 + r % 1000;
+		for (size_t i = 0; i < k; i++)
+			want[n + i] = (unsigned char)(n + i);
+		if (kind < 9 || kind == 15) {
+			char *p = ev_output_reserve(o, kind < 9 ? k + 64 : k);
 			CHECK(p != NULL);
-			for (size_t i = 0; i < k; i++)
-				p[i] = (char)(n + i);
+			memcpy(p, want + n, k);
 			ev_output_commit(o, k);
-		} else if (kind < 12) { /* writes, small to several blocks */
-			k = kind == 11 ? r % 700000 : r % 5000;
-			for (size_t i = 0; i < k; i++)
-				want[n + i] = (unsigned char)(n + i);
+			if (kind == 15 && k)
+				aligned = 0;
+		} else if (kind < 12) {
 			CHECK(ev_output_write(o, want + n, k) == EV_OK);
 		} else if (kind < 14) {
-			k = 1;
-			CHECK(ev_output_putc(o, (char)n) == EV_OK);
-		} else if (kind == 14) {
-			k = 9;
-			CHECK(ev_output_printf(o, "%09u", (unsigned)(n % 1000000000u)) == EV_OK);
+			CHECK(ev_output_putc(o, (char)want[n]) == EV_OK);
+		} else {
 			snprintf((char *)want + n, 10, "%09u", (unsigned)(n % 1000000000u));
-		} else { /* now and then larger than the slack */
-			k = r % 8 ? 0 : 100000 + r % 1000;
-			char *p = ev_output_reserve(o, k);
-			CHECK(p != NULL);
-			for (size_t i = 0; i < k; i++)
-				p[i] = (char)(n + i);
-			ev_output_commit(o, k);
-			if (k)
-				aligned = 0;
+			CHECK(ev_output_printf(o, "%s", (char *)want + n) == EV_OK);
 		}
-		if (kind < 9 || kind >= 12)
-			for (size_t i = 0; i < k && kind != 14; i++)
-				want[n + i] = (unsigned char)(n + i);
 		n += k;
 		uint64_t size = output_size(o);
 		if (size != skip && aligned)
@@ -1078,6 +1067,27 @@ static void test_output_blocks(void)
 	CHECK(dup2(saved, STDOUT_FILENO) == STDOUT_FILENO);
 	close(saved);
 	free(q);
+}
+
+/* A file says so; a pipe does not (ev2goal's builder spins only on files). */
+static void test_reader_from_file(void)
+{
+	const char *p = path_in_tmp("from-file.ev");
+	write_file(p, "", 0);
+	ev_strtab *st = ev_strtab_new();
+	ev_reader *r;
+	CHECK(ev_reader_open(&r, p, st, NULL) == EV_OK);
+	CHECK(ev_reader_from_file(r) == 1);
+	ev_reader_close(r);
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	close(fds[1]); /* nothing will come: the reader sees the end at once */
+	ev_input *in;
+	CHECK(ev_input_fdopen(&in, fds[0], 1, "pipe") == EV_OK);
+	CHECK(ev_reader_from_input(&r, in, st, NULL) == EV_OK);
+	CHECK(ev_reader_from_file(r) == 0);
+	ev_reader_close(r);
+	ev_strtab_free(st);
 }
 
 /* End times saturate instead of overflowing for format-legal extremes. */
@@ -1156,6 +1166,7 @@ int main(void)
 	RUN(test_input_read_paths);
 	RUN(test_output_atomic);
 	RUN(test_output_blocks);
+	RUN(test_reader_from_file);
 	RUN(test_rec_end);
 	RUN(test_write_all);
 	char cmd[128];

@@ -49,7 +49,18 @@ struct result {
 	int n;
 	char comm_line[256];
 	struct ev_nsys_file_stats fs;
+	int interned_markers; /* consumed_markers found in the string table */
 };
+
+/* Annotated markers of annotated_sql that become other records (or a
+ * #comm line) and are not written: they must not be interned, since their
+ * per-operation numbers would make memory grow with the operations. */
+#define COMM_MARKER "commHash 0xab commId 0xcd rank 0 nranks 1 pid 7"
+#define CALL_MARKER "ncclAllReduce(): commHash 0xab, stream 0x10, data_size 64, type_size 4, red_op 0, pid 7"
+#define INFO_MARKER                                                                                              \
+	"collType 4 root 0 redOp 0 algo 1 proto 2 commHash 0xab stream 0x10 data_size 64 type_size 4 chunkSize 1 " \
+	"chunkCount 16 chunkSteps 4 sliceSteps 2 stepSize 4096 pid 7"
+static const char *const consumed_markers[] = { COMM_MARKER, CALL_MARKER, INFO_MARKER };
 
 /* A new name for every conversion: a file read back is an input of this
  * process, and the library refuses to write onto inputs. */
@@ -88,6 +99,10 @@ static void convert(struct result *res, sqlite3 *db, const char *name, const str
 		snprintf(res->err, sizeof res->err, "%s", ev_nsys_errmsg(ns));
 	else
 		ev_nsys_file_stats(ns, 0, &res->fs);
+	for (size_t i = 0; ns && i < sizeof consumed_markers / sizeof *consumed_markers; i++) {
+		const char *m = consumed_markers[i];
+		res->interned_markers += ev_strtab_get(ev_nsys_strtab(ns), ev_hash64(m, strlen(m)), NULL) != NULL;
+	}
 	ev_nsys_free(ns);
 	if (rc)
 		return;
@@ -139,9 +154,9 @@ static const char *const annotated_sql =
 	"INSERT INTO StringIds VALUES (2, 'gemm_kernel');"
 	"CREATE TABLE NVTX_EVENTS (start INT, end INT NULL, text TEXT);"
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, globalPid, demangledName);"
-	"INSERT INTO NVTX_EVENTS VALUES (100, NULL, 'commHash 0xab commId 0xcd rank 0 nranks 1 pid 7');"
-	"INSERT INTO NVTX_EVENTS VALUES (200, 300, 'ncclAllReduce(): commHash 0xab, stream 0x10, data_size 64, type_size 4, red_op 0, pid 7');"
-	"INSERT INTO NVTX_EVENTS VALUES (210, NULL, 'collType 4 root 0 redOp 0 algo 1 proto 2 commHash 0xab stream 0x10 data_size 64 type_size 4 chunkSize 1 chunkCount 16 chunkSteps 4 sliceSteps 2 stepSize 4096 pid 7');"
+	"INSERT INTO NVTX_EVENTS VALUES (100, NULL, '" COMM_MARKER "');"
+	"INSERT INTO NVTX_EVENTS VALUES (200, 300, '" CALL_MARKER "');"
+	"INSERT INTO NVTX_EVENTS VALUES (210, NULL, '" INFO_MARKER "');"
 	"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (400, 900, 0, 3, 7 << 24, 1);"
 	"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (50, 90, 0, 3, 7 << 24, 2);"
 	"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 1100, 0, 3, 7 << 24, 2);";
@@ -208,6 +223,7 @@ static void test_annotated(void)
 	CHECK(count(&res, EV_KERNEL) == 3);
 	CHECK(strstr(res.comm_line, "#comm 205 nranks=1 ranks=0") != NULL);
 	CHECK(nwarnings == 0);
+	CHECK(res.interned_markers == 0);
 }
 
 /* Profiling marks cut the records outside; --window narrows further. */
