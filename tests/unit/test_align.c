@@ -355,6 +355,5 @@ int main(void)
 	RUN(test_start_mode);
 	RUN(test_config_name);
 	RUN(test_input_is_config);
-	printf("test_align: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed != 0;
+	return unit_report("test_align");
 }

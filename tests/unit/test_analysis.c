@@ -421,6 +421,5 @@ int main(void)
 	RUN(test_json_runs);
 	RUN(test_json_strip_ws);
 	RUN(test_json_digits_value);
-	printf("test_analysis: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return unit_report("test_analysis");
 }

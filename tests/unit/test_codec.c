@@ -1173,6 +1173,5 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
-	printf("test_codec: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return unit_report("test_codec");
 }

@@ -296,6 +296,5 @@ int main(void)
 	RUN(test_complog);
 	RUN(test_convert);
 	unlink(complog_path);
-	printf("test_flex: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return unit_report("test_flex");
 }

@@ -893,6 +893,5 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
-	printf("test_goal: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return unit_report("test_goal");
 }

@@ -186,6 +186,5 @@ int main(void)
 	RUN(test_no_cpu_events);
 	RUN(test_launch_window);
 	RUN(test_rounding);
-	printf("test_hta: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed != 0;
+	return unit_report("test_hta");
 }

@@ -553,6 +553,5 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
-	printf("test_kineto: %d checks\n", checks);
-	return failures ? 1 : 0;
+	return unit_report("test_kineto");
 }

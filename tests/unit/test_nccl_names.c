@@ -176,6 +176,5 @@ int main(void)
 	RUN(test_kernel_decode);
 	RUN(test_words);
 	RUN(test_classifier);
-	printf("test_nccl_names: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed != 0;
+	return unit_report("test_nccl_names");
 }

@@ -626,6 +626,5 @@ int main(void)
 	RUN(test_send_fifo);
 	RUN(test_latency_table);
 	RUN(test_npkit_rows);
-	printf("test_nccl_sched: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return unit_report("test_nccl_sched");
 }

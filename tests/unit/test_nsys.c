@@ -485,6 +485,5 @@ int main(void)
 	RUN(test_no_payload_and_log);
 	RUN(test_errors);
 	unlink(out_path);
-	printf("test_nsys: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return unit_report("test_nsys");
 }

@@ -237,6 +237,5 @@ int main(void)
 	RUN(test_full_order);
 	RUN(test_reserved_and_grown);
 	RUN(test_big_reserve);
-	printf("test_sort: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed != 0;
+	return unit_report("test_sort");
 }

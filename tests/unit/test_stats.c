@@ -376,6 +376,5 @@ int main(void)
 	RUN(test_stats_timeline_order);
 	RUN(test_stats_coll_config);
 	RUN(test_compare_pairs_ranks_by_position);
-	printf("test_stats: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return unit_report("test_stats");
 }

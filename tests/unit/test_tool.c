@@ -103,6 +103,5 @@ int main(void)
 	RUN(test_same_file);
 	RUN(test_temp_registry);
 	rmdir(dir);
-	printf("test_tool: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed != 0;
+	return unit_report("test_tool");
 }

@@ -110,6 +110,5 @@ int main(void)
 	RUN(test_numbers);
 	RUN(test_sheet_names);
 	RUN(test_workbook);
-	printf("test_xlsx: %d checks\n%d passed, %d failed\n", checks, tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return unit_report("test_xlsx");
 }

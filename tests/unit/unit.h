@@ -23,6 +23,15 @@ static void run_test(const char *name, void (*fn)(void))
 }
 #define RUN(fn) run_test(#fn, fn)
 
+/* The closing lines of every unit program: its checks, then the plain
+ * "N passed, N failed" line that tests/suite.sh and CI add up.  Returns
+ * main's exit status. */
+static int unit_report(const char *program)
+{
+	printf("%s: %d checks\n%d passed, %d failed\n", program, checks, tests_passed, tests_failed);
+	return tests_failed != 0 || failures != 0;
+}
+
 #define CHECK(cond)                                                              \
 	do {                                                                     \
 		checks++;                                                        \
