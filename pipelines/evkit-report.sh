@@ -8,7 +8,7 @@
 # Text cells longer than RPT_MAXTEXT (60) characters are shortened in the
 # middle, the full text on hover.  Plots: gnuplot SVG (deterministic: no
 # temporary paths in them) with a PNG beside each when gnuplot has the
-# pngcairo terminal.  SOURCE_DATE_EPOCH, when set, fixes the date in the
+# pngcairo terminal, unless EVKIT_PNG=0.  SOURCE_DATE_EPOCH, when set, fixes the date in the
 # page footer.
 
 # rpt_begin FILE TITLE
@@ -141,26 +141,39 @@ rpt_gdq_raw() {
 	printf '%s' "${s//\"/"$dq"}"
 }
 
-# rpt_has_png: gnuplot has the pngcairo terminal (cached).
+# rpt_has_png: a PNG is wanted beside each SVG (EVKIT_PNG is not 0) and
+# gnuplot has the pngcairo terminal (asked once, cached).
 rpt_has_png() {
 	if [ -z "${RPT_PNG:-}" ]; then
-		if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then RPT_PNG=1; else RPT_PNG=0; fi
+		if [ "${EVKIT_PNG:-1}" = 0 ]; then
+			RPT_PNG=0
+		elif gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then
+			RPT_PNG=1
+		else
+			RPT_PNG=0
+		fi
 	fi
 	[ "$RPT_PNG" = 1 ]
 }
 
 # rpt_plot DIR OUT.svg WIDTH HEIGHT BODY: run the gnuplot commands BODY in
 # DIR (the plot's data files, named relatively, so no temporary path ends
-# up in the SVG), writing OUT.svg and, with pngcairo, OUT.png beside it.
-# Written under temporary names and renamed.
+# up in the SVG), writing OUT.svg and, with pngcairo, OUT.png beside it:
+# one gnuplot draws both, the settings reset in between.  Written under
+# temporary names and renamed.
 rpt_plot() {
-	local dir="$1" out="$2" w="$3" h="$4" body="$5" rc=0
+	local dir="$1" out="$2" w="$3" h="$4" body="$5" rc=0 png=0 head
+	head="set datafile separator '\\t'"
+	! rpt_has_png || png=1
 	(
 		cd "$dir" || exit 1
-		printf "set terminal svg size %d,%d noenhanced font 'sans,10'\nset output 'plot.svg'\nset datafile separator '\\\\t'\n%s\n" "$w" "$h" "$body" | rpt_gnuplot || exit 1
-		if rpt_has_png; then
-			printf "set terminal pngcairo size %d,%d noenhanced font 'sans,10'\nset output 'plot.png'\nset datafile separator '\\\\t'\n%s\n" "$w" "$h" "$body" | rpt_gnuplot || exit 1
-		fi
+		{
+			printf "set terminal svg size %d,%d noenhanced font 'sans,10'\nset output 'plot.svg'\n%s\n%s\n" "$w" "$h" "$head" "$body"
+			if [ "$png" = 1 ]; then
+				printf "reset\nset terminal pngcairo size %d,%d noenhanced font 'sans,10'\nset output 'plot.png'\n%s\n%s\n" "$w" "$h" "$head" "$body"
+			fi
+			printf 'unset output\n'
+		} | rpt_gnuplot || exit 1
 	) || rc=$?
 	[ "$rc" -eq 0 ] || return "$rc"
 	mv -f -- "$dir/plot.svg" "$out"
