@@ -312,8 +312,19 @@ rpt_tsv2csv() {
 }
 
 # tsv_col TSV NAME: the 1-based index of column NAME (empty if absent).
+# Shell words only: the reports look columns up dozens of times.
 tsv_col() {
-	head -n 1 "$1" | tr '\t' '\n' | { grep -nxF -- "$2" || true; } | head -n 1 | cut -d: -f1
+	local line="" i=1 tab=$'\t'
+	IFS= read -r line <"$1" || [ -n "$line" ] || return 0
+	while :; do
+		if [ "${line%%"$tab"*}" = "$2" ]; then
+			echo "$i"
+			return 0
+		fi
+		case "$line" in *"$tab"*) ;; *) return 0 ;; esac
+		line=${line#*"$tab"}
+		i=$((i + 1))
+	done
 }
 
 # tsv_pivot TSV ROWCOL COLCOL VALCOL: a wide table on stdout: one row per
