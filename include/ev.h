@@ -12,7 +12,7 @@
  *   ev/hta.h       HTA's temporal breakdown, streaming
  *   ev/tsv.h       records as TSV/CSV/JSON Lines rows, and TSV packed back
  *   ev/align.h     clock alignment of ranks from anchors
- *   ev/flex.h      IBM AIU (Flex) traces: dialect, classes, conversion
+ *   ev/flex.h      IBM AIU (Flex) traces: dialect, classes, conversion, tables
  *   ev/kineto.h    PyTorch profiler (Kineto) traces: scanning, linking, collectives
  *   ev/goal.h      GOAL schedules for LogGOPSim: text, binary, checks, joins
  *   ev/stats.h     ev-stats' analyses and the (comm, seq) collective matcher

@@ -3,12 +3,15 @@
  * ev/flex.h - IBM AIU runtime ("Flex") traces: dialect detection, the event
  * classes acelyzer derives, the conversion of Flex events into ev records
  * (lib/flex/convert.c) and the compiler "Perf Summary" tables used for
- * kernel categories (lib/flex/complog.c).  docs/flex2ev.md describes the
- * mapping; ../shared/notes/hta-acelyzer.md sections 7-12 the reference tool.
+ * kernel categories (lib/flex/complog.c), and acelyzer's tables over a
+ * flex2ev stream (lib/flex/stats*.c, the library of flex-stats).
+ * docs/flex2ev.md describes the mapping; ../shared/notes/hta-acelyzer.md
+ * sections 7-12 the reference tool.
  */
 #ifndef EV_FLEX_H
 #define EV_FLEX_H
 
+#include "ev/analysis.h"
 #include "ev/json.h"
 #include "ev/stream.h"
 
@@ -231,5 +234,59 @@ void ev_flex_complog_free(struct ev_flex_complog *cl);
 /* acelyzer's summary name normalisation: every "_<digits>" or "-<digits>"
  * becomes "_[N]".  Returns the length written to out (capacity >= 2n+1). */
 size_t ev_flex_norm_name(const char *name, size_t n, char *out);
+
+/* ------------------------------------------------------------------ */
+/* acelyzer's tables from a flex2ev stream (lib/flex/stats*.c).         */
+
+/* One pass over the records in any order (colls: time order, for its
+ * collectives to complete as they happen).  Memory per rank, per (rank,
+ * kernel name), per (rank, category or class) and per open collective,
+ * never per record: medians are exact while the durations fit
+ * max_samples, then from a sketch (ev_dist); open collectives are bounded
+ * by the matcher (ev/stats.h, the oldest released incomplete). */
+enum ev_flex_table {
+	EV_FLEX_SUMMARY,    /* _summary.csv: per rank and normalised 'Cmpt Exec' name */
+	EV_FLEX_CATEGORIES, /* _categories.csv: per rank and compiler category */
+	EV_FLEX_STATS,      /* _stats_summary.csv: per rank, compute and comm time */
+	EV_FLEX_ACTIVE,     /* _active.csv: per rank, kernel time in its kernel span */
+	EV_FLEX_COLLS,      /* one row per collective across its ranks */
+	EV_FLEX_CLASSES,    /* per rank and acelyzer event class */
+	EV_FLEX_NTABLES
+};
+/* The tables' names in enum order, NULL-terminated ("summary", ...). */
+extern const char *const ev_flex_table_names[EV_FLEX_NTABLES + 1];
+/* The header of table t; *n receives its number of columns. */
+const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n);
+
+struct ev_flex_stats_opts {
+	enum ev_flex_table table;
+	uint64_t core_khz;                /* categories: core clock of the ideal cycles */
+	uint64_t max_samples;             /* summary: durations kept exactly for medians */
+	const struct ev_flex_complog *cl; /* categories: compiler tables, NULL none; kept by the caller */
+};
+/* What the pass saw, for the caller to say why a table is empty or partial. */
+struct ev_flex_stats_counts {
+	uint64_t records;          /* records added */
+	uint64_t kernels;          /* 'Cmpt Exec' kernels among them */
+	uint64_t missing;          /* categories: kernels not in the compiler tables ('other') */
+	uint64_t ideal_clipped;    /* categories: kernels shorter than their ideal time (ideal not counted) */
+	uint64_t colls;            /* coll records */
+	uint64_t colls_incomplete; /* colls: rows of collectives not seen on all their ranks */
+	uint64_t colls_evicted;    /* colls: released before the end by the matcher's bounds */
+	uint64_t sketched;         /* summary: kernel names whose median is from the sketch */
+};
+typedef struct ev_flex_stats ev_flex_stats;
+/* Rows go to out, a table the caller opened with ev_flex_table_cols' header
+ * and closes after finish.  st is the reader's string table (summary adds
+ * the normalised names to it). */
+int ev_flex_stats_new(ev_flex_stats **s, const struct ev_flex_stats_opts *o, ev_strtab *st,
+                      ev_table *out) EV_RESULT_USED;
+/* One record.  colls: a collective's row is written when its last rank
+ * arrives.  EV_OK, EV_ERR_NOMEM or the table's write status. */
+int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r) EV_RESULT_USED;
+/* End of input: every row of the table (colls: the incomplete collectives'). */
+int ev_flex_stats_finish(ev_flex_stats *s) EV_RESULT_USED;
+void ev_flex_stats_get_counts(const ev_flex_stats *s, struct ev_flex_stats_counts *c);
+void ev_flex_stats_free(ev_flex_stats *s);
 
 #endif /* EV_FLEX_H */

@@ -2,7 +2,8 @@
 /*
  * test_flex.c - lib/flex: acelyzer's classes, name normalisation, dialect
  * evidence, event parsing (hex counters, peers, sync tags), device time
- * with overflow correction, compiler logs, and the converter on B/E pairs.
+ * with overflow correction, compiler logs, the converter on B/E pairs, and
+ * acelyzer's tables (ev_flex_stats) on a small record set worked by hand.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,248 @@ static void test_convert(void)
 	ev_strtab_free(st);
 }
 
+/* ---- acelyzer's tables (lib/flex/stats*.c) ---- */
+
+struct spec {
+	uint8_t type, op;
+	uint32_t rank;
+	int64_t ts;
+	uint64_t dur, bytes;
+	const char *name, *sig, *comm; /* comm: "" for communicator 0 */
+	uint32_t seq, aux;
+};
+
+/* Three ranks in ns: rank 0 a Prep and three Exec kernels (conv_1, conv_2
+ * one name once normalised), rank 1 one kernel, rank 2 a copy and no
+ * kernel; collective AllReduce_g seq 1 on both its ranks, seq 2 on rank 1
+ * only, and one coll record of communicator 0 that cannot be matched. */
+static const struct spec recs[] = {
+	{ EV_MEMCPY, 0, 2, 0, 100, 4096, "x DmaI", "DATA_IN x", NULL, 0, 0 },
+	{ EV_COUNTER, 0, 0, 100, 0, 7, "power", NULL, NULL, 0, 0 },
+	{ EV_RANGE, 0, 0, 500, 500, 0, "conv_1 Cmpt Prep", "COMPUTE_PREP", NULL, 0, 0 },
+	{ EV_KERNEL, 0, 0, 1000, 4000, 0, "conv_1 Cmpt Exec", "COMPUTE_EXEC", NULL, 0, 0 },
+	{ EV_KERNEL, 0, 1, 2000, 6000, 0, "conv_3 Cmpt Exec", "COMPUTE_EXEC", NULL, 0, 0 },
+	{ EV_KERNEL, 0, 0, 6000, 2000, 0, "conv_2 Cmpt Exec", "COMPUTE_EXEC", NULL, 0, 0 },
+	{ EV_KERNEL, 0, 0, 9000, 1000, 0, "relu Cmpt Exec", "COMPUTE_EXEC", NULL, 0, 0 },
+	{ EV_COLL, EV_OP_ALLREDUCE, 0, 10000, 3000, 1000, "ar", NULL, "AllReduce_g", 1, 2 },
+	{ EV_COLL, EV_OP_ALLREDUCE, 1, 11000, 4000, 2000, "ar", NULL, "AllReduce_g", 1, 2 },
+	{ EV_COLL, EV_OP_ALLREDUCE, 1, 16000, 1000, 500, "ar", NULL, "AllReduce_g", 2, 2 },
+	{ EV_COLL, EV_OP_ALLREDUCE, 2, 20000, 100, 64, "ar", NULL, "", 1, 2 },
+};
+
+static uint64_t id_of(ev_strtab *st, const char *s)
+{
+	uint64_t id = 0;
+	if (s && ev_strtab_intern(st, s, strlen(s), &id) != EV_OK)
+		return 0;
+	return id;
+}
+
+/* The records through table t as the CSV text it writes (NULL on error). */
+static char *flex_table(enum ev_flex_table t, const struct ev_flex_complog *cl, uint64_t max_samples,
+                        struct ev_flex_stats_counts *n)
+{
+	static char text[2048];
+	char path[] = "/tmp/test_flex_tabXXXXXX";
+	int fd = mkstemp(path);
+	ev_strtab *st = ev_strtab_new();
+	ev_output *out = NULL;
+	ev_table *tab = NULL;
+	ev_flex_stats *s = NULL;
+	struct ev_flex_stats_opts o = { t, 1100000, max_samples, cl };
+	size_t ncols;
+	const char *const *cols = ev_flex_table_cols(t, &ncols);
+	int rc = fd < 0 || !st ? EV_ERR_IO : ev_output_open(&out, path);
+	rc = rc ? rc : ev_table_open(&tab, out, EV_TABLE_CSV, cols, ncols);
+	rc = rc ? rc : ev_flex_stats_new(&s, &o, st, tab);
+	for (size_t i = 0; i < sizeof recs / sizeof *recs && !rc; i++) {
+		const struct spec *p = &recs[i];
+		struct ev_rec r;
+		ev_rec_init(&r);
+		r.type = p->type;
+		r.op = p->op;
+		r.rank = p->rank;
+		r.ts = p->ts;
+		r.dur = p->dur;
+		r.bytes = p->bytes;
+		r.name = id_of(st, p->name);
+		r.sig = id_of(st, p->sig);
+		r.comm = id_of(st, p->comm);
+		r.seq = p->seq;
+		r.aux = p->aux;
+		rc = ev_flex_stats_add(s, &r);
+	}
+	rc = rc ? rc : ev_flex_stats_finish(s);
+	if (s)
+		ev_flex_stats_get_counts(s, n);
+	ev_flex_stats_free(s);
+	int crc = ev_table_close(tab);
+	rc = rc ? rc : crc;
+	if (out && (crc = ev_output_close(out)) != EV_OK && !rc)
+		rc = crc;
+	ev_strtab_free(st);
+	FILE *f = rc ? NULL : fopen(path, "r");
+	size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
+	text[len] = '\0';
+	if (f)
+		fclose(f);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	return rc ? NULL : text;
+}
+
+static int same(const char *got, const char *want)
+{
+	if (got && !strcmp(got, want))
+		return 1;
+	fprintf(stderr, "got:\n%swant:\n%s", got ? got : "(error)\n", want);
+	return 0;
+}
+
+static void test_stats_tables(void)
+{
+	struct ev_flex_stats_counts n;
+	size_t nc;
+	CHECK(ev_flex_table_cols(EV_FLEX_CLASSES, &nc)[0] && nc == 4);
+	CHECK(!strcmp(ev_flex_table_names[EV_FLEX_COLLS], "colls") && !ev_flex_table_names[EV_FLEX_NTABLES]);
+	/* conv_[N] on rank 0: 4 and 2 us, sample stdev sqrt 2; 6 of 7 us. */
+	CHECK(same(flex_table(EV_FLEX_SUMMARY, NULL, 100, &n),
+	           "rank,name,calls,total_us,mean_us,median_us,min_us,max_us,stdev_us,percent\n"
+	           "0,conv_[N] Cmpt Exec,2,6,3,3,2,4,1.414,85.71\n"
+	           "0,relu Cmpt Exec,1,1,1,1,1,1,0,14.29\n"
+	           "1,conv_[N] Cmpt Exec,1,6,6,6,6,6,0,100\n"));
+	CHECK(n.records == 11 && n.kernels == 4 && n.sketched == 0);
+	CHECK(flex_table(EV_FLEX_SUMMARY, NULL, 1, &n) && n.sketched >= 1);
+	/* Elapsed from the first start to the last end, the counter aside:
+	 * rank 0 0.5 to 13 us; rank 2's unmatched coll still counts as comm. */
+	CHECK(same(flex_table(EV_FLEX_STATS, NULL, 100, &n),
+	           "rank,elapsed_time_us,comp_active_time_us,comm_active_time_us,comp_active_pct,comm_active_pct\n"
+	           "0,12.5,7,3,56,24\n"
+	           "1,15,6,5,40,33.33\n"
+	           "2,20.1,0,0.1,0,0.5\n"));
+	/* Kernel spans: rank 0 1 to 10 us; rank 2 has no kernel, no row. */
+	CHECK(same(flex_table(EV_FLEX_ACTIVE, NULL, 100, &n),
+	           "rank,kernel_time_us,elapsed_time_us,start_us,end_us,active_pct\n"
+	           "0,7,9,1,10,77.78\n"
+	           "1,6,6,2,8,100\n"));
+	/* Classes from the sig's first word (none: OTHER); colls not counted. */
+	CHECK(same(flex_table(EV_FLEX_CLASSES, NULL, 100, &n),
+	           "rank,class,events,total_us\n"
+	           "0,OTHER,1,0\n"
+	           "0,COMPUTE_PREP,1,0.5\n"
+	           "0,COMPUTE_EXEC,3,7\n"
+	           "1,COMPUTE_EXEC,1,6\n"
+	           "2,DATA_IN,1,0.1\n"));
+	/* seq 1 complete: 2(2-1) x 2000 B in [10, 15] us; seq 2 seen on one of
+	 * its two ranks, written at the end; communicator 0 never matched. */
+	CHECK(same(flex_table(EV_FLEX_COLLS, NULL, 100, &n),
+	           "collective,seq,kind,nranks,ranks_seen,bytes,coll_data_bytes,start_us,end_us,span_us,bandwidth_gbps\n"
+	           "AllReduce_g,1,allreduce,2,2,2000,4000,10,15,5,0.8\n"
+	           "AllReduce_g,2,allreduce,2,1,500,1000,16,17,1,1\n"));
+	CHECK(n.colls == 4 && n.colls_incomplete == 1 && n.colls_evicted == 0);
+	/* Without logs every kernel is 'other'. */
+	CHECK(same(flex_table(EV_FLEX_CATEGORIES, NULL, 100, &n),
+	           "rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util\n"
+	           "0,UNKN,StcdpHbm,0,0,0,0,0,0,0\n"
+	           "0,UNKN,other,7,1,3,0,0,0,0\n"
+	           "0,UNKN,Total,7,1,3,0,0,0,0\n"
+	           "1,UNKN,StcdpHbm,0,0,0,0,0,0,0\n"
+	           "1,UNKN,other,6,1,1,0,0,0,0\n"
+	           "1,UNKN,Total,6,1,1,0,0,0,0\n"));
+	CHECK(n.missing == 4 && n.ideal_clipped == 0);
+}
+
+/* Categories from a compiler log at 1100 MHz: conv_1 2200 cycles = 2 us
+ * of its 4; conv_3 (12 us of 6) and relu (91 us of 1) longer than they
+ * ran, so not counted; conv_2 not in the log: other.  Rows by time
+ * ascending, ties in category order. */
+static void test_stats_categories(void)
+{
+	char path[] = "/tmp/test_flex_logXXXXXX";
+	int fd = mkstemp(path);
+	const char *log = "~~~~ Ideal/Total Cycles ~~~~\n---\nName   Ideal Cy.\n---\n"
+	                  "conv_1-opCatConv_fp16  2200\nconv_3-opCatConv_fp16  13200\nrelu-opCatScalar  99999\n"
+	                  "Total\t\t115399\n====== Perf Summary End ======\n";
+	CHECK(fd >= 0 && write(fd, log, strlen(log)) == (ssize_t)strlen(log));
+	if (fd >= 0)
+		close(fd);
+	struct ev_flex_complog cl;
+	memset(&cl, 0, sizeof cl);
+	CHECK(ev_flex_complog_read(&cl, path) == EV_OK && cl.n == 3);
+	struct ev_flex_stats_counts n;
+	CHECK(same(flex_table(EV_FLEX_CATEGORIES, &cl, 100, &n),
+	           "rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util\n"
+	           "0,UNKN,StcdpHbm,0,0,0,0,0,0,0\n"
+	           "0,UNKN,Scalar,1,0.1429,1,0,0,0,0\n"
+	           "0,UNKN,other,2,0.2857,1,0,0,0,0\n"
+	           "0,UNKN,Conv_fp16,4,0.5714,1,2,2200,1,0.5\n"
+	           "0,UNKN,Total,7,1,3,2,2200,1,0.2857\n"
+	           "1,UNKN,StcdpHbm,0,0,0,0,0,0,0\n"
+	           "1,UNKN,other,0,0,0,0,0,0,0\n"
+	           "1,UNKN,Scalar,0,0,0,0,0,0,0\n"
+	           "1,UNKN,Conv_fp16,6,1,1,0,0,0,0\n"
+	           "1,UNKN,Total,6,1,1,0,0,0,0\n"));
+	CHECK(n.kernels == 4 && n.missing == 1 && n.ideal_clipped == 2);
+	ev_flex_complog_free(&cl);
+	unlink(path);
+}
+
+/* More collectives open than the matcher holds: the oldest is written
+ * before the end, incomplete, and counted. */
+static void test_stats_colls_bound(void)
+{
+	char path[] = "/tmp/test_flex_bndXXXXXX";
+	int fd = mkstemp(path);
+	ev_strtab *st = ev_strtab_new();
+	ev_output *out = NULL;
+	ev_table *tab = NULL;
+	ev_flex_stats *s = NULL;
+	struct ev_flex_stats_opts o = { EV_FLEX_COLLS, 1100000, 100, NULL };
+	size_t ncols;
+	const char *const *cols = ev_flex_table_cols(EV_FLEX_COLLS, &ncols);
+	int rc = fd < 0 || !st ? EV_ERR_IO : ev_output_open(&out, path);
+	rc = rc ? rc : ev_table_open(&tab, out, EV_TABLE_CSV, cols, ncols);
+	rc = rc ? rc : ev_flex_stats_new(&s, &o, st, tab);
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_COLL;
+	r.op = EV_OP_ALLGATHER;
+	r.comm = id_of(st, "G");
+	r.aux = 2;
+	r.dur = 10;
+	for (uint32_t i = 1; i <= EV_COLLMATCH_MAX_OPEN + 1 && !rc; i++) {
+		r.seq = i;
+		r.ts = (int64_t)i * 100;
+		rc = ev_flex_stats_add(s, &r);
+	}
+	CHECK(rc == EV_OK);
+	struct ev_flex_stats_counts n;
+	memset(&n, 0, sizeof n);
+	if (s)
+		ev_flex_stats_get_counts(s, &n);
+	CHECK(n.colls_incomplete == 1); /* seq 1, written on the last arrival */
+	CHECK(rc == EV_OK && ev_flex_stats_finish(s) == EV_OK);
+	if (s)
+		ev_flex_stats_get_counts(s, &n);
+	CHECK(n.colls == EV_COLLMATCH_MAX_OPEN + 1 && n.colls_evicted == 1 &&
+	      n.colls_incomplete == EV_COLLMATCH_MAX_OPEN + 1);
+	ev_flex_stats_free(s);
+	CHECK(ev_table_close(tab) == EV_OK && out && ev_output_close(out) == EV_OK);
+	ev_strtab_free(st);
+	char line[2][160];
+	FILE *f = fopen(path, "r");
+	CHECK(f && fgets(line[0], sizeof line[0], f) && fgets(line[1], sizeof line[1], f) &&
+	      !strcmp(line[1], "G,1,allgather,2,1,0,0,0.1,0.11,0.01,0\n"));
+	if (f)
+		fclose(f);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	RUN(test_classes);
@@ -295,6 +538,9 @@ int main(void)
 	RUN(test_device_time);
 	RUN(test_complog);
 	RUN(test_convert);
+	RUN(test_stats_tables);
+	RUN(test_stats_categories);
+	RUN(test_stats_colls_bound);
 	unlink(complog_path);
 	return unit_report("test_flex");
 }

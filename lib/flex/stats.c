@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats.c - the ev_flex_stats object behind flex-stats: what every table
+ * keeps per rank, the record dispatch to the chosen table (the other
+ * tables keep nothing), and its rows at the end with ranks ascending.
+ * The tables themselves are stats_<table>.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flex/stats_int.h"
+
+const char *const ev_flex_table_names[EV_FLEX_NTABLES + 1] = {
+	"summary", "categories", "stats", "active", "colls", "classes", NULL,
+};
+
+const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n)
+{
+	static const char *const cols[EV_FLEX_NTABLES][12] = {
+		[EV_FLEX_SUMMARY] = { "rank", "name", "calls", "total_us", "mean_us", "median_us", "min_us", "max_us",
+		                      "stdev_us", "percent" },
+		[EV_FLEX_CATEGORIES] = { "rank", "phase", "category", "kernel_time_us", "frac_time", "calls",
+		                         "ideal_time_us", "ideal_cycles", "frac_ideal", "pt_util" },
+		[EV_FLEX_STATS] = { "rank", "elapsed_time_us", "comp_active_time_us", "comm_active_time_us",
+		                    "comp_active_pct", "comm_active_pct" },
+		[EV_FLEX_ACTIVE] = { "rank", "kernel_time_us", "elapsed_time_us", "start_us", "end_us", "active_pct" },
+		[EV_FLEX_COLLS] = { "collective", "seq", "kind", "nranks", "ranks_seen", "bytes", "coll_data_bytes",
+		                    "start_us", "end_us", "span_us", "bandwidth_gbps" },
+		[EV_FLEX_CLASSES] = { "rank", "class", "events", "total_us" },
+	};
+	size_t k = 0;
+	if ((unsigned)t >= EV_FLEX_NTABLES) {
+		*n = 0;
+		return cols[0];
+	}
+	while (k < 12 && cols[t][k])
+		k++;
+	*n = k;
+	return cols[t];
+}
+
+uint64_t fs_key(uint64_t a, uint64_t b)
+{
+	unsigned char k[16];
+	ev_put64(k, a);
+	ev_put64(k + 8, b);
+	uint64_t h = ev_hash64(k, sizeof k);
+	return h ? h : 1;
+}
+
+void *fs_slot(struct ev_map *m, struct ev_vec *v, uint64_t key, int *fresh)
+{
+	uint64_t *ix = ev_map_get(m, key);
+	*fresh = 0;
+	if (ix)
+		return (char *)v->data + (*ix - 1) * v->elem;
+	void *p = ev_vec_push(v);
+	if (!p || ev_map_put(m, key, v->len))
+		return NULL;
+	*fresh = 1;
+	return p;
+}
+
+struct fs_rank *fs_rank(ev_flex_stats *s, uint32_t rank)
+{
+	int fresh;
+	struct fs_rank *r = fs_slot(&s->rix, &s->rs, (uint64_t)rank + 1, &fresh);
+	if (r && fresh)
+		r->rank = rank;
+	return r;
+}
+
+int ev_flex_stats_new(ev_flex_stats **sp, const struct ev_flex_stats_opts *o, ev_strtab *st, ev_table *out)
+{
+	ev_flex_stats *s = calloc(1, sizeof *s);
+	*sp = s;
+	if (!s)
+		return EV_ERR_NOMEM;
+	s->o = *o;
+	s->st = st;
+	s->t = out;
+	s->pool.budget = o->max_samples;
+	ev_map_init(&s->rix);
+	ev_vec_init(&s->rs, sizeof(struct fs_rank));
+	ev_map_init(&s->kix);
+	ev_vec_init(&s->ks, sizeof(struct fs_kernel));
+	ev_map_init(&s->gix);
+	ev_vec_init(&s->gs, sizeof(struct fs_group));
+	ev_map_init(&s->catcache);
+	if (o->table == EV_FLEX_CATEGORIES)
+		return fs_categories_init(s);
+	if (o->table == EV_FLEX_COLLS)
+		return fs_colls_init(s);
+	return EV_OK;
+}
+
+static int is_exec(const char *n, size_t len)
+{
+	return len >= 9 && memmem(n, len, "Cmpt Exec", 9) != NULL;
+}
+
+/* A 'Cmpt Exec' kernel: compute time of its rank, then its table. */
+static int add_kernel(ev_flex_stats *s, struct fs_rank *rs, const struct ev_rec *r)
+{
+	size_t len = 0;
+	const char *n = ev_strtab_get(s->st, r->name, &len);
+	if (!n)
+		n = "";
+	if (!is_exec(n, len))
+		return EV_OK;
+	s->n.kernels++;
+	rs->ktime += (double)r->dur;
+	if (!rs->have_k || r->ts < rs->kfirst)
+		rs->kfirst = r->ts;
+	if (!rs->have_k || ev_rec_end(r) > rs->klast)
+		rs->klast = ev_rec_end(r);
+	rs->have_k = 1;
+	if (s->o.table == EV_FLEX_SUMMARY)
+		return fs_summary_add(s, r, n, len);
+	if (s->o.table == EV_FLEX_CATEGORIES)
+		return fs_categories_add(s, r, n, len);
+	return EV_OK;
+}
+
+int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r)
+{
+	s->n.records++;
+	struct fs_rank *rs = fs_rank(s, r->rank);
+	if (!rs)
+		return EV_ERR_NOMEM;
+	/* Elapsed time spans what happened, not samples or links. */
+	if (r->type != EV_COUNTER && r->type != EV_DEP && r->type != EV_CHAN) {
+		if (!rs->have || r->ts < rs->first)
+			rs->first = r->ts;
+		if (!rs->have || ev_rec_end(r) > rs->last)
+			rs->last = ev_rec_end(r);
+		rs->have = 1;
+	}
+	int rc;
+	if (s->o.table == EV_FLEX_CLASSES && r->type != EV_COLL && (rc = fs_classes_add(s, r)) != EV_OK)
+		return rc;
+	if (r->type == EV_KERNEL)
+		return add_kernel(s, rs, r);
+	if (r->type == EV_COLL) {
+		s->n.colls++;
+		rs->comm += (double)r->dur;
+		if (s->o.table == EV_FLEX_COLLS)
+			return fs_colls_add(s, r);
+	}
+	return EV_OK;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int ev_flex_stats_finish(ev_flex_stats *s)
+{
+	if (s->o.table == EV_FLEX_COLLS)
+		return fs_colls_finish(s);
+	if (s->o.table == EV_FLEX_SUMMARY)
+		return fs_summary_write(s);
+	uint32_t *ranks = malloc((s->rs.len ? s->rs.len : 1) * sizeof *ranks);
+	if (!ranks)
+		return EV_ERR_NOMEM;
+	for (size_t i = 0; i < s->rs.len; i++)
+		ranks[i] = ((struct fs_rank *)s->rs.data)[i].rank;
+	qsort(ranks, s->rs.len, sizeof *ranks, cmp_u32);
+	int rc = s->o.table == EV_FLEX_CATEGORIES ? fs_categories_write(s, ranks) :
+	         s->o.table == EV_FLEX_CLASSES ? fs_classes_write(s, ranks) : fs_ranks_write(s, ranks);
+	free(ranks);
+	return rc;
+}
+
+void ev_flex_stats_get_counts(const ev_flex_stats *s, struct ev_flex_stats_counts *c)
+{
+	*c = s->n;
+	c->sketched = s->pool.sketched;
+}
+
+void ev_flex_stats_free(ev_flex_stats *s)
+{
+	if (!s)
+		return;
+	fs_summary_free(s);
+	fs_categories_free(s);
+	ev_collmatch_free(s->cm);
+	ev_map_free(&s->rix);
+	ev_vec_free(&s->rs);
+	ev_map_free(&s->kix);
+	ev_vec_free(&s->ks);
+	ev_map_free(&s->gix);
+	ev_vec_free(&s->gs);
+	free(s);
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_categories.c - acelyzer's _categories.csv: per rank and compiler
+ * category (the kernel's opCat in the compiler logs, else 'other'), the
+ * kernel time, calls and ideal time from the logs' ideal cycles at the
+ * core clock.  StcdpHbm and other are always listed, the logs' categories
+ * after them; an ideal time longer than the observed one is not counted
+ * (acelyzer's rule).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flex/stats_int.h"
+
+static int cat_index(ev_flex_stats *s, const char *name)
+{
+	for (size_t i = 0; i < s->ncats; i++)
+		if (!strcmp(s->cats[i], name))
+			return (int)i;
+	s->cats[s->ncats] = name;
+	return (int)s->ncats++;
+}
+
+/* The category list, in first-seen order of the logs, and each compiler
+ * kernel's index in it. */
+int fs_categories_init(ev_flex_stats *s)
+{
+	size_t nk = s->o.cl ? s->o.cl->n : 0;
+	s->cats = malloc((nk + 2) * sizeof *s->cats);
+	s->kcat = malloc((nk ? nk : 1) * sizeof *s->kcat);
+	if (!s->cats || !s->kcat)
+		return EV_ERR_NOMEM;
+	cat_index(s, "StcdpHbm");
+	cat_index(s, "other");
+	for (size_t i = 0; i < nk; i++)
+		s->kcat[i] = (unsigned)cat_index(s, s->o.cl->k[i].category);
+	return EV_OK;
+}
+
+int fs_categories_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len)
+{
+	const struct ev_flex_complog *cl = s->o.cl;
+	/* Each kernel name is looked up once: the cache holds category + 1
+	 * and, above bit 32, the compiler kernel's index + 1 (0: not there). */
+	uint64_t *cc = ev_map_get(&s->catcache, r->name);
+	uint64_t ci;
+	if (cc) {
+		ci = *cc;
+	} else {
+		const struct ev_flex_kernel_info *ki = cl ? ev_flex_complog_find(cl, name, len) : NULL;
+		ci = ki ? (uint64_t)s->kcat[ki - cl->k] + 1 : 2;
+		if (ki)
+			ci |= (uint64_t)(ki - cl->k + 1) << 32;
+		if (ev_map_put(&s->catcache, r->name, ci))
+			return EV_ERR_NOMEM;
+	}
+	const struct ev_flex_kernel_info *ki = ci >> 32 ? &cl->k[(ci >> 32) - 1] : NULL;
+	if (!ki)
+		s->n.missing++;
+	double ideal = ki ? (double)ki->ideal * 1000.0 / (double)s->o.core_khz : 0.0; /* us */
+	double dur = (double)r->dur / 1000.0;
+	if (ideal > dur) {
+		ideal = 0;
+		s->n.ideal_clipped++;
+	}
+	unsigned cat = (unsigned)(ci & 0xFFFFFFFF) - 1;
+	int fresh;
+	struct fs_group *c = fs_slot(&s->gix, &s->gs, fs_key(r->rank, (uint64_t)cat + 1), &fresh);
+	if (!c)
+		return EV_ERR_NOMEM;
+	if (fresh) {
+		c->rank = r->rank;
+		c->cat = cat;
+	}
+	c->time += dur;
+	c->ideal += ideal;
+	c->calls++;
+	return EV_OK;
+}
+
+static double r4(double x) { return round(x * 10000) / 10000; }
+
+static int row(ev_flex_stats *s, uint32_t rank, const char *cat, double time, double tot, uint64_t calls,
+               double ideal, double ideal_tot)
+{
+	ev_table *t = s->t;
+	uint64_t icyc = (uint64_t)llround(ideal * (double)s->o.core_khz / 1000.0);
+	int rc;
+	if ((rc = ev_table_u64(t, rank)) || (rc = ev_table_str(t, "UNKN")) || (rc = ev_table_str(t, cat)) ||
+	    (rc = ev_table_f64(t, round(time * 1000) / 1000)) || (rc = ev_table_f64(t, tot > 0 ? r4(time / tot) : 0)) ||
+	    (rc = ev_table_u64(t, calls)) || (rc = ev_table_f64(t, r4(ideal))) || (rc = ev_table_u64(t, icyc)) ||
+	    (rc = ev_table_f64(t, ideal_tot > 0 ? r4(ideal / ideal_tot) : 0)) ||
+	    (rc = ev_table_f64(t, time > 0 ? r4(ideal / time) : 0)))
+		return rc;
+	return EV_OK;
+}
+
+struct cat_row { double time, ideal; uint64_t calls; };
+
+/* One rank's rows, in acelyzer's order: kernel time ascending, ties in
+ * category order (a stable insertion sort), then Total.  A rank without
+ * kernels has no rows. */
+static int rank_rows(ev_flex_stats *s, uint32_t rank, struct cat_row *row_of, size_t *ord)
+{
+	size_t nc = s->ncats;
+	double tot = 0, itot = 0;
+	uint64_t calls = 0;
+	memset(row_of, 0, nc * sizeof *row_of);
+	for (size_t i = 0; i < s->gs.len; i++) {
+		const struct fs_group *c = (const struct fs_group *)s->gs.data + i;
+		if (c->rank != rank)
+			continue;
+		row_of[c->cat] = (struct cat_row){ c->time, c->ideal, c->calls };
+		tot += c->time;
+		itot += c->ideal;
+		calls += c->calls;
+	}
+	if (!calls)
+		return EV_OK;
+	for (size_t i = 0; i < nc; i++) {
+		size_t j = i;
+		while (j > 0 && row_of[ord[j - 1]].time > row_of[i].time) {
+			ord[j] = ord[j - 1];
+			j--;
+		}
+		ord[j] = i;
+	}
+	int rc = EV_OK;
+	for (size_t i = 0; i < nc && !rc; i++) {
+		const struct cat_row *c = &row_of[ord[i]];
+		rc = row(s, rank, s->cats[ord[i]], c->time, tot, c->calls, c->ideal, itot);
+	}
+	return rc ? rc : row(s, rank, "Total", tot, tot, calls, itot, itot);
+}
+
+int fs_categories_write(ev_flex_stats *s, const uint32_t *ranks)
+{
+	size_t nc = s->ncats;
+	struct cat_row *row_of = malloc(nc * sizeof *row_of);
+	size_t *ord = malloc(nc * sizeof *ord);
+	int rc = row_of && ord ? EV_OK : EV_ERR_NOMEM;
+	for (size_t i = 0; i < s->rs.len && !rc; i++)
+		rc = rank_rows(s, ranks[i], row_of, ord);
+	free(row_of);
+	free(ord);
+	return rc;
+}
+
+void fs_categories_free(ev_flex_stats *s)
+{
+	free(s->cats);
+	free(s->kcat);
+	ev_map_free(&s->catcache);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_int.h - what lib/flex/stats*.c share: the ev_flex_stats object,
+ * its accumulators and each table's hooks.  Private to lib/flex; the API
+ * is include/ev/flex.h.
+ */
+#ifndef EV_FLEX_STATS_INT_H
+#define EV_FLEX_STATS_INT_H
+
+#include "ev.h"
+#include "ev/flex.h"
+
+/* Per rank: every table needs its rank list; stats and active its times. */
+struct fs_rank {
+	uint32_t rank;
+	int have, have_k;      /* a timed record (not counter, dep, chan); a kernel */
+	int64_t first, last;   /* span of the timed records */
+	int64_t kfirst, klast; /* span of the 'Cmpt Exec' kernels */
+	double ktime, comm;    /* ns in kernels and in collective spans */
+};
+
+/* Per (rank, normalised kernel name): summary. */
+struct fs_kernel {
+	uint32_t rank;
+	uint64_t name;   /* string id of the normalised name */
+	uint64_t sum_ns; /* exact, so that the mean rounds as acelyzer's exact mean */
+	struct ev_dist d;
+};
+
+/* Per (rank, category) or (rank, class): categories, classes. */
+struct fs_group {
+	uint32_t rank;
+	unsigned cat;    /* category index or enum ev_flex_class */
+	double time, ideal; /* us */
+	uint64_t calls;
+};
+
+struct ev_flex_stats {
+	struct ev_flex_stats_opts o;
+	ev_strtab *st;
+	ev_table *t;
+	struct ev_flex_stats_counts n;
+	struct ev_map rix; struct ev_vec rs;  /* rank + 1 -> struct fs_rank */
+	struct ev_map kix; struct ev_vec ks;  /* fs_key(rank, name) -> struct fs_kernel */
+	struct ev_map gix; struct ev_vec gs;  /* fs_key(rank, cat + 1) -> struct fs_group */
+	struct ev_dist_pool pool;             /* summary */
+	char *nbuf; size_t ncap;              /* summary: a normalised name */
+	const char **cats; size_t ncats;      /* categories: 0 StcdpHbm, 1 other, then the logs' */
+	unsigned *kcat;                       /* categories: category of each compiler kernel */
+	struct ev_map catcache;               /* categories: name id -> see stats_categories.c */
+	ev_collmatch *cm;                     /* colls */
+};
+
+/* The ev_map key of a pair (rank, name or category): a hash, never 0. */
+uint64_t fs_key(uint64_t a, uint64_t b);
+/* The element of key in v (a new zeroed one, *fresh = 1, when absent);
+ * NULL when out of memory. */
+void *fs_slot(struct ev_map *m, struct ev_vec *v, uint64_t key, int *fresh);
+struct fs_rank *fs_rank(ev_flex_stats *s, uint32_t rank);
+
+/* The tables: set-up, one record, the rows at the end, clean-up. */
+int fs_summary_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len);
+int fs_summary_write(ev_flex_stats *s);
+void fs_summary_free(ev_flex_stats *s);
+
+int fs_categories_init(ev_flex_stats *s);
+int fs_categories_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len);
+int fs_categories_write(ev_flex_stats *s, const uint32_t *ranks);
+void fs_categories_free(ev_flex_stats *s);
+
+int fs_ranks_write(ev_flex_stats *s, const uint32_t *ranks); /* stats and active */
+
+int fs_classes_add(ev_flex_stats *s, const struct ev_rec *r);
+int fs_classes_write(ev_flex_stats *s, const uint32_t *ranks);
+
+int fs_colls_init(ev_flex_stats *s);
+int fs_colls_add(ev_flex_stats *s, const struct ev_rec *r);
+int fs_colls_finish(ev_flex_stats *s);
+
+/* ns as us, the unit of every table. */
+static inline double fs_us(double ns) { return ns / 1000.0; }
+
+#endif /* EV_FLEX_STATS_INT_H */
