@@ -45,13 +45,19 @@ LIBEV     := $(BUILD)/libev.a
 LXW_SONAME = $(shell objdump -p "$$($(CC) -print-file-name=libxlsxwriter.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 $(BUILD)/lib/report/xlsx.o: CPPFLAGS += $(if $(LXW_SONAME),-DEV_LXW_SONAME='"$(LXW_SONAME)"')
 
-# Debian packages the build, the tests and the reports need.
-DEB_PKGS := make gcc libsqlite3-dev zlib1g-dev libjsmn-dev bats bats-assert bats-support \
-            gnuplot-nox sqlite3 jq python3 help2man shellcheck slurm-wlm munge libxlsxwriter-dev \
-            python3-openpyxl chromium
+# Debian packages, by what needs them: `make deps` installs what the build,
+# the demo and `make check` need, `make deps-demo` only the build's and the
+# demo's; the slow tier's Chromium and one-node Slurm cluster (`make
+# deps-full`), shellcheck (`make lint`) and help2man (`make man`) come with
+# the targets that use them.
+DEB_BUILD := make gcc libsqlite3-dev zlib1g-dev libjsmn-dev libxlsxwriter-dev
+DEB_DEMO  := gnuplot-nox python3
+DEB_CHECK := bats bats-assert bats-support sqlite3 jq python3-openpyxl
+DEB_SLOW  := chromium slurm-wlm munge
+DEB_PKGS  := $(DEB_BUILD) $(DEB_DEMO) $(DEB_CHECK)
 
-.PHONY: all deps check test unit bats asan ubsan sanitize clean install uninstall \
-        demo bench man lint fuzz fuzz-regress
+.PHONY: all deps deps-demo deps-full check check-slow check-full check-noshared test unit units \
+        bats asan ubsan sanitize clean install uninstall demo bench man lint fuzz fuzz-regress help
 
 all: $(TOOLS) $(GENS)
 
@@ -59,76 +65,148 @@ all: $(TOOLS) $(GENS)
 # rebuilds nothing.
 .SECONDARY:
 
+# One line per file built; V=1 shows the commands.
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-4s %s\n' $(1) $(2)
+endif
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) -MMD -MP -c -o $@ $<
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) -MMD -MP -c -o $@ $<
 
 $(LIBEV): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN)/%: $(BUILD)/tools/%.o $(LIBEV)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBEV) $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBEV) $(LDLIBS)
 
 $(BIN)/%: $(BUILD)/tests/gen/%.o $(LIBEV)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBEV) $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBEV) $(LDLIBS)
 
 $(BUILD)/unit/%: $(BUILD)/tests/unit/%.o $(LIBEV)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBEV) $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBEV) $(LDLIBS)
 
 -include $(wildcard mk/*.mk)
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-# Installs what is missing with apt-get when root (or through sudo), else
-# prints the command to run.
-deps:
-	@missing=""; for p in $(DEB_PKGS); do \
+# deps-install LABEL PACKAGES: installs what is missing with apt-get when
+# root (or through sudo), else prints the command to run.
+deps-install = @missing=""; for p in $(2); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
-	if [ -z "$$missing" ]; then echo "deps: all Debian packages present"; exit 0; fi; \
-	echo "deps: installing:$$missing"; \
+	if [ -z "$$missing" ]; then echo "$(1): all Debian packages present"; exit 0; fi; \
+	echo "$(1): installing:$$missing"; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; \
-	else echo "deps: run: sudo apt-get install -y$$missing" >&2; exit 1; fi; \
+	else echo "$(1): run: sudo apt-get install -y$$missing" >&2; exit 1; fi; \
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq$$missing
 
-unit: $(UNITS)
-	@set -e; for t in $(UNITS); do echo "unit: $$t"; $$t; done
+deps:
+	$(call deps-install,deps,$(DEB_PKGS))
+deps-demo:
+	$(call deps-install,deps,$(DEB_BUILD) $(DEB_DEMO))
+deps-full: deps
+	$(call deps-install,deps-full,$(DEB_SLOW))
 
-# The suites run between two snapshots of ../shared/data and the source
-# tree: a test that writes into its inputs fails the run.
+# The test tiers (README, `make help`):
+#   check          unit programs, the contract battery, every tool's Bats
+#                  file and each pipeline end to end (tests/*.bats)
+#   check-slow     what is slow by nature (tests/full/*.bats): Chromium,
+#                  the Slurm cluster, the fuzz corpus through every tool
+#   sanitize       one ASan+UBSan build: the unit programs, the tools' Bats
+#                  files, the fuzz corpus through the tools and harnesses
+#   check-full     all three
+#   check-noshared the check tier as a fresh clone without ../shared runs
+#                  it: every shared-data test skips with its reason
+# Bats files run one per core at a time (tests/suite.sh).
+NPROC      := $(shell nproc 2>/dev/null || echo 1)
+FAST_BATS  := $(sort $(wildcard tests/*.bats))
+SLOW_BATS  := $(sort $(wildcard tests/full/*.bats))
+# The pipelines' files (bash, gnuplot and the tools together) are not run
+# under the sanitizers: the tools' own files cover their C paths.
+PIPE_BATS  := $(filter $(PIPELINES:pipelines/%=tests/%.bats) tests/pipelines-common.bats,$(FAST_BATS))
+TOOL_BATS  := $(filter-out $(PIPE_BATS),$(FAST_BATS))
+SUITE       = EV_BIN=$(abspath $(BIN)) tests/suite.sh
+
+units: $(UNITS)
+
+unit: units
+	@$(SUITE) unit --units "$(UNITS)"
+
 bats: all
-	@mkdir -p $(BUILD)
-	@tests/untouched.sh snapshot $(BUILD)/untouched.state
-	EV_BIN=$(abspath $(BIN)) bats --print-output-on-failure tests/
-	@tests/untouched.sh compare $(BUILD)/untouched.state
+	@$(SUITE) bats $(FAST_BATS)
 
 test check: deps
-	$(MAKE) all
-	$(MAKE) unit
-	$(MAKE) bats
+	@$(MAKE) --no-print-directory -j$(NPROC) all units
+	@$(SUITE) check --units "$(UNITS)" $(FAST_BATS)
+
+check-noshared: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@EV_NO_SHARED=1 SHARED_DATA=$(abspath $(BUILD))/no-shared-data $(SUITE) check-noshared $(FAST_BATS)
+
+check-slow: deps-full
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@$(SUITE) check-slow $(SLOW_BATS)
+
+check-full: check check-slow sanitize
 
 SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all
 # Stack use after return and leaks are found only when asked for.
 asan: export ASAN_OPTIONS ?= detect_stack_use_after_return=1:detect_leaks=1:abort_on_error=1
-asan:
-	$(MAKE) BUILD=build/asan BIN=build/asan/bin CFLAGS="$(SAN_FLAGS) -fsanitize=address,undefined" \
-	  LDFLAGS="-fsanitize=address,undefined" all unit bats
-ubsan:
-	$(MAKE) BUILD=build/ubsan BIN=build/ubsan/bin CFLAGS="$(SAN_FLAGS) -fsanitize=undefined" \
-	  LDFLAGS="-fsanitize=undefined" all unit bats
-sanitize: asan ubsan
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan BIN=build/asan/bin CFLAGS="$(SAN_FLAGS) -fsanitize=address,undefined" \
+	  LDFLAGS="-fsanitize=address,undefined" -j$(NPROC) all units
+	@$(MAKE) --no-print-directory BUILD=build/asan BIN=build/asan/bin san-suite SAN_NAME=asan
+# UBSan alone: not part of any tier (the ASan+UBSan build carries its checks).
+ubsan: deps
+	@$(MAKE) --no-print-directory BUILD=build/ubsan BIN=build/ubsan/bin CFLAGS="$(SAN_FLAGS) -fsanitize=undefined" \
+	  LDFLAGS="-fsanitize=undefined" -j$(NPROC) all units
+	@$(MAKE) --no-print-directory BUILD=build/ubsan BIN=build/ubsan/bin san-suite SAN_NAME=ubsan
+san-suite:
+	@$(SUITE) $(SAN_NAME) --units "$(UNITS)" $(TOOL_BATS) tests/full/fuzz-regress.bats
+sanitize: asan fuzz-regress
 
-demo: deps all
+help:
+	@echo 'evkit make targets:'
+	@echo '  all (default)   build bin/ (V=1 shows the commands)'
+	@echo '  demo            the showcase on generated data, into ./demo-out'
+	@echo '  check           the test tier to run before every commit: unit programs,'
+	@echo '                  the contract battery, every tool'"'"'s Bats file, each pipeline'
+	@echo '                  end to end (tests/*.bats, a file per core at a time)'
+	@echo '  check-slow      what is slow by nature (tests/full/*.bats): Chromium, the'
+	@echo '                  Slurm cluster, the fuzz corpus through every tool'
+	@echo '  sanitize        one ASan+UBSan build: unit programs, the tools'"'"' Bats files,'
+	@echo '                  the fuzz corpus through the tools and the harnesses'
+	@echo '  check-full      check, check-slow and sanitize (what CI runs, with lint and'
+	@echo '                  check-noshared: the check tier without ../shared)'
+	@echo '  asan, ubsan     the sanitizer tier under ASan+UBSan, or UBSan alone'
+	@echo '  lint            shellcheck and every header compiled on its own'
+	@echo '  bench           the benchmarks (bench/RESULTS.md)'
+	@echo '  fuzz            libFuzzer on every harness (FUZZ_TIME seconds each)'
+	@echo '  install, uninstall, man, clean'
+	@echo '  deps, deps-demo, deps-full   the Debian packages of the build and check,'
+	@echo '                  of the build and demo only, and of the slow tier'
+
+demo: deps-demo all
 	@./pipelines/demo
 
 bench: deps all
 	bench/run.sh
 
 man: all
+	$(call deps-install,man,help2man)
 	@mkdir -p $(BUILD)/man
 	@for t in $(TOOLS); do n=$$(basename $$t); \
 	  help2man --no-info --no-discard-stderr -n "$$(sed -n 's/^ \* *'"$$n"' - //p' tools/$$n.c | head -n1)" \
@@ -153,7 +231,8 @@ uninstall:
 # bench scripts read variables that bench/lib.sh's measure() sets through
 # printf -v, which shellcheck cannot follow (SC2154).
 lint:
-	shellcheck -x -P SCRIPTDIR pipelines/* tests/*.bash
+	$(call deps-install,lint,shellcheck)
+	shellcheck -x -P SCRIPTDIR pipelines/* tests/*.bash tests/*.sh .ci/run
 	shellcheck -x -P SCRIPTDIR -e SC2154 bench/*.sh
 	@for h in include/*.h include/ev/*.h; do $(CC) $(CPPFLAGS) $(WARNFLAGS) -fsyntax-only -x c $$h || exit 1; done
 

@@ -5,7 +5,7 @@
 #   make fuzz           build every tests/fuzz/fuzz_*.c with libFuzzer and run
 #                       each for FUZZ_TIME seconds [60] on a copy of its corpus
 #   make fuzz-regress   replay the committed corpus through every harness,
-#                       built with gcc and ASan+UBSan (part of `make check`)
+#                       built with gcc and ASan+UBSan (part of `make sanitize`)
 #   make fuzz-corpus    regenerate the seed part of tests/fuzz/corpus/
 #
 # Findings land in $(FUZZ_BUILD)/artifacts/<harness>/; new inputs found
@@ -73,19 +73,18 @@ fuzz: fuzz-build
 # Regression replay with gcc + ASan/UBSan: no clang needed.
 $(FUZZ_REGRESS_BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(FUZZ_FLAGS) $(FUZZ_SAN) $(WARNFLAGS) -c -o $@ $<
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(FUZZ_FLAGS) $(FUZZ_SAN) $(WARNFLAGS) -c -o $@ $<
 
 $(FUZZ_REGRESS_BUILD)/libev.a: $(LIB_SRC:%.c=$(FUZZ_REGRESS_BUILD)/obj/%.o)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-# The harnesses compile tools' sources at -O1 with the sanitizers, where gcc
-# warns about things it does not see at -O2: no -Werror for them (the tools'
-# own builds keep it).
 $(FUZZ_REGRESS_BUILD)/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_REGRESS_BUILD)/obj/tests/fuzz/regress_main.o \
                              $(FUZZ_REGRESS_BUILD)/libev.a $(TOOL_SRC)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(FUZZ_FLAGS) $(FUZZ_SAN) $(filter-out -Werror,$(WARNFLAGS)) -o $@ $< \
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(FUZZ_FLAGS) $(FUZZ_SAN) $(WARNFLAGS) -o $@ $< \
 	  $(FUZZ_REGRESS_BUILD)/obj/tests/fuzz/regress_main.o $(FUZZ_REGRESS_BUILD)/libev.a $(LDLIBS)
 
 fuzz-regress: $(FUZZ_REGRESS_BINS)
@@ -97,6 +96,3 @@ fuzz-regress: $(FUZZ_REGRESS_BINS)
 
 fuzz-corpus: all
 	EV_BIN=$(abspath $(BIN)) tests/fuzz/make-corpus.sh
-
-# The corpus replay is part of `make check`.
-check test: fuzz-regress

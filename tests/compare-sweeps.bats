@@ -3,19 +3,48 @@
 bats_require_minimum_version 1.5.0
 load test_helper
 
+# Each sweep is generated and each comparison run once, here; the tests
+# read the results (read-only: they run in parallel).
+#   F/sub    the two sweeps with subsets passed on to gemm-variance
+#   F/three  three sweeps, one of them analysed: F/sub's "Base ROCm" (the
+#            3-rank sweep cut to ranks 0,1 and channels 28,56: the same
+#            top rows as a 2-rank sweep of seed 1), two raw
+#   F/aorta  the shared aorta sweep against a generated one (when there)
+setup_file() {
+	local F="$BATS_FILE_TMPDIR" GEN="$TESTS_DIR/gen/gen-kineto.py"
+	{
+		python3 "$GEN" --ranks 3 --iters 3 --seed 1 "$F/sub1" &&
+			python3 "$GEN" --ranks 3 --iters 3 --seed 2 --channels 28,42,56 "$F/sub2" &&
+			ln -s "$F/sub2" "$F/linked sweep" &&
+			python3 "$GEN" --ranks 2 --iters 3 --seed 2 --jitter 20 "$F/s2" &&
+			python3 "$GEN" --ranks 2 --iters 4 --seed 3 --channels 28,42,56 "$F/s3"
+	} || { echo "setup_file: generating the sweeps failed" >&2; return 1; }
+	compare-sweeps -q --select channels=28,56 --ranks 0,1 -o "$F/sub" "Base ROCm=$F/sub1" "ROCm 7.1 (new)=$F/linked sweep" >"$F/sub.log" 2>&1 ||
+		{ cat "$F/sub.log" >&2; echo "setup_file: compare-sweeps (subsets) failed" >&2; return 1; }
+	compare-sweeps -q -o "$F/three" base="$F/sub/sweeps/Base ROCm" noisy="$F/s2" wide="$F/s3" >"$F/three.log" 2>&1 ||
+		{ cat "$F/three.log" >&2; echo "setup_file: compare-sweeps (three sweeps) failed" >&2; return 1; }
+	if [ -d "$SHARED_DATA" ]; then
+		python3 "$GEN" --ranks 8 --iters 3 "$F/gen" || { echo "setup_file: generating the 8-rank sweep failed" >&2; return 1; }
+		compare-sweeps -q -j 2 -o "$F/aorta" aorta="$SHARED_DATA/kineto/aorta-sweep" gen="$F/gen" >"$F/aorta.log" 2>&1 ||
+			{ cat "$F/aorta.log" >&2; echo "setup_file: compare-sweeps (aorta) failed" >&2; return 1; }
+	fi
+}
+
 setup() {
 	T="$BATS_TEST_TMPDIR"
-	GEN="$TESTS_DIR/gen/gen-kineto.py"
+	F="$BATS_FILE_TMPDIR"
 	HTML="$TESTS_DIR/fixtures/evkit-report/check-html.py"
 	BOXES="$TESTS_DIR/fixtures/evkit-report/check-boxes.py"
 }
 
-# The plots, SVG (and PNG when gnuplot has pngcairo).
+# The plots: SVG, and PNG beside each when wanted (EVKIT_PNG is not 0, and
+# the tests set it to 0) and gnuplot has pngcairo.
 plot_list() {
-	local f
+	local f png=0
+	if [ "${EVKIT_PNG:-1}" != 0 ] && gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then png=1; fi
 	for f in "$@"; do
 		echo "$f.svg"
-		if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then echo "$f.png"; fi
+		[ "$png" = 0 ] || echo "$f.png"
 	done | LC_ALL=C sort
 }
 
@@ -42,21 +71,20 @@ plot_list() {
 }
 
 @test "three sweeps, analysed or raw, in one report" {
-	python3 "$GEN" --ranks 2 --iters 3 --seed 1 "$T/s1"
-	python3 "$GEN" --ranks 2 --iters 3 --seed 2 --jitter 20 "$T/s2"
-	python3 "$GEN" --ranks 2 --iters 4 --seed 3 --channels 28,42,56 "$T/s3"
-	run -0 gemm-variance -q -o "$T/g1" "$T/s1"
-	run -0 compare-sweeps -q -o "$T/out" base="$T/g1" noisy="$T/s2" wide="$T/s3"
+	# compare-sweeps -q -o F/three base=<analysed> noisy=<raw> wide=<raw>
+	# exited 0 (setup_file) and printed nothing.
+	run -0 cat "$F/three.log"
 	assert_output ""
+	O="$F/three"
 	# Raw sweeps were analysed under OUT/sweeps.
-	[ -f "$T/out/sweeps/noisy/top5_gemm_kernels_time_variance.tsv" ]
-	[ -f "$T/out/sweeps/wide/report.html" ]
-	run -0 head -n 1 "$T/out/kernel_by_sweep.tsv"
+	[ -f "$O/sweeps/noisy/top5_gemm_kernels_time_variance.tsv" ]
+	[ -f "$O/sweeps/wide/report.html" ]
+	run -0 head -n 1 "$O/kernel_by_sweep.tsv"
 	assert_output "kernel_name	base	noisy	wide"
 	# GEMM A's range is 10 (iterations - 1) us without jitter.
-	run -0 awk -F'\t' '$1 ~ /MT128x128/ { print $2, $4 }' "$T/out/kernel_by_sweep.tsv"
+	run -0 awk -F'\t' '$1 ~ /MT128x128/ { print $2, $4 }' "$O/kernel_by_sweep.tsv"
 	assert_output "20 30"
-	run -0 awk -F'\t' '$1 == "wide" { print $2 }' "$T/out/sweep_configs.tsv"
+	run -0 awk -F'\t' '$1 == "wide" { print $2 }' "$O/sweep_configs.tsv"
 	assert_output - <<'OUT'
 256_28
 256_42
@@ -65,46 +93,45 @@ plot_list() {
 512_42
 512_56
 OUT
-	run -0 awk -F'\t' 'NR > 1 { n[$1]++ } END { for (s in n) print s, n[s] }' "$T/out/combined_top_gemms.tsv"
+	run -0 awk -F'\t' 'NR > 1 { n[$1]++ } END { for (s in n) print s, n[s] }' "$O/combined_top_gemms.tsv"
 	assert_line "base 16"
 	assert_line "wide 24"
-	run -0 bash -c 'ls "$1" | LC_ALL=C sort' _ "$T/out/plots"
+	run -0 bash -c 'ls "$1" | LC_ALL=C sort' _ "$O/plots"
 	assert_output "$(plot_list mean_time_diff_by_config time_diff_by_sweep_boxplot time_diff_by_sweep_violin)"
 	# One box per sweep, with its count of top rows.
-	run -0 python3 "$BOXES" "$T/out/plots/time_diff_by_sweep_boxplot.svg" sweep "time_diff (us)" base=16 noisy=16 wide=24
+	run -0 python3 "$BOXES" "$O/plots/time_diff_by_sweep_boxplot.svg" sweep "time_diff (us)" base=16 noisy=16 wide=24
 	assert_output "boxes 3"
 	# 3 shared plots + 5 plots x 3 sweeps side by side.
-	run -0 python3 "$HTML" "$T/out/sweep_comparison.html"
+	run -0 python3 "$HTML" "$O/sweep_comparison.html"
 	assert_line "images 18"
 	assert_line "h2 Each sweep's plots, side by side"
-	run -0 grep -c 'grid-template-columns: repeat(3, 1fr)' "$T/out/sweep_comparison.html"
+	run -0 grep -c 'grid-template-columns: repeat(3, 1fr)' "$O/sweep_comparison.html"
 }
 
 @test "shared data: the aorta sweep against a generated one" {
 	need_shared_data
-	python3 "$GEN" --ranks 8 --iters 3 "$T/gen"
-	run -0 compare-sweeps -q -j 2 -o "$T/out" aorta="$SHARED_DATA/kineto/aorta-sweep" gen="$T/gen"
-	run -0 awk -F'\t' '$2 == "rank" { n[$1]++ } END { for (s in n) print s, n[s] }' "$T/out/sweep_summary.tsv"
+	# compare-sweeps -q -j 2 -o F/aorta aorta=<shared> gen=<8 ranks> exited 0 (setup_file).
+	O="$F/aorta"
+	run -0 awk -F'\t' '$2 == "rank" { n[$1]++ } END { for (s in n) print s, n[s] }' "$O/sweep_summary.tsv"
 	assert_line "aorta 8"
 	assert_line "gen 8"
-	run -0 python3 "$HTML" "$T/out/sweep_comparison.html"
+	run -0 python3 "$HTML" "$O/sweep_comparison.html"
 	assert_line "images 13"
 }
 
 @test "free-text labels, a symlinked sweep, subsets passed on to gemm-variance" {
-	python3 "$GEN" --ranks 3 --iters 3 --seed 1 "$T/s1"
-	python3 "$GEN" --ranks 3 --iters 3 --seed 2 --channels 28,42,56 "$T/s2"
-	ln -s "$T/s2" "$T/linked sweep"
-	run -0 compare-sweeps -q --select channels=28,56 --ranks 0,1 -o "$T/out" "Base ROCm=$T/s1" "ROCm 7.1 (new)=$T/linked sweep"
-	run -0 awk -F'\t' 'NR > 1 { n[$1]++ } END { for (s in n) print s "|" n[s] }' "$T/out/combined_top_gemms.tsv"
+	# compare-sweeps -q --select channels=28,56 --ranks 0,1 -o F/sub
+	# "Base ROCm=F/sub1" "ROCm 7.1 (new)=F/linked sweep" exited 0 (setup_file).
+	O="$F/sub"
+	run -0 awk -F'\t' 'NR > 1 { n[$1]++ } END { for (s in n) print s "|" n[s] }' "$O/combined_top_gemms.tsv"
 	assert_line "Base ROCm|16"
 	assert_line "ROCm 7.1 (new)|16"
-	run -0 head -n 1 "$T/out/kernel_by_sweep.tsv"
+	run -0 head -n 1 "$O/kernel_by_sweep.tsv"
 	assert_output "kernel_name	Base ROCm	ROCm 7.1 (new)"
-	[ -f "$T/out/sweeps/ROCm 7.1 (new)/report.html" ]
-	run -0 python3 "$BOXES" "$T/out/plots/time_diff_by_sweep_boxplot.svg" sweep "time_diff (us)" "Base ROCm=16" "ROCm 7.1 (new)=16"
-	run -0 python3 "$HTML" "$T/out/sweep_comparison.html"
-	run -0 grep -c '<title>Sweep comparison: Base ROCm vs ROCm 7.1 (new)</title>' "$T/out/sweep_comparison.html"
+	[ -f "$O/sweeps/ROCm 7.1 (new)/report.html" ]
+	run -0 python3 "$BOXES" "$O/plots/time_diff_by_sweep_boxplot.svg" sweep "time_diff (us)" "Base ROCm=16" "ROCm 7.1 (new)=16"
+	run -0 python3 "$HTML" "$O/sweep_comparison.html"
+	run -0 grep -c '<title>Sweep comparison: Base ROCm vs ROCm 7.1 (new)</title>' "$O/sweep_comparison.html"
 	run -0 compare-sweeps --version
 	assert_line --index 0 --regexp '^compare-sweeps \(evkit\) [0-9]+\.[0-9]+\.[0-9]+$'
 }

@@ -219,10 +219,11 @@ check_options_after_files() {
 }
 @test "contract: options are accepted after file names" { for_each_tool check_options_after_files; }
 
-# A tool killed while it streams: its input is a FIFO kept open by a writer
-# that never finishes, so the tool is mid-stream with -o open when TERM comes.
+# A tool killed while it streams: its input is a FIFO that the test holds
+# open for writing after half of the input, so the tool is mid-stream with
+# -o open, waiting for more, when the signal comes.
 check_sigterm() {
-	local t="$1" in fifo out pid writer sig
+	local t="$1" in fifo out pid sig
 	load_contract "$t" || return 1
 	[ -z "$CONTRACT_NO_OUTPUT" ] || return 0
 	[ -z "${CONTRACT_NO_STREAM:-}" ] || return 0
@@ -233,15 +234,17 @@ check_sigterm() {
 		out="$BATS_TEST_TMPDIR/$t.$sig.out"
 		rm -f "$fifo"; mkfifo "$fifo"
 		echo previous >"$out"
-		# Half of the input, then silence.
-		{ head -c "$(($(wc -c <"$in") / 2))" "$in"; sleep 20; } >"$fifo" &
-		writer=$!
-		"$t" "${CONTRACT_ARGS[@]}" -f -o "$out" "$fifo" 2>/dev/null &
+		# Read-write, so that opening it does not wait for the reader.
+		exec 5<>"$fifo"
+		head -c "$(($(wc -c <"$in") / 2))" "$in" >&5
+		"$t" "${CONTRACT_ARGS[@]}" -f -o "$out" "$fifo" 2>/dev/null 5>&- &
 		pid=$!
-		sleep 0.5
+		if ! wait_reading "$pid"; then
+			echo "$t never waited for more input"; kill "$pid" 2>/dev/null; exec 5>&-; return 1
+		fi
 		kill -"$sig" "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
-		kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
+		exec 5>&-
 		[ -z "$(find "$BATS_TEST_TMPDIR" -name ".$t.$sig.out.*")" ] || { echo "$t left a temp file on SIG$sig"; return 1; }
 		grep -qx previous "$out" || { echo "$t: SIG$sig replaced the previous output"; return 1; }
 	done

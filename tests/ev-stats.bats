@@ -428,7 +428,7 @@ rankfile() {
 	ev-stats kernels -o "$T/out.tsv" "$T/in" &
 	pid=$!
 	exec 5>"$T/in"
-	sleep 0.3
+	wait_reading "$pid"
 	kill -TERM "$pid"
 	wait "$pid" || true
 	exec 5>&-

@@ -3,6 +3,34 @@
 bats_require_minimum_version 1.5.0
 load test_helper
 
+# Each sweep that several tests read is generated once, and each pipeline
+# run that several tests check is made once, here; the tests treat them as
+# read-only (one that changes a sweep or an output works on a copy in
+# $BATS_TEST_TMPDIR).
+#   SW_A   --ranks 2 --iters 3            OUT_A1: -q -k 1 (stdout, stderr beside it)
+#   SW_J   --ranks 2 --iters 3 --jitter 5 OUT_J1: --xlsx, with progress, at
+#          SOURCE_DATE_EPOCH=1700000000 (the first of the reruns); SW_J_MD5 its
+#          inputs before that run
+#   SW_S1  --ranks 2 --iters 2 --threads 256 --channels 28 (one configuration)
+#   OUT_AORTA  -q -j 2 over the shared aorta sweep (only when the shared data is there)
+setup_file() {
+	local F="$BATS_FILE_TMPDIR" GEN="$TESTS_DIR/gen/gen-kineto.py"
+	export SW_A="$F/sweep-a" SW_J="$F/sweep-j" SW_S1="$F/sweep-s1" SW_J_MD5="$F/sweep-j.md5"
+	export OUT_A1="$F/out-a1" OUT_J1="$F/out-j1" OUT_AORTA="$F/out-aorta"
+	python3 "$GEN" --ranks 2 --iters 3 "$SW_A" || { echo "setup_file: generating $SW_A failed" >&2; return 1; }
+	python3 "$GEN" --ranks 2 --iters 3 --jitter 5 "$SW_J" || { echo "setup_file: generating $SW_J failed" >&2; return 1; }
+	python3 "$GEN" --ranks 2 --iters 2 --threads 256 --channels 28 "$SW_S1" || { echo "setup_file: generating $SW_S1 failed" >&2; return 1; }
+	find "$SW_J" -type f -exec md5sum {} + | sort >"$SW_J_MD5"
+	gemm-variance -q -k 1 -o "$OUT_A1" "$SW_A" >"$OUT_A1.stdout" 2>"$OUT_A1.stderr" ||
+		{ cat "$OUT_A1.stderr" >&2; echo "setup_file: gemm-variance over $SW_A failed" >&2; return 1; }
+	SOURCE_DATE_EPOCH=1700000000 gemm-variance --xlsx -o "$OUT_J1" "$SW_J" >"$OUT_J1.stdout" 2>"$OUT_J1.stderr" ||
+		{ cat "$OUT_J1.stderr" >&2; echo "setup_file: gemm-variance over $SW_J failed" >&2; return 1; }
+	if [ -d "$SHARED_DATA" ]; then
+		gemm-variance -q -j 2 -o "$OUT_AORTA" "$SHARED_DATA/kineto/aorta-sweep" ||
+			{ echo "setup_file: gemm-variance over the shared aorta sweep failed" >&2; return 1; }
+	fi
+}
+
 setup() {
 	T="$BATS_TEST_TMPDIR"
 	GEN="$TESTS_DIR/gen/gen-kineto.py"
@@ -13,21 +41,18 @@ setup() {
 }
 
 
-# The plots gemm-variance writes, SVG (and PNG when gnuplot has pngcairo).
+# The plots gemm-variance writes: SVG only, as the tests draw them
+# (EVKIT_PNG=0; one test draws the PNGs).
 plot_list() {
-	local f
-	for f in "$@"; do
-		echo "$f.svg"
-		if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then echo "$f.png"; fi
-	done | sort
+	printf '%s.svg\n' "$@" | sort
 }
 
 # Columns of the top-k table that the generator fixes exactly.
 EXACT='threads,channel,rank,kernel_name,kernel_time_min_us,kernel_time_max_us,time_diff_us,count,min_duration_timestamp_ms,max_duration_timestamp_ms,time_between_min_max_ms,overlapping_collective_count,max_overlap_percentage,total_overlap_duration_ms'
 cols() { # cols TSV LIST: the named columns, in LIST order
-	local f="$1" idx="" c
-	for c in ${2//,/ }; do idx+="${idx:+,}$(head -n 1 "$f" | tr '\t' '\n' | grep -nxF "$c" | cut -d: -f1)"; done
-	awk -F'\t' -v OFS='\t' -v idx="$idx" '{ n = split(idx, i, ","); l = $(i[1]); for (k = 2; k <= n; k++) l = l OFS $(i[k]); print l }' "$f"
+	awk -F'\t' -v OFS='\t' -v want="$2" '
+		NR == 1 { n = split(want, w, ","); for (k = 1; k <= n; k++) for (i = NF; i >= 1; i--) if ($i == w[k]) c[k] = i }
+		{ l = $(c[1]); for (k = 2; k <= n; k++) l = l OFS $(c[k]); print l }' "$1"
 }
 
 @test "--help prints usage and the exit status table" {
@@ -58,10 +83,10 @@ cols() { # cols TSV LIST: the named columns, in LIST order
 }
 
 @test "a sweep: exact top-k rows with timestamps and overlap of the slowest instance" {
-	python3 "$GEN" --ranks 2 --iters 3 "$T/sweep"
-	run -0 gemm-variance -q -k 1 -o "$T/out" "$T/sweep"
-	assert_output ""
-	run -0 cols "$T/out/top1_gemm_kernels_time_variance.tsv" "$EXACT"
+	# OUT_A1: gemm-variance -q -k 1 over SW_A (--ranks 2 --iters 3), silent.
+	[ ! -s "$OUT_A1.stdout" ]
+	[ ! -s "$OUT_A1.stderr" ]
+	run -0 cols "$OUT_A1/top1_gemm_kernels_time_variance.tsv" "$EXACT"
 	# GEMM B: 50 + g, +40 in the last iteration, overlapped by an AllReduce
 	# of 30 - 5 (C/28 - 1) us and an AllGather of 20 us whose union is 30 us.
 	assert_output - <<'OUT'
@@ -76,7 +101,7 @@ threads	channel	rank	kernel_name	kernel_time_min_us	kernel_time_max_us	time_diff
 512	56	1	Cijk_Alik_Bljk_SB_MT64x64x16_MI16x16x1x1	57	97	40	3	1.200000	3.200000	2.000000	2	25.77319587628866	0.03
 OUT
 	# The CSV carries the same rows; the op signature holds quotes and commas.
-	run -0 head -n 2 "$T/out/top1_gemm_kernels_time_variance.csv"
+	run -0 head -n 2 "$OUT_A1/top1_gemm_kernels_time_variance.csv"
 	assert_line --index 0 --partial "threads,channel,rank,kernel_name,kernel_time_min_us,kernel_time_max_us,time_diff_us,count,mean_us,std_us,cv,p50_us,p99_us,"
 	assert_line --index 1 --partial ',"aten::mm dims=[[64,64],[64,64]] types=[""float"",""float""]"'
 }
@@ -86,7 +111,8 @@ OUT
 	run -0 gemm-variance -q -j 2 -o "$T/out" "$T/sweep"
 	run -0 ls "$T/out/plots"
 	assert_output "$(plot_list variance_by_channels_boxplot variance_by_ranks_boxplot variance_by_threads_boxplot variance_thread_channel_interaction variance_violin_combined)"
-	for f in "$T"/out/plots/*.svg; do python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$f"; done
+	# Every SVG is well-formed XML (one python for the five).
+	python3 -c 'import sys, xml.etree.ElementTree as E; [E.parse(f) for f in sys.argv[1:]]' "$T"/out/plots/*.svg
 	run -0 ls "$T/out/merged_traces"
 	assert_output - <<'OUT'
 256thread_28ch.json.gz
@@ -149,20 +175,47 @@ OUT
 	assert_output run.json.gz
 }
 
-@test "reruns give the same tables and never touch the inputs" {
-	python3 "$GEN" --ranks 2 --iters 3 --jitter 5 "$T/sweep"
-	before=$(find "$T/sweep" -type f -exec md5sum {} + | sort)
-	run -0 gemm-variance -q -o "$T/out" "$T/sweep"
-	cp "$T/out/top5_gemm_kernels_time_variance.csv" "$T/first.csv"
-	run -0 gemm-variance -q -j 1 -o "$T/out" "$T/sweep"
-	cmp "$T/first.csv" "$T/out/top5_gemm_kernels_time_variance.csv"
-	after=$(find "$T/sweep" -type f -exec md5sum {} + | sort)
-	assert_equal "$after" "$before"
-	[ -z "$(find "$T/sweep" -newer "$T/first.csv")" ]
+@test "reruns: every SVG and table byte-identical, the report too with SOURCE_DATE_EPOCH; inputs never touched; PNGs beside the SVGs" {
+	# The first run is OUT_J1 (setup_file: default -j, merged traces, --xlsx,
+	# SOURCE_DATE_EPOCH=1700000000, EVKIT_PNG=0) over SW_J (--ranks 2
+	# --iters 3 --jitter 5); the second runs one job at a time, with its
+	# temporary files in $T, and as outside the tests (EVKIT_PNG unset) draws
+	# a PNG beside each SVG when gnuplot has pngcairo.
+	run -0 --separate-stderr env -u EVKIT_PNG SOURCE_DATE_EPOCH=1700000000 TMPDIR="$T" gemm-variance -q -j 1 --xlsx -o "$T/b" "$SW_J"
+	[ -z "$stderr" ]
+	for f in "$OUT_J1"/plots/*.svg "$OUT_J1"/*.tsv "$OUT_J1"/*.csv; do
+		cmp "$f" "$T/b/${f#"$OUT_J1"/}"
+	done
+	run -1 grep -l -e /tmp -e "$T" -e "$BATS_FILE_TMPDIR" "$OUT_J1"/plots/*.svg "$T"/b/plots/*.svg
+	cmp "$OUT_J1/report.html" "$T/b/report.html"
+	# Neither run changed the inputs.
+	assert_equal "$(find "$SW_J" -type f -exec md5sum {} + | sort)" "$(cat "$SW_J_MD5")"
+	[ -z "$(find "$SW_J" -newer "$OUT_J1/top5_gemm_kernels_time_variance.csv")" ]
+	# A PNG of the same size stands beside each SVG, drawn by the same
+	# gnuplot, and the SVGs are those of the SVG-only run.
+	gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1 || skip "gnuplot has no pngcairo terminal: the PNGs are not checked"
+	run -0 python3 - "$T/b/plots" "$OUT_J1/plots" <<'PY'
+import os, re, struct, sys
+png_dir, svg_only = sys.argv[1], sys.argv[2]
+for f in sorted(os.listdir(png_dir)):
+    if not f.endswith(".svg"):
+        continue
+    svg = open(os.path.join(png_dir, f), "rb").read()
+    assert svg == open(os.path.join(svg_only, f), "rb").read(), f + " differs from the SVG-only run"
+    w, h = re.search(rb'width="(\d+)" height="(\d+)"', svg).groups()
+    d = open(os.path.join(png_dir, f[:-4] + ".png"), "rb").read(24)
+    assert d[:8] == b"\x89PNG\r\n\x1a\n", f
+    print(f[:-4], int(w), int(h), *struct.unpack(">II", d[16:24]))
+PY
+	assert_line "variance_by_channels_boxplot 400 400 400 400"
+	assert_line "variance_violin_combined 1080 420 1080 420"
+	assert_equal "${#lines[@]}" 5
+	run -0 ls "$T/b/plots"
+	assert_equal "${#lines[@]}" 10
 }
 
 @test "a broken trace fails the run with the converter's message" {
-	python3 "$GEN" --ranks 2 --iters 2 --threads 256 --channels 28 "$T/sweep"
+	cp -R "$SW_S1" "$T/sweep"
 	f="$T/sweep/256thread/nccl_28channels/torch_profiler/rank1/trace.json"
 	head -c 500 "$f" >"$T/cut" && mv "$T/cut" "$f"
 	run -1 gemm-variance -q -o "$T/out" "$T/sweep"
@@ -173,13 +226,13 @@ OUT
 
 @test "shared data: the aorta sweep end to end" {
 	need_shared_data
-	run -0 gemm-variance -q -j 2 -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep"
+	# OUT_AORTA: gemm-variance -q -j 2 over the aorta sweep (setup_file).
 	# 2 thread x 2 channel configurations x 8 ranks x the top 5 GEMMs: a
 	# GEMM is (op signature, operand layout from the kernel name), as
 	# TraceLens's GEMM sheet and aorta's table have it; each rank has 6.
-	run -0 bash -c 'tail -n +2 "$1" | wc -l' _ "$T/out/top5_gemm_kernels_time_variance.tsv"
+	run -0 bash -c 'tail -n +2 "$1" | wc -l' _ "$OUT_AORTA/top5_gemm_kernels_time_variance.tsv"
 	assert_output 160
-	run -0 cols "$T/out/variance_summary.tsv" dimension,value,n
+	run -0 cols "$OUT_AORTA/variance_summary.tsv" dimension,value,n
 	assert_output - <<'OUT'
 dimension	value	n
 threads	256	80
@@ -199,14 +252,14 @@ OUT
 	# instances of that GEMM on that rank and configuration, at the
 	# reported times (the minimum is a kernel the trace generator placed
 	# 600 s later).
-	run -0 cols "$T/out/top5_gemm_kernels_time_variance.tsv" threads,channel,rank,kernel_time_min_us,kernel_time_max_us,min_duration_timestamp_ms,max_duration_timestamp_ms
+	run -0 cols "$OUT_AORTA/top5_gemm_kernels_time_variance.tsv" threads,channel,rank,kernel_time_min_us,kernel_time_max_us,min_duration_timestamp_ms,max_duration_timestamp_ms
 	assert_line --index 1 "512	56	3	35042.057	69758.8	1765218445349.860920	1765217845291.850419"
 	run -0 bash -c 'kineto2ev -q "$1"/512thread/nccl_56channels/torch_profiler/rank3/*.json.gz | ev-view -M -H -c rank,ts,dur --type=kernel' _ "$SHARED_DATA/kineto/aorta-sweep"
 	assert_line "3	1765218445349860920	35042057"
 	assert_line "3	1765217845291850419	69758800"
-	run -0 ls "$T/out/merged_traces"
+	run -0 ls "$OUT_AORTA/merged_traces"
 	assert_equal "${#lines[@]}" 4
-	run -0 python3 "$HTML" "$T/out/report.html"
+	run -0 python3 "$HTML" "$OUT_AORTA/report.html"
 	assert_line "images 5"
 }
 
@@ -221,25 +274,7 @@ OUT
 	assert_output "boxes 3"
 	run -0 python3 "$BOXES" "$P/variance_by_ranks_boxplot.svg" rank "time_diff (us)" 0=6 1=6 2=6
 	assert_output "boxes 3"
-	# The PNG beside each SVG is a PNG of the same size.
-	if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then
-		run -0 python3 -c 'import struct, sys; d = open(sys.argv[1], "rb").read(24); assert d[:8] == b"\x89PNG\r\n\x1a\n"; print(*struct.unpack(">II", d[16:24]))' "$P/variance_by_channels_boxplot.png"
-		assert_output "400 400"
-	fi
-}
-
-@test "reruns: every SVG and table byte-identical, no temporary path in a plot" {
-	python3 "$GEN" --ranks 2 --iters 3 --jitter 5 "$T/sweep"
-	run -0 gemm-variance -q --no-traces -o "$T/a" "$T/sweep"
-	run -0 env TMPDIR="$T" gemm-variance -q -j 1 --no-traces -o "$T/b" "$T/sweep"
-	for f in "$T"/a/plots/*.svg "$T"/a/*.tsv "$T"/a/*.csv; do
-		cmp "$f" "$T/b/${f#"$T"/a/}"
-	done
-	run -1 grep -l -e /tmp -e "$T" -r "$T/a/plots" "$T/b/plots"
-	# With SOURCE_DATE_EPOCH the whole report is reproducible too.
-	SOURCE_DATE_EPOCH=1700000000 gemm-variance -q --no-traces -o "$T/c" "$T/sweep"
-	SOURCE_DATE_EPOCH=1700000000 gemm-variance -q --no-traces -o "$T/d" "$T/sweep"
-	cmp "$T/c/report.html" "$T/d/report.html"
+	# The PNGs (drawn when EVKIT_PNG is unset) are checked in the reruns test.
 }
 
 @test "a symlinked, oddly named sweep with a subset selection" {
@@ -276,21 +311,19 @@ OUT
 }
 
 @test "any layout: keys from a path regex; a flat folder of JSON files" {
-	python3 "$GEN" --ranks 2 --iters 3 "$T/real"
-	# experiments/<system>-t<T>-c<C>/gpu<R>.json
+	# experiments/<system>-t<T>-c<C>/gpu<R>.json over SW_A (--ranks 2 --iters 3)
 	for t in 256 512; do for c in 28 56; do
 		d="$T/exp/mi300 box-t$t-c$c"
 		mkdir -p "$d"
-		for r in 0 1; do ln -s "$T/real/${t}thread/nccl_${c}channels/torch_profiler/rank$r/trace.json" "$d/gpu$r.json"; done
+		for r in 0 1; do ln -s "$SW_A/${t}thread/nccl_${c}channels/torch_profiler/rank$r/trace.json" "$d/gpu$r.json"; done
 	done; done
 	run -0 gemm-variance -q -k 1 --no-traces -x '-t([0-9]+)-c([0-9]+)/gpu([0-9]+)\.json$' -K threads,channels,rank -o "$T/out" "$T/exp"
 	run -0 cols "$T/out/top1_gemm_kernels_time_variance.tsv" threads,channel,rank,time_diff_us
 	assert_line --index 0 "threads	channel	rank	time_diff_us"
 	assert_line "512	56	1	40"
 	assert_equal "${#lines[@]}" 9
-	# The same top rows as the known layout gives.
-	run -0 gemm-variance -q -k 1 --no-traces -o "$T/ref" "$T/real"
-	cmp "$T/out/top1_gemm_kernels_time_variance.tsv" "$T/ref/top1_gemm_kernels_time_variance.tsv"
+	# The same top rows as the known layout gives (OUT_A1: -q -k 1 over SW_A).
+	cmp "$T/out/top1_gemm_kernels_time_variance.tsv" "$OUT_A1/top1_gemm_kernels_time_variance.tsv"
 	# Usage errors of the regex options.
 	run -2 gemm-variance -x '(' -K a -o "$T/o" "$T/exp"
 	assert_output --partial "not a valid extended regular expression"
@@ -300,8 +333,8 @@ OUT
 	assert_output --partial "matches --path-regex"
 	# A flat folder: the JSON files themselves, one per rank.
 	mkdir "$T/flat"
-	cp "$T/real/256thread/nccl_28channels/torch_profiler/rank0/trace.json" "$T/flat/rank0.json"
-	cp "$T/real/256thread/nccl_28channels/torch_profiler/rank1/trace.json" "$T/flat/rank1.json"
+	cp "$SW_A/256thread/nccl_28channels/torch_profiler/rank0/trace.json" "$T/flat/rank0.json"
+	cp "$SW_A/256thread/nccl_28channels/torch_profiler/rank1/trace.json" "$T/flat/rank1.json"
 	run -0 gemm-variance -q -k 1 -o "$T/fout" "$T/flat"
 	run -0 cols "$T/fout/top1_gemm_kernels_time_variance.tsv" rank,time_diff_us
 	assert_output - <<'OUT'
@@ -313,9 +346,8 @@ OUT
 
 @test "--xlsx: the tables as a workbook, read back against the TSVs" {
 	need_openpyxl
-	python3 "$GEN" --ranks 2 --iters 3 "$T/sweep"
-	run -0 gemm-variance -q --xlsx --no-traces -o "$T/out" "$T/sweep"
-	O="$T/out"
+	# OUT_J1: gemm-variance --xlsx over SW_J (--ranks 2 --iters 3 --jitter 5).
+	O="$OUT_J1"
 	run -0 "$PY_XLSX" "$XLSX" "$O/gemm_variance.xlsx" top5_gemm_kernels_time_variance="$O/top5_gemm_kernels_time_variance.tsv" \
 		variance_summary="$O/variance_summary.tsv" gemm_by_config="$O/gemm_by_config.tsv" gemm_across_configs="$O/gemm_across_configs.tsv"
 	assert_line "sheet top5_gemm_kernels_time_variance rows 16 cols 22"
@@ -323,22 +355,20 @@ OUT
 }
 
 @test "progress on stderr with counts and elapsed time; -q silences it; --version" {
-	python3 "$GEN" --ranks 2 --iters 2 "$T/sweep"
-	gemm-variance --no-traces -o "$T/out" "$T/sweep" >"$T/stdout" 2>"$T/stderr"
-	[ ! -s "$T/stdout" ]
-	run -0 cat "$T/stderr"
+	# OUT_J1 was made without -q (SW_J: 2 ranks, 4 configurations); OUT_A1 with -q.
+	[ ! -s "$OUT_J1.stdout" ]
+	run -0 cat "$OUT_J1.stderr"
 	assert_line --regexp '^gemm-variance: \[ *[0-9]+\.[0-9]s\] step 1/4: converting 8 trace\(s\) of 4 configuration\(s\) over threads,channels'
 	assert_line --regexp '^gemm-variance: \[ *[0-9]+\.[0-9]s\] done 4 of 4: '
 	assert_line --regexp '^gemm-variance: \[ *[0-9]+\.[0-9]s\] step 4/4: report'
-	run -0 --separate-stderr gemm-variance -q --no-traces -o "$T/out" "$T/sweep"
-	[ -z "$stderr" ]
+	[ ! -s "$OUT_A1.stderr" ]
 	run -0 gemm-variance --version
 	assert_line --index 0 --regexp '^gemm-variance \(evkit\) [0-9]+\.[0-9]+\.[0-9]+$'
 }
 
 @test "TERM mid-run ends every job: no orphans, no temporary files, earlier outputs intact" {
-	python3 "$GEN" --ranks 2 --iters 2 "$T/sweep"
-	run -0 gemm-variance -q --no-traces -o "$T/out" "$T/sweep"
+	# The earlier outputs: a copy of OUT_J1 (a run over SW_J).
+	cp -R "$OUT_J1" "$T/out"
 	before=$(cd "$T/out" && find . -type f -exec md5sum {} + | sort)
 	# A kineto2ev that hangs (a sleep child in the job's process group).
 	mkdir -p "$T/slow" "$T/tmp"
@@ -350,7 +380,7 @@ echo \$! >>"$T/pids"
 wait
 EOF
 	chmod +x "$T/slow/kineto2ev"
-	PATH="$T/slow:$PATH" TMPDIR="$T/tmp" gemm-variance -j 2 --no-traces -o "$T/out" "$T/sweep" 2>"$T/err" &
+	PATH="$T/slow:$PATH" TMPDIR="$T/tmp" gemm-variance -j 2 --no-traces -o "$T/out" "$SW_J" 2>"$T/err" &
 	pid=$!
 	for _ in $(seq 100); do [ "$(wc -l <"$T/pids" 2>/dev/null || echo 0)" -ge 4 ] && break; sleep 0.1; done
 	[ "$(wc -l <"$T/pids")" -ge 4 ] || { cat "$T/err"; false; }
@@ -370,33 +400,19 @@ EOF
 }
 
 @test "a failing step is explained on stderr" {
-	python3 "$GEN" --ranks 2 --iters 2 --threads 256 --channels 28 "$T/sweep"
+	# SW_S1: --ranks 2 --iters 2 --threads 256 --channels 28.
 	mkdir -p "$T/bad"
 	printf '#!/bin/sh\nexit 3\n' >"$T/bad/ev-merge"
 	chmod +x "$T/bad/ev-merge"
-	PATH="$T/bad:$PATH" run -1 gemm-variance -q --no-traces -o "$T/out" "$T/sweep"
+	PATH="$T/bad:$PATH" run -1 gemm-variance -q --no-traces -o "$T/out" "$SW_S1"
 	assert_output --regexp '^gemm-variance: failed \(exit 3\) at line [0-9]+: ev-merge '
-}
-
-@test "the report in headless Chromium: five plots drawn at their size, no console message, one escape" {
-	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
-		skip "Chromium is not installed (Debian: chromium): the report is not checked in a browser"
-	python3 "$GEN" --ranks 2 --iters 3 "$T/sweep"
-	run -0 gemm-variance -q -o "$T/out" "$T/sweep"
-	run -0 "$TESTS_DIR/fixtures/evkit-report/browser-check.sh" "$T/out/report.html" "$T/b"
-	assert_line "console 0"
-	assert_line "images 5"
-	assert_line --regexp '^img variance_violin_combined loaded 1080 420 ink [0-9]{4,}$'
-	run -0 grep -c '^img variance_[a-z_]* loaded [0-9]* 400 ink [0-9][0-9][0-9][0-9]*$' <(printf '%s\n' "${lines[@]}")
-	assert_output 4
-	run -1 grep -e '>gt;' -e '&amp;gt;' -e '&amp;lt;' "$T/out/report.html"
 }
 
 @test "the shared aorta sweep: aorta's own top-5 GEMM variance rows, all 160 (shared data)" {
 	need_shared_data
-	run -0 gemm-variance -q --no-traces -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep"
+	# OUT_AORTA (setup_file) has merged traces too; the table is the same without.
 	# tests/expected/aorta/README.md: how aorta's pipeline made the reference.
-	run -0 python3 - "$TESTS_DIR/expected/aorta/top5_gemm_kernels_time_variance.csv" "$T/out/top5_gemm_kernels_time_variance.tsv" <<'PY'
+	run -0 python3 - "$TESTS_DIR/expected/aorta/top5_gemm_kernels_time_variance.csv" "$OUT_AORTA/top5_gemm_kernels_time_variance.tsv" <<'PY'
 import csv, sys
 def load(p, d):
     return [(r["threads"], r["channel"], r["rank"], r["kernel_name"], float(r["kernel_time_min_us"]), float(r["kernel_time_max_us"]))

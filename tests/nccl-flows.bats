@@ -20,6 +20,19 @@ mkrun() {
 	done
 }
 
+# One 2-rank Kineto run, converted once (-j 1) for the file: the tests read
+# KRUN and KA and write only copies (see "inputs untouched").
+setup_file() {
+	export KRUN="$BATS_FILE_TMPDIR/run" KA="$BATS_FILE_TMPDIR/a"
+	mkrun "$KRUN" 0 1
+	(cd "$KRUN" && find . -type f -exec sha256sum {} + | sort) >"$BATS_FILE_TMPDIR/run.sha"
+	nccl-flows -q -j 1 -o "$KA" "$KRUN" >"$BATS_FILE_TMPDIR/a.log" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/a.log" >&2
+		echo "setup_file: nccl-flows -j 1 on the Kineto run failed" >&2
+		return 1
+	}
+}
+
 @test "--help prints usage and the exit status table" {
 	run -0 --separate-stderr nccl-flows --help
 	assert_line --index 0 "Usage: nccl-flows [options] -o OUT_DIR INPUT..."
@@ -153,14 +166,12 @@ EOF
 }
 
 @test "Kineto run: parallel conversion gives the same files; inputs untouched; reruns idempotent" {
-	mkrun "$T/run" 0 1
-	(cd "$T/run" && find . -type f -exec sha256sum {} + | sort) >"$T/before"
-	run -0 nccl-flows -q -j 1 -o "$T/a" "$T/run"
-	run -0 nccl-flows -q -j 2 -k -o "$T/b" "$T/run/torch_profiler/rank1/trace.json" "$T/run/torch_profiler/rank0/trace.json"
-	(cd "$T/run" && find . -type f -exec sha256sum {} + | sort) >"$T/after"
-	cmp "$T/before" "$T/after"
-	for f in "$T"/a/*; do cmp "$f" "$T/b/${f##*/}"; done
-	run -0 python3 "$CHECK" "$T/a"
+	# setup_file ran nccl-flows -q -j 1 on KRUN into KA.
+	run -0 nccl-flows -q -j 2 -k -o "$T/b" "$KRUN/torch_profiler/rank1/trace.json" "$KRUN/torch_profiler/rank0/trace.json"
+	(cd "$KRUN" && find . -type f -exec sha256sum {} + | sort) >"$T/after"
+	cmp "$BATS_FILE_TMPDIR/run.sha" "$T/after"
+	for f in "$KA"/*; do cmp "$f" "$T/b/${f##*/}"; done
+	run -0 python3 "$CHECK" "$KA"
 	assert_line --index 0 "ranks 2 messages 16 unmatched 0"
 	# LL AllReduce of 4 KiB (NCCL < 2.22 chunking: one rank's chunk holds
 	# all 1024 elements): 2 x 4 KiB of wire bytes from each rank.
@@ -176,9 +187,9 @@ EOF
 	[ "${#lines[@]}" -gt 0 ]
 	# A rerun into the same directory gives the same bytes, and a run with
 	# fewer ranks leaves no stale rank files behind.
-	cp -r "$T/a" "$T/a0"
-	run -0 nccl-flows -q -o "$T/a" "$T/run"
-	diff -r "$T/a0" "$T/a"
+	cp -r "$KA" "$T/a"
+	run -0 nccl-flows -q -o "$T/a" "$KRUN"
+	diff -r "$KA" "$T/a"
 	mkrun "$T/one" 0
 	run -0 nccl-flows -q -o "$T/a" "$T/one"
 	run -0 ls "$T/a"
@@ -190,14 +201,13 @@ EOF
 }
 
 @test "a bad input fails, and the previous flow files stay as they were" {
-	mkrun "$T/run" 0 1
-	run -0 nccl-flows -q -o "$T/out" "$T/run"
-	cp -r "$T/out" "$T/out0"
-	kineto2ev -q -o "$T/t.ev" "$T/run/torch_profiler/rank0/trace.json"
+	# The previous flow files: a copy of setup_file's.
+	cp -r "$KA" "$T/out"
+	kineto2ev -q -o "$T/t.ev" "$KRUN/torch_profiler/rank0/trace.json"
 	head -c 1500 "$T/t.ev" >"$T/cut.ev"
 	run -1 nccl-flows -q -o "$T/out" "$T/cut.ev"
 	assert_output --partial "cut.ev"
-	diff -r "$T/out0" "$T/out"
+	diff -r "$KA" "$T/out"
 }
 
 @test "shared data: an 8-rank aorta configuration" {

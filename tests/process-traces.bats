@@ -18,6 +18,19 @@ mkrun() {
 	done
 }
 
+# One 2-rank Kineto run, converted once (-z -k -m -n job) for the file: the
+# tests read KRUN and KJOB and write only copies (see "inputs untouched").
+setup_file() {
+	export KRUN="$BATS_FILE_TMPDIR/run" KJOB="$BATS_FILE_TMPDIR/job"
+	mkrun "$KRUN" 0 1
+	(cd "$KRUN" && find . -type f -exec sha256sum {} + | sort) >"$BATS_FILE_TMPDIR/run.sha"
+	process-traces -q -z -k -m -n job -o "$KJOB" "$KRUN" >"$BATS_FILE_TMPDIR/job.log" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/job.log" >&2
+		echo "setup_file: process-traces -z -k -m -n job on the Kineto run failed" >&2
+		return 1
+	}
+}
+
 # col CSV NAME: the values of one column (by header name).
 col() {
 	awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }' "$1"
@@ -125,44 +138,49 @@ EOF
 }
 
 @test "Kineto run: valid timeline, NCCL messages with -m, idempotent, inputs untouched" {
-	mkrun "$T/run" 0 1
-	(cd "$T/run" && find . -type f -exec sha256sum {} + | sort) >"$T/before"
-	run -0 process-traces -q -z -k -m -n job -o "$T/out" "$T/run"
-	(cd "$T/run" && find . -type f -exec sha256sum {} + | sort) >"$T/after"
-	cmp "$T/before" "$T/after"
-	run -0 python3 "$V" "$T/out/job.json.gz" --gzip
+	# setup_file ran process-traces -q -z -k -m -n job on KRUN into KJOB.
+	run -0 python3 "$V" "$KJOB/job.json.gz" --gzip
 	assert_line "process 2 rank 1 GPU (device 0)"
 	assert_line --regexp '^flows collective=[0-9]+ launch=[0-9]+ message=8$'
-	run -0 bash -c 'ev-view -M -H -c type -t send,recv,coll "$1" | sort | uniq -c | awk "{ print \$2, \$1 }"' _ "$T/out/job.ev"
+	run -0 bash -c 'ev-view -M -H -c type -t send,recv,coll "$1" | sort | uniq -c | awk "{ print \$2, \$1 }"' _ "$KJOB/job.ev"
 	assert_output - <<'EOF'
 coll 4
 recv 8
 send 8
 EOF
-	run -0 col "$T/out/job_summary.csv" rank
+	run -0 col "$KJOB/job_summary.csv" rank
 	assert_line --index 0 0
 	assert_line --index -1 1
 	# A rerun (without -k) gives the same tables and drops the stale .ev.
-	mkdir "$T/keep" && cp "$T"/out/job_*.csv "$T"/out/job_categories.txt "$T/keep/"
-	run -0 process-traces -q -z -m -n job -o "$T/out" "$T/run"
-	for f in "$T"/keep/*; do cmp "$f" "$T/out/${f##*/}"; done
+	cp -r "$KJOB" "$T/out"
+	run -0 process-traces -q -z -m -n job -o "$T/out" "$KRUN"
+	for f in "$KJOB"/job_*.csv "$KJOB"/job_categories.txt; do cmp "$f" "$T/out/${f##*/}"; done
 	[ ! -e "$T/out/job.ev" ]
+	# Neither run touched the inputs.
+	(cd "$KRUN" && find . -type f -exec sha256sum {} + | sort) >"$T/after"
+	cmp "$BATS_FILE_TMPDIR/run.sha" "$T/after"
 }
 
 @test "a bad trace fails and leaves the previous outputs as they were" {
-	mkrun "$T/run" 0 1
-	run -0 process-traces -q -o "$T/out" "$T/run"
-	cp -r "$T/out" "$T/out0"
+	# The previous outputs: a copy of setup_file's run, rerun with its options
+	# on a copy of its input whose rank 1 trace is cut short.
+	cp -r "$KRUN" "$T/run"
+	cp -r "$KJOB" "$T/out"
 	head -c 700 "$T/run/torch_profiler/rank1/trace.json" >"$T/cut" && mv "$T/cut" "$T/run/torch_profiler/rank1/trace.json"
-	run -1 process-traces -q -o "$T/out" "$T/run"
+	run -1 process-traces -q -z -k -m -n job -o "$T/out" "$T/run"
 	assert_output --partial "kineto2ev: "
 	assert_output --partial "process-traces: a conversion failed"
-	diff -r "$T/out0" "$T/out"
+	diff -r "$KJOB" "$T/out"
 }
 
 @test "shared data: an 8-rank aorta configuration" {
 	need_shared_data
-	run -0 process-traces -q -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
+	local cfg="$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
+	# With -q: of ev-merge's alignment report only the warnings are shown
+	# (not the per-rank lines).
+	run -0 --separate-stderr process-traces -q -o "$T/out" "$cfg"
+	[[ "$stderr" != *"ev-merge: align:   rank"* ]]
+	[[ "$stderr" == *"ev-merge: warning: "* ]]
 	run -0 col "$T/out/processed_trace_clock.csv" aligned
 	assert_output "$(printf 'yes\n%.0s' 1 2 3 4 5 6 7 8)"
 	run -0 bash -c 'grep -c ",Total," "$1"' _ "$T/out/processed_trace_categories.csv"
@@ -172,15 +190,12 @@ EOF
 	assert_line --regexp '^flows collective=[1-9][0-9]* launch=[1-9][0-9]*$'
 	run -0 col "$T/out/processed_trace_collectives.csv" nranks
 	assert_output 8
-	# ev-merge's alignment report and warnings are shown (also with -q, but
-	# for the per-rank lines), and counted at the end.
-	run -0 --separate-stderr process-traces -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
+	# Without -q, ev-merge's alignment report and warnings are shown, and
+	# counted at the end.
+	run -0 --separate-stderr process-traces -o "$T/out" "$cfg"
 	[[ "$stderr" == *"ev-merge: align coll: configuration (single): 8 ranks"* ]]
 	[[ "$stderr" == *"ev-merge: warning: configuration (single): "*"median residual above 10000 ns"* ]]
 	[[ "$stderr" =~ process-traces:\ [0-9]+\ warning\(s\)\ from\ the\ tools ]]
-	run -0 --separate-stderr process-traces -q -o "$T/out" "$SHARED_DATA/kineto/aorta-sweep/256thread/nccl_28channels"
-	[[ "$stderr" != *"ev-merge: align:   rank"* ]]
-	[[ "$stderr" == *"ev-merge: warning: "* ]]
 }
 
 @test "PyTorch <= 2.1 traces: kineto2ev's inference warning is passed on, once per distinct line" {
@@ -302,6 +317,7 @@ EOF2
 }
 
 @test "Flex: generated 4-rank trace, compiler log, --freq and --drop-prep" {
+	need_shared_data
 	python3 "$TESTS_DIR/gen/gen-flex.py" --ranks 4 --iters 3 --seed 5 --truth "$T/truth" -o "$T/g.json"
 	run -0 process-traces -q --drop-prep --freq=1000:1100 -c "$SHARED_DATA/acelyzer/dt_cycles_table.log" -n g -o "$T/out" "$T/g.json"
 	run -0 python3 "$V" "$T/out/g.json"

@@ -9,15 +9,18 @@ ROOT_DIR="$(cd "$TESTS_DIR/.." && pwd)"
 EV_BIN="${EV_BIN:-$ROOT_DIR/bin}"
 PATH="$EV_BIN:$ROOT_DIR/pipelines:$PATH"
 export PATH EV_BIN ROOT_DIR TESTS_DIR
+# Plots are drawn as SVG only; the test of the PNGs sets EVKIT_PNG=1.
+export EVKIT_PNG=0
 # Shared reference data; tests that need it call need_shared_data.
 SHARED_DATA="${SHARED_DATA:-$ROOT_DIR/../shared/data}"
 export SHARED_DATA
 
 # In CI the shared data must be there: a missing copy fails instead of
-# quietly skipping the tests that prove the tools on real traces.
+# quietly skipping the tests that prove the tools on real traces (except in
+# `make check-noshared`, EV_NO_SHARED=1, which checks that they skip).
 need_shared_data() {
 	if [ ! -d "$SHARED_DATA" ]; then
-		[ -z "${CI:-}" ] || fail "shared data not found at $SHARED_DATA (CI must have it)"
+		[ -z "${CI:-}" ] || [ -n "${EV_NO_SHARED:-}" ] || fail "shared data not found at $SHARED_DATA (CI must have it)"
 		skip "shared data not found at $SHARED_DATA (set SHARED_DATA)"
 	fi
 }
@@ -56,4 +59,19 @@ pack() {
 view() {
 	local f="$1"; shift
 	ev-view --no-meta "$@" "$f"
+}
+
+# wait_reading PID: waits (up to 10 s) until a thread of PID sleeps reading
+# a pipe or FIFO, i.e. the process is mid-stream waiting for more input.
+# Returns 1 if it never gets there or exits first.
+wait_reading() {
+	local pid="$1" i w
+	for ((i = 0; i < 1000; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		for w in /proc/"$pid"/task/*/wchan; do
+			[[ "$(cat "$w" 2>/dev/null)" == *pipe_read* ]] && return 0
+		done
+		sleep 0.01
+	done
+	return 1
 }

@@ -6,7 +6,7 @@
 # `make asan` / `make ubsan` this runs the sanitized tools.  (`make
 # fuzz-regress` replays the same corpus through the harnesses themselves.)
 bats_require_minimum_version 1.5.0
-load test_helper
+load ../test_helper
 
 CORPUS="$TESTS_DIR/fuzz/corpus"
 FINDINGS="$TESTS_DIR/fuzz/findings"

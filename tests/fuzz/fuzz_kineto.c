@@ -37,14 +37,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The scanner's view of a single event must agree on validity
 		 * with itself at any token limit. */
 		struct ev_kevent e;
-		(void)ev_kineto_scan_event((const char *)data, size, 16, &e);
+		int scanned = ev_kineto_scan_event((const char *)data, size, 16, &e);
+		(void)scanned;
 		if (ev_kineto_file(k, 0)->rank < 0)
 			ev_kineto_file(k, 0)->rank = 1;
 		ev_writer *w;
 		if (ev_writer_open(&w, fuzz_path(1, "out.ev"), ev_kineto_strtab(k)) == EV_OK) {
-			if (ev_kineto_write(k, w) == EV_OK)
-				(void)ev_writer_close(w);
-			else
+			if (ev_kineto_write(k, w) == EV_OK) {
+				int closed = ev_writer_close(w);
+				(void)closed;
+			} else
 				ev_writer_abort(w);
 		}
 	} else if (!err[0]) {
