@@ -15,6 +15,7 @@
  *   ev/flex.h      IBM AIU (Flex) traces: dialect, classes, conversion, tables
  *   ev/kineto.h    PyTorch profiler (Kineto) traces: scanning, linking, collectives
  *   ev/goal.h      GOAL schedules for LogGOPSim: text, binary, checks, joins
+ *   ev/perfetto.h  Chrome trace-event JSON timelines: tracks, lanes, flows, counters
  *   ev/stats.h     ev-stats' analyses and the (comm, seq) collective matcher
  *   ev/xlsx.h      TSV tables into Excel workbooks (libxlsxwriter)
  * (ev/nsys.h and ev/nccl_sched.h are included by the tools that need them.)
@@ -34,6 +35,7 @@
 #include "ev/align.h"
 #include "ev/flex.h"
 #include "ev/goal.h"
+#include "ev/perfetto.h"
 #include "ev/kineto.h"
 #include "ev/xlsx.h"
 

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ev/perfetto.h - an ev stream as one multi-rank Chrome trace-event JSON
+ * timeline, which Perfetto and chrome://tracing open (lib/perfetto/).
+ *
+ * An ev_perfetto writes each record as its event the moment it is added:
+ * processes per rank (GPU and CPU), threads per stream, CPU thread, NCCL
+ * channel and schedule lane, extra lanes where slices overlap without
+ * nesting, flow arrows (launch, message, p2p, collective chains) and
+ * counter tracks.  docs/ev2perfetto.md describes the output.
+ *
+ * Records must come in time order.  Memory grows with the distinct ranks,
+ * streams and connections and with what is open at one moment (slices
+ * nesting on a track, counter intervals, flow ends waiting for their
+ * partner), never with the number of events.
+ *
+ * Like the rest of the library, nothing here prints or exits: functions
+ * return EV_OK or a negative EV_ERR_* status, and the message for the
+ * caller is in a struct ev_perfetto_error.
+ */
+#ifndef EV_PERFETTO_H
+#define EV_PERFETTO_H
+
+#include "ev/stream.h"
+
+/* otherData.producer of every timeline: readers of trace JSON (kineto2ev,
+ * flex2ev) recognise a timeline of ours by it. */
+#define EV_PERFETTO_PRODUCER "ev2perfetto (evkit) " EV_VERSION_STRING
+#define EV_PERFETTO_MAX_LANES 8 /* tracks per stream; beyond, slices are clipped */
+
+/* Process ids of a rank's GPU and CPU processes. */
+enum ev_perfetto_layout {
+	EV_PERFETTO_LAYOUT_RANK,  /* GPU 2*rank, CPU 2*rank+1 */
+	EV_PERFETTO_LAYOUT_AORTA, /* GPU 1000*rank, CPU 1000*rank+500 */
+};
+
+struct ev_perfetto_opts {
+	enum ev_perfetto_layout layout;
+	int gzip;             /* gzip the JSON */
+	int rank_prefix;      /* "[R3] " before every slice name */
+	int absolute;         /* times as in the stream, not from the first record */
+	int no_flows;         /* leave out flow arrows */
+	int no_counters;      /* leave out the counter tracks (counter records stay) */
+	uint64_t max_pending; /* flow ends waiting for their partner; more are
+	                         dropped and counted [1000000] */
+	uint64_t max_events;  /* ev_perfetto_add fails with EV_ERR_LIMIT past
+	                         this many trace events; 0: no limit [0] */
+};
+void ev_perfetto_opts_init(struct ev_perfetto_opts *o);
+
+/* What went wrong, for the caller's message. */
+struct ev_perfetto_error {
+	int status;    /* the EV_ERR_* code returned */
+	int in_output; /* 1: writing the caller's ev_output failed; status is its
+	                  code and msg is empty (the caller names its output) */
+	char msg[256]; /* EV_ERR_ORDER: "out of order (ts T after U)";
+	                  EV_ERR_LIMIT: "more than N trace events";
+	                  EV_ERR_NOMEM: "out of memory" */
+};
+
+typedef struct ev_perfetto ev_perfetto;
+
+/* A timeline written to out (not closed here).  Names come from st, and
+ * process names from meta's #rank lines and communicator sizes from its
+ * #comm lines, as they are when each is first needed (the reader filling
+ * them may run ahead).  EV_OK, or EV_ERR_NOMEM with *p NULL. */
+int ev_perfetto_new(ev_perfetto **p, const struct ev_perfetto_opts *o, const ev_strtab *st, const ev_meta *meta,
+                    ev_output *out);
+/* One record, in time order: its events are written (the output is flushed
+ * in large blocks).  After a failure the timeline is unusable: free it. */
+int ev_perfetto_add(ev_perfetto *p, const struct ev_rec *r);
+/* After the last record: the counters' last samples, the closing JSON and
+ * the end of the gzip stream.  out is flushed, not closed. */
+int ev_perfetto_finish(ev_perfetto *p);
+const struct ev_perfetto_error *ev_perfetto_error(const ev_perfetto *p);
+void ev_perfetto_free(ev_perfetto *p);
+
+/* Counts, final after ev_perfetto_finish. */
+enum { EV_PERFETTO_LAUNCH, EV_PERFETTO_MESSAGE, EV_PERFETTO_P2P, EV_PERFETTO_COLLECTIVE, EV_PERFETTO_NFLOWS };
+struct ev_perfetto_stats {
+	uint64_t records;     /* records added */
+	uint64_t events;      /* trace events written */
+	uint64_t json_bytes;  /* JSON text, before gzip */
+	uint64_t flows;       /* flow arrows, all kinds */
+	uint64_t flows_by_kind[EV_PERFETTO_NFLOWS];
+	uint64_t reversed[EV_PERFETTO_NFLOWS]; /* drawn backwards (second ended first) */
+	uint64_t unmatched;   /* message ends that never met their partner */
+	uint64_t incomplete;  /* collectives that never saw all their ranks */
+	uint64_t dropped;     /* flow ends dropped: over max_pending, or a
+	                         collective on a pid or tid too large to carry */
+	uint64_t lanes;       /* extra tracks made for overlapping slices */
+	uint64_t clipped;     /* slices clipped: every lane was taken */
+	uint64_t skipped;     /* records with no event of their own (dep, chan, overlap) */
+};
+void ev_perfetto_get_stats(const ev_perfetto *p, struct ev_perfetto_stats *st);
+
+/* The most trace events one record can give (a slice and a flow end), for
+ * a size estimate before writing; the record needs only its type. */
+unsigned ev_perfetto_events_max(const struct ev_rec *r);
+
+#endif /* EV_PERFETTO_H */
