@@ -17,7 +17,8 @@
  *   ev/goal.h      GOAL schedules for LogGOPSim: text, binary, checks, joins
  *   ev/stats.h     ev-stats' analyses and the (comm, seq) collective matcher
  *   ev/xlsx.h      TSV tables into Excel workbooks (libxlsxwriter)
- * (ev/nsys.h and ev/nccl_sched.h are included by the tools that need them.)
+ * (ev/nsys.h, ev/nccl_sched.h and ev/merge.h, ev-merge's engine, are
+ * included by the tools that need them.)
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H
