@@ -18,7 +18,8 @@
  *   ev/perfetto.h  Chrome trace-event JSON timelines: tracks, lanes, flows, counters
  *   ev/stats.h     ev-stats' analyses and the (comm, seq) collective matcher
  *   ev/xlsx.h      TSV tables into Excel workbooks (libxlsxwriter)
- * (ev/nsys.h and ev/nccl_sched.h are included by the tools that need them.)
+ * (ev/nsys.h, ev/nccl_sched.h and ev/merge.h, ev-merge's engine, are
+ * included by the tools that need them.)
  * The library returns status codes and never exits; only ev/tool.h prints.
  */
 #ifndef EV_H

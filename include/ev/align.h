@@ -135,8 +135,12 @@ int64_t ev_align_apply(const ev_align *a, uint32_t config, uint32_t rank, int64_
 void ev_align_apply_rec(const ev_align *a, uint32_t config, uint32_t rank, struct ev_rec *r);
 /* Anchor thinning level reached (0: every anchor kept). */
 unsigned ev_align_thinning(const ev_align *a, enum ev_anchor_kind k);
+/* The options a was made with (anchors_per_rank filled in). */
+const struct ev_align_opts *ev_align_options(const ev_align *a);
 const char *ev_anchor_kind_name(enum ev_anchor_kind k);
 const char *ev_drift_note_text(enum ev_drift_note n);
+/* "none", "start", "coll" or "coll-drift": the --align word of a mode. */
+const char *ev_align_mode_name(enum ev_align_mode m);
 
 /* ------------------------------------------------------------------ */
 /* Configurations: which #src keys name a configuration.               */
@@ -156,5 +160,78 @@ size_t ev_align_config_name(const struct ev_src_info *src, const char *const *ke
  * agree on every run key (and label) give the same rank from different
  * inputs, so each input is a run, not one rank's file of a run. */
 int ev_align_input_is_config(const ev_meta *m);
+
+/* Configuration ids (lib/align/cfgs.c): configuration names to the ids
+ * ev_align takes, 0, 1, ... in order of first sight, at most 65535.  Names
+ * are told apart by their 64-bit hash. */
+struct ev_align_cfgs { char **names; uint32_t n; struct ev_map ix; };
+void ev_align_cfgs_init(struct ev_align_cfgs *c);
+/* The id of name, a new one the first time.  EV_OK, EV_ERR_LIMIT or
+ * EV_ERR_NOMEM. */
+int ev_align_cfgs_id(struct ev_align_cfgs *c, const char *name, uint32_t *id) EV_RESULT_USED;
+/* Forget every name; c is empty and ready for use again. */
+void ev_align_cfgs_free(struct ev_align_cfgs *c);
+
+/* ------------------------------------------------------------------ */
+/* Pass 1 over ev streams (lib/align/scan.c).                          */
+
+/* Every input read once, in turn: each record's anchors go to al under its
+ * clock, the configuration the caller's sources give it and its rank; then
+ * every rank is fitted (ev_align_solve).  Memory: ev_align's, plus the
+ * strings and metadata of the inputs. */
+struct ev_align_scan {
+	/* Set by the caller. */
+	ev_align *al;               /* NULL: only each input's header, the #src lines
+	                               before its first record */
+	const char *const *paths;   /* the files read */
+	const char *const *names;   /* how messages name them ("-": standard input) */
+	size_t n;
+	int rank_is_input;          /* a record's rank is its input's index */
+	/* A #src line of input i, read by r.  EV_OK, or a status it has said. */
+	int (*src_line)(void *ctx, size_t i, ev_reader *r, const char *line, size_t len);
+	/* The configuration of source src of input i, asked for a record whose
+	 * source differs from the previous record's of its input or that
+	 * follows a #src line.  EV_OK, or a status it has said. */
+	int (*config_of)(void *ctx, size_t i, uint32_t src, uint32_t *config);
+	void *ctx;
+	struct ev_say say;
+	/* Found by the scan (with al). */
+	int several_clocks;         /* an input holds more than one (configuration,
+	                               rank): its corrected records need a sort */
+	int header_seen;            /* origin and producer are taken */
+	char origin[32], producer[32]; /* header keys of the first input read up
+	                                  to a record ("" when absent) */
+	uint32_t world_size;        /* largest world_size of the #rank lines; 0: none */
+};
+/* EV_OK, or a status said through s->say. */
+int ev_align_scan_run(struct ev_align_scan *s) EV_RESULT_USED;
+
+/* ------------------------------------------------------------------ */
+/* The report (lib/align/report.c) and the result as metadata           */
+/* (lib/align/meta.c).                                                  */
+
+/* After ev_align_solve, through say: per configuration a note with its
+ * ranks and anchors, per rank a note with its fit, and warnings for what
+ * alignment could not do (no coll or p2p records, ranks left on their own
+ * clock, doubtful residuals, drifts not fitted, ranks of world_size
+ * missing).  With tsv, one row per rank through ev_table (columns in
+ * docs/ev-merge.md).  Bounded: nothing is kept but a configuration's
+ * counts. */
+struct ev_align_report {
+	const struct ev_align_cfgs *cfgs; /* names of the configuration ids */
+	const char *origin, *producer;    /* of the inputs (ev_align_scan) */
+	uint32_t world_size;              /* ranks a configuration should have; 0: unknown */
+	int rank_is_input;                /* ranks are input numbers: none is missing */
+	ev_output *tsv;                   /* NULL: no table */
+	struct ev_say say;
+};
+/* EV_OK, or the table's write status (not said: the caller names its file). */
+int ev_align_report_write(const ev_align *a, const struct ev_align_report *r) EV_RESULT_USED;
+
+/* "#meta align.rank<R>.offset_ns=O align.rank<R>.drift_ppm=D
+ * align.rank<R>.t0_ns=T" per rank not left unaligned (with several
+ * configurations "align.cfg<k>.rank<R>..." and "#meta align.cfg<k>=<keys>"),
+ * then "#meta align.mode=".  EV_OK or the writer's status. */
+int ev_align_write_meta(const ev_align *a, const struct ev_align_cfgs *c, ev_writer *w) EV_RESULT_USED;
 
 #endif /* EV_ALIGN_H */

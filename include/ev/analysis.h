@@ -131,6 +131,14 @@ int ev_table_u64(ev_table *t, uint64_t v) EV_RESULT_USED;
 int ev_table_i64(ev_table *t, int64_t v) EV_RESULT_USED;
 int ev_table_f64(ev_table *t, double v) EV_RESULT_USED; /* %.17g-exact shortest form; NaN -> empty/null */
 int ev_table_null(ev_table *t) EV_RESULT_USED;
+/* v as printf's "%.*f" writes it, for columns with a fixed number of
+ * decimals (a small negative keeps its sign: "-0.000"); NaN and infinities
+ * as ev_table_null. */
+int ev_table_fixed(ev_table *t, double v, int decimals) EV_RESULT_USED;
+/* In TSV, s as it is: a tab, newline or backslash in it is not escaped, for
+ * a table that keeps the bytes of the names it was given (its rows read
+ * back only if no name holds one).  Other formats quote as ev_table_str. */
+int ev_table_str_raw(ev_table *t, const char *s) EV_RESULT_USED;
 /* Finish (JSON closes its array).  Does not close the output. */
 int ev_table_close(ev_table *t) EV_RESULT_USED;
 

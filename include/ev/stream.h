@@ -537,6 +537,29 @@ const char *ev_sorter_errpath(const ev_sorter *s);
 void ev_sorter_close(ev_sorter *s);
 
 /* ------------------------------------------------------------------ */
+/* k-way merge of sorted sources (lib/stream/ev_kmerge.c).              */
+
+/* The least of k sources' current records: a binary heap in the stream's
+ * order (ev_rec_order_cmp), ties by a number given with each record (the
+ * source's index, or its arrival number), so a merge is deterministic.  It
+ * keeps a pointer to each source's current record, which the caller
+ * overwrites in place with the source's next one.  Used by the sorter's
+ * run merge and by ev-merge; memory is k slots, allocated once. */
+struct ev_kmerge_slot { const struct ev_rec *rec; uint64_t tie; size_t src; };
+struct ev_kmerge { struct ev_kmerge_slot *v; size_t n, cap; };
+/* Room for k sources (k may be 0).  EV_OK or EV_ERR_NOMEM. */
+int ev_kmerge_init(struct ev_kmerge *h, size_t k) EV_RESULT_USED;
+void ev_kmerge_free(struct ev_kmerge *h);
+/* Source src, whose current record is *rec.  EV_ERR_ARG when k are in. */
+int ev_kmerge_add(struct ev_kmerge *h, size_t src, const struct ev_rec *rec, uint64_t tie) EV_RESULT_USED;
+/* The source whose record comes first (h->n > 0). */
+static inline size_t ev_kmerge_top(const struct ev_kmerge *h) { return h->v[0].src; }
+/* The top source's record now holds its next one, with this tie. */
+void ev_kmerge_next(struct ev_kmerge *h, uint64_t tie);
+/* The top source has ended. */
+void ev_kmerge_drop(struct ev_kmerge *h);
+
+/* ------------------------------------------------------------------ */
 /* Time order check used by tools that need order.                      */
 
 struct ev_order { int64_t last_ts; uint64_t recno; int started; };
@@ -570,6 +593,22 @@ uint64_t ev_now_ns(void); /* monotonic clock */
 /* All n bytes to fd, again after EINTR and short writes.  EV_OK, or
  * EV_ERR_IO with errno set. */
 int ev_write_all(int fd, const void *p, size_t n);
+
+/* Messages (lib/stream/ev_say.c).  The library prints nothing: what a
+ * user should read goes, when it arises, to a function of the caller's, so
+ * errors, warnings and notes keep their order (ev_cli_say prints them the
+ * tools' way).  A function that says its failure returns its status too. */
+enum ev_say_kind { EV_SAY_ERROR = 0, EV_SAY_WARN = 1, EV_SAY_NOTE = 2 };
+struct ev_say { void (*fn)(void *ctx, enum ev_say_kind kind, const char *text); void *ctx; };
+/* printf to s->fn, the whole text however long (nothing when fn is NULL). */
+void ev_say(const struct ev_say *s, enum ev_say_kind kind, const char *fmt, ...) EV_PRINTF(3, 4);
+/* The error "NAME: why" for a file: strerror(errno) for EV_ERR_IO with
+ * errno set, else ev_strerror(status); nothing for EV_ERR_PIPE (whoever
+ * read it went away). */
+void ev_say_file(const struct ev_say *s, const char *name, int status);
+/* A reader's error: "NAME: detail" (ev_reader_errdetail, else
+ * ev_strerror); nothing for EV_ERR_PIPE. */
+void ev_say_reader(const struct ev_say *s, const ev_reader *r, int status);
 
 /* Growable array of fixed-size elements (no per-record malloc: grows
  * geometrically). */

@@ -52,6 +52,10 @@ int ev_cli_error(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF(2, 3)
 void ev_cli_note(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF(2, 3);
 /* "prog: warning: message" unless quiet. */
 void ev_cli_warn(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF(2, 3);
+/* A library message (struct ev_say, ctx the struct ev_cli): an error as
+ * ev_cli_error, a warning as ev_cli_warn, a note as ev_cli_note unless
+ * quiet. */
+void ev_cli_say(void *cli, enum ev_say_kind kind, const char *text);
 /* "prog: message" + "Try 'prog --help'." on stderr.  Returns 2. */
 int ev_cli_usage_error(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF(2, 3);
 /* After getopt has printed its own message for a bad option: print

@@ -468,6 +468,18 @@ void ev_align_apply_rec(const ev_align *a, uint32_t config, uint32_t rank, struc
 
 unsigned ev_align_thinning(const ev_align *a, enum ev_anchor_kind k) { return a->level[k]; }
 
+const struct ev_align_opts *ev_align_options(const ev_align *a) { return &a->o; }
+
+const char *ev_align_mode_name(enum ev_align_mode m)
+{
+	switch (m) {
+	case EV_ALIGN_START: return "start";
+	case EV_ALIGN_OFFSET: return "coll";
+	case EV_ALIGN_DRIFT: return "coll-drift";
+	default: return "none";
+	}
+}
+
 const char *ev_anchor_kind_name(enum ev_anchor_kind k)
 {
 	switch (k) {

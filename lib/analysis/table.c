@@ -310,6 +310,30 @@ int ev_table_f64(ev_table *t, double v)
 	return after(t);
 }
 
+int ev_table_fixed(ev_table *t, double v, int decimals)
+{
+	char b[400]; /* 309 digits of DBL_MAX, a sign, a point and the decimals */
+	if (!isfinite(v))
+		return ev_table_null(t);
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 60)
+		decimals = 60;
+	snprintf(b, sizeof b, "%.*f", decimals, v);
+	before(t);
+	puts_(t, b);
+	return after(t);
+}
+
+int ev_table_str_raw(ev_table *t, const char *s)
+{
+	if (t->x || t->fmt != EV_TABLE_TSV)
+		return ev_table_str(t, s);
+	before(t);
+	puts_(t, s ? s : "");
+	return after(t);
+}
+
 int ev_table_close(ev_table *t)
 {
 	if (!t)

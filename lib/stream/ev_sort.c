@@ -57,12 +57,6 @@ struct ev_sorter {
 	const char *errpath;
 };
 
-static int rec_cmp(const struct item *a, const struct item *b)
-{
-	int c = ev_rec_order_cmp(&a->rec, &b->rec);
-	return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
-}
-
 /* Ties of time (the same order; rank, stream and seq decide), then
  * insertion (the index). */
 static int tie_less(const struct item *items, const struct okey *a, const struct okey *b)
@@ -404,16 +398,16 @@ static int emit(ev_writer *w, struct ev_rec *rec, int (*fix)(void *, struct ev_r
 }
 
 /* k-way merge of runs [from, to) to a writer (through fix) or to the run
- * dst being written. */
+ * dst being written, through the k-way heap (lib/stream/ev_kmerge.c) with
+ * the items' insertion numbers as ties. */
 static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
                       int (*fix)(void *, struct ev_rec *), void *ctx, struct run *dst)
 {
 	int rc = EV_OK;
-	unsigned n = to - from, hn = 0;
-	unsigned *heap = malloc((n ? n : 1) * sizeof *heap);
+	unsigned n = to - from;
+	struct ev_kmerge heap;
 	unsigned char *bufs = malloc((n ? n : 1) * RUN_BUF);
-	if (!heap || !bufs) {
-		free(heap);
+	if (!bufs || ev_kmerge_init(&heap, n) != EV_OK) {
 		free(bufs);
 		return EV_ERR_NOMEM;
 	}
@@ -429,17 +423,10 @@ static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
 		}
 		if ((rc = run_next(r)) != EV_OK || r->done)
 			continue;
-		heap[hn] = k;
-		for (unsigned i = hn++; i > 0;) {
-			unsigned p = (i - 1) / 2;
-			if (rec_cmp(&s->runs[heap[i]].cur, &s->runs[heap[p]].cur) >= 0)
-				break;
-			unsigned t = heap[i]; heap[i] = heap[p]; heap[p] = t;
-			i = p;
-		}
+		rc = ev_kmerge_add(&heap, k, &r->cur.rec, r->cur.pos);
 	}
-	while (!rc && hn > 0) {
-		struct run *r = &s->runs[heap[0]];
+	while (!rc && heap.n > 0) {
+		struct run *r = &s->runs[ev_kmerge_top(&heap)];
 		if (dst && (rc = put_item(s, dst->fd, &r->cur)) != EV_OK) {
 			s->errpath = dst->path;
 			break;
@@ -450,23 +437,14 @@ static int merge_runs(ev_sorter *s, unsigned from, unsigned to, ev_writer *w,
 		if ((rc = run_next(r)) != EV_OK)
 			break;
 		if (r->done)
-			heap[0] = heap[--hn];
-		for (unsigned i = 0;;) {
-			unsigned l = 2 * i + 1, rr = l + 1, m = i;
-			if (l < hn && rec_cmp(&s->runs[heap[l]].cur, &s->runs[heap[m]].cur) < 0)
-				m = l;
-			if (rr < hn && rec_cmp(&s->runs[heap[rr]].cur, &s->runs[heap[m]].cur) < 0)
-				m = rr;
-			if (m == i)
-				break;
-			unsigned t = heap[i]; heap[i] = heap[m]; heap[m] = t;
-			i = m;
-		}
+			ev_kmerge_drop(&heap);
+		else
+			ev_kmerge_next(&heap, r->cur.pos);
 	}
 	for (unsigned k = from; k < to; k++)
 		s->runs[k].buf = NULL;
 	free(bufs);
-	free(heap);
+	ev_kmerge_free(&heap);
 	return rc;
 }
 

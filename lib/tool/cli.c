@@ -149,6 +149,17 @@ void ev_cli_warn(const struct ev_cli *cli, const char *fmt, ...)
 	va_end(ap);
 }
 
+void ev_cli_say(void *cli, enum ev_say_kind kind, const char *text)
+{
+	const struct ev_cli *c = cli;
+	if (kind == EV_SAY_ERROR)
+		ev_cli_error(c, "%s", text);
+	else if (kind == EV_SAY_WARN)
+		ev_cli_warn(c, "%s", text);
+	else if (!c->quiet)
+		ev_cli_note(c, "%s", text);
+}
+
 int ev_cli_usage_error(const struct ev_cli *cli, const char *fmt, ...)
 {
 	va_list ap;

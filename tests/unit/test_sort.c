@@ -2,7 +2,9 @@
 /*
  * test_sort.c - the external sorter (lib/stream/ev_sort.c) called directly:
  * many more runs than are merged at once (several merge passes), order and
- * stable ties kept, every run file removed; an empty sort.
+ * stable ties kept, every run file removed; an empty sort.  The k-way heap
+ * it merges runs with (lib/stream/ev_kmerge.c): sorted sources, ties by
+ * source or by arrival number, empty sources.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -229,6 +231,122 @@ static void test_big_reserve(void)
 	CHECK(ev_big_reserve((size_t)1 << 62) == NULL);
 }
 
+
+/* ---- the k-way heap -------------------------------------------------- */
+
+/* k sorted sources merged through the heap, ties by source index as
+ * ev-merge gives them: the order must be a stable sort of the sources
+ * concatenated in source order (a record's id is its place there). */
+#define KSRC 7
+#define KLEN 300
+
+static void kmerge_sources(unsigned seed, size_t *len, struct ev_rec src[KSRC][KLEN])
+{
+	uint64_t x = seed, id = 0;
+	for (size_t k = 0; k < KSRC; k++) {
+		int64_t ts = 0;
+		uint32_t rank = 0;
+		/* Source 3 is empty; the others of different lengths. */
+		len[k] = k == 3 ? 0 : KLEN - 37 * k;
+		for (size_t i = 0; i < len[k]; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int64_t step = (int64_t)((x >> 60) & 3); /* many equal times, within and across sources */
+			/* Each source in the stream's order: at an equal time the
+			 * rank does not go down. */
+			rank = step ? (uint32_t)(x >> 59) & 1 : rank | ((uint32_t)(x >> 59) & 1);
+			ts += step;
+			ev_rec_init(&src[k][i]);
+			src[k][i].ts = ts;
+			src[k][i].rank = rank;
+			src[k][i].stream = 0;
+			src[k][i].seq = 0;
+			src[k][i].id = (uint32_t)id++;
+		}
+	}
+}
+
+/* The order a stable sort gives: earlier in the concatenation wins ties. */
+static int stable_before(const struct ev_rec *a, const struct ev_rec *b)
+{
+	int c = ev_rec_order_cmp(a, b);
+	return c ? c < 0 : a->id < b->id;
+}
+
+static void test_kmerge_sources(void)
+{
+	static struct ev_rec src[KSRC][KLEN];
+	size_t len[KSRC], pos[KSRC] = { 0 }, total = 0, out = 0, bad = 0;
+	struct ev_rec cur[KSRC], last;
+	kmerge_sources(11, len, src);
+	struct ev_kmerge h;
+	CHECK(ev_kmerge_init(&h, KSRC) == EV_OK);
+	for (size_t k = 0; k < KSRC; k++) {
+		total += len[k];
+		if (len[k]) {
+			cur[k] = src[k][0];
+			CHECK(ev_kmerge_add(&h, k, &cur[k], k) == EV_OK);
+		}
+	}
+	CHECK(h.n == KSRC - 1);
+	while (h.n > 0) {
+		size_t k = ev_kmerge_top(&h);
+		if (out && !stable_before(&last, &cur[k]))
+			bad++;
+		last = cur[k];
+		out++;
+		if (++pos[k] < len[k]) {
+			cur[k] = src[k][pos[k]];
+			ev_kmerge_next(&h, k);
+		} else {
+			ev_kmerge_drop(&h);
+		}
+	}
+	CHECK(out == total && bad == 0);
+	ev_kmerge_free(&h);
+	/* Full: a source too many is refused. */
+	struct ev_rec r;
+	ev_rec_init(&r);
+	CHECK(ev_kmerge_init(&h, 1) == EV_OK);
+	CHECK(ev_kmerge_add(&h, 0, &r, 0) == EV_OK);
+	CHECK(ev_kmerge_add(&h, 1, &r, 1) == EV_ERR_ARG);
+	ev_kmerge_free(&h);
+}
+
+/* Records with one key everywhere: the tie numbers alone decide, here
+ * arrival numbers as the sorter gives them (interleaved across sources). */
+static void test_kmerge_ties(void)
+{
+	struct ev_rec cur[3];
+	uint64_t next[3] = { 0, 1, 2 }, seen = 0, bad = 0, n = 0;
+	struct ev_kmerge h;
+	CHECK(ev_kmerge_init(&h, 3) == EV_OK);
+	for (size_t k = 0; k < 3; k++) {
+		ev_rec_init(&cur[k]);
+		cur[k].ts = 42;
+		CHECK(ev_kmerge_add(&h, k, &cur[k], next[k]) == EV_OK);
+	}
+	/* Source k holds arrivals k, k + 3, k + 6, ... below 30. */
+	while (h.n > 0) {
+		size_t k = ev_kmerge_top(&h);
+		bad += next[k] != seen;
+		seen++;
+		n++;
+		next[k] += 3;
+		if (next[k] < 30)
+			ev_kmerge_next(&h, next[k]);
+		else
+			ev_kmerge_drop(&h);
+	}
+	CHECK(n == 30 && bad == 0);
+	ev_kmerge_free(&h);
+	/* No sources at all. */
+	CHECK(ev_kmerge_init(&h, 0) == EV_OK);
+	CHECK(h.n == 0);
+	ev_kmerge_drop(&h);
+	CHECK(h.n == 0);
+	ev_kmerge_free(&h);
+}
+
 int main(void)
 {
 	RUN(test_many_runs);
@@ -237,5 +355,7 @@ int main(void)
 	RUN(test_full_order);
 	RUN(test_reserved_and_grown);
 	RUN(test_big_reserve);
+	RUN(test_kmerge_sources);
+	RUN(test_kmerge_ties);
 	return unit_report("test_sort");
 }
