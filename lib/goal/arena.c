@@ -7,9 +7,8 @@
  * gives every large block a mapping of its own, backed one 4 KiB page at a
  * time and unmapped again when the block is freed (the windows and the
  * edge pool double, so most of them are).  Every first touch of a page is
- * a fault: 12,600 of them in `ev2goal --binary` on the bench's 64-rank
- * input, about 1.4 us each on one 2-core bench host and 10-16 us on
- * another, where they were a third of the builder thread.
+ * a fault, and where faults are dear they were a third of the builder
+ * thread (docs/ev2goal.md).
  *
  * Here chunks come from ev_big_reserve (transparent huge pages advised, so
  * one fault backs 2 MiB), blocks are powers of two, and a freed block goes
@@ -22,8 +21,7 @@
  * them wait on the lists: handing back part of a huge page splits it, and
  * when the 64 windows of the bench's input were handed back as they grew,
  * the huge pages around them were split and the windows and spool buffers
- * there took faults and TLB misses for the rest of the run (ev2goal
- * --binary: builder thread 183 -> 123 ms of CPU, for 9 MiB more resident).
+ * there took faults and TLB misses for the rest of the run.
  * So memory is what the arrays need plus the rounding and at most
  * IDLE_BUDGET of freed blocks, and grows with ranks and the window, never
  * with the input.  Where reservations fail (a `ulimit -v`, strict

@@ -4,25 +4,22 @@
  *
  * All spools of a builder write blocks to one temporary file that is
  * unlinked the moment it is made: a signal or a crash leaves nothing
- * behind, and the cost does not depend on the number of ranks (making a
- * file per rank part took a fifth of the run time on a busy ext4).  Each
+ * behind, and the cost does not depend on the number of ranks (a file per
+ * rank part costs a file system's metadata work per rank).  Each
  * spool buffers its bytes and writes them as one block when the buffer is
  * full.  A block's slot in the file is the buffer's size and the header of
  * each block names the slot taken for the next one: reading a part back
  * follows the chain, a spool's memory is its buffer and two offsets, and a
  * block costs one write and one read (header and payload together; a chain
- * patched when the next block was written cost three writes and two reads,
- * and on a host where a system call costs 10 us that was a fifth of
- * ev2goal's builder).  A spool's last slot is taken but never written: a
- * hole.
+ * patched when the next block was written cost three writes and two
+ * reads).  A spool's last slot is taken but never written: a hole.
  *
  * A slot is a power of two, starts at a multiple of its size and is
  * written whole, header and buffer in one piece: the page cache can then
- * hold it in one large folio instead of 4 KiB pages.  For 73 MB in 64 KiB
- * blocks on ext4 (Linux 6.18) that made writing 27% faster, reading back
- * 35% and freeing the file at the end 23% (a slot of 65,552 bytes, as the
- * header on top of the buffer made them before, is never aligned).  The
- * holes between slots of different sizes cost neither memory nor disk.
+ * hold it in one large folio instead of 4 KiB pages, which writes, reads
+ * back and frees faster (docs/ev2goal.md); a slot of a buffer plus a
+ * header would never be aligned.  The holes between slots of different
+ * sizes cost neither memory nor disk.
  */
 #include <errno.h>
 #include <fcntl.h>

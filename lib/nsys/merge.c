@@ -300,8 +300,7 @@ static int do_nvtx(struct ev_nsys *s, int fi, sqlite3_stmt *st, int64_t start, i
 	/* A text of its own is interned only when it is written: the annotated
 	 * markers that become other records carry per-operation numbers
 	 * (opCount, buffer addresses), and interning them made memory grow
-	 * with the number of operations (27.9 MiB at 2,000 iterations of
-	 * bench/nsys2ev.sh's annotated export against 12.4 at 200). */
+	 * with the number of operations (docs/nsys2ev.md). */
 	const char *name = text;
 	if (!text && sqlite3_column_type(st, 6) != SQLITE_NULL) {
 		int rc = nsys_str_of(s, f, fi, col_i(s, f, st, 6, row, CUR_NVTX), &r.name, row, nsys_cur_table[CUR_NVTX]);

@@ -37,9 +37,8 @@ struct ev_xlsx {
 /*
  * libxlsxwriter is loaded when the first workbook is opened, not at the
  * start of every program that can write one.  It brings minizip and
- * libcrypto, whose loading took 0.9 ms of each ev-stats start: a fifth
- * of `ev-stats timeline` on a 27,000-record stream, paid on every call of a
- * sweep script that never asks for --xlsx.
+ * libcrypto, whose loading is a noticeable share of a short ev-stats run,
+ * paid on every call of a sweep script that never asks for --xlsx.
  */
 #ifndef EV_LXW_SONAME
 #define EV_LXW_SONAME "libxlsxwriter.so"

@@ -5,8 +5,7 @@
  *
  * Why not malloc and realloc: a buffer that grows by realloc is copied at
  * each step, and every 4 KiB page of it costs a page fault at first touch
- * (about 1.4 us on the 2-core bench machine: 800 faults, 7% of kineto2ev's
- * time on a 9 MiB trace).  A reservation never moves, and with transparent
+ * (docs/kineto2ev.md).  A reservation never moves, and with transparent
  * huge pages advised one fault backs 2 MiB.  Memory use is unchanged: pages
  * that are never touched are never backed.  The price is that a huge page
  * is zeroed whole at its first touch: worth it for a buffer that fills in

@@ -6,12 +6,10 @@
  *
  * To a regular file the bytes go in whole blocks of OUT_BUF at offsets
  * that are multiples of it, so that the page cache can hold the file in
- * large folios, and the next tool reads it back faster (a 525 MB stream
- * on ext4, Linux 6.18: 20-30 ms of read(2) against 30-50 ms written in
- * unaligned pieces, 60-80 ms once such a file had sat in the cache for
- * hours; docs/ev2goal.md).  A record that
- * crosses a block boundary goes into the buffer's slack and the few bytes
- * past the boundary are moved to the front after the block is written.
+ * large folios, and the next tool reads it back faster (docs/ev2goal.md).
+ * A record that crosses a block boundary goes into the buffer's slack, and
+ * the few bytes past the boundary move to the front after the block is
+ * written.
  */
 #include <errno.h>
 #include <fcntl.h>
