@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # untouched.sh - tests must not touch their inputs.  `snapshot FILE` records
-# every file of ../shared/data (path, size, modification time, checksum)
-# and the source tree's git status; `compare FILE` fails, naming what
-# changed, when a test run wrote, added or removed any of them.
+# every file of the shared data ($SHARED_DATA, default ../shared/data: path,
+# size, modification time, checksum) and the source tree's git status;
+# `compare FILE` fails, naming what changed, when a test run wrote, added
+# or removed any of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 state() {
-	if [ -d ../shared/data ]; then
-		find ../shared/data -type f -printf '%p %s %T@\n' | sort
-		find ../shared/data -type f -print0 | sort -z | xargs -0 -r md5sum
+	local data="${SHARED_DATA:-../shared/data}"
+	if [ -d "$data" ]; then
+		find "$data" -type f -printf '%p %s %T@\n' | sort
+		find "$data" -type f -print0 | sort -z | xargs -0 -r md5sum
 	fi
 	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 		git status --porcelain --untracked-files=all
