@@ -16,18 +16,19 @@
 
 #include "ev.h"
 
-/* In the order of enum ev_stats_what; compare last. */
-enum sub { SUB_TIMELINE, SUB_KERNELS, SUB_CATEGORIES, SUB_OPS, SUB_COLL, SUB_VARIANCE, SUB_SHORT, SUB_COMPARE };
-static const char *const sub_names[] = { "timeline", "kernels", "categories", "ops", "coll", "variance", "short",
-	                                 "compare" };
-/* Sheet names of --xlsx: TraceLens's perf report sheets where there is one. */
-static const char *const sheet_names[] = { "gpu_timeline", "kernel_summary", "kernel_summary_by_category",
-	                                   "ops_unique_args", "coll_analysis", "gemm_variance", "short_kernels_summary",
-	                                   "compare" };
+/* The subcommands: the analyses of ev_stats_registry (their names, help,
+ * options, tables and sheets come from their rows), then compare, which
+ * runs one of them (--what) and compares its sources. */
+static const char compare_name[] = "compare";
+static const char *const compare_options[] = { "what", "threshold", "exact-limit", NULL };
+static const char compare_help[] = "the first source is the baseline; each other source is\n"
+                                   "compared with it (--what); ranks pair by position";
 
 struct opts {
 	struct ev_cli cli;
-	enum sub sub, what;          /* what: the analysis compared by `compare` */
+	const struct ev_stats_analysis *sub;  /* the subcommand's analysis; NULL: compare */
+	const struct ev_stats_analysis *what; /* the analysis run: sub, or compare's --what */
+	const char *table;           /* --table's word */
 	enum ev_table_fmt fmt;
 	struct ev_stats_opts so;
 	int by_given;
@@ -38,6 +39,27 @@ struct opts {
 	int ninputs;
 };
 
+static const char *sub_name(const struct opts *o)
+{
+	return o->sub ? o->sub->name : compare_name;
+}
+
+/* A subcommand's --help entry: its name, then its description's lines
+ * one under the other from column 16. */
+static void usage_sub(FILE *f, const char *name, const char *help)
+{
+	fprintf(f, "  %-12s ", name);
+	for (const char *p = help;;) {
+		const char *e = strchr(p, '\n');
+		int len = e ? (int)(e - p) : (int)strlen(p);
+		fprintf(f, "%.*s\n", len, p);
+		if (!e)
+			break;
+		p = e + 1;
+		fputs("               ", f);
+	}
+}
+
 static void usage(FILE *f)
 {
 	fputs(
@@ -47,27 +69,11 @@ static void usage(FILE *f)
 "rank of one source) must be in time order, as every evkit converter and\n"
 "ev-merge write them.\n"
 "\n"
-"Subcommands:\n"
-"  timeline     per rank: TraceLens's GPU timeline rows (computation,\n"
-"               exposed_comm, exposed_memcpy, busy, idle, total, total_comm,\n"
-"               total_memcpy) in ms and percent, then HTA's temporal breakdown\n"
-"               (hta_idle, hta_compute, hta_non_compute, hta_kernel)\n"
-"  kernels      per kernel name: count, sum, mean, median, min, max, std, p90,\n"
-"               p99 (microseconds) and share of kernel time\n"
-"  categories   time per kernel class (gemm, comm, attention, ...)\n"
-"  ops          per launching op signature: instances, kernel busy time per\n"
-"               instance; GFLOPs, data moved and TFLOP/s for GEMMs with shapes\n"
-"  coll         collectives matched across the ranks of each run by\n"
-"               (communicator, seq): latency (fastest rank), skews, waits,\n"
-"               algbw and busbw\n"
-"  variance     per GEMM signature across sources and ranks: min, max,\n"
-"               range (aorta's \"variance\"), std, CV, p50, p99\n"
-"  short        TraceLens's short-kernel study: kernels under --short-us per\n"
-"               launching op and kernel name (sum, count, mean, share of the\n"
-"               GPU span), or with --table=histogram their durations in\n"
-"               --bins equal bins between the shortest and the longest\n"
-"  compare      the first source is the baseline; each other source is\n"
-"               compared with it (--what); ranks pair by position\n"
+"Subcommands:\n", f);
+	for (size_t i = 0; ev_stats_registry[i]; i++)
+		usage_sub(f, ev_stats_registry[i]->name, ev_stats_registry[i]->help);
+	usage_sub(f, compare_name, compare_help);
+	fputs(
 "\n"
 "Options:\n"
 "      --by=LIST          group by: rank, src, stream, config (the sources of\n"
@@ -131,60 +137,19 @@ static void usage(FILE *f)
 /* ------------------------------------------------------------------ */
 /* Messages: what was seen when a table is empty or partial.            */
 
-static const char *class_list(unsigned mask, char *buf, size_t n)
+/* Say on stderr why an analysis has no rows (never silent): no records,
+ * the analysis's own reason, else no GPU events. */
+static void explain_empty(const struct opts *o, const struct ev_stats_counts *c)
 {
-	size_t w = 0;
-	buf[0] = '\0';
-	for (unsigned k = 0; k < 32; k++)
-		if (mask & (1u << k) && ev_kclass_name(k))
-			w += (size_t)snprintf(buf + w, w < n ? n - w : 0, "%s%s", w ? "," : "", ev_kclass_name(k));
-	return buf;
-}
-
-/* Say on stderr why an analysis has no rows (never silent). */
-static void explain_empty(const struct opts *o, enum sub what, const struct ev_stats_counts *c)
-{
-	char cl[256];
-	const char *sub = sub_names[o->sub];
-	if (c->records == 0) {
+	char msg[1024];
+	const char *sub = sub_name(o);
+	if (c->records == 0)
 		ev_cli_warn(&o->cli, "%s: no records in the input: empty table", sub);
-		return;
-	}
-	switch (what) {
-	case SUB_COLL:
-		ev_cli_warn(&o->cli, "%s: no coll records among %llu records: empty table (no collectives were traced or converted)",
-		            sub, (unsigned long long)c->records);
-		return;
-	case SUB_OPS:
-		if (c->gpu && !c->with_sig)
-			ev_cli_warn(&o->cli, "%s: none of the %llu GPU events is linked to a launching op (no sig): empty table",
-			            sub, (unsigned long long)c->gpu);
-		else if (c->gpu)
-			ev_cli_warn(&o->cli, "%s: no linked GPU event of class %s among %llu with an op: empty table (try --class=all)",
-			            sub, class_list(o->so.class_mask, cl, sizeof cl), (unsigned long long)c->with_sig);
-		else
-			break;
-		return;
-	case SUB_SHORT:
-		if (c->kernels) {
-			ev_cli_warn(&o->cli, "%s: no kernel shorter than %llu us among %llu kernels: empty table (see --short-us)",
-			            sub, (unsigned long long)(o->so.short_ns ? o->so.short_ns : EV_SHORT_DEFAULT_NS) / 1000,
-			            (unsigned long long)c->kernels);
-			return;
-		}
-		break;
-	case SUB_VARIANCE:
-		if (c->kernels) {
-			ev_cli_warn(&o->cli, "%s: no kernel of class %s among %llu kernels: empty table (try --class=all)", sub,
-			            class_list(o->so.class_mask, cl, sizeof cl), (unsigned long long)c->kernels);
-			return;
-		}
-		break;
-	default:
-		break;
-	}
-	ev_cli_warn(&o->cli, "%s: no GPU events (kernel, memcpy, memset) among %llu records: empty table", sub,
-	            (unsigned long long)c->records);
+	else if (o->what->explain && o->what->explain(&o->so, c, msg, sizeof msg))
+		ev_cli_warn(&o->cli, "%s: %s", sub, msg);
+	else
+		ev_cli_warn(&o->cli, "%s: no GPU events (kernel, memcpy, memset) among %llu records: empty table", sub,
+		            (unsigned long long)c->records);
 }
 
 static void report(const struct opts *o, const struct ev_stats_counts *c)
@@ -236,11 +201,7 @@ static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 
 static int run(struct opts *o)
 {
-	enum sub what = o->sub == SUB_COMPARE ? o->what : o->sub;
-	static const char *const each_cols[] = {
-		"src", "comm", "seq", "coll", "dtype", "bytes", "nranks", "seen", "ts", "latency_us", "start_skew_us",
-		"end_skew_us", "avg_wait_us", "first_rank", "last_rank", "algbw_GBps", "busbw_GBps",
-	};
+	const struct ev_stats_analysis *what = o->what;
 	int status = 0, rc;
 	ev_strtab *st = ev_strtab_new();
 	ev_meta *meta = ev_meta_new();
@@ -267,15 +228,20 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	o->so.what = (enum ev_stats_what)what;
-	if (what == SUB_COLL && o->so.coll_table == EV_COLL_EACH) {
-		size_t nc = sizeof each_cols / sizeof each_cols[0];
-		rc = x ? ev_table_open_xlsx(&each, x, "coll_each", each_cols, nc) : ev_table_open(&each, out, o->fmt, each_cols, nc);
+	o->so.analysis = what;
+	/* A streamed table is written as the analysis goes, not from rows. */
+	const struct ev_stats_subtable *tb = what->tables ? &what->tables[o->so.table] : NULL;
+	if (tb && tb->stream_cols) {
+		size_t nc = 0;
+		while (tb->stream_cols[nc])
+			nc++;
+		rc = x ? ev_table_open_xlsx(&each, x, tb->sheet, tb->stream_cols, nc)
+		       : ev_table_open(&each, out, o->fmt, tb->stream_cols, nc);
 		if (rc != EV_OK) {
 			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 			goto done;
 		}
-		o->so.each = each;
+		o->so.stream = each;
 	}
 	if ((rc = ev_stats_new(&s, &o->so, st, meta)) != EV_OK) {
 		status = ev_cli_error(&o->cli, "out of memory");
@@ -296,22 +262,19 @@ static int run(struct opts *o)
 	if (each) {
 		rc = ev_table_close(each);
 		each = NULL;
-		if (!rc && c.coll == 0 && !o->cli.quiet)
-			explain_empty(o, what, &c);
+		if (!rc && c.streamed == 0 && !o->cli.quiet)
+			explain_empty(o, &c);
 	} else if ((rc = ev_stats_rows(s, &rs)) == EV_OK) {
 		if (rs.rows.len == 0 && !o->cli.quiet)
-			explain_empty(o, what, &c);
-		if (o->sub == SUB_COMPARE) {
-			struct ev_compare_opts co = { o->threshold, o->fmt, x, sheet_names[SUB_COMPARE] };
+			explain_empty(o, &c);
+		if (!o->sub) {
+			struct ev_compare_opts co = { o->threshold, o->fmt, x, compare_name };
 			struct ev_compare_counts cc;
 			rc = ev_stats_compare(s, &rs, &co, out, &cc);
 			if (!rc && rs.rows.len && !cc.tests && !o->cli.quiet)
 				ev_cli_warn(&o->cli, "compare: only one source in the input; nothing to compare");
 		} else if (x) {
-			const char *sheet = what == SUB_SHORT && o->so.short_table == EV_SHORT_HISTOGRAM ? "short_kernel_histogram"
-			                    : what == SUB_COLL && o->so.coll_table == EV_COLL_STRAGGLERS ? "coll_stragglers"
-			                                                                               : sheet_names[what];
-			rc = ev_rowset_print_xlsx(&rs, x, sheet);
+			rc = ev_rowset_print_xlsx(&rs, x, ev_stats_sheet(what, o->so.table));
 		} else {
 			rc = ev_rowset_print(&rs, out, o->fmt);
 		}
@@ -400,24 +363,48 @@ enum optcode {
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_XLSX,
 };
 
-/* The analyses (bit per enum sub) an option applies to; compare's own
- * options apply to compare only, the others to the analysis compared. */
-#define ALL_SUBS 0xffu
-#define B(x) (1u << (x))
-static unsigned option_subs(int code)
+/* Whether list (NULL-terminated, may be NULL) holds name. */
+static int listed(const char *const *list, const char *name)
 {
-	switch (code) {
-	case O_UNLINKED: return B(SUB_TIMELINE) | B(SUB_SHORT);
-	case O_NO_HTA: case O_FLOAT: return B(SUB_TIMELINE);
-	case O_CLASS: return B(SUB_OPS) | B(SUB_VARIANCE);
-	case O_KEY: case O_TOP: return B(SUB_VARIANCE);
-	case O_TABLE: return B(SUB_COLL) | B(SUB_SHORT);
-	case O_MAX_OPEN: return B(SUB_COLL);
-	case O_SHORT_US: case O_BINS: return B(SUB_SHORT);
-	case O_WHAT: case O_THRESHOLD: return B(SUB_COMPARE);
-	case O_EXACT: return ALL_SUBS & ~B(SUB_TIMELINE);
-	default: return ALL_SUBS;
-	}
+	for (; list && *list; list++)
+		if (!strcmp(*list, name))
+			return 1;
+	return 0;
+}
+
+/* An option that no analysis lists, nor compare, applies to every
+ * subcommand; a listed one to those that list it. */
+static int scoped(const char *name)
+{
+	for (size_t i = 0; ev_stats_registry[i]; i++)
+		if (listed(ev_stats_registry[i]->options, name))
+			return 1;
+	return listed(compare_options, name);
+}
+
+/* The analysis whose tables --table's word is checked against as it is
+ * read: the subcommand's, else the first that has tables (check_options
+ * then says whether --table applies at all). */
+static const struct ev_stats_analysis *table_source(const struct opts *o)
+{
+	if (o->sub && o->sub->tables)
+		return o->sub;
+	for (size_t i = 0; ev_stats_registry[i]; i++)
+		if (ev_stats_registry[i]->tables)
+			return ev_stats_registry[i];
+	return NULL;
+}
+
+#define MAX_WORDS 32
+
+/* The --table words of a (NULL-terminated in words[MAX_WORDS]). */
+static const char *const *table_words(const struct ev_stats_analysis *a, const char **words)
+{
+	size_t n = 0;
+	for (const struct ev_stats_subtable *t = a ? a->tables : NULL; t && t->name && n + 1 < MAX_WORDS; t++)
+		words[n++] = t->name;
+	words[n] = NULL;
+	return words;
 }
 
 static const struct option longopts[] = {
@@ -449,26 +436,34 @@ static const struct option longopts[] = {
  * compare or to the analysis it compares).  0 or the usage exit code. */
 static int check_options(struct opts *o)
 {
-	enum sub what = o->sub == SUB_COMPARE ? o->what : o->sub;
 	for (int code = O_BY; code <= O_XLSX; code++) {
 		if (!(o->given & (1u << code)))
 			continue;
-		unsigned subs_of_option = option_subs(code);
-		if ((subs_of_option & B(what)) || (o->sub == SUB_COMPARE && (subs_of_option & B(SUB_COMPARE))))
+		const char *opt = "";
+		for (const struct option *p = longopts; p->name; p++)
+			if (p->val == code)
+				opt = p->name;
+		if (!scoped(opt) || listed(o->what->options, opt) || (!o->sub && listed(compare_options, opt)))
 			continue;
 		char name[32], subs[128];
 		size_t n = 0;
-		for (const struct option *p = longopts; p->name; p++)
-			if (p->val == code)
-				snprintf(name, sizeof name, "--%s", p->name);
-		for (unsigned k = 0; k <= SUB_COMPARE; k++)
-			if (subs_of_option & (1u << k))
+		snprintf(name, sizeof name, "--%s", opt);
+		for (size_t k = 0; ev_stats_registry[k]; k++)
+			if (listed(ev_stats_registry[k]->options, opt))
 				n += (size_t)snprintf(subs + n, n < sizeof subs ? sizeof subs - n : 0, "%s%s", n ? ", " : "",
-				                      sub_names[k]);
+				                      ev_stats_registry[k]->name);
+		if (listed(compare_options, opt))
+			n += (size_t)snprintf(subs + n, n < sizeof subs ? sizeof subs - n : 0, "%s%s", n ? ", " : "",
+			                      compare_name);
 		char sub[48];
-		snprintf(sub, sizeof sub, "%s%s%s", sub_names[o->sub], o->sub == SUB_COMPARE ? " --what=" : "",
-		         o->sub == SUB_COMPARE ? sub_names[what] : "");
+		snprintf(sub, sizeof sub, "%s%s%s", sub_name(o), o->sub ? "" : " --what=", o->sub ? "" : o->what->name);
 		return ev_cli_not_for(&o->cli, sub, name, subs);
+	}
+	if (o->table) {
+		/* The word was checked against table_source(); the index is the
+		 * analysis's that runs. */
+		const char *words[MAX_WORDS];
+		return ev_cli_word(&o->cli, "--table", o->table, table_words(o->what, words), &o->so.table);
 	}
 	return 0;
 }
@@ -514,16 +509,11 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			return ev_cli_usage_error(&o->cli, "--top: expected a positive count, got '%s'", arg);
 		break;
 	case O_TABLE: {
-		/* In the order of enum ev_coll_table, then enum ev_short_table. */
-		static const char *const coll_words[] = { "summary", "each", "stragglers", NULL };
-		static const char *const short_words[] = { "summary", "histogram", NULL };
+		const char *words[MAX_WORDS];
 		unsigned w;
-		if ((rc = ev_cli_word(&o->cli, "--table", arg, o->sub == SUB_SHORT ? short_words : coll_words, &w)) != 0)
+		if ((rc = ev_cli_word(&o->cli, "--table", arg, table_words(table_source(o), words), &w)) != 0)
 			return rc;
-		if (o->sub == SUB_SHORT)
-			so->short_table = (enum ev_short_table)w;
-		else
-			so->coll_table = (enum ev_coll_table)w;
+		o->table = arg;
 		break;
 	}
 	case O_SHORT_US: {
@@ -539,12 +529,20 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		break;
 	case O_XLSX: o->xlsx = 1; break;
 	case O_WHAT: {
-		static const char *const words[] = { "timeline", "kernels", "ops", "coll", NULL };
-		static const enum sub subs[] = { SUB_TIMELINE, SUB_KERNELS, SUB_OPS, SUB_COLL };
+		/* The comparable analyses, in registry order. */
+		const char *words[MAX_WORDS];
+		const struct ev_stats_analysis *rows[MAX_WORDS];
+		size_t n = 0;
+		for (size_t i = 0; ev_stats_registry[i] && n + 1 < MAX_WORDS; i++)
+			if (ev_stats_registry[i]->comparable) {
+				rows[n] = ev_stats_registry[i];
+				words[n++] = ev_stats_registry[i]->name;
+			}
+		words[n] = NULL;
 		unsigned w;
 		if ((rc = ev_cli_word(&o->cli, "--what", arg, words, &w)) != 0)
 			return rc;
-		o->what = subs[w];
+		o->what = rows[w];
 		break;
 	}
 	case O_THRESHOLD:
@@ -583,7 +581,9 @@ int main(int argc, char **argv)
 	o.so.exact_limit = 262144;
 	o.so.coll_limits.max_open = EV_COLLMATCH_MAX_OPEN;
 	o.threshold = 1.0;
-	o.what = SUB_TIMELINE;
+	for (size_t i = 0; ev_stats_registry[i] && !o.what; i++)
+		if (ev_stats_registry[i]->comparable)
+			o.what = ev_stats_registry[i]; /* compare's default --what: the first it can compare */
 	while ((c = getopt_long(argc, argv, "+" EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
@@ -593,20 +593,23 @@ int main(int argc, char **argv)
 		}
 		return ev_cli_try_help(&o.cli);
 	}
-	if (optind >= argc)
-		return ev_cli_usage_error(&o.cli, "missing subcommand (timeline, kernels, categories, ops, coll, variance, short, compare)");
+	if (optind >= argc) {
+		char subs[512];
+		size_t n = 0;
+		for (size_t i = 0; ev_stats_registry[i] && n < sizeof subs; i++)
+			n += (size_t)snprintf(subs + n, sizeof subs - n, "%s, ", ev_stats_registry[i]->name);
+		if (n < sizeof subs)
+			snprintf(subs + n, sizeof subs - n, "%s", compare_name);
+		return ev_cli_usage_error(&o.cli, "missing subcommand (%s)", subs);
+	}
 	const char *subname = argv[optind];
 	/* The subcommand's options may follow its files: restart GNU getopt
 	 * (optind 0) on the words after the subcommand, permuting again. */
 	argc -= optind;
 	argv += optind;
 	optind = 0;
-	size_t nsub = sizeof sub_names / sizeof sub_names[0], k;
-	for (k = 0; k < nsub && strcmp(subname, sub_names[k]); k++)
-		;
-	if (k == nsub)
+	if (strcmp(subname, compare_name) && !(o.sub = ev_stats_find(subname)))
 		return ev_cli_usage_error(&o.cli, "unknown subcommand '%s'", subname);
-	o.sub = (enum sub)k;
 	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
 		switch (ev_cli_common(&o.cli, c, optarg)) {
 		case EV_CLI_HANDLED: continue;
@@ -617,19 +620,22 @@ int main(int argc, char **argv)
 		if ((rc = parse_option(&o, c, optarg)) != 0)
 			return rc;
 	}
+	if (o.sub)
+		o.what = o.sub;
 	if ((rc = check_options(&o)) != 0)
 		return rc;
-	enum sub what = o.sub == SUB_COMPARE ? o.what : o.sub;
 	if (!o.by_given) {
-		if (what == SUB_TIMELINE)
-			parse_by(&o, "src,rank");
-		else if (o.sub == SUB_COMPARE || what == SUB_VARIANCE)
-			parse_by(&o, "src");
-		else if (what == SUB_COLL)
-			parse_by(&o, "config"); /* the ranks of one run; each rank's file is a source */
+		/* The analysis's default; compare compares sources, so its
+		 * grouping begins with src: an analysis default that does is
+		 * kept, any other becomes src. */
+		const char *by = o.what->default_by;
+		if (!o.sub && !(by && !strncmp(by, "src", 3) && (by[3] == '\0' || by[3] == ',')))
+			by = "src";
+		if (by)
+			parse_by(&o, by);
 	}
 	struct ev_stats_opts *so = &o.so;
-	if (o.sub == SUB_COMPARE && (so->nby == 0 || so->by[0] != EV_BY_SRC)) {
+	if (!o.sub && (so->nby == 0 || so->by[0] != EV_BY_SRC)) {
 		/* Sources are what compare compares: src is always the first key. */
 		memmove(so->by + 1, so->by, (size_t)(EV_STATS_MAX_BY - 1) * sizeof so->by[0]);
 		memmove(so->by_key + 1, so->by_key, (size_t)(EV_STATS_MAX_BY - 1) * sizeof so->by_key[0]);

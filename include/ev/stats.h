@@ -137,21 +137,19 @@ void ev_rowset_free(struct ev_rowset *rs);
 /* ------------------------------------------------------------------ */
 /* The analyses (lib/analysis/stats*.c).                                 */
 
-enum ev_stats_what {
-	EV_STATS_TIMELINE, EV_STATS_KERNELS, EV_STATS_CATEGORIES, EV_STATS_OPS, EV_STATS_COLL, EV_STATS_VARIANCE,
-	EV_STATS_SHORT
-};
 /* short: kernels below short_ns (TraceLens's short-kernel study). */
-enum ev_short_table { EV_SHORT_SUMMARY, EV_SHORT_HISTOGRAM };
+enum ev_short_table { EV_SHORT_SUMMARY, EV_SHORT_HISTOGRAM }; /* short's tables[] */
 #define EV_SHORT_DEFAULT_NS 10000u  /* TraceLens's 10 us */
 #define EV_SHORT_MAX_NS 1000000u    /* counted per ns: 8 MB at most */
 #define EV_SHORT_DEFAULT_BINS 100u
 enum ev_stats_by { EV_BY_SRC, EV_BY_RANK, EV_BY_STREAM, EV_BY_SRCKEY, EV_BY_CONFIG };
-enum ev_coll_table { EV_COLL_SUMMARY, EV_COLL_EACH, EV_COLL_STRAGGLERS };
+enum ev_coll_table { EV_COLL_SUMMARY, EV_COLL_EACH, EV_COLL_STRAGGLERS }; /* coll's tables[] */
 #define EV_STATS_MAX_BY 8
 
+struct ev_stats_analysis;
+
 struct ev_stats_opts {
-	enum ev_stats_what what;
+	const struct ev_stats_analysis *analysis; /* what to run: a registry row or the caller's own */
 	enum ev_rules rules;
 	int by[EV_STATS_MAX_BY];           /* enum ev_stats_by */
 	const char *by_key[EV_STATS_MAX_BY]; /* #src key names for EV_BY_SRCKEY */
@@ -161,13 +159,12 @@ struct ev_stats_opts {
 	unsigned class_mask;               /* ops, variance: kernel classes */
 	int class_given;
 	uint64_t top;                      /* variance: K widest per group, 0 all */
-	enum ev_coll_table coll_table;
+	unsigned table;                    /* --table: index into analysis->tables */
 	uint64_t exact_limit;              /* exact quantile samples in all */
 	struct ev_collmatch_limits coll_limits;
-	ev_table *each;                    /* coll --table=each: rows go here */
+	ev_table *stream;                  /* a table with stream_cols: rows go here */
 	uint64_t short_ns;                 /* short: threshold, 0 = EV_SHORT_DEFAULT_NS */
 	uint64_t short_bins;               /* short: histogram bins, 0 = default */
-	enum ev_short_table short_table;
 };
 
 /* Source groups: --by src, a #src key, or "config" make sources into
@@ -184,10 +181,56 @@ struct ev_stats_counts {
 	uint64_t coll_mismatch;  /* arrivals whose kind or size differ from the rank before at one (comm, seq) */
 	uint64_t sketched;   /* distributions moved to the sketch */
 	uint64_t ops_window; /* op instances closed by the window, not the end */
+	uint64_t streamed;   /* rows written to opts.stream */
 };
 
 typedef struct ev_stats ev_stats;
-/* st and meta are the reader's (names and #src/#comm lines). */
+
+/* One of an analysis's tables (--table=NAME); the first is the default. */
+struct ev_stats_subtable {
+	const char *name;                /* the --table word */
+	const char *sheet;               /* its --xlsx sheet */
+	const char *const *stream_cols;  /* NULL: rows() gives it; else its
+	                                  * columns (NULL-terminated), the rows
+	                                  * going to opts.stream as they come */
+};
+
+/* An analysis: one row of ev_stats_registry, defined in the analysis's own
+ * file, is all ev-stats and the driver below know of it.  The callbacks
+ * get the ev_stats object; state_size bytes of zeroed state are theirs
+ * (ev_stats_state), group_size bytes per group are the accumulators of
+ * lib/analysis's group table (stats_impl.h). */
+struct ev_stats_analysis {
+	const char *name;                /* the ev-stats subcommand */
+	const char *sheet;               /* --xlsx sheet (TraceLens's name where it has one) */
+	const char *help;                /* --help description: '\n'-separated lines of at
+	                                  * most 62 columns (ev-stats indents them by 15) */
+	const char *const *options;      /* ev-stats long options it takes besides those
+	                                  * every analysis takes (NULL-terminated) */
+	const struct ev_stats_subtable *tables; /* --table choices ({NULL}-terminated), or NULL */
+	const char *default_by;          /* --by when none is given, NULL for none */
+	int comparable;                  /* ev-stats compare --what= accepts it */
+	size_t state_size, group_size;
+	int (*init)(ev_stats *s);        /* NULL: the zeroed state will do */
+	int (*rec)(ev_stats *s, const struct ev_rec *r);
+	int (*finish)(ev_stats *s);      /* end of input; NULL: nothing is open */
+	int (*rows)(ev_stats *s, struct ev_rowset *rs); /* rs is zeroed */
+	void (*free)(ev_stats *s);       /* what the state and groups own; NULL: nothing */
+	/* Why the table is empty, when its own reason: 1 with the message in
+	 * buf, else 0 (ev-stats then says there were no GPU events). */
+	int (*explain)(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n);
+};
+
+/* Every analysis ev-stats runs, in its --help order, NULL-terminated. */
+extern const struct ev_stats_analysis *const ev_stats_registry[];
+/* The registry row called name, or NULL. */
+const struct ev_stats_analysis *ev_stats_find(const char *name);
+/* The --xlsx sheet of table (an index into a->tables) of a. */
+const char *ev_stats_sheet(const struct ev_stats_analysis *a, unsigned table);
+
+/* The driver.  o->analysis is any row, in the registry or not (a row
+ * without rec or rows is EV_ERR_ARG); st and meta are the reader's (names
+ * and #src/#comm lines). */
 int ev_stats_new(ev_stats **s, const struct ev_stats_opts *o, ev_strtab *st, ev_meta *meta) EV_RESULT_USED;
 /* One record.  EV_ERR_ORDER when a group's records go back in time. */
 int ev_stats_add(ev_stats *s, const struct ev_rec *r) EV_RESULT_USED;
@@ -199,6 +242,12 @@ void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c);
 /* Number of source groups seen. */
 size_t ev_stats_nsrcgroups(const ev_stats *s);
 void ev_stats_free(ev_stats *s);
+
+/* For an analysis's callbacks: its state (state_size bytes), the options,
+ * and the text of a string id of the input. */
+void *ev_stats_state(ev_stats *s);
+const struct ev_stats_opts *ev_stats_options(const ev_stats *s);
+const char *ev_stats_str(const ev_stats *s, uint64_t id);
 
 /* ------------------------------------------------------------------ */
 /* compare (lib/analysis/compare.c)                                      */

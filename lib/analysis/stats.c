@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stats.c - the ev_stats object: source groups (--by), kernel-class
- * caches, key columns, and dispatch of records to the chosen analysis
- * (stats_timeline.c, stats_kernels.c, stats_ops.c, stats_coll.c).
+ * caches, key columns, the registry of analyses (one row each, defined in
+ * stats_<name>.c) and the driver that runs a row over the records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,39 +259,76 @@ size_t *sorted_slots(struct ev_stats *s, int (*cmp)(const struct ev_stats *, siz
 	return ord;
 }
 
-/* ------------------------------------------------------------------ */
-
-static size_t val_size(enum ev_stats_what what)
+const char *class_list(unsigned mask, char *buf, size_t n)
 {
-	switch (what) {
-	case EV_STATS_TIMELINE: return sizeof(struct tl);
-	case EV_STATS_COLL: return sizeof(struct cstat);
-	default: return sizeof(struct kstat);
+	size_t w = 0;
+	buf[0] = '\0';
+	for (unsigned k = 0; k < 32; k++)
+		if (mask & (1u << k) && ev_kclass_name(k))
+			w += (size_t)snprintf(buf + w, w < n ? n - w : 0, "%s%s", w ? "," : "", ev_kclass_name(k));
+	return buf;
+}
+
+void kstat_free_groups(struct ev_stats *s)
+{
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		struct kstat *ks = GROUP_VAL(&s->g, i);
+		ev_dist_free(&ks->d);
+		ev_dist_free(&ks->tflops);
+		ev_dist_free(&ks->tbs);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The registry and the driver: every call goes through the row, so an
+ * analysis is its file and its line in ANALYSES. */
+
+/* The analyses in ev-stats --help order.  Adding one: its file defines
+ * `const struct ev_stats_analysis ev_stats_analysis_NAME`, and X(NAME) goes here. */
+#define ANALYSES(X) X(timeline) X(kernels) X(categories) X(ops) X(coll) X(variance) X(short)
+
+#define DECLARE(n) extern const struct ev_stats_analysis ev_stats_analysis_##n;
+ANALYSES(DECLARE)
+#define ROW(n) &ev_stats_analysis_##n,
+const struct ev_stats_analysis *const ev_stats_registry[] = { ANALYSES(ROW) NULL };
+
+const struct ev_stats_analysis *ev_stats_find(const char *name)
+{
+	for (size_t i = 0; ev_stats_registry[i]; i++)
+		if (!strcmp(ev_stats_registry[i]->name, name))
+			return ev_stats_registry[i];
+	return NULL;
+}
+
+const char *ev_stats_sheet(const struct ev_stats_analysis *a, unsigned table)
+{
+	return a->tables ? a->tables[table].sheet : a->sheet;
 }
 
 int ev_stats_new(ev_stats **sp, const struct ev_stats_opts *o, ev_strtab *st, ev_meta *meta)
 {
+	*sp = NULL;
+	if (!o->analysis || !o->analysis->rec || !o->analysis->rows)
+		return EV_ERR_ARG;
 	ev_stats *s = calloc(1, sizeof *s);
 	*sp = s;
 	if (!s)
 		return EV_ERR_NOMEM;
 	s->o = *o;
+	s->a = o->analysis;
 	s->st = st;
 	s->meta = meta;
 	s->pool.budget = o->exact_limit;
-	groups_init(&s->g, val_size(o->what));
-	groups_init(&s->aux, sizeof(struct strag));
+	/* Groups of at least one byte: ev_vec_push takes realloc(p, 0)
+	 * returning NULL for no memory. */
+	groups_init(&s->g, s->a->group_size ? s->a->group_size : 1);
 	ev_vec_init(&s->srcgrps, sizeof(struct srcgrp));
 	ev_map_init(&s->srcgrp_idx);
 	ev_map_init(&s->src_sg);
 	ev_map_init(&s->class_cache);
-	ev_map_init(&s->bucket_cache);
-	ev_map_init(&s->layout_cache);
-	ev_map_init(&s->inst_idx);
-	ev_map_init(&s->hta_idx);
-	ev_vec_init(&s->htas, sizeof(struct ev_hta));
-	return o->what == EV_STATS_COLL ? coll_open(s) : EV_OK;
+	if (s->a->state_size && !(s->state = calloc(1, s->a->state_size)))
+		return EV_ERR_NOMEM;
+	return s->a->init ? s->a->init(s) : EV_OK;
 }
 
 int ev_stats_add(ev_stats *s, const struct ev_rec *r)
@@ -302,40 +339,18 @@ int ev_stats_add(ev_stats *s, const struct ev_rec *r)
 		s->n.kernels += r->type == EV_KERNEL;
 		s->n.with_sig += r->sig != 0;
 	}
-	switch (s->o.what) {
-	case EV_STATS_TIMELINE: return timeline_rec(s, r);
-	case EV_STATS_KERNELS: return kernels_rec(s, r, 0);
-	case EV_STATS_CATEGORIES: return kernels_rec(s, r, 1);
-	case EV_STATS_OPS: return ops_rec(s, r);
-	case EV_STATS_COLL: return coll_rec(s, r);
-	case EV_STATS_VARIANCE: return variance_rec(s, r);
-	case EV_STATS_SHORT: return short_rec(s, r);
-	}
-	return EV_ERR_ARG;
+	return s->a->rec(s, r);
 }
 
 int ev_stats_finish(ev_stats *s)
 {
-	switch (s->o.what) {
-	case EV_STATS_OPS: return ops_finish(s);
-	case EV_STATS_COLL: return coll_finish(s);
-	default: return EV_OK;
-	}
+	return s->a->finish ? s->a->finish(s) : EV_OK;
 }
 
 int ev_stats_rows(ev_stats *s, struct ev_rowset *rs)
 {
 	memset(rs, 0, sizeof *rs);
-	switch (s->o.what) {
-	case EV_STATS_TIMELINE: return timeline_rows(s, rs);
-	case EV_STATS_KERNELS: return kernels_rows(s, rs, 0);
-	case EV_STATS_CATEGORIES: return kernels_rows(s, rs, 1);
-	case EV_STATS_OPS: return ops_rows(s, rs);
-	case EV_STATS_COLL: return coll_rows(s, rs);
-	case EV_STATS_VARIANCE: return variance_rows(s, rs);
-	case EV_STATS_SHORT: return short_rows(s, rs);
-	}
-	return EV_ERR_ARG;
+	return s->a->rows(s, rs);
 }
 
 void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c)
@@ -349,45 +364,34 @@ size_t ev_stats_nsrcgroups(const ev_stats *s)
 	return s->srcgrps.len;
 }
 
+void *ev_stats_state(ev_stats *s)
+{
+	return s->state;
+}
+
+const struct ev_stats_opts *ev_stats_options(const ev_stats *s)
+{
+	return &s->o;
+}
+
+const char *ev_stats_str(const ev_stats *s, uint64_t id)
+{
+	return str_of(s, id);
+}
+
 void ev_stats_free(ev_stats *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->g.keys.len; i++) {
-		struct kstat *ks;
-		struct cstat *cs;
-		switch (s->o.what) {
-		case EV_STATS_KERNELS: case EV_STATS_CATEGORIES: case EV_STATS_OPS: case EV_STATS_VARIANCE: case EV_STATS_SHORT:
-			ks = GROUP_VAL(&s->g, i);
-			ev_dist_free(&ks->d);
-			ev_dist_free(&ks->tflops);
-			ev_dist_free(&ks->tbs);
-			break;
-		case EV_STATS_COLL:
-			cs = GROUP_VAL(&s->g, i);
-			ev_dist_free(&cs->lat);
-			ev_dist_free(&cs->algbw);
-			ev_dist_free(&cs->busbw);
-			break;
-		default:
-			break;
-		}
-	}
+	/* The analysis's own first: its groups' and state's contents (not
+	 * when its state could not be allocated: init never ran). */
+	if (s->a->free && (s->state || !s->a->state_size))
+		s->a->free(s);
+	free(s->state);
 	groups_free(&s->g);
-	groups_free(&s->aux);
-	free(s->short_hist);
-	ev_collmatch_free(s->cm);
-	free(s->inst);
-	ev_map_free(&s->inst_idx);
 	ev_map_free(&s->src_sg);
 	ev_map_free(&s->srcgrp_idx);
 	ev_map_free(&s->class_cache);
-	ev_map_free(&s->bucket_cache);
-	ev_map_free(&s->layout_cache);
-	for (size_t i = 0; i < s->htas.len; i++)
-		ev_hta_free((struct ev_hta *)s->htas.data + i);
-	ev_vec_free(&s->htas);
-	ev_map_free(&s->hta_idx);
 	for (size_t i = 0; i < s->srcgrps.len; i++)
 		free(((struct srcgrp *)s->srcgrps.data)[i].keys);
 	ev_vec_free(&s->srcgrps);

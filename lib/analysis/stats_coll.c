@@ -7,10 +7,29 @@
  * one row per collective, or per rank (stragglers).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stats_impl.h"
+
+/* Mean and max only (the skews need no quantiles, so no samples): the
+ * same running-mean arithmetic as ev_dist, so the numbers are identical. */
+struct moments { uint64_t n; double mean, max; };
+
+struct cstat { /* summary per (sg, op, dtype, bytes) */
+	struct ev_dist lat, algbw, busbw;
+	struct moments sskew, eskew;
+	uint64_t nranks;
+	double total_lat_us;
+};
+
+struct strag { uint64_t colls, last, first; double wait_us, dur_us; };
+
+struct coll {
+	ev_collmatch *cm;
+	struct groups aux;              /* per-rank stragglers: struct strag */
+};
 
 static double busbw_factor(unsigned op, double n)
 {
@@ -27,7 +46,7 @@ static double busbw_factor(unsigned op, double n)
 static int each_row(struct ev_stats *s, const struct ev_coll_done *c, int64_t tmin, double lat_us, double sskew,
                     double eskew, double avg_wait_us, uint32_t first, uint32_t last, double algbw, double busbw)
 {
-	ev_table *t = s->o.each;
+	ev_table *t = s->o.stream;
 	char b[16], comm[20];
 	const struct srcgrp *g = (const struct srcgrp *)s->srcgrps.data + c->key.group;
 	const char *cn = ev_coll_name(c->first.op), *dn = ev_dtype_name(c->first.dtype);
@@ -49,6 +68,7 @@ static int each_row(struct ev_stats *s, const struct ev_coll_done *c, int64_t tm
 	rc = rc ? rc : ev_table_u64(t, last);
 	rc = rc ? rc : ev_table_f64(t, algbw);
 	rc = rc ? rc : ev_table_f64(t, busbw);
+	s->n.streamed += rc == EV_OK;
 	return rc;
 }
 
@@ -64,6 +84,7 @@ static void moments_add(struct moments *m, double x)
 static int coll_done(void *ctx, const struct ev_coll_done *c)
 {
 	struct ev_stats *s = ctx;
+	struct coll *cl = s->state;
 	const struct ev_coll_arrival *a = c->arr;
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN, emin = INT64_MAX, emax = INT64_MIN;
 	uint64_t lat = UINT64_MAX;
@@ -93,7 +114,7 @@ static int coll_done(void *ctx, const struct ev_coll_done *c)
 		memset(&k, 0, sizeof k);
 		k.sg = (uint32_t)c->key.group;
 		k.rank = a[i].rank;
-		struct strag *st = group_get(&s->aux, &k, NULL);
+		struct strag *st = group_get(&cl->aux, &k, NULL);
 		if (!st)
 			return EV_ERR_NOMEM;
 		st->colls++;
@@ -102,7 +123,7 @@ static int coll_done(void *ctx, const struct ev_coll_done *c)
 		st->wait_us += (double)ev_span(a[i].ts, tmax) / 1e3;
 		st->dur_us += (double)a[i].dur / 1e3;
 	}
-	if (s->o.coll_table == EV_COLL_EACH)
+	if (s->o.table == EV_COLL_EACH)
 		return each_row(s, c, tmin, lat_us, sskew, eskew, avg_wait_us, first, last, algbw, busbw);
 	struct gkey k;
 	memset(&k, 0, sizeof k);
@@ -124,9 +145,11 @@ static int coll_done(void *ctx, const struct ev_coll_done *c)
 	return rc;
 }
 
-int coll_open(struct ev_stats *s)
+static int coll_init(struct ev_stats *s)
 {
-	return ev_collmatch_new(&s->cm, &s->o.coll_limits, coll_done, s);
+	struct coll *cl = s->state;
+	groups_init(&cl->aux, sizeof(struct strag));
+	return ev_collmatch_new(&cl->cm, &s->o.coll_limits, coll_done, s);
 }
 
 /* Ranks of the record's communicator: the record's aux, else #comm. */
@@ -138,8 +161,9 @@ static uint32_t comm_nranks(const struct ev_stats *s, const struct ev_rec *r)
 	return ci ? ci->nranks : 0;
 }
 
-int coll_rec(struct ev_stats *s, const struct ev_rec *r)
+static int coll_rec(struct ev_stats *s, const struct ev_rec *r)
 {
+	struct coll *cl = s->state;
 	if (r->type != EV_COLL)
 		return EV_OK;
 	s->n.coll++;
@@ -154,17 +178,18 @@ int coll_rec(struct ev_stats *s, const struct ev_rec *r)
 	 * sampled traces, a missed launch), and the pairing by seq is wrong. */
 	uint64_t what = (uint64_t)r->op << 56 | (r->op == EV_OP_ALLTOALL ? 0 : r->bytes & ((1ULL << 56) - 1));
 	struct ev_coll_arrival prev;
-	rc = ev_collmatch_add(s->cm, &k, comm_nranks(s, r), r, what, &prev);
+	rc = ev_collmatch_add(cl->cm, &k, comm_nranks(s, r), r, what, &prev);
 	if (rc == EV_OK && prev.rank != UINT32_MAX && prev.data != what)
 		s->n.coll_mismatch++;
 	return rc;
 }
 
-int coll_finish(struct ev_stats *s)
+static int coll_finish(struct ev_stats *s)
 {
-	int rc = ev_collmatch_flush(s->cm);
+	struct coll *cl = s->state;
+	int rc = ev_collmatch_flush(cl->cm);
 	struct ev_collmatch_counts c;
-	ev_collmatch_get_counts(s->cm, &c);
+	ev_collmatch_get_counts(cl->cm, &c);
 	s->n.coll_evicted = c.evicted;
 	s->n.coll_unsized = c.unsized;
 	return rc;
@@ -181,6 +206,7 @@ static int cmp_src_rank(const void *a, const void *b, void *arg)
 
 static int stragglers_rows(struct ev_stats *s, struct ev_rowset *rs, struct ev_colspec *keys, size_t nk)
 {
+	struct groups *aux = &((struct coll *)s->state)->aux;
 	keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
 	static const struct ev_colspec vals[] = {
 		{ "collectives", 0, 0 }, { "times_last", 0, EV_DIR_LOWER }, { "times_first", 0, EV_DIR_NONE },
@@ -188,16 +214,16 @@ static int stragglers_rows(struct ev_stats *s, struct ev_rowset *rs, struct ev_c
 		{ "total_coll_dur_us", 0, EV_DIR_LOWER },
 	};
 	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
-	size_t *ord = malloc((s->aux.keys.len + 1) * sizeof *ord);
+	size_t *ord = malloc((aux->keys.len + 1) * sizeof *ord);
 	if (!ord)
 		return EV_ERR_NOMEM;
-	for (size_t i = 0; i < s->aux.keys.len; i++)
+	for (size_t i = 0; i < aux->keys.len; i++)
 		ord[i] = i;
-	qsort_r(ord, s->aux.keys.len, sizeof *ord, cmp_src_rank, &s->aux);
-	for (size_t j = 0; !rc && j < s->aux.keys.len; j++) {
+	qsort_r(ord, aux->keys.len, sizeof *ord, cmp_src_rank, aux);
+	for (size_t j = 0; !rc && j < aux->keys.len; j++) {
 		size_t i = ord[j];
-		const struct gkey *k = GROUP_KEY(&s->aux, i);
-		const struct strag *st = GROUP_VAL(&s->aux, i);
+		const struct gkey *k = GROUP_KEY(aux, i);
+		const struct strag *st = GROUP_VAL(aux, i);
 		struct ev_row *r;
 		size_t n;
 		struct gkey gk = *k;
@@ -217,12 +243,12 @@ static int stragglers_rows(struct ev_stats *s, struct ev_rowset *rs, struct ev_c
 	return rc;
 }
 
-int coll_rows(struct ev_stats *s, struct ev_rowset *rs)
+static int coll_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
 	struct ev_colspec keys[EV_STATS_MAX_BY + 4];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
-	if (s->o.coll_table == EV_COLL_STRAGGLERS)
+	if (s->o.table == EV_COLL_STRAGGLERS)
 		return stragglers_rows(s, rs, keys, nk);
 	keys[nk++] = (struct ev_colspec){ "coll", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "dtype", 0, 0 };
@@ -267,3 +293,60 @@ int coll_rows(struct ev_stats *s, struct ev_rowset *rs)
 	}
 	return rc;
 }
+
+static void coll_free(struct ev_stats *s)
+{
+	struct coll *cl = s->state;
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		struct cstat *cs = GROUP_VAL(&s->g, i);
+		ev_dist_free(&cs->lat);
+		ev_dist_free(&cs->algbw);
+		ev_dist_free(&cs->busbw);
+	}
+	groups_free(&cl->aux);
+	ev_collmatch_free(cl->cm);
+}
+
+static int coll_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
+{
+	(void)o;
+	snprintf(buf, n, "no coll records among %llu records: empty table (no collectives were traced or converted)",
+	         (unsigned long long)c->records);
+	return 1;
+}
+
+static const char *const coll_options[] = { "table", "max-open", "exact-limit", NULL };
+
+/* The columns of --table=each, in each_row's order. */
+static const char *const each_cols[] = {
+	"src", "comm", "seq", "coll", "dtype", "bytes", "nranks", "seen", "ts", "latency_us", "start_skew_us",
+	"end_skew_us", "avg_wait_us", "first_rank", "last_rank", "algbw_GBps", "busbw_GBps", NULL,
+};
+
+/* In the order of enum ev_coll_table. */
+static const struct ev_stats_subtable coll_tables[] = {
+	{ "summary", "coll_analysis", NULL },
+	{ "each", "coll_each", each_cols },
+	{ "stragglers", "coll_stragglers", NULL },
+	{ NULL, NULL, NULL },
+};
+
+const struct ev_stats_analysis ev_stats_analysis_coll = {
+	.name = "coll",
+	.sheet = "coll_analysis",
+	.help = "collectives matched across the ranks of each run by\n"
+	        "(communicator, seq): latency (fastest rank), skews, waits,\n"
+	        "algbw and busbw",
+	.options = coll_options,
+	.tables = coll_tables,
+	.default_by = "config", /* the ranks of one run; each rank's file is a source */
+	.comparable = 1,
+	.state_size = sizeof(struct coll),
+	.group_size = sizeof(struct cstat),
+	.init = coll_init,
+	.rec = coll_rec,
+	.finish = coll_finish,
+	.rows = coll_rows,
+	.free = coll_free,
+	.explain = coll_explain,
+};

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats_kernels.c - per kernel name and per kernel class statistics, and
- * aorta's GEMM variance (per signature across sources and ranks).
+ * stats_kernels.c - per kernel name and per kernel class statistics: the
+ * kernels and categories analyses.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stats_impl.h"
 
-int kernels_rec(struct ev_stats *s, const struct ev_rec *r, int by_class)
+static int kernels_rec(struct ev_stats *s, const struct ev_rec *r, int by_class)
 {
 	if (!is_gpu(r))
 		return EV_OK;
@@ -67,7 +67,7 @@ static int cmp_sum_desc(const struct ev_stats *s, size_t ia, size_t ib)
 	return sa != sb ? (sa > sb ? -1 : 1) : 0;
 }
 
-int kernels_rows(struct ev_stats *s, struct ev_rowset *rs, int by_class)
+static int kernels_rows(struct ev_stats *s, struct ev_rowset *rs, int by_class)
 {
 	struct ev_colspec keys[EV_STATS_MAX_BY + 2];
 	size_t nk = 0;
@@ -123,128 +123,48 @@ int kernels_rows(struct ev_stats *s, struct ev_rowset *rs, int by_class)
 	return rc;
 }
 
-/* ------------------------------------------------------------------ */
-/* variance                                                             */
-
-/* ev_gemm_layout of a kernel name, cached per name. */
-static unsigned layout_of(struct ev_stats *s, uint64_t name)
+static int by_name_rec(struct ev_stats *s, const struct ev_rec *r)
 {
-	uint64_t *have = ev_map_get(&s->layout_cache, name);
-	if (have)
-		return (unsigned)(*have - 1);
-	unsigned l = ev_gemm_layout(str_of(s, name));
-	if (ev_map_put(&s->layout_cache, name, (uint64_t)l + 1) != EV_OK)
-		return l; /* a cache: no room only costs the parse again */
-	return l;
+	return kernels_rec(s, r, 0);
 }
 
-int variance_rec(struct ev_stats *s, const struct ev_rec *r)
+static int by_name_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
-	if (r->type != EV_KERNEL)
-		return EV_OK;
-	unsigned kc = class_of(s, r);
-	if (!(s->o.class_mask & (1u << kc)))
-		return EV_OK;
-	s->n.selected++;
-	struct gkey k;
-	int rc = base_key(s, r, &k);
-	/* By signature, one GEMM is (op signature, operand layout), TraceLens's
-	 * GEMM sheet rows and so aorta's table: the layout ("transpose") comes
-	 * from the kernel's name, so one signature run by kernels of two
-	 * layouts is two GEMMs.  The row's kernel name is its first
-	 * instance's, as TraceLens shows it. */
-	k.k1 = (!s->o.key_name && r->sig) ? r->sig : r->name;
-	k.k2 = (!s->o.key_name && r->sig) ? 1 + (uint64_t)layout_of(s, r->name) : 0;
-	struct kstat *ks = rc ? NULL : group_get(&s->g, &k, NULL);
-	if (!ks)
-		return EV_ERR_NOMEM;
-	if (ks->d.n == 0) {
-		ks->name = r->name;
-		ks->kclass = kc;
-	}
-	double us = (double)r->dur / 1e3;
-	if (ks->d.n == 0 || us < ks->d.min) {
-		ks->min_rank = r->rank;
-		ks->min_src = r->src;
-	}
-	if (ks->d.n == 0 || us > ks->d.max) {
-		ks->max_rank = r->rank;
-		ks->max_src = r->src;
-	}
-	return ev_dist_add(&ks->d, &s->pool, us, r->ts);
+	return kernels_rows(s, rs, 0);
 }
 
-static int cmp_range_desc(const struct ev_stats *s, size_t ia, size_t ib)
+static int by_class_rec(struct ev_stats *s, const struct ev_rec *r)
 {
-	const struct kstat *x = GROUP_VAL(&s->g, ia), *y = GROUP_VAL(&s->g, ib);
-	double ra = x->d.max - x->d.min, rb = y->d.max - y->d.min;
-	return ra != rb ? (ra > rb ? -1 : 1) : 0;
+	return kernels_rec(s, r, 1);
 }
 
-int variance_rows(struct ev_stats *s, struct ev_rowset *rs)
+static int by_class_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
-	struct ev_colspec keys[EV_STATS_MAX_BY + 8];
-	size_t nk = 0;
-	by_colspecs(&s->o, keys, &nk);
-	keys[nk++] = (struct ev_colspec){ "key", 0, 0 };
-	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
-	keys[nk++] = (struct ev_colspec){ "min_src", 0, 0 };
-	keys[nk++] = (struct ev_colspec){ "min_rank", 1, 0 };
-	keys[nk++] = (struct ev_colspec){ "max_src", 0, 0 };
-	keys[nk++] = (struct ev_colspec){ "max_rank", 1, 0 };
-	/* Time stamps are int64 ns: as text they stay exact (a double would not). */
-	keys[nk++] = (struct ev_colspec){ "min_ts", 1, 0 };
-	keys[nk++] = (struct ev_colspec){ "max_ts", 1, 0 };
-	static const struct ev_colspec vals[] = {
-		{ "count", 0, 0 }, { "min_us", 0, EV_DIR_LOWER }, { "max_us", 0, EV_DIR_LOWER }, { "range_us", 0, EV_DIR_LOWER },
-		{ "mean_us", 0, EV_DIR_LOWER }, { "std_us", 0, EV_DIR_LOWER }, { "cv", 0, EV_DIR_LOWER }, { "p50_us", 0, EV_DIR_LOWER },
-		{ "p99_us", 0, EV_DIR_LOWER },
-	};
-	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
-	size_t *ord = rc ? NULL : sorted_slots(s, cmp_range_desc);
-	if (!rc && !ord)
-		rc = EV_ERR_NOMEM;
-	uint64_t in_group = 0;
-	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
-		size_t i = ord[j];
-		const struct gkey *k = GROUP_KEY(&s->g, i);
-		if (j > 0) {
-			const struct gkey *p = GROUP_KEY(&s->g, ord[j - 1]);
-			if (p->sg != k->sg || p->rank != k->rank || p->stream != k->stream)
-				in_group = 0;
-		}
-		if (s->o.top && in_group >= s->o.top)
-			continue;
-		in_group++;
-		struct kstat *ks = GROUP_VAL(&s->g, i);
-		struct ev_row *r;
-		size_t n;
-		char b1[16], b2[16];
-		if ((rc = group_row(s, rs, k, &r, &n)) != EV_OK)
-			break;
-		rc = ev_row_key(r, n++, str_of(s, k->k1));
-		rc = rc ? rc : ev_row_key(r, n++, str_of(s, ks->name));
-		rc = rc ? rc : ev_row_key(r, n++, src_label(s, ks->min_src, b1, sizeof b1));
-		rc = rc ? rc : ev_row_keyu(r, n++, ks->min_rank);
-		rc = rc ? rc : ev_row_key(r, n++, src_label(s, ks->max_src, b2, sizeof b2));
-		rc = rc ? rc : ev_row_keyu(r, n++, ks->max_rank);
-		char tsb[24];
-		snprintf(tsb, sizeof tsb, "%lld", (long long)ks->d.min_ts);
-		rc = rc ? rc : ev_row_key(r, n++, tsb);
-		snprintf(tsb, sizeof tsb, "%lld", (long long)ks->d.max_ts);
-		rc = rc ? rc : ev_row_key(r, n++, tsb);
-		double *v = r->val;
-		v[0] = (double)ks->d.n;
-		v[1] = ks->d.min;
-		v[2] = ks->d.max;
-		v[3] = ks->d.max - ks->d.min;
-		v[4] = ks->d.mean;
-		v[5] = ev_dist_std(&ks->d);
-		v[6] = ks->d.mean > 0 ? v[5] / ks->d.mean : 0;
-		v[7] = ev_dist_quantile(&ks->d, 0.5);
-		v[8] = ev_dist_quantile(&ks->d, 0.99);
-	}
-	free(ord);
-	return rc;
+	return kernels_rows(s, rs, 1);
 }
 
+static const char *const kernels_options[] = { "exact-limit", NULL };
+
+const struct ev_stats_analysis ev_stats_analysis_kernels = {
+	.name = "kernels",
+	.sheet = "kernel_summary",
+	.help = "per kernel name: count, sum, mean, median, min, max, std, p90,\n"
+	        "p99 (microseconds) and share of kernel time",
+	.options = kernels_options,
+	.comparable = 1,
+	.group_size = sizeof(struct kstat),
+	.rec = by_name_rec,
+	.rows = by_name_rows,
+	.free = kstat_free_groups,
+};
+
+const struct ev_stats_analysis ev_stats_analysis_categories = {
+	.name = "categories",
+	.sheet = "kernel_summary_by_category",
+	.help = "time per kernel class (gemm, comm, attention, ...)",
+	.options = kernels_options,
+	.group_size = sizeof(struct kstat),
+	.rec = by_class_rec,
+	.rows = by_class_rows,
+	.free = kstat_free_groups,
+};

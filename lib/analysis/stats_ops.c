@@ -5,10 +5,27 @@
  * total_direct_kernel_time), with GEMM roofline numbers (gemm.c).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stats_impl.h"
+
+struct inst { /* an open op instance */
+	struct gkey key;        /* sg, rank, k1 = instance, k2 = sig */
+	int64_t start, end;     /* current merged kernel interval */
+	uint64_t busy;          /* merged time before it */
+	uint64_t name;
+	unsigned kclass;
+	int live;
+};
+
+struct ops {
+	struct ev_map inst_idx;         /* hash of an instance's key -> index + 1 */
+	struct inst *inst;
+	size_t ninst, capinst;
+	int64_t now;
+};
 
 static int inst_close(struct ev_stats *s, struct inst *in)
 {
@@ -52,46 +69,55 @@ static int cmp_i64(const void *a, const void *b)
 
 static int ops_sweep(struct ev_stats *s, int all)
 {
+	struct ops *op = s->state;
 	size_t w = 0;
 	int rc = EV_OK;
 	int64_t cut = INT64_MIN; /* close also what ended at or before cut */
-	if (!all && s->ninst >= INST_MAX) {
-		int64_t *ends = malloc(s->ninst * sizeof *ends);
+	if (!all && op->ninst >= INST_MAX) {
+		int64_t *ends = malloc(op->ninst * sizeof *ends);
 		if (!ends)
 			return EV_ERR_NOMEM;
-		for (size_t i = 0; i < s->ninst; i++)
-			ends[i] = s->inst[i].end;
-		qsort(ends, s->ninst, sizeof *ends, cmp_i64);
-		cut = ends[s->ninst / 2];
+		for (size_t i = 0; i < op->ninst; i++)
+			ends[i] = op->inst[i].end;
+		qsort(ends, op->ninst, sizeof *ends, cmp_i64);
+		cut = ends[op->ninst / 2];
 		free(ends);
 	}
-	for (size_t i = 0; i < s->ninst; i++) {
-		struct inst *in = &s->inst[i];
-		int expired = s->now > INT64_MIN + INST_WINDOW_NS && in->end < s->now - INST_WINDOW_NS;
+	for (size_t i = 0; i < op->ninst; i++) {
+		struct inst *in = &op->inst[i];
+		int expired = op->now > INT64_MIN + INST_WINDOW_NS && in->end < op->now - INST_WINDOW_NS;
 		if (!rc && (all || expired || in->end <= cut)) {
 			s->n.ops_window += !all && !expired;
 			rc = inst_close(s, in);
 			continue;
 		}
-		s->inst[w++] = *in;
+		op->inst[w++] = *in;
 	}
-	s->ninst = w;
-	ev_map_free(&s->inst_idx);
-	ev_map_init(&s->inst_idx);
-	for (size_t i = 0; !rc && i < s->ninst; i++)
-		rc = ev_map_put(&s->inst_idx, ev_hash64(&s->inst[i].key, sizeof s->inst[i].key) | 1, i + 1);
+	op->ninst = w;
+	ev_map_free(&op->inst_idx);
+	ev_map_init(&op->inst_idx);
+	for (size_t i = 0; !rc && i < op->ninst; i++)
+		rc = ev_map_put(&op->inst_idx, ev_hash64(&op->inst[i].key, sizeof op->inst[i].key) | 1, i + 1);
 	return rc;
 }
 
-int ops_rec(struct ev_stats *s, const struct ev_rec *r)
+static int ops_init(struct ev_stats *s)
 {
+	struct ops *op = s->state;
+	ev_map_init(&op->inst_idx);
+	return EV_OK;
+}
+
+static int ops_rec(struct ev_stats *s, const struct ev_rec *r)
+{
+	struct ops *op = s->state;
 	if (!is_gpu(r) || !r->sig)
 		return EV_OK;
 	unsigned kc = class_of(s, r);
 	if (s->o.class_given && !(s->o.class_mask & (1u << kc)))
 		return EV_OK;
 	s->n.selected++;
-	s->now = r->ts;
+	op->now = r->ts;
 	struct inst key;
 	memset(&key, 0, sizeof key);
 	int rc = src_group(s, r->src, &key.key.sg);
@@ -101,8 +127,8 @@ int ops_rec(struct ev_stats *s, const struct ev_rec *r)
 	key.key.k1 = r->step ? r->step : ((uint64_t)1 << 40) + r->id; /* no instance id: each kernel alone */
 	key.key.k2 = r->sig;
 	uint64_t h = ev_hash64(&key.key, sizeof key.key) | 1;
-	uint64_t *slot = ev_map_get(&s->inst_idx, h);
-	struct inst *in = slot ? &s->inst[*slot - 1] : NULL;
+	uint64_t *slot = ev_map_get(&op->inst_idx, h);
+	struct inst *in = slot ? &op->inst[*slot - 1] : NULL;
 	if (in && memcmp(&in->key, &key.key, sizeof key.key) != 0)
 		in = NULL; /* hash clash: treat as a new instance */
 	int64_t end = ev_rec_end(r);
@@ -116,30 +142,30 @@ int ops_rec(struct ev_stats *s, const struct ev_rec *r)
 		}
 		return EV_OK;
 	}
-	if (s->ninst == s->capinst) {
-		if (s->ninst > 4096 && (rc = ops_sweep(s, 0)) != EV_OK)
+	if (op->ninst == op->capinst) {
+		if (op->ninst > 4096 && (rc = ops_sweep(s, 0)) != EV_OK)
 			return rc;
 		/* Grow unless the sweep freed half: sweeps stay amortised O(1). */
-		if (s->ninst == s->capinst || (s->ninst > s->capinst / 2 && s->capinst < INST_MAX)) {
-			size_t cap = s->capinst ? 2 * s->capinst : 256;
-			struct inst *ni = realloc(s->inst, cap * sizeof *ni);
+		if (op->ninst == op->capinst || (op->ninst > op->capinst / 2 && op->capinst < INST_MAX)) {
+			size_t cap = op->capinst ? 2 * op->capinst : 256;
+			struct inst *ni = realloc(op->inst, cap * sizeof *ni);
 			if (!ni)
 				return EV_ERR_NOMEM;
-			s->inst = ni;
-			s->capinst = cap;
+			op->inst = ni;
+			op->capinst = cap;
 		}
 	}
-	in = &s->inst[s->ninst++];
+	in = &op->inst[op->ninst++];
 	*in = key;
 	in->start = r->ts;
 	in->end = end;
 	in->name = r->name;
 	in->kclass = kc;
 	in->live = 1;
-	return ev_map_put(&s->inst_idx, h, s->ninst);
+	return ev_map_put(&op->inst_idx, h, op->ninst);
 }
 
-int ops_finish(struct ev_stats *s)
+static int ops_finish(struct ev_stats *s)
 {
 	return ops_sweep(s, 1);
 }
@@ -169,7 +195,7 @@ static const char *op_category_of(const char *sig, const char *kernel)
 	return ev_op_category(name, kernel);
 }
 
-int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
+static int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
 	int rc = EV_OK;
 	struct ev_colspec keys[EV_STATS_MAX_BY + 4];
@@ -221,3 +247,41 @@ int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
 	return rc;
 }
 
+static void ops_free(struct ev_stats *s)
+{
+	struct ops *op = s->state;
+	kstat_free_groups(s);
+	free(op->inst);
+	ev_map_free(&op->inst_idx);
+}
+
+static int ops_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
+{
+	char cl[256];
+	if (c->gpu && !c->with_sig)
+		snprintf(buf, n, "none of the %llu GPU events is linked to a launching op (no sig): empty table",
+		         (unsigned long long)c->gpu);
+	else if (c->gpu)
+		snprintf(buf, n, "no linked GPU event of class %s among %llu with an op: empty table (try --class=all)",
+		         class_list(o->class_mask, cl, sizeof cl), (unsigned long long)c->with_sig);
+	return c->gpu != 0;
+}
+
+static const char *const ops_options[] = { "class", "exact-limit", NULL };
+
+const struct ev_stats_analysis ev_stats_analysis_ops = {
+	.name = "ops",
+	.sheet = "ops_unique_args",
+	.help = "per launching op signature: instances, kernel busy time per\n"
+	        "instance; GFLOPs, data moved and TFLOP/s for GEMMs with shapes",
+	.options = ops_options,
+	.comparable = 1,
+	.state_size = sizeof(struct ops),
+	.group_size = sizeof(struct kstat),
+	.init = ops_init,
+	.rec = ops_rec,
+	.finish = ops_finish,
+	.rows = ops_rows,
+	.free = ops_free,
+	.explain = ops_explain,
+};

@@ -12,41 +12,49 @@
  * is exact: every duration is a whole number of nanoseconds.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stats_impl.h"
+
+struct shorts {
+	uint64_t *hist;                 /* kernels per duration in ns */
+	int64_t first, last;            /* the GPU span */
+	int any;
+};
 
 static uint64_t threshold_ns(const struct ev_stats *s)
 {
 	return s->o.short_ns ? s->o.short_ns : EV_SHORT_DEFAULT_NS;
 }
 
-int short_rec(struct ev_stats *s, const struct ev_rec *r)
+static int short_rec(struct ev_stats *s, const struct ev_rec *r)
 {
 	if (!is_gpu(r))
 		return EV_OK;
+	struct shorts *sh = s->state;
 	/* The trace's GPU span, the denominator of TraceLens's percentage: its
 	 * GPU timeline's total time, which leaves out GPU events without a
 	 * launching call unless --include-unlinked (as ev-stats timeline). */
 	if (!(r->flags & EV_F_UNLINKED) || s->o.unlinked) {
 		int64_t end = ev_rec_end(r);
-		if (!s->short_any || r->ts < s->short_first)
-			s->short_first = r->ts;
-		if (!s->short_any || end > s->short_last)
-			s->short_last = end;
-		s->short_any = 1;
+		if (!sh->any || r->ts < sh->first)
+			sh->first = r->ts;
+		if (!sh->any || end > sh->last)
+			sh->last = end;
+		sh->any = 1;
 	}
 	uint64_t lim = threshold_ns(s);
 	if (r->type != EV_KERNEL || r->dur >= lim)
 		return EV_OK;
 	s->n.selected++;
-	if (!s->short_hist) {
-		s->short_hist = calloc(lim, sizeof *s->short_hist);
-		if (!s->short_hist)
+	if (!sh->hist) {
+		sh->hist = calloc(lim, sizeof *sh->hist);
+		if (!sh->hist)
 			return EV_ERR_NOMEM;
 	}
-	s->short_hist[r->dur]++;
+	sh->hist[r->dur]++;
 	struct gkey k;
 	int rc = base_key(s, r, &k);
 	k.k1 = r->sig;
@@ -82,7 +90,8 @@ static int summary_rows(struct ev_stats *s, struct ev_rowset *rs)
 	size_t *ord = rc ? NULL : sorted_slots(s, cmp_sum_desc);
 	if (!rc && !ord)
 		rc = EV_ERR_NOMEM;
-	double total_us = s->short_any ? ((double)s->short_last - (double)s->short_first) / 1e3 : 0;
+	const struct shorts *sh = s->state;
+	double total_us = sh->any ? ((double)sh->last - (double)sh->first) / 1e3 : 0;
 	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
 		size_t i = ord[j];
 		const struct gkey *gk = GROUP_KEY(&s->g, i);
@@ -132,12 +141,13 @@ static int histogram_rows(struct ev_stats *s, struct ev_rowset *rs)
 	static const struct ev_colspec vals[] = {
 		{ "bin_start_us", 0, EV_DIR_NONE }, { "bin_end_us", 0, EV_DIR_NONE }, { "count", 0, EV_DIR_NONE },
 	};
+	const uint64_t *hist = ((const struct shorts *)s->state)->hist;
 	int rc = ev_rowset_init(rs, NULL, 0, vals, 3);
-	if (rc || !s->short_hist)
+	if (rc || !hist)
 		return rc;
 	uint64_t lim = threshold_ns(s), lo_ns = lim, hi_ns = 0;
 	for (uint64_t v = 0; v < lim; v++)
-		if (s->short_hist[v]) {
+		if (hist[v]) {
 			if (v < lo_ns)
 				lo_ns = v;
 			hi_ns = v;
@@ -152,8 +162,8 @@ static int histogram_rows(struct ev_stats *s, struct ev_rowset *rs)
 	if (!count)
 		return EV_ERR_NOMEM;
 	for (uint64_t v = lo_ns; v <= hi_ns; v++)
-		if (s->short_hist[v])
-			count[np_bin((double)v / 1e3, lo, hi, nbins)] += s->short_hist[v];
+		if (hist[v])
+			count[np_bin((double)v / 1e3, lo, hi, nbins)] += hist[v];
 	for (size_t i = 0; !rc && i < nbins; i++) {
 		struct ev_row *row = ev_rowset_add(rs, 0);
 		if (!row) {
@@ -168,7 +178,49 @@ static int histogram_rows(struct ev_stats *s, struct ev_rowset *rs)
 	return rc;
 }
 
-int short_rows(struct ev_stats *s, struct ev_rowset *rs)
+static int short_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
-	return s->o.short_table == EV_SHORT_HISTOGRAM ? histogram_rows(s, rs) : summary_rows(s, rs);
+	return s->o.table == EV_SHORT_HISTOGRAM ? histogram_rows(s, rs) : summary_rows(s, rs);
 }
+
+static void short_free(struct ev_stats *s)
+{
+	kstat_free_groups(s);
+	free(((struct shorts *)s->state)->hist);
+}
+
+static int short_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
+{
+	if (!c->kernels)
+		return 0;
+	snprintf(buf, n, "no kernel shorter than %llu us among %llu kernels: empty table (see --short-us)",
+	         (unsigned long long)(o->short_ns ? o->short_ns : EV_SHORT_DEFAULT_NS) / 1000,
+	         (unsigned long long)c->kernels);
+	return 1;
+}
+
+static const char *const short_options[] = { "include-unlinked", "table", "short-us", "bins", "exact-limit", NULL };
+
+/* In the order of enum ev_short_table. */
+static const struct ev_stats_subtable short_tables[] = {
+	{ "summary", "short_kernels_summary", NULL },
+	{ "histogram", "short_kernel_histogram", NULL },
+	{ NULL, NULL, NULL },
+};
+
+const struct ev_stats_analysis ev_stats_analysis_short = {
+	.name = "short",
+	.sheet = "short_kernels_summary",
+	.help = "TraceLens's short-kernel study: kernels under --short-us per\n"
+	        "launching op and kernel name (sum, count, mean, share of the\n"
+	        "GPU span), or with --table=histogram their durations in\n"
+	        "--bins equal bins between the shortest and the longest",
+	.options = short_options,
+	.tables = short_tables,
+	.state_size = sizeof(struct shorts),
+	.group_size = sizeof(struct kstat),
+	.rec = short_rec,
+	.rows = short_rows,
+	.free = short_free,
+	.explain = short_explain,
+};

@@ -7,6 +7,28 @@
 #include <string.h>
 
 #include "analysis/stats_impl.h"
+#include "ev/hta.h"
+
+struct tl { /* per group */
+	struct ev_cover tl;     /* classes: comp, comm, memcpy */
+	int64_t last_ts, t0;
+	int started;
+	uint32_t hta;           /* index + 1 of its rank's HTA accumulator */
+};
+
+struct timeline {
+	struct ev_map bucket_cache;     /* name id ^ type -> bucket + 2 */
+	/* HTA's breakdown per (source group, rank), as HTA keeps events
+	 * (lib/analysis/hta.c) */
+	struct ev_vec htas;             /* struct ev_hta */
+	struct ev_map hta_idx;          /* (sg, rank) -> index + 1 */
+	uint32_t hta_src, hta_rank, hta_last; /* the last (src, rank) looked up: index + 1 (0: none) */
+	/* the last record's group, and the last source's time base */
+	int last_ok, base_ok;
+	uint32_t last_src, last_rank, last_stream, base_src;
+	size_t last_index;
+	int64_t base_ns;
+};
 
 /* The time base of a source's original clock (#src base_ns=, written by
  * kineto2ev for traces with baseTimeNanoseconds), else 0. */
@@ -21,32 +43,33 @@ static int64_t src_base(const struct ev_stats *s, uint32_t src)
 /* The HTA accumulator of a record's rank (and source group). */
 static struct ev_hta *hta_of(struct ev_stats *s, const struct ev_rec *r, uint32_t *index)
 {
+	struct timeline *tm = s->state;
 	/* CPU records come here one by one, mostly of one (src, rank) in a row. */
-	if (s->hta_last && r->src == s->hta_src && r->rank == s->hta_rank) {
-		*index = s->hta_last;
-		return (struct ev_hta *)s->htas.data + (s->hta_last - 1);
+	if (tm->hta_last && r->src == tm->hta_src && r->rank == tm->hta_rank) {
+		*index = tm->hta_last;
+		return (struct ev_hta *)tm->htas.data + (tm->hta_last - 1);
 	}
 	uint32_t sg;
 	if (src_group(s, r->src, &sg) != EV_OK)
 		return NULL;
 	uint64_t key = ((uint64_t)sg << 32 | r->rank) + 1;
-	uint64_t *at = ev_map_get(&s->hta_idx, key);
+	uint64_t *at = ev_map_get(&tm->hta_idx, key);
 	struct ev_hta *h;
 	if (at) {
 		*index = (uint32_t)*at;
-		h = (struct ev_hta *)s->htas.data + (*at - 1);
+		h = (struct ev_hta *)tm->htas.data + (*at - 1);
 	} else {
-		if (!(h = ev_vec_push(&s->htas)))
+		if (!(h = ev_vec_push(&tm->htas)))
 			return NULL;
 		ev_hta_init(h);
 		h->json_base_ns = src_base(s, r->src);
-		*index = (uint32_t)s->htas.len;
-		if (ev_map_put(&s->hta_idx, key, s->htas.len) != EV_OK)
+		*index = (uint32_t)tm->htas.len;
+		if (ev_map_put(&tm->hta_idx, key, tm->htas.len) != EV_OK)
 			return NULL;
 	}
-	s->hta_src = r->src;
-	s->hta_rank = r->rank;
-	s->hta_last = *index;
+	tm->hta_src = r->src;
+	tm->hta_rank = r->rank;
+	tm->hta_last = *index;
 	return h;
 }
 
@@ -74,24 +97,34 @@ static int hta_cpu(struct ev_stats *s, const struct ev_rec *r)
 	}
 }
 
-int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
+static int timeline_init(struct ev_stats *s)
+{
+	struct timeline *tm = s->state;
+	ev_map_init(&tm->bucket_cache);
+	ev_vec_init(&tm->htas, sizeof(struct ev_hta));
+	ev_map_init(&tm->hta_idx);
+	return EV_OK;
+}
+
+static int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 {
 	if (!is_gpu(r))
 		return s->o.no_hta ? EV_OK : hta_cpu(s, r);
+	struct timeline *tm = s->state;
 	struct tl *t;
 	/* Consecutive records mostly belong to the same group. */
-	if (s->last_ok && r->src == s->last_src && r->rank == s->last_rank && r->stream == s->last_stream) {
-		t = GROUP_VAL(&s->g, s->last_index);
+	if (tm->last_ok && r->src == tm->last_src && r->rank == tm->last_rank && r->stream == tm->last_stream) {
+		t = GROUP_VAL(&s->g, tm->last_index);
 	} else {
 		struct gkey k;
 		int rc = base_key(s, r, &k);
-		t = rc ? NULL : group_get(&s->g, &k, &s->last_index);
+		t = rc ? NULL : group_get(&s->g, &k, &tm->last_index);
 		if (!t)
 			return EV_ERR_NOMEM;
-		s->last_ok = 1;
-		s->last_src = r->src;
-		s->last_rank = r->rank;
-		s->last_stream = r->stream;
+		tm->last_ok = 1;
+		tm->last_src = r->src;
+		tm->last_rank = r->rank;
+		tm->last_stream = r->stream;
 	}
 	if (t->started && r->ts < t->last_ts)
 		return EV_ERR_ORDER;
@@ -103,7 +136,7 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 	t->last_ts = r->ts;
 	/* Bucket and HTA kind, once per (name, type). */
 	uint64_t ck = (r->name ^ ((uint64_t)r->type << 56)) | 1;
-	uint64_t *c = ev_map_get(&s->bucket_cache, ck);
+	uint64_t *c = ev_map_get(&tm->bucket_cache, ck);
 	uint64_t cls;
 	if (c) {
 		cls = *c;
@@ -111,7 +144,7 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 		const char *name = str_of(s, r->name);
 		int b = ev_timeline_bucket(s->o.rules, r->type, name);
 		cls = (uint64_t)(b + 2) | (uint64_t)ev_hta_kind(name) << 8;
-		if (ev_map_put(&s->bucket_cache, ck, cls) != EV_OK)
+		if (ev_map_put(&tm->bucket_cache, ck, cls) != EV_OK)
 			return EV_ERR_NOMEM;
 	}
 	double a, z;
@@ -119,13 +152,13 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 		/* TraceLens's arithmetic: ts and dur parsed from the JSON text as
 		 * microsecond doubles (relative to baseTimeNanoseconds when the
 		 * trace had one), end = ts + dur rounded. */
-		if (!s->base_ok || s->base_src != r->src) {
-			s->base_ns = src_base(s, r->src);
-			s->base_src = r->src;
-			s->base_ok = 1;
+		if (!tm->base_ok || tm->base_src != r->src) {
+			tm->base_ns = src_base(s, r->src);
+			tm->base_src = r->src;
+			tm->base_ok = 1;
 		}
 		int64_t rel;
-		if (__builtin_sub_overflow(r->ts, s->base_ns, &rel))
+		if (__builtin_sub_overflow(r->ts, tm->base_ns, &rel))
 			rel = r->ts; /* a hostile base: keep the stream's own zero */
 		int64_t q = rel / 1000, m = rel % 1000;
 		a = (double)q + (double)m / 1000.0;
@@ -138,7 +171,7 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 	}
 	if (!s->o.no_hta) {
 		/* HTA keeps what it keeps (ev/hta.h), on its own clock. */
-		struct ev_hta *h = t->hta ? (struct ev_hta *)s->htas.data + (t->hta - 1) : hta_of(s, r, &t->hta);
+		struct ev_hta *h = t->hta ? (struct ev_hta *)tm->htas.data + (t->hta - 1) : hta_of(s, r, &t->hta);
 		if (!h)
 			return EV_ERR_NOMEM;
 		ev_hta_gpu(h, r->ts, ev_rec_end(r), (int)(cls >> 8), r->id);
@@ -154,11 +187,12 @@ int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 /* HTA's result of accumulator i, finished once (counts reported once). */
 static void hta_result(struct ev_stats *s, size_t i, struct ev_hta_result *out)
 {
-	struct ev_hta *h = (struct ev_hta *)s->htas.data + i;
+	struct timeline *tm = s->state;
+	struct ev_hta *h = (struct ev_hta *)tm->htas.data + i;
 	ev_hta_finish(h, out);
 }
 
-int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
+static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
 	struct ev_colspec keys[EV_STATS_MAX_BY + 1];
 	size_t nk = 0;
@@ -209,3 +243,32 @@ int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 	return rc;
 }
 
+static void timeline_free(struct ev_stats *s)
+{
+	struct timeline *tm = s->state;
+	for (size_t i = 0; i < tm->htas.len; i++)
+		ev_hta_free((struct ev_hta *)tm->htas.data + i);
+	ev_vec_free(&tm->htas);
+	ev_map_free(&tm->hta_idx);
+	ev_map_free(&tm->bucket_cache);
+}
+
+static const char *const timeline_options[] = { "include-unlinked", "no-hta", "tracelens-float", NULL };
+
+const struct ev_stats_analysis ev_stats_analysis_timeline = {
+	.name = "timeline",
+	.sheet = "gpu_timeline",
+	.help = "per rank: TraceLens's GPU timeline rows (computation,\n"
+	        "exposed_comm, exposed_memcpy, busy, idle, total, total_comm,\n"
+	        "total_memcpy) in ms and percent, then HTA's temporal breakdown\n"
+	        "(hta_idle, hta_compute, hta_non_compute, hta_kernel)",
+	.options = timeline_options,
+	.default_by = "src,rank",
+	.comparable = 1,
+	.state_size = sizeof(struct timeline),
+	.group_size = sizeof(struct tl),
+	.init = timeline_init,
+	.rec = timeline_rec,
+	.rows = timeline_rows,
+	.free = timeline_free,
+};

@@ -2,7 +2,8 @@
 /*
  * test_stats.c - unit tests of the stats library (include/ev/stats.h):
  * the (comm, seq) collective matcher, saturating time arithmetic, the GEMM
- * model, the analyses driven record by record, and compare's pairing.
+ * model, the analyses driven record by record, the registry, an analysis
+ * defined here run through the same driver, and compare's pairing.
  */
 #include <math.h>
 #include <stdio.h>
@@ -238,7 +239,7 @@ static void test_stats_kernels(void)
 {
 	struct env e;
 	struct ev_stats_opts o = { 0 };
-	o.what = EV_STATS_KERNELS;
+	o.analysis = ev_stats_find("kernels");
 	o.by[0] = EV_BY_RANK;
 	o.nby = 1;
 	CHECK(env_open(&e, &o, NULL) == EV_OK);
@@ -267,7 +268,7 @@ static void test_stats_timeline_order(void)
 {
 	struct env e;
 	struct ev_stats_opts o = { 0 };
-	o.what = EV_STATS_TIMELINE;
+	o.analysis = ev_stats_find("timeline");
 	o.no_hta = 1;
 	CHECK(env_open(&e, &o, NULL) == EV_OK);
 	struct ev_rec a = kernel(&e, 0, 0, 1000, 500, "k"), b = kernel(&e, 0, 0, 900, 10, "k");
@@ -287,7 +288,7 @@ static void test_stats_coll_config(void)
 	CHECK(ev_stats_is_process_key("host") && ev_stats_is_process_key("file") && !ev_stats_is_process_key("threads"));
 	struct env e;
 	struct ev_stats_opts o = { 0 };
-	o.what = EV_STATS_COLL;
+	o.analysis = ev_stats_find("coll");
 	o.by[0] = EV_BY_CONFIG;
 	o.nby = 1;
 	CHECK(env_open(&e, &o, meta) == EV_OK);
@@ -312,6 +313,136 @@ static void test_stats_coll_config(void)
 	CHECK(n.coll == 12 && n.coll_incomplete == 0);
 	ev_rowset_free(&rs);
 	env_close(&e);
+}
+
+/* The registry: every row complete, names unique, found by name, and the
+ * --table indices of include/ev/stats.h in its tables' order. */
+static void test_stats_registry(void)
+{
+	size_t n = 0;
+	for (; ev_stats_registry[n]; n++) {
+		const struct ev_stats_analysis *a = ev_stats_registry[n];
+		CHECK(a->name && a->sheet && a->help && a->rec && a->rows && ev_stats_find(a->name) == a);
+		for (size_t j = 0; j < n; j++)
+			CHECK(strcmp(ev_stats_registry[j]->name, a->name) != 0);
+		CHECK(!a->tables || !strcmp(ev_stats_sheet(a, 0), a->sheet));
+	}
+	CHECK(n == 7 && ev_stats_find("compare") == NULL && ev_stats_find("") == NULL);
+	const struct ev_stats_analysis *c = ev_stats_find("coll"), *sh = ev_stats_find("short");
+	CHECK(c && !strcmp(c->tables[EV_COLL_EACH].name, "each") && c->tables[EV_COLL_EACH].stream_cols);
+	CHECK(c && !strcmp(ev_stats_sheet(c, EV_COLL_STRAGGLERS), "coll_stragglers"));
+	CHECK(sh && !strcmp(sh->tables[EV_SHORT_HISTOGRAM].name, "histogram"));
+	CHECK(!strcmp(ev_stats_sheet(ev_stats_find("kernels"), 0), "kernel_summary"));
+}
+
+/* A table defined in this file, not in the registry: records per type.
+ * The driver takes its row like any other; it sees only include/ev. */
+struct per_type { uint64_t n[EV_TYPE_MAX + 1]; int finished; };
+static int per_type_frees;
+
+static int per_type_rec(ev_stats *s, const struct ev_rec *r)
+{
+	struct per_type *p = ev_stats_state(s);
+	p->n[r->type & EV_TYPE_MAX]++;
+	return EV_OK;
+}
+
+static int per_type_finish(ev_stats *s)
+{
+	struct per_type *p = ev_stats_state(s);
+	p->finished = 1;
+	return EV_OK;
+}
+
+static int per_type_rows(ev_stats *s, struct ev_rowset *rs)
+{
+	static const struct ev_colspec keys[] = { { "type", 0, 0 } };
+	static const struct ev_colspec vals[] = { { "records", 0, EV_DIR_NONE } };
+	const struct per_type *p = ev_stats_state(s);
+	int rc = ev_rowset_init(rs, keys, 1, vals, 1);
+	for (unsigned t = 0; !rc && t <= EV_TYPE_MAX; t++) {
+		if (!p->n[t])
+			continue;
+		struct ev_row *row = ev_rowset_add(rs, 0);
+		if (!row)
+			return EV_ERR_NOMEM;
+		rc = ev_row_key(row, 0, ev_type_name(t));
+		row->val[0] = (double)p->n[t];
+	}
+	return rc;
+}
+
+static void per_type_free(ev_stats *s)
+{
+	(void)s;
+	per_type_frees++;
+}
+
+static const struct ev_stats_analysis per_type = {
+	.name = "per-type",
+	.sheet = "records_per_type",
+	.help = "records per record type",
+	.state_size = sizeof(struct per_type),
+	.rec = per_type_rec,
+	.finish = per_type_finish,
+	.rows = per_type_rows,
+	.free = per_type_free,
+};
+
+/* The rows of rs as TSV text (static buffer), or NULL. */
+static const char *rowset_text(const struct ev_rowset *rs)
+{
+	static char buf[4096];
+	char path[] = "/tmp/ev-rowset-XXXXXX";
+	int fd = mkstemp(path);
+	ev_output *out = NULL;
+	if (fd < 0 || ev_output_open(&out, path) != EV_OK)
+		return NULL;
+	int rc = ev_rowset_print(rs, out, EV_TABLE_TSV);
+	rc = rc ? rc : ev_output_close(out);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	remove(path);
+	close(fd);
+	return rc ? NULL : buf;
+}
+
+static void test_stats_own_analysis(void)
+{
+	struct env e;
+	struct ev_stats_opts o = { 0 };
+	o.analysis = &per_type;
+	CHECK(env_open(&e, &o, NULL) == EV_OK);
+	struct ev_rec r[] = { kernel(&e, 0, 0, 0, 10, "a"), coll(0, 5, 1), kernel(&e, 0, 1, 1, 10, "b"),
+		              coll(1, 6, 1), kernel(&e, 0, 0, 20, 10, "a") };
+	r[1].bytes = 8;
+	struct ev_rec m;
+	ev_rec_init(&m);
+	m.type = EV_MEMCPY;
+	for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+		CHECK(ev_stats_add(e.s, &r[i]) == EV_OK);
+	CHECK(ev_stats_add(e.s, &m) == EV_OK);
+	const struct per_type *p = ev_stats_state(e.s);
+	CHECK(p && p->n[EV_KERNEL] == 3 && p->n[EV_COLL] == 2 && p->n[EV_MEMCPY] == 1 && !p->finished);
+	CHECK(ev_stats_finish(e.s) == EV_OK && p->finished);
+	struct ev_rowset rs;
+	CHECK(ev_stats_rows(e.s, &rs) == EV_OK);
+	CHECK(rs.rows.len == 3 && rs.nkeys == 1 && rs.nvals == 1);
+	const char *t = rowset_text(&rs);
+	CHECK(t && !strcmp(t, "type\trecords\nkernel\t3\nmemcpy\t1\ncoll\t2\n"));
+	/* The driver's own counts come with any analysis. */
+	struct ev_stats_counts n;
+	ev_stats_get_counts(e.s, &n);
+	CHECK(n.records == 6 && n.gpu == 4 && n.kernels == 3);
+	CHECK(ev_stats_options(e.s)->analysis == &per_type && !strcmp(ev_stats_sheet(&per_type, 0), "records_per_type"));
+	CHECK(!strcmp(ev_stats_str(e.s, r[0].name), "a"));
+	ev_rowset_free(&rs);
+	CHECK(per_type_frees == 0);
+	env_close(&e);
+	CHECK(per_type_frees == 1);
 }
 
 static char *compare_text(struct env *e, const struct ev_rowset *rs, struct ev_compare_counts *cc)
@@ -340,7 +471,7 @@ static void test_compare_pairs_ranks_by_position(void)
 	static const char *const meta[] = { "#src 0 label=base", "#src 1 label=new", NULL };
 	struct env e;
 	struct ev_stats_opts o = { 0 };
-	o.what = EV_STATS_KERNELS;
+	o.analysis = ev_stats_find("kernels");
 	o.by[0] = EV_BY_SRC;
 	o.by[1] = EV_BY_RANK;
 	o.nby = 2;
@@ -375,6 +506,8 @@ int main(void)
 	RUN(test_stats_kernels);
 	RUN(test_stats_timeline_order);
 	RUN(test_stats_coll_config);
+	RUN(test_stats_registry);
+	RUN(test_stats_own_analysis);
 	RUN(test_compare_pairs_ranks_by_position);
 	return unit_report("test_stats");
 }
