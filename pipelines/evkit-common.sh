@@ -205,7 +205,7 @@ _evk_exit_remove() {
 # 10 s).
 _evk_reap() {
 	local i=0
-	while kill -0 -- "-$1" 2>/dev/null; do
+	while _evk_group_runs "$1"; do
 		i=$((i + 1))
 		if [ $i -ge 100 ]; then
 			kill -KILL -- "-$1" 2>/dev/null || true
@@ -214,6 +214,23 @@ _evk_reap() {
 		fi
 		sleep 0.1
 	done
+}
+
+# _evk_group_runs PGID: a process of the group is still running.  A zombie
+# does not count: one left by a process substitution the worker did not
+# wait for is reaped by init, which in a container may take a while or
+# never happen.  Without /proc every member counts.
+_evk_group_runs() {
+	local f line st pg
+	kill -0 -- "-$1" 2>/dev/null || return 1
+	[ -r /proc/self/stat ] || return 0
+	for f in /proc/[0-9]*/stat; do
+		IFS= read -r line 2>/dev/null <"$f" || continue
+		# After the command name (in parentheses): state, ppid, pgrp.
+		read -r st _ pg _ <<<"${line##*) }"
+		if [ "$pg" = "$1" ] && [ "$st" != Z ]; then return 0; fi
+	done
+	return 1
 }
 
 _evk_remove_work() {

@@ -48,6 +48,21 @@ mk() { mkdir -p "$(dirname "$1")"; : >"$1"; }
 	[ "$status" -ne 0 ]
 }
 
+@test "a process group whose only member is a zombie has ended (the supervisor does not wait for it)" {
+	# A process whose parent never reaps it: sh leads a group of its own
+	# (setsid) and exits; its parent has become a sleep.
+	bash -c 'setsid sh -c "echo \$\$ >\"\$0\"" "$0" & exec sleep 30' "$T/pgid" &
+	holder=$!
+	for _ in $(seq 500); do [ -s "$T/pgid" ] && [ "$(cut -d' ' -f3 "/proc/$(cat "$T/pgid")/stat" 2>/dev/null)" = Z ] && break; sleep 0.01; done
+	pg=$(cat "$T/pgid")
+	[ "$(cut -d' ' -f3 "/proc/$pg/stat")" = Z ]
+	kill -0 -- "-$pg"
+	run ! _evk_group_runs "$pg"
+	# A running member counts.
+	run -0 _evk_group_runs "$(ps -o pgid= -p "$holder" | tr -d ' ')"
+	kill "$holder"
+}
+
 @test "the HTML report escapes text, colours status and embeds plots" {
 	printf 'metric\tbase\ttest\tdiff_pct\tstatus\n<gemm>\t1\t2\t100\tWorse\ncomm\t2\t1\t-50\tBetter\n' >"$T/t.tsv"
 	plot_bars "$T/t.tsv" metric base,test "$T/p.svg" "Bars" ms
