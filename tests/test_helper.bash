@@ -1,15 +1,34 @@
 # Shared set-up for every Bats suite: assertions, the binaries under test,
 # and helpers for making ev streams from text.
-bats_load_library bats-support 2>/dev/null || load /usr/lib/bats/bats-support/load.bash
-bats_load_library bats-assert 2>/dev/null || load /usr/lib/bats/bats-assert/load.bash
 
-TESTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT_DIR="$(cd "$TESTS_DIR/.." && pwd)"
+# bats-support and bats-assert, their files sourced directly where they are
+# installed: their load.bash starts a dirname process per file, 15 for
+# every test.
+_ev_bats_lib() {
+	local d f
+	for d in ${BATS_LIB_PATH//:/ } /usr/lib/bats; do
+		[ -d "$d/$1/src" ] || continue
+		for f in "$d/$1/src/"*.bash; do
+			# shellcheck disable=SC1090
+			. "$f"
+		done
+		return 0
+	done
+	bats_load_library "$1"
+}
+_ev_bats_lib bats-support
+_ev_bats_lib bats-assert
+
+# Worked out once per file (the tests inherit them).
+if [ -z "${TESTS_DIR:-}" ] || [ -z "${ROOT_DIR:-}" ]; then
+	TESTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+	ROOT_DIR="$(cd "$TESTS_DIR/.." && pwd)"
+fi
 # EV_BIN selects the build under test (make asan points it at build/asan/bin).
 EV_BIN="${EV_BIN:-$ROOT_DIR/bin}"
 PATH="$EV_BIN:$ROOT_DIR/pipelines:$PATH"
 export PATH EV_BIN ROOT_DIR TESTS_DIR
-# Plots are drawn as SVG only; the test of the PNGs sets EVKIT_PNG=1.
+# Plots are drawn as SVG only; the test of the PNGs unsets EVKIT_PNG.
 export EVKIT_PNG=0
 # Shared reference data; tests that need it call need_shared_data.
 SHARED_DATA="${SHARED_DATA:-$ROOT_DIR/../shared/data}"
