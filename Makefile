@@ -192,7 +192,8 @@ help:
 	@echo '  check-full      check, check-slow and sanitize (what CI runs, with lint and'
 	@echo '                  check-noshared: the check tier without ../shared)'
 	@echo '  asan, ubsan     the sanitizer tier under ASan+UBSan, or UBSan alone'
-	@echo '  lint            shellcheck and every header compiled on its own'
+	@echo '  lint            shellcheck, every header compiled on its own and the'
+	@echo '                  module floors (tests/modgraph.sh)'
 	@echo '  bench           the benchmarks (bench/RESULTS.md)'
 	@echo '  fuzz            libFuzzer on every harness (FUZZ_TIME seconds each)'
 	@echo '  install, uninstall, man, clean'
@@ -234,6 +235,7 @@ lint:
 	$(call deps-install,lint,shellcheck)
 	shellcheck -x -P SCRIPTDIR pipelines/* tests/*.bash tests/*.sh .ci/run
 	shellcheck -x -P SCRIPTDIR -e SC2154 bench/*.sh
+	tests/modgraph.sh
 	@for h in include/*.h include/ev/*.h; do $(CC) $(CPPFLAGS) $(WARNFLAGS) -fsyntax-only -x c $$h || exit 1; done
 
 clean:

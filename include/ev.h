@@ -5,8 +5,10 @@
  * The modules (each its own header under include/ev/):
  *   ev/stream.h    the ev stream format (docs/FORMAT.md): record, strings,
  *                  input/output, metadata, reader, writer, sorter, utilities
+ *   ev/table.h     result tables as TSV, CSV, JSON, Markdown or to a sink
  *   ev/json.h      streaming JSON scanner and tokens
- *   ev/analysis.h  clipping, kernel classes, coverage, distributions, tables
+ *   ev/analysis.h  clipping, kernel classes, op categories, coverage,
+ *                  distributions
  *   ev/tool.h      the tool driver: options, messages, progress, signals
  *   ev/nccl.h      the NCCL/RCCL name vocabulary
  *   ev/hta.h       HTA's temporal breakdown, streaming
@@ -21,11 +23,14 @@
  * (ev/nsys.h, ev/nccl_sched.h and ev/merge.h, ev-merge's engine, are
  * included by the tools that need them.)
  * The library returns status codes and never exits; only ev/tool.h prints.
+ * It is for tools and users: files of lib/ include the headers they use
+ * (docs/ARCHITECTURE.md, checked by tests/modgraph.sh).
  */
 #ifndef EV_H
 #define EV_H
 
 #include "ev/stream.h"
+#include "ev/table.h"
 #include "ev/json.h"
 #include "ev/analysis.h"
 #include "ev/stats.h"

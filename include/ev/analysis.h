@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ev/analysis.h - analyses over records: clipping, kernel classes, coverage,
- * distributions and tables.
+ * ev/analysis.h - analyses over records: clipping, kernel classes, op
+ * categories, coverage and distributions.  Their results are written as
+ * tables (ev/table.h).
  */
 #ifndef EV_ANALYSIS_H
 #define EV_ANALYSIS_H
 
 #include "ev/stream.h"
+#include "ev/table.h"
+
+/* The workbook (ev/xlsx.h), named but not used here: ev/stats.h's
+ * prototypes take one and see this declaration. */
+struct ev_xlsx;
 
 /* ------------------------------------------------------------------ */
 /* Clipping of same-stream overruns (lib/analysis/clip.c).                       */
@@ -23,11 +29,6 @@ int ev_clipper_add(ev_clipper *c, const struct ev_rec *r) EV_RESULT_USED;
 int ev_clipper_finish(ev_clipper *c) EV_RESULT_USED; /* writes what is held */
 uint64_t ev_clipper_clipped(const ev_clipper *c);
 void ev_clipper_free(ev_clipper *c);
-
-/* Temporary files to remove if a signal ends the process (async-safe
- * removal by ev_output_abort_all_signal).  Returns a slot or -1. */
-int ev_temp_register(char *path);
-void ev_temp_unregister(int slot);
 
 /* ------------------------------------------------------------------ */
 /* Kernel classification rule sets (lib/analysis/classify.c).                   */
@@ -54,6 +55,17 @@ int ev_timeline_bucket(enum ev_rules r, unsigned type, const char *name);
 enum ev_hta_kind { EV_HTA_COMPUTATION = 0, EV_HTA_COMMUNICATION = 1, EV_HTA_MEMORY = 2, EV_HTA_OTHER = 3 };
 int ev_hta_kind(const char *name);
 const char *ev_hta_kind_name(int kind);
+
+/* ------------------------------------------------------------------ */
+/* Op categories (lib/analysis/op_category.c).                         */
+
+/* Op categories as TraceLens names them, from the launching op's name
+ * (and, for ops without a table entry, the first kernel's name).  Returns
+ * a constant string: "GEMM", "CONV_fwd", "CONV_bwd", "SDPA_fwd",
+ * "SDPA_bwd", "NORM_fwd", "NORM_bwd", "elementwise", "reduce",
+ * "multi_tensor_apply", "triton", "record_param_comms", "NCCL", "memcpy",
+ * "other". */
+const char *ev_op_category(const char *op_name, const char *kernel_name);
 
 /* ------------------------------------------------------------------ */
 /* Interval coverage sweep (lib/analysis/cover.c).                              */
@@ -108,38 +120,5 @@ double ev_dist_std(const struct ev_dist *d); /* sample std (n-1), 0 for n < 2 */
  * (numpy's default) when exact; the sketch's bucket value otherwise. */
 double ev_dist_quantile(struct ev_dist *d, double q);
 void ev_dist_free(struct ev_dist *d);
-/* Sort doubles ascending in place, allocating nothing (lib/analysis/sort_f64.c):
- * qsort in glibc copies the whole array first, doubling the peak memory of
- * a large exact sample store at the moment it is read. */
-void ev_sort_f64(double *v, size_t n);
-
-/* ------------------------------------------------------------------ */
-/* Tables (lib/analysis/table.c): rows of named columns as TSV, CSV, JSON or     */
-/* Markdown, streamed to an ev_output.                                 */
-
-enum ev_table_fmt { EV_TABLE_TSV, EV_TABLE_CSV, EV_TABLE_JSON, EV_TABLE_MD };
-typedef struct ev_table ev_table;
-int ev_table_open(ev_table **t, ev_output *out, enum ev_table_fmt fmt, const char *const *cols, size_t ncols) EV_RESULT_USED;
-/* The same table as a new sheet of a workbook (ev/xlsx.h): cells get the
- * text the TSV would hold, numbers stored as numbers. */
-struct ev_xlsx;
-int ev_table_open_xlsx(ev_table **t, struct ev_xlsx *x, const char *sheet, const char *const *cols,
-                       size_t ncols) EV_RESULT_USED;
-/* Cells in column order; a row ends after the last column. */
-int ev_table_str(ev_table *t, const char *s) EV_RESULT_USED;
-int ev_table_u64(ev_table *t, uint64_t v) EV_RESULT_USED;
-int ev_table_i64(ev_table *t, int64_t v) EV_RESULT_USED;
-int ev_table_f64(ev_table *t, double v) EV_RESULT_USED; /* %.17g-exact shortest form; NaN -> empty/null */
-int ev_table_null(ev_table *t) EV_RESULT_USED;
-/* v as printf's "%.*f" writes it, for columns with a fixed number of
- * decimals (a small negative keeps its sign: "-0.000"); NaN and infinities
- * as ev_table_null. */
-int ev_table_fixed(ev_table *t, double v, int decimals) EV_RESULT_USED;
-/* In TSV, s as it is: a tab, newline or backslash in it is not escaped, for
- * a table that keeps the bytes of the names it was given (its rows read
- * back only if no name holds one).  Other formats quote as ev_table_str. */
-int ev_table_str_raw(ev_table *t, const char *s) EV_RESULT_USED;
-/* Finish (JSON closes its array).  Does not close the output. */
-int ev_table_close(ev_table *t) EV_RESULT_USED;
 
 #endif /* EV_ANALYSIS_H */

@@ -136,12 +136,4 @@ uint64_t ev_kineto_clipped(const ev_kineto *k);
  * the file name.  0 and *rank set; 1 none; 2 ambiguous (different numbers). */
 int ev_kineto_rank_from_path(const char *path, int64_t *rank);
 
-/* Op categories as TraceLens names them, from the launching op's name
- * (and, for ops without a table entry, the first kernel's name).  Returns
- * a constant string: "GEMM", "CONV_fwd", "CONV_bwd", "SDPA_fwd",
- * "SDPA_bwd", "NORM_fwd", "NORM_bwd", "elementwise", "reduce",
- * "multi_tensor_apply", "triton", "record_param_comms", "NCCL", "memcpy",
- * "other". */
-const char *ev_op_category(const char *op_name, const char *kernel_name);
-
 #endif /* EV_KINETO_H */

@@ -98,5 +98,9 @@ unsigned ev_nccl_dtype_code(int64_t code); /* ncclInt8 = 0 .. ncclBfloat16 = 9, 
  * "Sum", "AllReduce"), parsed case-insensitively.  0 when unknown. */
 unsigned ev_nccl_algo_word(const char *s, size_t len);
 unsigned ev_nccl_proto_word(const char *s, size_t len);
+/* An algorithm as NCCL_ALGO lists it: NCCL's name or its kernel-name word
+ * in any case ("Ring", "nvlstree", "collnet_direct"), not the "CollNet"
+ * of versions before it was split.  0 when unknown. */
+unsigned ev_nccl_algo_setting(const char *s);
 
 #endif /* EV_NCCL_H */

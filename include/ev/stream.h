@@ -121,14 +121,20 @@ enum ev_range {
 /* API op. */
 enum ev_api { EV_API_RUNTIME = 0, EV_API_DRIVER = 1 };
 
+/* NCCL's algorithms and protocols.  A new one takes the next value, just
+ * before the count, which bounds everything that lists them (the names
+ * here, NCCL's spellings in lib/nccl/names.c, the schedule model's
+ * checks): a table left without the new value fails to compile. */
 enum ev_algo {
 	EV_ALGO_UNKNOWN = 0, EV_ALGO_RING = 1, EV_ALGO_TREE = 2, EV_ALGO_NVLS = 3,
 	EV_ALGO_NVLS_TREE = 4, EV_ALGO_COLLNET_DIRECT = 5, EV_ALGO_COLLNET_CHAIN = 6,
 	EV_ALGO_PAT = 7,
+	EV_ALGO_COUNT /* values, unknown included */
 };
 
 enum ev_proto {
 	EV_PROTO_UNKNOWN = 0, EV_PROTO_LL = 1, EV_PROTO_LL128 = 2, EV_PROTO_SIMPLE = 3,
+	EV_PROTO_COUNT /* values, unknown included */
 };
 
 /* Element types, NCCL's order shifted by one so that 0 means unknown. */
@@ -336,6 +342,10 @@ int ev_output_close(ev_output *out) EV_RESULT_USED;
 void ev_output_abort(ev_output *out);
 /* Remove every temp output still open (for signal handlers; async-safe). */
 void ev_output_abort_all_signal(void);
+/* Other temporary files to remove if a signal ends the process (the same
+ * async-safe removal by ev_output_abort_all_signal).  Returns a slot or -1. */
+int ev_temp_register(char *path);
+void ev_temp_unregister(int slot);
 
 /* Inputs are sacred.  Every file opened by ev_input_open/ev_input_fdopen is
  * remembered (device and inode, for the life of the process), and so is the
@@ -590,6 +600,10 @@ int ev_parse_size(const char *s, uint64_t *v);
  * Extra fraction digits beyond scale are rounded half away from zero. */
 int ev_parse_decimal_scaled(const char *s, size_t len, unsigned scale, int64_t *v);
 uint64_t ev_now_ns(void); /* monotonic clock */
+/* Sort doubles ascending in place, allocating nothing (lib/stream/sort_f64.c):
+ * qsort in glibc copies the whole array first, doubling the peak memory of
+ * a large exact sample store at the moment it is read. */
+void ev_sort_f64(double *v, size_t n);
 /* All n bytes to fd, again after EINTR and short writes.  EV_OK, or
  * EV_ERR_IO with errno set. */
 int ev_write_all(int fd, const void *p, size_t n);

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "ev/stream.h"
+#include "ev/table.h"
 
 enum ev_xlsx_kind {
 	EV_XLSX_GENERAL = 0,
@@ -79,5 +80,11 @@ int ev_xlsx_close(ev_xlsx *x, char *err, size_t errsz) EV_RESULT_USED;
 void ev_xlsx_abort(ev_xlsx *x);
 /* Detail of the last error ("" if none). */
 const char *ev_xlsx_error(const ev_xlsx *x);
+
+/* A table (ev/table.h) as a new sheet of the workbook: the workbook is the
+ * table's sink, its cells get the text the TSV would hold, numbers stored
+ * as numbers. */
+int ev_table_open_xlsx(ev_table **t, ev_xlsx *x, const char *sheet, const char *const *cols,
+                       size_t ncols) EV_RESULT_USED;
 
 #endif

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/align.h"
+#include "ev/stream.h"
 
 void ev_align_cfgs_init(struct ev_align_cfgs *c)
 {

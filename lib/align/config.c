@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/align.h"
+#include "ev/stream.h"
 
 static const char *const per_rank[] = {
 	"file", "input", "rank", "local_rank", "base_ns", "host", "hostname", "node", "pid", "tid", "device", "gpu",

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/align.h"
+#include "ev/stream.h"
 
 static int cmp_double(const void *pa, const void *pb)
 {

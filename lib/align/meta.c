@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/align.h"
+#include "ev/stream.h"
 
 int ev_align_write_meta(const ev_align *a, const struct ev_align_cfgs *c, ev_writer *w)
 {

@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/align.h"
+#include "ev/stream.h"
+#include "ev/table.h"
 
 /* A time in ns in the unit that reads best. */
 static void fmt_ns(char *buf, size_t n, double v)

@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "ev.h"
 #include "ev/align.h"
+#include "ev/stream.h"
 
 static int scan_one(struct ev_align_scan *s, size_t i, ev_strtab *st, ev_meta *meta)
 {

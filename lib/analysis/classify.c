@@ -10,8 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ev.h"
-#include "ev/nccl.h"
+#include "ev/analysis.h"
+#include "ev/stream.h"
 
 int ev_rules_parse(const char *s, enum ev_rules *r)
 {

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/analysis.h"
+#include "ev/stream.h"
 
 struct slot { struct ev_rec rec; int held; };
 

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/stats.h"
+#include "ev/stream.h"
 
 #define NIL UINT32_MAX
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/stats_impl.h"
+#include "ev/xlsx.h" /* ev_table_open_xlsx: a workbook sheet as the table's sink */
 
 struct join {
 	const struct ev_rowset *rs;

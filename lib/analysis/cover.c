@@ -11,7 +11,8 @@
  */
 #include <string.h>
 
-#include "ev.h"
+#include "ev/analysis.h"
+#include "ev/stream.h"
 
 void ev_cover_init(struct ev_cover *c)
 {

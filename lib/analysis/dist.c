@@ -11,7 +11,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ev.h"
+#include "ev/analysis.h"
+#include "ev/stream.h"
 
 /* gamma = (1+e)/(1-e): bucket i holds (gamma^(i-1), gamma^i], represented
  * by 2 gamma^i / (gamma + 1), at most e away from anything in it. */

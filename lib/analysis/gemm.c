@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/stats.h"
+#include "ev/stream.h"
 
 /* Parse "[[a,b],[c,d]]" style dims of a signature into up to 4 shapes of
  * up to 4 dims.  Returns the number of shapes. */

@@ -14,8 +14,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/analysis.h"
 #include "ev/hta.h"
+#include "ev/stream.h"
 
 enum { C_COMP = 0, C_COMM = 1, C_OTHER = 2 };
 /* Launch times kept at most this long after the newest launch: a launch

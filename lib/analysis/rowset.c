@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/stats_impl.h"
+#include "ev/xlsx.h" /* ev_table_open_xlsx: a workbook sheet as the table's sink */
 
 int ev_rowset_init(struct ev_rowset *rs, const struct ev_colspec *keys, size_t nkeys, const struct ev_colspec *vals,
                    size_t nvals)

@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "ev.h"
 #include "ev/flex.h"
+#include "ev/stream.h"
 
 static const char *const class_names[EV_FC_COUNT] = {
 	"OTHER", "COMPUTE_PREP", "COMPUTE_EXEC", "DATA_IN", "DATA_OUT", "SEN_DATA_CONVERT",

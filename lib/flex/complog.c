@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/flex.h"
+#include "ev/stream.h"
 
 static int add(struct ev_flex_complog *cl, const char *k, size_t kn, const char *cat, size_t cn, uint64_t ideal)
 {

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/flex.h"
+#include "ev/stream.h"
 
 /* Pass-1 aux: class + 1 in the low byte, then marks. */
 #define AUX_MCAST (1u << 8)  /* a MultiCast (final broadcast) send */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/flex.h"
+#include "ev/stream.h"
 
 /* Copy string (or primitive) token i, unescaped, into buf at *used. */
 static const char *tok_text(const char *text, const struct ev_json_tok *t, int i, char *buf, size_t cap,

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/flex.h"
+#include "ev/stream.h"
 
 struct ev_flex_reader {
 	struct ev_json_tok *toks;

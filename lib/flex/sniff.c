@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
 #include "ev/flex.h"
+#include "ev/stream.h"
 
 const char *ev_dialect_name(enum ev_dialect d)
 {

@@ -7,8 +7,10 @@
 #ifndef EV_FLEX_STATS_INT_H
 #define EV_FLEX_STATS_INT_H
 
-#include "ev.h"
 #include "ev/flex.h"
+#include "ev/stats.h"
+#include "ev/stream.h"
+#include "ev/table.h"
 
 /* Per rank: every table needs its rank list; stats and active its times. */
 struct fs_rank {

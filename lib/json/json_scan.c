@@ -13,7 +13,8 @@
 #define JSMN_STRICT
 #include <jsmn.h>
 
-#include "ev.h"
+#include "ev/json.h"
+#include "ev/stream.h"
 #include "json/json_bytes.h"
 
 #define CHUNK (1u << 18)

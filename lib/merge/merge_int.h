@@ -6,8 +6,9 @@
 #ifndef EV_MERGE_INT_H
 #define EV_MERGE_INT_H
 
-#include "ev.h"
+#include "ev/align.h"
 #include "ev/merge.h"
+#include "ev/stream.h"
 
 struct merge_in {
 	const char *label;         /* NULL when none given */

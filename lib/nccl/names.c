@@ -3,14 +3,15 @@
  * names.c - the NCCL/RCCL vocabulary (ev/nccl.h).  Kernel names are read
  * part by part ('_'-separated words up to the argument list), each part
  * looked up in small word tables; the camel-case names of NCCL <= 2.7 are
- * read word by word instead.  Nothing here allocates.
+ * read word by word instead.  Algorithms and protocols have one table each,
+ * with every spelling NCCL has for them.  Nothing here allocates.
  */
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
-#include "ev.h"
 #include "ev/nccl.h"
+#include "ev/stream.h"
 
 struct word { const char *w; unsigned v; };
 #define NWORDS(a) (sizeof(a) / sizeof(a)[0])
@@ -23,15 +24,39 @@ static const struct word coll_words[] = {
 	{ "AlltoAll", EV_OP_ALLTOALL }, { "Reduce", EV_OP_REDUCE }, { "Gather", EV_OP_GATHER },
 	{ "Scatter", EV_OP_SCATTER }, { "Send", EV_OP_SEND }, { "Recv", EV_OP_RECV },
 };
-static const struct word algo_words[] = {
-	{ "NVLS_TREE", EV_ALGO_NVLS_TREE }, { "NVLS", EV_ALGO_NVLS },
-	{ "COLLNET_DIRECT", EV_ALGO_COLLNET_DIRECT }, { "COLLNET_CHAIN", EV_ALGO_COLLNET_CHAIN },
-	{ "COLLNET", EV_ALGO_COLLNET_DIRECT }, { "RING", EV_ALGO_RING }, { "TREE", EV_ALGO_TREE },
-	{ "PAT", EV_ALGO_PAT },
+
+/* NCCL's algorithms, in NCCL's order: a row's index is its NCCL_ALGO_*
+ * code.  part: the word of a kernel name (NCCL >= 2.8); name: NCCL's own
+ * name (debug log, tuner, NCCL_ALGO); camel: the word of a camel-case
+ * kernel name (NCCL <= 2.7), NULL where that era had none; old: the
+ * kernel-name word of the one CollNet algorithm NCCL later split in two. */
+static const struct nccl_algo {
+	unsigned v; /* enum ev_algo */
+	const char *part, *name, *camel, *old;
+} algos[] = {
+	{ EV_ALGO_TREE, "TREE", "Tree", "Tree", NULL },
+	{ EV_ALGO_RING, "RING", "Ring", "Ring", NULL },
+	{ EV_ALGO_COLLNET_DIRECT, "COLLNET_DIRECT", "CollNetDirect", "CollNet", "COLLNET" },
+	{ EV_ALGO_COLLNET_CHAIN, "COLLNET_CHAIN", "CollNetChain", NULL, NULL },
+	{ EV_ALGO_NVLS, "NVLS", "NVLS", NULL, NULL },
+	{ EV_ALGO_NVLS_TREE, "NVLS_TREE", "NVLSTree", NULL, NULL },
+	{ EV_ALGO_PAT, "PAT", "PAT", NULL, NULL },
 };
-static const struct word proto_words[] = {
-	{ "LL128", EV_PROTO_LL128 }, { "LL", EV_PROTO_LL }, { "SIMPLE", EV_PROTO_SIMPLE },
+_Static_assert(NWORDS(algos) == EV_ALGO_COUNT - 1, "a row for every enum ev_algo value but unknown");
+
+/* NCCL's protocols, in NCCL's order (the index is the NCCL_PROTO_* code):
+ * the word of a kernel name, which is also NCCL's name, and the word of a
+ * camel-case kernel name. */
+static const struct nccl_proto {
+	unsigned v; /* enum ev_proto */
+	const char *part, *camel;
+} protos[] = {
+	{ EV_PROTO_LL, "LL", "LL" },
+	{ EV_PROTO_LL128, "LL128", "LL128" },
+	{ EV_PROTO_SIMPLE, "SIMPLE", "Simple" },
 };
+_Static_assert(NWORDS(protos) == EV_PROTO_COUNT - 1, "a row for every enum ev_proto value but unknown");
+
 static const struct word redop_words[] = {
 	{ "Sum", EV_RED_SUM }, { "Prod", EV_RED_PROD }, { "Max", EV_RED_MAX }, { "Min", EV_RED_MIN },
 	{ "Avg", EV_RED_AVG }, { "PreMulSum", EV_RED_PREMULSUM }, { "SumPostDiv", EV_RED_SUM },
@@ -77,13 +102,47 @@ static size_t camel(const char *p, const char *end, const char *w)
 	return (size_t)(end - p) >= n && memcmp(p, w, n) == 0 ? n : 0;
 }
 
+/* Does w stand at p, longer than the longest word found so far (*len):
+ * as whole parts, or (in_camel) as the prefix of a camel-case name?  Then
+ * *len becomes its length. */
+static int longer_at(const char *p, const char *end, const char *w, int in_camel, size_t *len)
+{
+	size_t n = w ? strlen(w) : 0;
+	if (n <= *len || !(in_camel ? camel(p, end, w) != 0 : part_is(p, end, w)))
+		return 0;
+	*len = n;
+	return 1;
+}
+
+/* The algorithm or protocol whose word stands at p, the longest that does
+ * ("NVLS_TREE_LL" is NVLS_TREE, not NVLS; "LL128Kernel" LL128, not LL):
+ * its value, and the word's length in *len; 0 when none does. */
+static unsigned algo_at(const char *p, const char *end, int in_camel, size_t *len)
+{
+	unsigned v = 0;
+	*len = 0;
+	for (size_t i = 0; i < NWORDS(algos); i++) {
+		if (longer_at(p, end, in_camel ? algos[i].camel : algos[i].part, in_camel, len))
+			v = algos[i].v;
+		if (!in_camel && longer_at(p, end, algos[i].old, 0, len))
+			v = algos[i].v;
+	}
+	return v;
+}
+
+static unsigned proto_at(const char *p, const char *end, int in_camel, size_t *len)
+{
+	unsigned v = 0;
+	*len = 0;
+	for (size_t i = 0; i < NWORDS(protos); i++)
+		if (longer_at(p, end, in_camel ? protos[i].camel : protos[i].part, in_camel, len))
+			v = protos[i].v;
+	return v;
+}
+
 /* NCCL <= 2.7: "ncclAllReduceRingLLKernel_sum_f32", "ncclBroadcastRingLL128Kernel_copy_i8". */
 static int decode_camel(const char *p, const char *end, struct ev_nccl_kname *k)
 {
-	static const struct word ca[] = { { "CollNet", EV_ALGO_COLLNET_DIRECT }, { "Ring", EV_ALGO_RING },
-	                                  { "Tree", EV_ALGO_TREE } };
-	static const struct word cp[] = { { "LL128", EV_PROTO_LL128 }, { "LL", EV_PROTO_LL },
-	                                  { "Simple", EV_PROTO_SIMPLE } };
 	static const struct word low_red[] = { { "sum", EV_RED_SUM }, { "prod", EV_RED_PROD },
 	                                       { "max", EV_RED_MAX }, { "min", EV_RED_MIN },
 	                                       { "avg", EV_RED_AVG }, { "copy", EV_RED_NONE } };
@@ -93,16 +152,10 @@ static int decode_camel(const char *p, const char *end, struct ev_nccl_kname *k)
 			k->coll = coll_words[i].v, p += n;
 	if (!k->coll)
 		return 0;
-	for (size_t i = 0; i < NWORDS(ca); i++)
-		if ((n = camel(p, end, ca[i].w)) != 0) {
-			k->algo = ca[i].v, p += n;
-			break;
-		}
-	for (size_t i = 0; i < NWORDS(cp); i++)
-		if ((n = camel(p, end, cp[i].w)) != 0) {
-			k->proto = cp[i].v, p += n;
-			break;
-		}
+	k->algo = algo_at(p, end, 1, &n);
+	p += n;
+	k->proto = proto_at(p, end, 1, &n);
+	p += n;
 	if (!camel(p, end, "Kernel"))
 		return 0;
 	p += 6;
@@ -168,11 +221,12 @@ int ev_nccl_kernel_decode(const char *name, struct ev_nccl_kname *k)
 		if (q >= end)
 			break;
 		unsigned v;
+		size_t n;
 		if (!k->coll && (v = lookup_part(q, end, coll_words, NWORDS(coll_words))) != 0)
 			k->coll = v;
-		else if (!k->algo && (v = lookup_part(q, end, algo_words, NWORDS(algo_words))) != 0)
+		else if (!k->algo && (v = algo_at(q, end, 0, &n)) != 0)
 			k->algo = v;
-		else if (!k->proto && (v = lookup_part(q, end, proto_words, NWORDS(proto_words))) != 0)
+		else if (!k->proto && (v = proto_at(q, end, 0, &n)) != 0)
 			k->proto = v;
 		else if (!k->redop && (v = lookup_part(q, end, redop_words, NWORDS(redop_words))) != 0)
 			k->redop = v;
@@ -315,14 +369,12 @@ unsigned ev_nccl_func_code(int64_t v)
 
 unsigned ev_nccl_algo_code(int64_t v)
 {
-	static const unsigned m[] = { EV_ALGO_TREE, EV_ALGO_RING, EV_ALGO_COLLNET_DIRECT, EV_ALGO_COLLNET_CHAIN,
-	                              EV_ALGO_NVLS, EV_ALGO_NVLS_TREE, EV_ALGO_PAT };
-	return v >= 0 && v < (int64_t)NWORDS(m) ? m[v] : EV_ALGO_UNKNOWN;
+	return v >= 0 && v < (int64_t)NWORDS(algos) ? algos[v].v : EV_ALGO_UNKNOWN;
 }
 
 unsigned ev_nccl_proto_code(int64_t v)
 {
-	return v == 0 ? EV_PROTO_LL : v == 1 ? EV_PROTO_LL128 : v == 2 ? EV_PROTO_SIMPLE : EV_PROTO_UNKNOWN;
+	return v >= 0 && v < (int64_t)NWORDS(protos) ? protos[v].v : EV_PROTO_UNKNOWN;
 }
 
 unsigned ev_nccl_redop_code(int64_t v)
@@ -335,23 +387,33 @@ unsigned ev_nccl_dtype_code(int64_t v)
 	return v >= 0 && v <= 11 ? (unsigned)v + 1 : EV_DT_UNKNOWN;
 }
 
-static unsigned word_ci(const char *s, size_t len, const struct word *t, size_t n)
+/* Is s[0..len) the word w, in any case? */
+static int word_ci(const char *s, size_t len, const char *w)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strlen(t[i].w) == len && strncasecmp(s, t[i].w, len) == 0)
-			return t[i].v;
-	return 0;
+	return w && strlen(w) == len && strncasecmp(s, w, len) == 0;
 }
 
 unsigned ev_nccl_algo_word(const char *s, size_t len)
 {
-	static const struct word extra[] = { { "CollNetDirect", EV_ALGO_COLLNET_DIRECT },
-	                                     { "CollNetChain", EV_ALGO_COLLNET_CHAIN }, { "NVLSTree", EV_ALGO_NVLS_TREE } };
-	unsigned v = word_ci(s, len, algo_words, NWORDS(algo_words));
-	return v ? v : word_ci(s, len, extra, NWORDS(extra));
+	for (size_t i = 0; i < NWORDS(algos); i++)
+		if (word_ci(s, len, algos[i].part) || word_ci(s, len, algos[i].name) || word_ci(s, len, algos[i].old))
+			return algos[i].v;
+	return 0;
+}
+
+unsigned ev_nccl_algo_setting(const char *s)
+{
+	size_t len = strlen(s);
+	for (size_t i = 0; i < NWORDS(algos); i++)
+		if (word_ci(s, len, algos[i].part) || word_ci(s, len, algos[i].name))
+			return algos[i].v;
+	return 0;
 }
 
 unsigned ev_nccl_proto_word(const char *s, size_t len)
 {
-	return word_ci(s, len, proto_words, NWORDS(proto_words));
+	for (size_t i = 0; i < NWORDS(protos); i++)
+		if (word_ci(s, len, protos[i].part))
+			return protos[i].v;
+	return 0;
 }

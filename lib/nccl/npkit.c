@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev/analysis.h"
 #include "ev/json.h"
 #include "ev/nccl_sched.h"
 

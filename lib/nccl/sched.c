@@ -711,9 +711,9 @@ static int expand(struct ev_nccl_sched *s, const struct ev_rec *r)
 	if (r->rank > EV_NCCL_MAX_RANK)
 		return sched_fail(s, EV_ERR_LIMIT, "rank %u is above the largest rank expanded (%u)", r->rank,
 		                  EV_NCCL_MAX_RANK);
-	if (r->algo > EV_ALGO_PAT)
+	if (r->algo >= EV_ALGO_COUNT)
 		return bad(s, sched_fail(s, EV_ERR_FORMAT, "unknown algorithm %u", r->algo));
-	if (r->proto > EV_PROTO_SIMPLE)
+	if (r->proto >= EV_PROTO_COUNT)
 		return bad(s, sched_fail(s, EV_ERR_FORMAT, "unknown protocol %u", r->proto));
 	if (!s->preset) {
 		s->preset = pick_preset(s);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ev/nccl.h"
 #include "ev/nccl_sched.h"
 #include "nccl/util.h"
 
@@ -90,26 +91,17 @@ void ev_nccl_masks_default(struct ev_nccl_masks *m)
 	}
 }
 
+_Static_assert(EV_ALGO_COUNT <= 32 && EV_PROTO_COUNT <= 32, "struct ev_nccl_masks: a bit per value");
+
 static int algo_word(const char *w, unsigned *v)
 {
-	static const struct { const char *n; unsigned v; } t[] = {
-		{ "ring", EV_ALGO_RING }, { "tree", EV_ALGO_TREE }, { "nvls", EV_ALGO_NVLS },
-		{ "nvlstree", EV_ALGO_NVLS_TREE }, { "nvls_tree", EV_ALGO_NVLS_TREE },
-		{ "collnetdirect", EV_ALGO_COLLNET_DIRECT }, { "collnet_direct", EV_ALGO_COLLNET_DIRECT },
-		{ "collnetchain", EV_ALGO_COLLNET_CHAIN }, { "collnet_chain", EV_ALGO_COLLNET_CHAIN },
-		{ "pat", EV_ALGO_PAT },
-	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-		if (strcasecmp(w, t[i].n) == 0) {
-			*v = t[i].v;
-			return 0;
-		}
-	return -1;
+	*v = ev_nccl_algo_setting(w);
+	return *v ? 0 : -1;
 }
 
 static int proto_word(const char *w, unsigned *v)
 {
-	if (ev_proto_parse(w, v) || *v == 0 || *v > 3)
+	if (ev_proto_parse(w, v) || *v == 0 || *v >= EV_PROTO_COUNT)
 		return -1;
 	return 0;
 }
@@ -264,9 +256,9 @@ const char *ev_nccl_choose(struct ev_nccl_plan *pl, const struct ev_nccl_preset 
 	unsigned algo = pl->algo, proto = pl->proto;
 	/* Values beyond the known ones are the caller's to refuse; here they
 	 * count as unknown (and never shift past the mask's width). */
-	if (algo > EV_ALGO_PAT || (algo && !(amask & (1u << algo)) && m->algo_given))
+	if (algo >= EV_ALGO_COUNT || (algo && !(amask & (1u << algo)) && m->algo_given))
 		algo = 0;
-	if (proto > EV_PROTO_SIMPLE || (proto && !(pmask & (1u << proto)) && m->proto_given))
+	if (proto >= EV_PROTO_COUNT || (proto && !(pmask & (1u << proto)) && m->proto_given))
 		proto = 0;
 	pl->guessed_algo = !algo;
 	pl->guessed_proto = !proto;

@@ -10,9 +10,10 @@
 #include <regex.h>
 #include <sqlite3.h>
 
-#include "ev.h"
+#include "ev/analysis.h"
 #include "ev/nccl.h"
 #include "ev/nsys.h"
+#include "ev/stream.h"
 
 enum cur_kind { CUR_KERNEL, CUR_MEMCPY, CUR_MEMSET, CUR_NVTX, CUR_RUNTIME, NCUR };
 extern const char *const nsys_cur_table[NCUR];

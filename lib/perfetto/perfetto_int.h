@@ -9,7 +9,9 @@
 
 #include <zlib.h>
 
-#include "ev.h"
+#include "ev/perfetto.h"
+#include "ev/stats.h"
+#include "ev/stream.h"
 
 /* ---- emit.c: JSON text and the output ---------------------------------- */
 

@@ -4,7 +4,8 @@
  * its constant_memory mode.  See include/ev/xlsx.h.
  */
 #include "ev/xlsx.h"
-#include "ev/analysis.h"
+#include "ev/stream.h"
+#include "ev/table.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -409,6 +410,24 @@ unsigned long ev_xlsx_truncated(const ev_xlsx *x)
 const char *ev_xlsx_error(const ev_xlsx *x)
 {
 	return x ? x->err : "";
+}
+
+/* The workbook as a table's sink: the table's header starts a sheet, each
+ * of its rows is a row of that sheet. */
+static int sink_header(void *x, const char *sheet, const char *const *cols, size_t ncols)
+{
+	return ev_xlsx_sheet(x, sheet, cols, ncols);
+}
+
+static int sink_row(void *x, const char *const *cells, size_t ncols)
+{
+	return ev_xlsx_row(x, cells, ncols);
+}
+
+int ev_table_open_xlsx(ev_table **t, ev_xlsx *x, const char *sheet, const char *const *cols, size_t ncols)
+{
+	const struct ev_table_sink sink = { sink_header, sink_row, x };
+	return ev_table_open_sink(t, &sink, sheet, cols, ncols);
 }
 
 static int close_workbook(ev_xlsx *x);

@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 #include "internal.h"
 
 /* The change time tells a file from a later one that got the same inode

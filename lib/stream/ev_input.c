@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 #include "internal.h"
 
 #define CHUNK (1u << 18)

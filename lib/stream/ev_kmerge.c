@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 
 /* Stream order, then the caller's tie number: no two slots compare equal
  * when ties are distinct, so any heap gives the same merge. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 
 struct ev_meta {
 	struct ev_vec src, rank, comm, ring, tree; /* vectors of pointers */

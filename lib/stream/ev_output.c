@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 #include "internal.h"
 
 #define OUT_BUF (1u << 18)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 #include "internal.h"
 
 #define MAX_RECSIZE 65536

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 
 /* The decoded record is laid out as the encoded one (docs/FORMAT.md §4):
  * every field at its offset, 96 bytes, no padding.  On a little-endian host
@@ -129,6 +129,8 @@ static const char *const algo_names[] = {
 	"unknown", "ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat",
 };
 static const char *const proto_names[] = { "unknown", "ll", "ll128", "simple" };
+_Static_assert(NELEM(algo_names) == EV_ALGO_COUNT, "a name for every enum ev_algo value");
+_Static_assert(NELEM(proto_names) == EV_PROTO_COUNT, "a name for every enum ev_proto value");
 static const char *const dtype_names[] = {
 	"unknown", "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16",
 	"float32", "float64", "bfloat16", "fp8e4m3", "fp8e5m2",

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 
 void ev_say(const struct ev_say *s, enum ev_say_kind kind, const char *fmt, ...)
 {

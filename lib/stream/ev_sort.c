@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 
 /* A record and its insertion number, which breaks ties stably (so runs may
  * be merged in any grouping and the result is the same). */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 
 #define K1 0x9E3779B97F4A7C15ULL
 #define K2 0xC2B2AE3D27D4EB4FULL

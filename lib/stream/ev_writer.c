@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 #include "internal.h"
 
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ev.h"
+#include "ev/stream.h"
 
 /* Would x * 10 + d pass UINT64_MAX?  Compares with constants: the
  * (UINT64_MAX - d) / 10 it replaces was a multiply per digit, and digit

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_analysis.c - unit tests of the analysis helpers in the library:
- * coverage sweep, distributions and quantile sketch, tables, kernel
- * classification and the JSON tokenizer's strictness.
+ * coverage sweep, distributions and quantile sketch, tables (to an
+ * output and to a sink), kernel classification and the JSON tokenizer's
+ * strictness.
  */
 #include <math.h>
 #include <stdio.h>
@@ -160,6 +161,53 @@ static void test_table(void)
 	CHECK(s && strcmp(s, "[\n{\"name\":\"a,\\\"b\\\"\\t|c\",\"n\":7,\"x\":0.1},\n{\"name\":\"z\",\"n\":-2,\"x\":null}\n]\n") == 0);
 	s = table_text(EV_TABLE_MD);
 	CHECK(s && strcmp(s, "| name | n | x |\n|---|---|---|\n| a,\"b\" \\|c | 7 | 0.1 |\n| z | -2 |  |\n") == 0);
+}
+
+/* A sink gets the header once, then each row as the TSV's cells
+ * unescaped; its error becomes the table's. */
+struct sink_log { char text[256]; size_t len; int rows, fail_at; };
+
+static void sink_put(struct sink_log *l, const char *const *cells, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		l->len += (size_t)snprintf(l->text + l->len, sizeof l->text - l->len, "%s%s", i ? "|" : "", cells[i]);
+	l->len += (size_t)snprintf(l->text + l->len, sizeof l->text - l->len, ";");
+}
+
+static int sink_header(void *ctx, const char *name, const char *const *cols, size_t n)
+{
+	struct sink_log *l = ctx;
+	l->len += (size_t)snprintf(l->text + l->len, sizeof l->text - l->len, "%s:", name);
+	sink_put(l, cols, n);
+	return EV_OK;
+}
+
+static int sink_row(void *ctx, const char *const *cells, size_t n)
+{
+	struct sink_log *l = ctx;
+	if (++l->rows == l->fail_at)
+		return EV_ERR_LIMIT;
+	sink_put(l, cells, n);
+	return EV_OK;
+}
+
+static void test_table_sink(void)
+{
+	static const char *const cols[] = { "name", "n", "x" };
+	struct sink_log l = { .fail_at = 0 };
+	const struct ev_table_sink sink = { sink_header, sink_row, &l };
+	ev_table *t = NULL;
+	CHECK(ev_table_open_sink(&t, &sink, "sheet", cols, 3) == EV_OK);
+	CHECK(ev_table_str(t, "a\tb") == EV_OK && ev_table_u64(t, 7) == EV_OK && ev_table_f64(t, 0.1) == EV_OK);
+	CHECK(ev_table_str_raw(t, "z") == EV_OK && ev_table_i64(t, -2) == EV_OK && ev_table_f64(t, NAN) == EV_OK);
+	CHECK(ev_table_close(t) == EV_OK);
+	CHECK(strcmp(l.text, "sheet:name|n|x;a\tb|7|0.1;z|-2|;") == 0); /* the tab unescaped */
+
+	struct sink_log bad = { .fail_at = 1 };
+	const struct ev_table_sink failing = { sink_header, sink_row, &bad };
+	CHECK(ev_table_open_sink(&t, &failing, "s", cols, 1) == EV_OK);
+	CHECK(ev_table_str(t, "x") == EV_ERR_LIMIT && ev_table_str(t, "y") == EV_ERR_LIMIT);
+	CHECK(ev_table_close(t) == EV_ERR_LIMIT);
 }
 
 static void test_classify(void)
@@ -415,6 +463,7 @@ int main(void)
 	RUN(test_dist_sketch);
 	RUN(test_sort_f64);
 	RUN(test_table);
+	RUN(test_table_sink);
 	RUN(test_classify);
 	RUN(test_json_strict);
 	RUN(test_json_str_stop);

@@ -38,6 +38,8 @@ static void test_kernel_decode(void)
 		  EV_NCCL_LEGACY, EV_OP_ALLREDUCE, EV_ALGO_TREE, EV_PROTO_LL128, EV_DT_BFLOAT16, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_DTYPE },
 		{ "void ncclKernel_Broadcast_RING_LL_Sum_uint8_t(ncclWorkElem)", EV_NCCL_LEGACY, EV_OP_BROADCAST,
 		  EV_ALGO_RING, EV_PROTO_LL, EV_DT_UINT8, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_DTYPE },
+		{ "ncclKernel_AllReduce_COLLNET_LL_Sum_float(ncclWorkElem)", EV_NCCL_LEGACY, EV_OP_ALLREDUCE,
+		  EV_ALGO_COLLNET_DIRECT, EV_PROTO_LL, EV_DT_FLOAT32, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_DTYPE },
 		{ "ncclKernel_AllReduce_RING_LL_Sum_rccl_bfloat16(ncclDevComm*, unsigned long, ncclWork*)",
 		  EV_NCCL_LEGACY, EV_OP_ALLREDUCE, EV_ALGO_RING, EV_PROTO_LL, EV_DT_BFLOAT16, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_DTYPE },
 		/* NCCL <= 2.7 */
@@ -45,6 +47,8 @@ static void test_kernel_decode(void)
 		  EV_PROTO_LL, EV_DT_FLOAT32, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_PROTO | EV_NCCL_K_DTYPE | EV_NCCL_K_REDOP },
 		{ "ncclBroadcastRingLL128Kernel_copy_i8", EV_NCCL_CAMEL, EV_OP_BROADCAST, EV_ALGO_RING, EV_PROTO_LL128,
 		  EV_DT_INT8, EV_RED_NONE, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_PROTO | EV_NCCL_K_DTYPE | EV_NCCL_K_REDOP },
+		{ "ncclAllReduceCollNetLL128Kernel_sum_f32", EV_NCCL_CAMEL, EV_OP_ALLREDUCE, EV_ALGO_COLLNET_DIRECT,
+		  EV_PROTO_LL128, EV_DT_FLOAT32, EV_RED_SUM, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_PROTO | EV_NCCL_K_DTYPE | EV_NCCL_K_REDOP },
 		{ "ncclReduceScatterTreeSimpleKernel_max_f16", EV_NCCL_CAMEL, EV_OP_REDUCESCATTER, EV_ALGO_TREE,
 		  EV_PROTO_SIMPLE, EV_DT_FLOAT16, EV_RED_MAX, EV_NCCL_K_COLL | EV_NCCL_K_ALGO | EV_NCCL_K_PROTO | EV_NCCL_K_DTYPE | EV_NCCL_K_REDOP },
 		/* NCCL-looking names without a decodable body */
@@ -107,6 +111,33 @@ static void test_words(void)
 	CHECK(ev_nccl_proto_from_threads(EV_ALGO_TREE, 640) == EV_PROTO_UNKNOWN);
 	CHECK(ev_nccl_proto_from_threads(EV_ALGO_RING, 0) == EV_PROTO_UNKNOWN);
 	CHECK(ev_nccl_proto_word("ll128", 5) == EV_PROTO_LL128 && ev_nccl_proto_word("LL1", 3) == 0);
+	CHECK(ev_nccl_algo_word("COLLNET", 7) == EV_ALGO_COLLNET_DIRECT && ev_nccl_algo_setting("collnet") == 0);
+	CHECK(ev_nccl_algo_setting("nvlstree") == EV_ALGO_NVLS_TREE && ev_nccl_algo_setting("NVLS_TREE") == EV_ALGO_NVLS_TREE);
+	CHECK(ev_nccl_algo_setting("") == 0 && ev_nccl_algo_setting("unknown") == 0);
+}
+
+/* Every algorithm and protocol has its ev name, NCCL's spellings and
+ * NCCL's code: the tables end where the enums' counts say. */
+static void test_tables_complete(void)
+{
+	unsigned seen = 0;
+	for (int64_t code = 0; code < EV_ALGO_COUNT - 1; code++)
+		seen |= 1u << ev_nccl_algo_code(code);
+	CHECK(seen == ((1u << EV_ALGO_COUNT) - 2) && ev_nccl_algo_code(EV_ALGO_COUNT - 1) == EV_ALGO_UNKNOWN);
+	for (unsigned v = 1; v < EV_ALGO_COUNT; v++) {
+		const char *name = ev_algo_name(v);
+		CHECK(name && ev_nccl_algo_setting(name) == v && ev_nccl_algo_word(name, strlen(name)) == v);
+	}
+	CHECK(ev_algo_name(EV_ALGO_COUNT) == NULL);
+	seen = 0;
+	for (int64_t code = 0; code < EV_PROTO_COUNT - 1; code++)
+		seen |= 1u << ev_nccl_proto_code(code);
+	CHECK(seen == ((1u << EV_PROTO_COUNT) - 2) && ev_nccl_proto_code(EV_PROTO_COUNT - 1) == EV_PROTO_UNKNOWN);
+	for (unsigned v = 1; v < EV_PROTO_COUNT; v++) {
+		const char *name = ev_proto_name(v);
+		CHECK(name && ev_nccl_proto_word(name, strlen(name)) == v);
+	}
+	CHECK(ev_proto_name(EV_PROTO_COUNT) == NULL);
 }
 
 struct ccase { const char *name; unsigned kc; };
@@ -175,6 +206,7 @@ int main(void)
 {
 	RUN(test_kernel_decode);
 	RUN(test_words);
+	RUN(test_tables_complete);
 	RUN(test_classifier);
 	return unit_report("test_nccl_names");
 }

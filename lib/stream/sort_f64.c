@@ -11,7 +11,7 @@
  * side (so the stack stays O(log n)).  NaNs end up somewhere; the order of
  * the other values is still ascending only when there are none.
  */
-#include "ev.h"
+#include "ev/stream.h"
 
 static void swap2(double *a, double *b)
 {

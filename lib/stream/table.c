@@ -1,32 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * table.c - result tables as TSV, CSV, JSON or Markdown, or as a sheet of
- * an Excel workbook (ev_table_open_xlsx).  Rows stream out as they are
- * produced; numbers print in the shortest form that reads back to the same
- * double, so tables can be compared exactly (a workbook gets the same
- * text, stored as numbers by ev_xlsx_row).
+ * table.c - result tables as TSV, CSV, JSON or Markdown, or as rows of
+ * text cells for a sink (ev_table_open_sink: an Excel sheet, ...).  Rows
+ * stream out as they are produced; numbers print in the shortest form that
+ * reads back to the same double, so tables can be compared exactly (a sink
+ * gets the same text).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
-#include "ev/xlsx.h"
+#include "ev/table.h"
 
 struct ev_table {
 	ev_output *out;
-	ev_xlsx *x;              /* a workbook sheet instead of out */
+	struct ev_table_sink sink; /* used instead of out when to_sink */
+	int to_sink;
 	enum ev_table_fmt fmt;
 	const char *const *cols;
 	size_t ncols, col;
 	uint64_t rows;
 	int err;
-	char **cell;             /* xlsx: the row's cells as text */
+	char **cell;             /* sink: the row's cells as text */
 	size_t *cell_len, *cell_cap;
 };
 
-/* xlsx: append to the current cell. */
+/* sink: append to the current cell. */
 static int cell_put(ev_table *t, const char *s, size_t n)
 {
 	size_t c = t->col;
@@ -50,7 +50,7 @@ static int put(ev_table *t, const char *s, size_t n)
 {
 	if (t->err)
 		return t->err;
-	if (t->x)
+	if (t->to_sink)
 		return cell_put(t, s, n);
 	return t->err = ev_output_write(t->out, s, n);
 }
@@ -64,7 +64,7 @@ static int puts_(ev_table *t, const char *s)
 static int text(ev_table *t, const char *s)
 {
 	size_t n = strlen(s);
-	if (t->x)
+	if (t->to_sink)
 		return put(t, s, n);
 	switch (t->fmt) {
 	case EV_TABLE_JSON: {
@@ -143,13 +143,15 @@ int ev_table_open(ev_table **tp, ev_output *out, enum ev_table_fmt fmt, const ch
 	return t->err;
 }
 
-int ev_table_open_xlsx(ev_table **tp, ev_xlsx *x, const char *sheet, const char *const *cols, size_t ncols)
+int ev_table_open_sink(ev_table **tp, const struct ev_table_sink *sink, const char *name, const char *const *cols,
+                       size_t ncols)
 {
 	ev_table *t = calloc(1, sizeof *t);
 	*tp = t;
 	if (!t)
 		return EV_ERR_NOMEM;
-	t->x = x;
+	t->sink = *sink;
+	t->to_sink = 1;
 	t->cols = cols;
 	t->ncols = ncols;
 	t->cell = calloc(ncols ? ncols : 1, sizeof *t->cell);
@@ -157,13 +159,13 @@ int ev_table_open_xlsx(ev_table **tp, ev_xlsx *x, const char *sheet, const char 
 	t->cell_cap = calloc(ncols ? ncols : 1, sizeof *t->cell_cap);
 	if (!t->cell || !t->cell_len || !t->cell_cap)
 		return t->err = EV_ERR_NOMEM;
-	return t->err = ev_xlsx_sheet(x, sheet, cols, ncols);
+	return t->err = t->sink.header(t->sink.ctx, name, cols, ncols);
 }
 
 /* Separator before a cell, and row start. */
 static int before(ev_table *t)
 {
-	if (t->x) {
+	if (t->to_sink) {
 		t->cell_len[t->col] = 0;
 		return cell_put(t, "", 0);
 	}
@@ -184,12 +186,12 @@ static int before(ev_table *t)
 
 static int after(ev_table *t)
 {
-	if (t->x && t->col + 1 == t->ncols && !t->err)
-		t->err = ev_xlsx_row(t->x, (const char *const *)t->cell, t->ncols);
+	if (t->to_sink && t->col + 1 == t->ncols && !t->err)
+		t->err = t->sink.row(t->sink.ctx, (const char *const *)t->cell, t->ncols);
 	if (++t->col == t->ncols) {
 		t->col = 0;
 		t->rows++;
-		if (t->x)
+		if (t->to_sink)
 			return t->err;
 		if (t->fmt == EV_TABLE_JSON)
 			return puts_(t, "}");
@@ -239,7 +241,7 @@ int ev_table_i64(ev_table *t, int64_t v)
 int ev_table_null(ev_table *t)
 {
 	before(t);
-	if (!t->x && t->fmt == EV_TABLE_JSON)
+	if (!t->to_sink && t->fmt == EV_TABLE_JSON)
 		puts_(t, "null");
 	return after(t);
 }
@@ -327,7 +329,7 @@ int ev_table_fixed(ev_table *t, double v, int decimals)
 
 int ev_table_str_raw(ev_table *t, const char *s)
 {
-	if (t->x || t->fmt != EV_TABLE_TSV)
+	if (t->to_sink || t->fmt != EV_TABLE_TSV)
 		return ev_table_str(t, s);
 	before(t);
 	puts_(t, s ? s : "");
@@ -341,7 +343,7 @@ int ev_table_close(ev_table *t)
 	int rc = t->err;
 	if (!rc && t->col)
 		rc = EV_ERR_ARG; /* a row left unfinished */
-	if (!rc && !t->x && t->fmt == EV_TABLE_JSON)
+	if (!rc && !t->to_sink && t->fmt == EV_TABLE_JSON)
 		rc = ev_output_write(t->out, t->rows ? "\n]\n" : "]\n", t->rows ? 3 : 2);
 	for (size_t i = 0; t->cell && i < t->ncols; i++)
 		free(t->cell[i]);

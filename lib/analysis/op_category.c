@@ -2,12 +2,13 @@
 /*
  * op_category.c - TraceLens's op categories, from the name of the cpu_op
  * that launched a kernel (not from the kernel's name, which is what the
- * kernel class in lib/analysis/classify.c is for).  An op outside the
- * tables falls back on its first kernel's name the way TraceLens does.
+ * kernel class in classify.c is for).  An op outside the tables falls
+ * back on its first kernel's name the way TraceLens does.  Analysis owns
+ * it, beside the kernel classes: ev-stats asks for it, no converter does.
  */
 #include <string.h>
 
-#include "ev/kineto.h"
+#include "ev/analysis.h"
 
 struct cat_rule { const char *name; const char *category; };
 
