@@ -7,7 +7,7 @@
 #ifndef EV_STATS_IMPL_H
 #define EV_STATS_IMPL_H
 
-#include "ev.h"
+#include "ev/stats.h"
 #include "ev/align.h"
 
 /* ---- groups: a key tuple -> accumulator slot, in first-seen order ---- */
