@@ -2,8 +2,14 @@
 # evkit-common.sh - shell functions shared by the evkit pipelines (sourced,
 # not run).  Bash; callers use `set -euo pipefail`.
 #
-# Installed to $(prefix)/libexec/evkit; a pipeline finds it next to itself
-# (source tree: pipelines/) or in ../libexec/evkit (installed).
+# A pipeline loads this file only, from beside itself (the source tree's
+# pipelines/) or from ../libexec/evkit (`make install` puts the programs in
+# $(bindir), the helpers in $(libexecdir) = $(prefix)/libexec/evkit):
+#   lib=$(dirname "$0") && [ -f "$lib/evkit-common.sh" ] || lib+=/../libexec/evkit
+#   . "$lib/evkit-common.sh"
+# This file then loads its companions from its own directory, so that the
+# way to find them is written once: evkit-report.sh always (definitions
+# only, a millisecond), evkit-slurm.sh (--slurm) when it is installed.
 #
 # What a pipeline gets here:
 #   errors        evk_die, evk_usage_error, evk_need
@@ -18,7 +24,12 @@
 #   discovery     evk_discover: configurations of a sweep (known layouts, a
 #                 path regex with keys, a single run, a flat folder of JSON),
 #                 --select and --ranks subsets, symlinks followed
+#   options       evk_option: -h, -V, --slurm and the discovery options
 #   jobs          evk_parallel, evk_convert_cmd, evk_convert_files_cmd
+#   reports       evkit-report.sh: rpt_* (HTML), plot_* (gnuplot), tsv_*
+
+# shellcheck source=pipelines/evkit-report.sh
+. "$(dirname "${BASH_SOURCE[0]}")/evkit-report.sh"
 
 # --- errors -----------------------------------------------------------------
 
@@ -486,6 +497,26 @@ evk_discovery_help() {
                         (repeatable: all must hold)
       --ranks=LIST      only these ranks, e.g. 0,2,4-7
 EOF
+}
+
+# evk_option OPT ARG: the options the pipelines share, as getopt gives
+# them, so that each pipeline's option loop ends with
+#   --) shift; break ;;
+#   *) evk_option "$1" "$2"; shift 2 ;;
+# -h and -V print the pipeline's usage or version and exit; --slurm and the
+# discovery options (in the getopt of the pipelines that take them) set
+# the variables above and all take an argument, hence the two words.
+evk_option() {
+	case "$1" in
+	-h | --help) usage; exit 0 ;;
+	-V | --version) evk_version; exit 0 ;;
+	--slurm) EVK_SLURM=1 EVK_SLURM_OPTS="$2" ;;
+	-x | --path-regex) EVK_REGEX="$2" ;;
+	-K | --path-keys) EVK_REGEX_KEYS="$2" ;;
+	--select) EVK_SELECT+=("$2") ;;
+	--ranks) EVK_RANKS="$2" ;;
+	*) evk_die "internal error: no case for the option '$1'" ;;
+	esac
 }
 
 # evk_check_discovery: validate the discovery options (usage errors).

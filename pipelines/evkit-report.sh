@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # evkit-report.sh - self-contained HTML reports and gnuplot SVG plots for the
-# evkit pipelines (sourced, not run).  The HTML embeds its CSS and SVG plots
-# inline: no scripts, no network fetches, it opens from disk.
+# evkit pipelines (sourced by evkit-common.sh, not run).  The HTML embeds
+# its CSS and SVG plots inline: no scripts, no network fetches, it opens
+# from disk.
 
 # Numbers in the page are rounded to 5 significant digits (at most 6
 # decimals; the full value is on hover); TSV/CSV files keep full precision.
@@ -443,28 +444,6 @@ plot_violins() {
 	[ "$n" -eq 0 ] || rpt_plot "$tmp" "$out" $((360 * $#)) 420 "$(cat "$gp")" || rc=$?
 	rm -rf "$tmp"
 	return "$rc"
-}
-
-# evk_convert_cmd RUN_DIR OUT.ev [KINETO2EV_OPTS...]: print a shell command
-# that converts the traces of one run to one ev stream: PyTorch profiler
-# rank traces with kineto2ev, else Nsight Systems exports with nsys2ev.
-# Fails (status 1, message on stderr) when the run has neither.
-evk_convert_cmd() {
-	local dir="$1" out="$2" traces opts=""
-	shift 2
-	[ $# -eq 0 ] || opts="$(printf '%q ' "$@")"
-	mapfile -t traces < <(evk_rank_traces "$dir")
-	if [ ${#traces[@]} -gt 0 ]; then
-		printf 'kineto2ev -q %s-o %q %s' "$opts" "$out" "$(printf '%q ' "${traces[@]}")"
-		return 0
-	fi
-	mapfile -t traces < <(evk_nsys_exports "$dir")
-	if [ ${#traces[@]} -gt 0 ]; then
-		printf 'nsys2ev -q -o %q %s' "$out" "$(printf '%q ' "${traces[@]}")"
-		return 0
-	fi
-	printf '%s: %s: no rank traces (torch_profiler/rank<N>/*.json[.gz]) or Nsight Systems exports (*.sqlite) found\n' "${EVK_PROG:-evkit}" "$dir" >&2
-	return 1
 }
 
 # rpt_urlpath TEXT: TEXT percent-encoded for a relative link (a file name
