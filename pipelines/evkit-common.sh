@@ -94,7 +94,7 @@ evk_need() {
 evk_version() {
 	local here v="" t
 	here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-	for t in "$here/../bin/ev-view" "$here/../../../bin/ev-view" "$(command -v ev-view 2>/dev/null || true)"; do
+	for t in "$here/../bin/ev-view" "$here/../../bin/ev-view" "$(command -v ev-view 2>/dev/null || true)"; do
 		if [ -z "$t" ] || [ ! -x "$t" ]; then continue; fi
 		v=$("$t" --version 2>/dev/null | awk 'NR == 1 { print $NF }') && [ -n "$v" ] && break
 	done
