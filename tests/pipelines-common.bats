@@ -49,11 +49,17 @@ mk() { mkdir -p "$(dirname "$1")"; : >"$1"; }
 }
 
 @test "a process group whose only member is a zombie has ended (the supervisor does not wait for it)" {
-	# A process whose parent never reaps it: sh leads a group of its own
-	# (setsid) and exits; its parent has become a sleep.
-	bash -c 'setsid sh -c "echo \$\$ >\"\$0\"" "$0" & exec sleep 30' "$T/pgid" &
+	# A process whose parent never reaps it: the child leads a group of its
+	# own and exits; the parent sleeps.
+	python3 -c 'import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    os._exit(0)
+open(sys.argv[1], "w").write(str(pid))
+time.sleep(30)' "$T/pgid" >/dev/null 2>&1 3>&- &
 	holder=$!
-	for _ in $(seq 500); do [ -s "$T/pgid" ] && [ "$(cut -d' ' -f3 "/proc/$(cat "$T/pgid")/stat" 2>/dev/null)" = Z ] && break; sleep 0.01; done
+	for _ in $(seq 1000); do [ -s "$T/pgid" ] && [ "$(cut -d' ' -f3 "/proc/$(cat "$T/pgid")/stat" 2>/dev/null)" = Z ] && break; sleep 0.01; done
 	pg=$(cat "$T/pgid")
 	[ "$(cut -d' ' -f3 "/proc/$pg/stat")" = Z ]
 	kill -0 -- "-$pg"
