@@ -428,6 +428,27 @@ evk_rank_traces() {
 	evk_rank_traces_z "$1" | tr '\0' '\n'
 }
 
+# evk_find_files DIR MAXDEPTH NAME...: the files under DIR (MAXDEPTH levels
+# deep, '' for any depth) whose name matches one of the NAME patterns, sorted,
+# into the array EVK_FOUND.  Any name works: DIR may start with '-' or hold
+# newlines.  Symlinked files and folders are followed, as everywhere in the
+# discovery.
+evk_find_files() {
+	local dir="$1" depth="$2" n f
+	shift 2
+	case "$dir" in -*) dir="./$dir" ;; esac
+	local -a how=(-mindepth 1) names=()
+	[ -z "$depth" ] || how+=(-maxdepth "$depth")
+	for n in "$@"; do
+		[ ${#names[@]} -eq 0 ] || names+=(-o)
+		names+=(-name "$n")
+	done
+	EVK_FOUND=()
+	while IFS= read -r -d '' f; do
+		EVK_FOUND+=("$f")
+	done < <(find -L "$dir" "${how[@]}" -type f \( "${names[@]}" \) -print0 2>/dev/null | sort -z)
+}
+
 # evk_nsys_exports DIR: the Nsight Systems SQLite exports in DIR (sorted).
 evk_nsys_exports() {
 	find -L "$1" -maxdepth 2 -type f \( -name '*.sqlite' -o -name '*.sqlite3' \) 2>/dev/null | sort

@@ -235,3 +235,19 @@ EOF
 	run -0 bash -c 'jq -r .algoSource "$1"/proxy_flow_rank*.jsonl | sort -u' _ "$T/out"
 	assert_output model
 }
+
+@test "symlinked exports, gzipped ones included, and symlinked folders are read like the files" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 2 --gpus 2 --iters 1 "$T/real" >/dev/null
+	nccl-flows -q -o "$T/ref" "$T/real"
+	mkdir "$T/gz" "$T/links" "$T/outer"
+	for f in "$T"/real/*.sqlite; do
+		gzip -c "$f" >"$T/gz/${f##*/}.gz"
+		ln -s "$T/gz/${f##*/}.gz" "$T/links/"
+	done
+	ln -s "$T/real" "$T/dirlink"
+	ln -s "$T/links" "$T/outer/run"
+	for d in links dirlink outer; do
+		run -0 nccl-flows -q -o "$T/out-$d" "$T/$d"
+		diff -r "$T/ref" "$T/out-$d"
+	done
+}

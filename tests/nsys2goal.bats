@@ -52,3 +52,18 @@ gen_nsys() {
 	run -2 nsys2goal -q -i "$T/nsys" -o "$T/out" --compute=maybe
 	assert_output --partial "coll-expand: --compute: expected gaps, kernels or none, got 'maybe'"
 }
+
+@test "symlinked exports and symlinked input folders are read like the files" {
+	gen_nsys annotated "$T/real"
+	nsys2goal -q -i "$T/real" -o "$T/ref" 2>/dev/null
+	# a folder of symlinks, a symlink to the folder, a folder holding one
+	mkdir "$T/links" "$T/outer"
+	for f in "$T"/real/*.sqlite; do ln -s "$f" "$T/links/"; done
+	ln -s "$T/real" "$T/dirlink"
+	ln -s "$T/real" "$T/outer/run"
+	for d in links dirlink outer; do
+		run -0 --separate-stderr nsys2goal -q -i "$T/$d" -o "$T/out-$d"
+		cmp "$T/ref/output.goal" "$T/out-$d/output.goal"
+		cmp "$T/ref/stats.tsv" "$T/out-$d/stats.tsv"
+	done
+}
