@@ -432,7 +432,10 @@ evk_rank_traces() {
 # deep, '' for any depth) whose name matches one of the NAME patterns, sorted,
 # into the array EVK_FOUND.  Any name works: DIR may start with '-' or hold
 # newlines.  Symlinked files and folders are followed, as everywhere in the
-# discovery.
+# discovery.  A symlink that leads nowhere is a missing input, not a file
+# to skip: "LINK: No such file or directory" and exit 1 (a job read without
+# one of its exports is a different job).  Call it in the pipeline's shell,
+# not in a command substitution, so that the exit stops the pipeline.
 evk_find_files() {
 	local dir="$1" depth="$2" n f
 	shift 2
@@ -444,9 +447,11 @@ evk_find_files() {
 		names+=(-name "$n")
 	done
 	EVK_FOUND=()
+	# With -L, -type l is true only for a symlink whose target is missing.
 	while IFS= read -r -d '' f; do
+		[ -e "$f" ] || evk_die "$f: No such file or directory"
 		EVK_FOUND+=("$f")
-	done < <(find -L "$dir" "${how[@]}" -type f \( "${names[@]}" \) -print0 2>/dev/null | sort -z)
+	done < <(find -L "$dir" "${how[@]}" \( -type f -o -type l \) \( "${names[@]}" \) -print0 2>/dev/null | sort -z)
 }
 
 # evk_nsys_exports DIR: the Nsight Systems SQLite exports in DIR (sorted).

@@ -251,3 +251,13 @@ EOF
 		diff -r "$T/ref" "$T/out-$d"
 	done
 }
+
+@test "an export that is missing (a symlink to nothing) is named, not left out" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 2 --gpus 2 --iters 1 "$T/real" >/dev/null
+	mkdir "$T/in"
+	cp "$T/real/nsys_nid000000.sqlite" "$T/in/"
+	ln -s "$T/real/gone.sqlite" "$T/in/nsys_nid000001.sqlite"
+	run -1 nccl-flows -q -e --lenient -o "$T/out" "$T/in"
+	assert_output "nccl-flows: $T/in/nsys_nid000001.sqlite: No such file or directory"
+	[ ! -e "$T/out" ]
+}

@@ -67,3 +67,13 @@ gen_nsys() {
 		cmp "$T/ref/stats.tsv" "$T/out-$d/stats.tsv"
 	done
 }
+
+@test "an export that is missing (a symlink to nothing) is named, not left out" {
+	gen_nsys annotated "$T/real"
+	mkdir "$T/in"
+	cp "$T/real/nsys_nid000000.sqlite" "$T/in/"
+	ln -s "$T/real/gone.sqlite" "$T/in/nsys_nid000001.sqlite"
+	run -1 nsys2goal -q -i "$T/in" -o "$T/out"
+	assert_output "nsys2goal: $T/in/nsys_nid000001.sqlite: No such file or directory"
+	[ ! -e "$T/out" ]
+}
