@@ -198,16 +198,19 @@ _evk_worker_exit() {
 	return "$rc"
 }
 
-# evk_remove_on_exit DIR: remove DIR (a pipeline's own scratch directory)
-# when the worker exits, keeping the explanation of a failure.
+# evk_remove_on_exit DIR [NEW_OUT]: remove DIR (a pipeline's own scratch
+# directory) when the worker exits, keeping the explanation of a failure;
+# after a failure also NEW_OUT, an output directory the run created (a
+# failed run leaves no partial output).
 evk_remove_on_exit() {
-	EVK_REMOVE_ON_EXIT=$1
+	EVK_REMOVE_ON_EXIT=$1 EVK_REMOVE_ON_FAILURE=${2:-}
 	trap '_evk_exit_remove' EXIT
 }
 
 _evk_exit_remove() {
 	local rc=$?
 	rm -rf "$EVK_REMOVE_ON_EXIT"
+	[ "$rc" = 0 ] || [ -z "$EVK_REMOVE_ON_FAILURE" ] || rm -rf -- "$EVK_REMOVE_ON_FAILURE"
 	(exit "$rc")
 	_evk_worker_exit
 }
@@ -729,6 +732,51 @@ evk_convert_files_cmd() {
 		cmd+=" && ev-view -q --ev --rank=$(printf '%q' "$EVK_RANKS") -o $(printf '%q %q' "$out.r" "$out") && mv -f $(printf '%q %q' "$out.r" "$out")"
 	fi
 	printf '%s' "$cmd"
+}
+
+# evk_nsys_check_comms EV LOG EXPORT...: stop (evk_die) when an export's
+# NCCL operations all lack a communicator with members in EV, the stream
+# nsys2ev made of EXPORT... (in that order; LOG is its --nccl-log, or '').
+# Such an export was written without NCCL's payload values, or by an NCCL
+# that writes none: no collective can be expanded, and every stage after
+# nsys2ev would fail on a temporary file or write an empty result.  The
+# one line names the exports and the fix: the re-export command, or
+# --nccl-log (the pipelines that call this have that option).
+evk_nsys_check_comms() {
+	local ev="$1" log="$2" s how list="" why
+	shift 2
+	local -a ex=("$@") bad=() srckind=()
+	# Per #src: its NCCL operations, and how many have a #comm with ranks
+	# (what coll-expand needs); #rank lines give each rank's #src, the
+	# index of its export among those given to nsys2ev.
+	while IFS=$'\t' read -r s how; do
+		srckind+=("$how")
+		if ! [[ "$s" =~ ^[0-9]+$ ]] || [ "$s" -ge ${#ex[@]} ]; then
+			bad=("${ex[@]}")
+			break
+		fi
+		bad+=("${ex[s]}")
+	done < <(ev-view -H -t coll,p2p -c comm,rank "$ev" | LC_ALL=C awk '
+		$1 == "#src" { for (i = 3; i <= NF; i++) if ($i ~ /^nccl=/) kind[$2] = substr($i, 6) }
+		$1 == "#rank" { for (i = 3; i <= NF; i++) if ($i ~ /^src=/) src[$2] = substr($i, 5) }
+		$1 == "#comm" {
+			n = 0; r = 0
+			for (i = 3; i <= NF; i++) { if ($i ~ /^nranks=/) n = substr($i, 8) + 0; if ($i ~ /^ranks=./) r = 1 }
+			if (n > 0 && r) ok[$2] = 1
+		}
+		/^#/ { next }
+		{ s = ($2 in src) ? src[$2] : -1; ops[s]++; if ($1 in ok) good[s]++ }
+		END { for (s in ops) if (!good[s]) print s "\t" kind[s] }' | sort -n)
+	[ ${#bad[@]} -gt 0 ] || return 0
+	for s in "${bad[@]}"; do list+="${list:+, }$s"; done
+	if [ -n "$log" ]; then
+		why="its NCCL operations have no communicator, and $log does not describe them: give the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output of this run"
+	elif [ "${srckind[0]}" = stock ]; then
+		why="exported without NCCL's payload values (no communicator, size or peer for any NCCL call): re-export the report with 'nsys export --type sqlite --include-blobs=true REPORT.nsys-rep', or give --nccl-log=FILE with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output"
+	else
+		why="its NCCL wrote no payloads (no communicator, size or peer for any NCCL call; NCCL < 2.16 or NCCL_NVTX_DISABLE): give --nccl-log=FILE with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output"
+	fi
+	evk_die "$list: $why"
 }
 
 # evk_show_conversions OUT.ev...: the messages of the conversions to these

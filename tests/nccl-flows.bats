@@ -261,3 +261,34 @@ EOF
 	assert_output "nccl-flows: $T/in/nsys_nid000001.sqlite: No such file or directory"
 	[ ! -e "$T/out" ]
 }
+
+# The one line a stock export written without NCCL's payload values gets.
+no_payloads() {
+	printf "nccl-flows: %s: exported without NCCL's payload values (no communicator, size or peer for any NCCL call): re-export the report with 'nsys export --type sqlite --include-blobs=true REPORT.nsys-rep', or give --nccl-log=FILE with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output" "$1"
+}
+
+@test "shared data: an export without NCCL payload values stops at nsys2ev with the fix, no output" {
+	need_shared_data
+	x="$SHARED_DATA/nsys/nsysai_mfu_2gpu_before.sqlite"
+	run -1 nccl-flows -q -o "$T/out" "$x"
+	assert_output "$(no_payloads "$x")"
+	# without -q: the progress line, then the same one reason
+	run -1 nccl-flows -o "$T/out" "$x"
+	assert_output - <<OUT
+nccl-flows: converting 1 Nsight Systems export(s)
+$(no_payloads "$x")
+OUT
+	[ ! -e "$T/out" ]
+}
+
+@test "an export without NCCL payload values: the advice given works" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour stock --no-blobs --nccl-log "$T/nccl.log" --nodes 1 --gpus 2 --iters 1 "$T/nsys" >/dev/null
+	run -1 nccl-flows -q -o "$T/out" "$T/nsys"
+	assert_output "$(no_payloads "$T/nsys/nsys_nid000000.sqlite")"
+	run -0 nccl-flows -q --nccl-log="$T/nccl.log" -o "$T/out" "$T/nsys"
+	run -0 python3 "$CHECK" "$T/out"
+	assert_line --index 0 --regexp '^ranks 2 messages [1-9][0-9]* unmatched 0$'
+	# nsys2ev's warnings are passed on without -q
+	run -0 --separate-stderr nccl-flows --nccl-log="$T/nccl.log" -o "$T/out" "$T/nsys"
+	[[ "$stderr" == *"nsys2ev: warning: $T/nsys/nsys_nid000000.sqlite: NCCL operations without annotated info: "* ]]
+}

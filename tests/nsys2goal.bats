@@ -48,9 +48,12 @@ gen_nsys() {
 	gen_nsys annotated "$T/nsys"
 	run -1 nsys2goal -q -i "$T/nsys" -o "$T/out" --max-messages=2
 	assert_output --partial "(--max-messages)"
-	assert_output --partial "nsys2goal: coll-expand | ev2goal failed"
+	assert_output --partial "nsys2goal: coll-expand failed"
+	# ev2goal, reading the cut stream, adds no second error
+	refute_output --partial "ev2goal"
 	run -2 nsys2goal -q -i "$T/nsys" -o "$T/out" --compute=maybe
 	assert_output --partial "coll-expand: --compute: expected gaps, kernels or none, got 'maybe'"
+	refute_output --partial "ev2goal"
 }
 
 @test "symlinked exports and symlinked input folders are read like the files" {
@@ -76,4 +79,40 @@ gen_nsys() {
 	run -1 nsys2goal -q -i "$T/in" -o "$T/out"
 	assert_output "nsys2goal: $T/in/nsys_nid000001.sqlite: No such file or directory"
 	[ ! -e "$T/out" ]
+}
+
+# The one line a stock export written without NCCL's payload values gets.
+no_payloads() {
+	printf "nsys2goal: %s: exported without NCCL's payload values (no communicator, size or peer for any NCCL call): re-export the report with 'nsys export --type sqlite --include-blobs=true REPORT.nsys-rep', or give --nccl-log=FILE with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output" "$1"
+}
+
+@test "shared data: an export without NCCL payload values stops at nsys2ev with the fix, no output" {
+	need_shared_data
+	N="$SHARED_DATA/npkit/clariden"
+	mkdir "$T/in"
+	ln -s "$SHARED_DATA/nsys/nsysai_mfu_2gpu_before.sqlite" "$T/in/"
+	run -1 nsys2goal -q -i "$T/in" -o "$T/out" -s "$N/npkit_data_summary_Simple.json" -l "$N/npkit_data_summary_LL.json"
+	assert_output "$(no_payloads "$T/in/nsysai_mfu_2gpu_before.sqlite")"
+	[ ! -e "$T/out" ]
+	# an existing OUT_DIR is left as it was; progress lines are no reasons
+	mkdir "$T/out"
+	: >"$T/out/mine"
+	run -1 --separate-stderr nsys2goal -i "$T/in" -o "$T/out" -s "$N/npkit_data_summary_Simple.json"
+	assert_equal "${stderr_lines[-1]}" "$(no_payloads "$T/in/nsysai_mfu_2gpu_before.sqlite")"
+	run -0 grep -c -v '^nsys2goal: [0-9]* export(s) -> ev$' <<<"$stderr"
+	assert_output 1
+	run -0 ls -A "$T/out"
+	assert_output mine
+}
+
+@test "an export without NCCL payload values: the advice given works" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour stock --no-blobs --nccl-log "$T/nccl.log" --nodes 1 --gpus 2 --iters 1 "$T/nsys" >/dev/null
+	run -1 nsys2goal -q -i "$T/nsys" -o "$T/out"
+	assert_output "$(no_payloads "$T/nsys/nsys_nid000000.sqlite")"
+	run -0 --separate-stderr nsys2goal -q --nccl-log="$T/nccl.log" -i "$T/nsys" -o "$T/out"
+	[ -s "$T/out/output.goal" ]
+	# a log that does not describe the run is named
+	: >"$T/other.log"
+	run -1 nsys2goal -q -N "--nccl-log $T/other.log" -i "$T/nsys" -o "$T/out2"
+	assert_output "nsys2goal: $T/nsys/nsys_nid000000.sqlite: its NCCL operations have no communicator, and $T/other.log does not describe them: give the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output of this run"
 }
