@@ -117,14 +117,13 @@ allreduce	RING_TWICE	reduce-scatter	reduce-scatter
 allreduce	TREE_UP_DOWN	ring	tree-down
 allreduce	TREE_UP_DOWN	ring	tree-up
 broadcast	PIPELINE_FROM	ring	broadcast
-recv	RECV	ring	p2p
 reduce	PIPELINE_TO	ring	reduce
 reducescatter	RING	ring	reduce-scatter
-send	SEND	ring	p2p
+sendrecv	SEND_RECV	ring	p2p
 EOF
 	# The grouped send/recv follows the parts the trace recorded: per rank
 	# and direction 2 parts of 128 KiB on channels 0 and 1, one message each.
-	run -0 bash -c 'jq -r "select(.collective == \"send\") | [.channel, .bytes] | @tsv" "$1"/flow_steps_rank0.jsonl | sort | uniq -c | sed "s/^ *//"' _ "$T/out"
+	run -0 bash -c 'jq -r "select(.collective == \"sendrecv\" and .op == \"SEND\") | [.channel, .bytes] | @tsv" "$1"/flow_steps_rank0.jsonl | sort | uniq -c | sed "s/^ *//"' _ "$T/out"
 	assert_output - <<'EOF'
 1 0	131072
 1 1	131072
@@ -291,4 +290,51 @@ OUT
 	# nsys2ev's warnings are passed on without -q
 	run -0 --separate-stderr nccl-flows --nccl-log="$T/nccl.log" -o "$T/out" "$T/nsys"
 	[[ "$stderr" == *"nsys2ev: warning: $T/nsys/nsys_nid000000.sqlite: NCCL operations without annotated info: "* ]]
+}
+
+# same_words DIR: per message whose pattern or collective is not that of
+# its proxy line (same opCount, comm, channel, p2p or not), one line; then
+# "messages N".
+same_words() {
+	python3 - "$1" <<'PY'
+import glob, json, sys
+n = 0
+for p in sorted(glob.glob(sys.argv[1] + "/proxy_flow_rank*.jsonl")):
+    key = lambda o: (o["opCount"], o["comm"], o["channel"], o["algorithm"] == "P2P")
+    words = {key(o): (o["pattern"], o["collective"]) for o in map(json.loads, open(p))}
+    for o in map(json.loads, open(p.replace("proxy_flow_", "flow_steps_"))):
+        n += 1
+        if (o["pattern"], o["collective"]) != words[key(o)]:
+            print("rank %d %s %s, proxy line %s" % (o["rank"], o["pattern"], o["collective"], words[key(o)]))
+print("messages %d" % n)
+PY
+}
+
+@test "a message names its operation as the proxy line does: SEND_RECV for a grouped send/recv" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 1 --gpus 4 --iters 1 "$T/nsys"
+	nccl-flows -q -o "$T/out" "$T/nsys"
+	run -0 same_words "$T/out"
+	assert_output "messages 1036"
+	run -0 bash -c 'jq -r "select(.algorithm == \"P2P\") | [.op, .pattern, .collective] | @tsv" "$1"/flow_steps_rank0.jsonl | sort | uniq -c | sed "s/^ *//"' _ "$T/out"
+	assert_output - <<'OUT'
+2 RECV	SEND_RECV	sendrecv
+2 SEND	SEND_RECV	sendrecv
+OUT
+	# a send without a recv in its group stays SEND, send
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 7 nranks=2 ranks=0,1\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tpeer\tdtype\n'
+		printf 'p2p\tsend\t0\t1\t1000\t500\t262144\t7\t0\t1\tint8\np2p\trecv\t1\t1\t1000\t500\t262144\t7\t0\t0\tint8\n#end 2\n'
+	} >"$T/p.tsv"
+	pack "$T/p.tsv" "$T/p.ev"
+	nccl-flows -q -o "$T/p" "$T/p.ev"
+	run -0 same_words "$T/p"
+	assert_output "messages 4"
+	run -0 jq -r '[.op, .pattern, .collective] | @tsv' "$T/p/flow_steps_rank0.jsonl" "$T/p/flow_steps_rank1.jsonl"
+	assert_output - <<'OUT'
+SEND	SEND	send
+SEND	SEND	send
+RECV	RECV	recv
+RECV	RECV	recv
+OUT
 }
