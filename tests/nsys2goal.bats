@@ -116,3 +116,29 @@ no_payloads() {
 	run -1 nsys2goal -q -N "--nccl-log $T/other.log" -i "$T/nsys" -o "$T/out2"
 	assert_output "nsys2goal: $T/nsys/nsys_nid000000.sqlite: its NCCL operations have no communicator, and $T/other.log does not describe them: give the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output of this run"
 }
+
+@test "shared data: -s and -l say which protocol a table is, whatever its file name" {
+	need_shared_data
+	N="$SHARED_DATA/npkit/clariden"
+	S="$N/npkit_data_summary_Simple.json" L="$N/npkit_data_summary_LL.json"
+	gen_nsys annotated "$T/nsys"
+	nsys2goal -q -i "$T/nsys" -o "$T/ref" -s "$S" -l "$L" 2>/dev/null
+	# renamed tables: read as the options say, no warning, the same output
+	cp "$S" "$T/table-a.json"
+	cp "$L" "$T/table-b.json"
+	run -0 --separate-stderr nsys2goal -q -i "$T/nsys" -o "$T/renamed" -s "$T/table-a.json" -l "$T/table-b.json"
+	[[ "$stderr" != *warning:*table-* ]]
+	cmp "$T/ref/lat.tsv" "$T/renamed/lat.tsv"
+	cmp "$T/ref/output.goal" "$T/renamed/output.goal"
+	# swapped: each file read as its option says, each name contradiction said
+	run -0 --separate-stderr nsys2goal -q -i "$T/nsys" -o "$T/swapped" -s "$L" -l "$S"
+	run -0 grep '^nsys2goal: warning:' <<<"$stderr"
+	assert_output - <<OUT
+nsys2goal: warning: $S: its name says simple, but it is given with -l (LL): read as ll
+nsys2goal: warning: $L: its name says ll, but it is given with -s (Simple): read as simple
+OUT
+	rows() { awk -F'\t' -v p="$2" 'NR > 1 && $2 == p { $2 = ""; print }' "$1"; }
+	[ "$(rows "$T/swapped/lat.tsv" ll)" = "$(rows "$T/ref/lat.tsv" simple)" ]
+	[ "$(rows "$T/swapped/lat.tsv" simple)" = "$(rows "$T/ref/lat.tsv" ll)" ]
+	! cmp -s "$T/ref/output.goal" "$T/swapped/output.goal"
+}
