@@ -147,3 +147,23 @@ OUT
 	run -0 ls "$T/rx"
 	assert_equal "${#lines[@]}" 2
 }
+
+@test "7 of 8 ranks: ev-stats coll's warning about incomplete collectives is passed on, once, counted" {
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --run --ranks 8 --iters 2 "$T/run" >/dev/null
+	run -0 merge-traces -q -o "$T/all" "$T/run"
+	assert_output ""
+	rm -r "$T/run/torch_profiler/rank5"
+	run -0 merge-traces -q -o "$T/seven" "$T/run"
+	assert_output - <<'OUT'
+ev-stats: warning: run: 4 collectives were not seen on every rank of their communicator
+merge-traces: 1 warning(s) from the tools, shown above: read them before the results
+OUT
+	# with --ranks too, each configuration named
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --ranks 4 --iters 1 --channels 28 "$T/sweep" >/dev/null
+	run -0 merge-traces -q --ranks 0-2 -o "$T/sub" "$T/sweep"
+	assert_output - <<'OUT'
+ev-stats: warning: 256thread_28ch: 2 collectives were not seen on every rank of their communicator
+ev-stats: warning: 512thread_28ch: 2 collectives were not seen on every rank of their communicator
+merge-traces: 2 warning(s) from the tools, shown above: read them before the results
+OUT
+}
