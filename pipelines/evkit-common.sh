@@ -462,10 +462,24 @@ evk_nsys_exports() {
 	find -L "$1" -maxdepth 2 -type f \( -name '*.sqlite' -o -name '*.sqlite3' \) 2>/dev/null | sort
 }
 
+# _evk_any DIR GLOB...: DIR holds an entry matching one of the GLOBs.  Only
+# the GLOB is a pattern: a '*', '?' or '[' in DIR's own name is a plain
+# character (compgen -G "$DIR/..." would read it as a pattern).
+_evk_any() {
+	local d="$1" g m
+	shift
+	for g in "$@"; do
+		# shellcheck disable=SC2231 # $g is the pattern, "$d" is literal
+		for m in "$d"/$g; do
+			if [ -e "$m" ] || [ -L "$m" ]; then return 0; fi
+		done
+	done
+	return 1
+}
+
 # _evk_is_run DIR: DIR holds one run's traces.
 _evk_is_run() {
-	[ -d "$1/torch_profiler" ] || compgen -G "$1/rank*" >/dev/null ||
-		compgen -G "$1/*.sqlite" >/dev/null || compgen -G "$1/*.json" >/dev/null || compgen -G "$1/*.json.gz" >/dev/null
+	[ -d "$1/torch_profiler" ] || _evk_any "$1" 'rank*' '*.sqlite' '*.json' '*.json.gz'
 }
 
 # _evk_sweep_configs_z DIR: "LABEL<US>key=value ...<US>CONFIG_DIR\0" (US = \x1f,

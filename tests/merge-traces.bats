@@ -167,3 +167,22 @@ ev-stats: warning: 512thread_28ch: 2 collectives were not seen on every rank of 
 merge-traces: 2 warning(s) from the tools, shown above: read them before the results
 OUT
 }
+
+@test "a run directory named with *, [, ?, a leading - and a newline is a run, not a pattern" {
+	mkrun "$T/plain" 0 1
+	cd "$T"
+	for N in 'gl*ob[1]?' $'-gl*ob[1]?\nrun'; do
+		# rank<N>/ folders, then a flat folder of JSON traces
+		mkdir -- "./$N" "./$N.flat"
+		cp -r plain/torch_profiler/rank0 plain/torch_profiler/rank1 "./$N/"
+		cp plain/torch_profiler/rank0/trace.json "./$N.flat/a.json"
+		cp plain/torch_profiler/rank1/trace.json "./$N.flat/b.json"
+		for d in "$N" "$N.flat"; do
+			rm -rf out
+			run -0 merge-traces -q -o out -- "$d"
+			# the label: the name with its newline shown as a space
+			run -0 python3 "$V" "out/${d//$'\n'/ }.json"
+			assert_line "process 2 rank 1 GPU (device 0)"
+		done
+	done
+}

@@ -338,3 +338,17 @@ RECV	RECV	recv
 RECV	RECV	recv
 OUT
 }
+
+@test "input and output directories named with *, [, ?, a leading - and a newline" {
+	N=$'-gl*ob[1]?\nrun'
+	cd "$T"
+	cp -r "$KRUN" "./$N"
+	run -0 nccl-flows -q -j 1 -o "$N.flows" -- "$N"
+	diff -r "$KA" "./$N.flows"
+	# a folder of Nsight Systems exports named so
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 1 --gpus 2 --iters 1 plain >/dev/null
+	nccl-flows -q -o ref plain
+	cp -r plain "./$N.nsys"
+	run -0 nccl-flows -q -o "$N.nflows" -- "$N.nsys"
+	diff -r ref "./$N.nflows"
+}

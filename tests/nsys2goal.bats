@@ -142,3 +142,14 @@ OUT
 	[ "$(rows "$T/swapped/lat.tsv" simple)" = "$(rows "$T/ref/lat.tsv" ll)" ]
 	! cmp -s "$T/ref/output.goal" "$T/swapped/output.goal"
 }
+
+@test "input and output directories named with *, [, ?, a leading - and a newline" {
+	gen_nsys annotated "$T/plain"
+	nsys2goal -q -i "$T/plain" -o "$T/ref" 2>/dev/null
+	N=$'-gl*ob[1]?\nrun'
+	cd "$T"
+	cp -r plain "./$N"
+	run -0 --separate-stderr nsys2goal -q -i "$N" -o "$N.goal"
+	cmp ref/output.goal "./$N.goal/output.goal"
+	cmp ref/stats.tsv "./$N.goal/stats.tsv"
+}
