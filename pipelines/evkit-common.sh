@@ -198,16 +198,19 @@ _evk_worker_exit() {
 	return "$rc"
 }
 
-# evk_remove_on_exit DIR: remove DIR (a pipeline's own scratch directory)
-# when the worker exits, keeping the explanation of a failure.
+# evk_remove_on_exit DIR [NEW_OUT]: remove DIR (a pipeline's own scratch
+# directory) when the worker exits, keeping the explanation of a failure;
+# after a failure also NEW_OUT, an output directory the run created (a
+# failed run leaves no partial output).
 evk_remove_on_exit() {
-	EVK_REMOVE_ON_EXIT=$1
+	EVK_REMOVE_ON_EXIT=$1 EVK_REMOVE_ON_FAILURE=${2:-}
 	trap '_evk_exit_remove' EXIT
 }
 
 _evk_exit_remove() {
 	local rc=$?
 	rm -rf "$EVK_REMOVE_ON_EXIT"
+	[ "$rc" = 0 ] || [ -z "$EVK_REMOVE_ON_FAILURE" ] || rm -rf -- "$EVK_REMOVE_ON_FAILURE"
 	(exit "$rc")
 	_evk_worker_exit
 }
@@ -428,15 +431,55 @@ evk_rank_traces() {
 	evk_rank_traces_z "$1" | tr '\0' '\n'
 }
 
+# evk_find_files DIR MAXDEPTH NAME...: the files under DIR (MAXDEPTH levels
+# deep, '' for any depth) whose name matches one of the NAME patterns, sorted,
+# into the array EVK_FOUND.  Any name works: DIR may start with '-' or hold
+# newlines.  Symlinked files and folders are followed, as everywhere in the
+# discovery.  A symlink that leads nowhere is a missing input, not a file
+# to skip: "LINK: No such file or directory" and exit 1 (a job read without
+# one of its exports is a different job).  Call it in the pipeline's shell,
+# not in a command substitution, so that the exit stops the pipeline.
+evk_find_files() {
+	local dir="$1" depth="$2" n f
+	shift 2
+	case "$dir" in -*) dir="./$dir" ;; esac
+	local -a how=(-mindepth 1) names=()
+	[ -z "$depth" ] || how+=(-maxdepth "$depth")
+	for n in "$@"; do
+		[ ${#names[@]} -eq 0 ] || names+=(-o)
+		names+=(-name "$n")
+	done
+	EVK_FOUND=()
+	# With -L, -type l is true only for a symlink whose target is missing.
+	while IFS= read -r -d '' f; do
+		[ -e "$f" ] || evk_die "$f: No such file or directory"
+		EVK_FOUND+=("$f")
+	done < <(find -L "$dir" "${how[@]}" \( -type f -o -type l \) \( "${names[@]}" \) -print0 2>/dev/null | sort -z)
+}
+
 # evk_nsys_exports DIR: the Nsight Systems SQLite exports in DIR (sorted).
 evk_nsys_exports() {
 	find -L "$1" -maxdepth 2 -type f \( -name '*.sqlite' -o -name '*.sqlite3' \) 2>/dev/null | sort
 }
 
+# _evk_any DIR GLOB...: DIR holds an entry matching one of the GLOBs.  Only
+# the GLOB is a pattern: a '*', '?' or '[' in DIR's own name is a plain
+# character (compgen -G "$DIR/..." would read it as a pattern).
+_evk_any() {
+	local d="$1" g m
+	shift
+	for g in "$@"; do
+		# shellcheck disable=SC2231 # $g is the pattern, "$d" is literal
+		for m in "$d"/$g; do
+			if [ -e "$m" ] || [ -L "$m" ]; then return 0; fi
+		done
+	done
+	return 1
+}
+
 # _evk_is_run DIR: DIR holds one run's traces.
 _evk_is_run() {
-	[ -d "$1/torch_profiler" ] || compgen -G "$1/rank*" >/dev/null ||
-		compgen -G "$1/*.sqlite" >/dev/null || compgen -G "$1/*.json" >/dev/null || compgen -G "$1/*.json.gz" >/dev/null
+	[ -d "$1/torch_profiler" ] || _evk_any "$1" 'rank*' '*.sqlite' '*.json' '*.json.gz'
 }
 
 # _evk_sweep_configs_z DIR: "LABEL<US>key=value ...<US>CONFIG_DIR\0" (US = \x1f,
@@ -703,6 +746,51 @@ evk_convert_files_cmd() {
 		cmd+=" && ev-view -q --ev --rank=$(printf '%q' "$EVK_RANKS") -o $(printf '%q %q' "$out.r" "$out") && mv -f $(printf '%q %q' "$out.r" "$out")"
 	fi
 	printf '%s' "$cmd"
+}
+
+# evk_nsys_check_comms EV LOG EXPORT...: stop (evk_die) when an export's
+# NCCL operations all lack a communicator with members in EV, the stream
+# nsys2ev made of EXPORT... (in that order; LOG is its --nccl-log, or '').
+# Such an export was written without NCCL's payload values, or by an NCCL
+# that writes none: no collective can be expanded, and every stage after
+# nsys2ev would fail on a temporary file or write an empty result.  The
+# one line names the exports and the fix: the re-export command, or
+# --nccl-log (the pipelines that call this have that option).
+evk_nsys_check_comms() {
+	local ev="$1" log="$2" s how list="" why
+	shift 2
+	local -a ex=("$@") bad=() srckind=()
+	# Per #src: its NCCL operations, and how many have a #comm with ranks
+	# (what coll-expand needs); #rank lines give each rank's #src, the
+	# index of its export among those given to nsys2ev.
+	while IFS=$'\t' read -r s how; do
+		srckind+=("$how")
+		if ! [[ "$s" =~ ^[0-9]+$ ]] || [ "$s" -ge ${#ex[@]} ]; then
+			bad=("${ex[@]}")
+			break
+		fi
+		bad+=("${ex[s]}")
+	done < <(ev-view -H -t coll,p2p -c comm,rank "$ev" | LC_ALL=C awk '
+		$1 == "#src" { for (i = 3; i <= NF; i++) if ($i ~ /^nccl=/) kind[$2] = substr($i, 6) }
+		$1 == "#rank" { for (i = 3; i <= NF; i++) if ($i ~ /^src=/) src[$2] = substr($i, 5) }
+		$1 == "#comm" {
+			n = 0; r = 0
+			for (i = 3; i <= NF; i++) { if ($i ~ /^nranks=/) n = substr($i, 8) + 0; if ($i ~ /^ranks=./) r = 1 }
+			if (n > 0 && r) ok[$2] = 1
+		}
+		/^#/ { next }
+		{ s = ($2 in src) ? src[$2] : -1; ops[s]++; if ($1 in ok) good[s]++ }
+		END { for (s in ops) if (!good[s]) print s "\t" kind[s] }' | sort -n)
+	[ ${#bad[@]} -gt 0 ] || return 0
+	for s in "${bad[@]}"; do list+="${list:+, }$s"; done
+	if [ -n "$log" ]; then
+		why="its NCCL operations have no communicator, and $log does not describe them: give the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output of this run"
+	elif [ "${srckind[0]}" = stock ]; then
+		why="exported without NCCL's payload values (no communicator, size or peer for any NCCL call): re-export the report with 'nsys export --type sqlite --include-blobs=true REPORT.nsys-rep', or give --nccl-log=FILE with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output"
+	else
+		why="its NCCL wrote no payloads (no communicator, size or peer for any NCCL call; NCCL < 2.16 or NCCL_NVTX_DISABLE): give --nccl-log=FILE with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output"
+	fi
+	evk_die "$list: $why"
 }
 
 # evk_show_conversions OUT.ev...: the messages of the conversions to these

@@ -147,3 +147,42 @@ OUT
 	run -0 ls "$T/rx"
 	assert_equal "${#lines[@]}" 2
 }
+
+@test "7 of 8 ranks: ev-stats coll's warning about incomplete collectives is passed on, once, counted" {
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --run --ranks 8 --iters 2 "$T/run" >/dev/null
+	run -0 merge-traces -q -o "$T/all" "$T/run"
+	assert_output ""
+	rm -r "$T/run/torch_profiler/rank5"
+	run -0 merge-traces -q -o "$T/seven" "$T/run"
+	assert_output - <<'OUT'
+ev-stats: warning: run: 4 collectives were not seen on every rank of their communicator
+merge-traces: 1 warning(s) from the tools, shown above: read them before the results
+OUT
+	# with --ranks too, each configuration named
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --ranks 4 --iters 1 --channels 28 "$T/sweep" >/dev/null
+	run -0 merge-traces -q --ranks 0-2 -o "$T/sub" "$T/sweep"
+	assert_output - <<'OUT'
+ev-stats: warning: 256thread_28ch: 2 collectives were not seen on every rank of their communicator
+ev-stats: warning: 512thread_28ch: 2 collectives were not seen on every rank of their communicator
+merge-traces: 2 warning(s) from the tools, shown above: read them before the results
+OUT
+}
+
+@test "a run directory named with *, [, ?, a leading - and a newline is a run, not a pattern" {
+	mkrun "$T/plain" 0 1
+	cd "$T"
+	for N in 'gl*ob[1]?' $'-gl*ob[1]?\nrun'; do
+		# rank<N>/ folders, then a flat folder of JSON traces
+		mkdir -- "./$N" "./$N.flat"
+		cp -r plain/torch_profiler/rank0 plain/torch_profiler/rank1 "./$N/"
+		cp plain/torch_profiler/rank0/trace.json "./$N.flat/a.json"
+		cp plain/torch_profiler/rank1/trace.json "./$N.flat/b.json"
+		for d in "$N" "$N.flat"; do
+			rm -rf out
+			run -0 merge-traces -q -o out -- "$d"
+			# the label: the name with its newline shown as a space
+			run -0 python3 "$V" "out/${d//$'\n'/ }.json"
+			assert_line "process 2 rank 1 GPU (device 0)"
+		done
+	done
+}

@@ -117,14 +117,13 @@ allreduce	RING_TWICE	reduce-scatter	reduce-scatter
 allreduce	TREE_UP_DOWN	ring	tree-down
 allreduce	TREE_UP_DOWN	ring	tree-up
 broadcast	PIPELINE_FROM	ring	broadcast
-recv	RECV	ring	p2p
 reduce	PIPELINE_TO	ring	reduce
 reducescatter	RING	ring	reduce-scatter
-send	SEND	ring	p2p
+sendrecv	SEND_RECV	ring	p2p
 EOF
 	# The grouped send/recv follows the parts the trace recorded: per rank
 	# and direction 2 parts of 128 KiB on channels 0 and 1, one message each.
-	run -0 bash -c 'jq -r "select(.collective == \"send\") | [.channel, .bytes] | @tsv" "$1"/flow_steps_rank0.jsonl | sort | uniq -c | sed "s/^ *//"' _ "$T/out"
+	run -0 bash -c 'jq -r "select(.collective == \"sendrecv\" and .op == \"SEND\") | [.channel, .bytes] | @tsv" "$1"/flow_steps_rank0.jsonl | sort | uniq -c | sed "s/^ *//"' _ "$T/out"
 	assert_output - <<'EOF'
 1 0	131072
 1 1	131072
@@ -234,4 +233,122 @@ EOF
 	[[ "$stderr" == *"coll-expand: warning: chose allreduce of 1048576 bytes on 2 ranks"*"[2 operations]"* ]]
 	run -0 bash -c 'jq -r .algoSource "$1"/proxy_flow_rank*.jsonl | sort -u' _ "$T/out"
 	assert_output model
+}
+
+@test "symlinked exports, gzipped ones included, and symlinked folders are read like the files" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 2 --gpus 2 --iters 1 "$T/real" >/dev/null
+	nccl-flows -q -o "$T/ref" "$T/real"
+	mkdir "$T/gz" "$T/links" "$T/outer"
+	for f in "$T"/real/*.sqlite; do
+		gzip -c "$f" >"$T/gz/${f##*/}.gz"
+		ln -s "$T/gz/${f##*/}.gz" "$T/links/"
+	done
+	ln -s "$T/real" "$T/dirlink"
+	ln -s "$T/links" "$T/outer/run"
+	for d in links dirlink outer; do
+		run -0 nccl-flows -q -o "$T/out-$d" "$T/$d"
+		diff -r "$T/ref" "$T/out-$d"
+	done
+}
+
+@test "an export that is missing (a symlink to nothing) is named, not left out" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 2 --gpus 2 --iters 1 "$T/real" >/dev/null
+	mkdir "$T/in"
+	cp "$T/real/nsys_nid000000.sqlite" "$T/in/"
+	ln -s "$T/real/gone.sqlite" "$T/in/nsys_nid000001.sqlite"
+	run -1 nccl-flows -q -e --lenient -o "$T/out" "$T/in"
+	assert_output "nccl-flows: $T/in/nsys_nid000001.sqlite: No such file or directory"
+	[ ! -e "$T/out" ]
+}
+
+# The one line a stock export written without NCCL's payload values gets.
+no_payloads() {
+	printf "nccl-flows: %s: exported without NCCL's payload values (no communicator, size or peer for any NCCL call): re-export the report with 'nsys export --type sqlite --include-blobs=true REPORT.nsys-rep', or give --nccl-log=FILE with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output" "$1"
+}
+
+@test "shared data: an export without NCCL payload values stops at nsys2ev with the fix, no output" {
+	need_shared_data
+	x="$SHARED_DATA/nsys/nsysai_mfu_2gpu_before.sqlite"
+	run -1 nccl-flows -q -o "$T/out" "$x"
+	assert_output "$(no_payloads "$x")"
+	# without -q: the progress line, then the same one reason
+	run -1 nccl-flows -o "$T/out" "$x"
+	assert_output - <<OUT
+nccl-flows: converting 1 Nsight Systems export(s)
+$(no_payloads "$x")
+OUT
+	[ ! -e "$T/out" ]
+}
+
+@test "an export without NCCL payload values: the advice given works" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour stock --no-blobs --nccl-log "$T/nccl.log" --nodes 1 --gpus 2 --iters 1 "$T/nsys" >/dev/null
+	run -1 nccl-flows -q -o "$T/out" "$T/nsys"
+	assert_output "$(no_payloads "$T/nsys/nsys_nid000000.sqlite")"
+	run -0 nccl-flows -q --nccl-log="$T/nccl.log" -o "$T/out" "$T/nsys"
+	run -0 python3 "$CHECK" "$T/out"
+	assert_line --index 0 --regexp '^ranks 2 messages [1-9][0-9]* unmatched 0$'
+	# nsys2ev's warnings are passed on without -q
+	run -0 --separate-stderr nccl-flows --nccl-log="$T/nccl.log" -o "$T/out" "$T/nsys"
+	[[ "$stderr" == *"nsys2ev: warning: $T/nsys/nsys_nid000000.sqlite: NCCL operations without annotated info: "* ]]
+}
+
+# same_words DIR: per message whose pattern or collective is not that of
+# its proxy line (same opCount, comm, channel, p2p or not), one line; then
+# "messages N".
+same_words() {
+	python3 - "$1" <<'PY'
+import glob, json, sys
+n = 0
+for p in sorted(glob.glob(sys.argv[1] + "/proxy_flow_rank*.jsonl")):
+    key = lambda o: (o["opCount"], o["comm"], o["channel"], o["algorithm"] == "P2P")
+    words = {key(o): (o["pattern"], o["collective"]) for o in map(json.loads, open(p))}
+    for o in map(json.loads, open(p.replace("proxy_flow_", "flow_steps_"))):
+        n += 1
+        if (o["pattern"], o["collective"]) != words[key(o)]:
+            print("rank %d %s %s, proxy line %s" % (o["rank"], o["pattern"], o["collective"], words[key(o)]))
+print("messages %d" % n)
+PY
+}
+
+@test "a message names its operation as the proxy line does: SEND_RECV for a grouped send/recv" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 1 --gpus 4 --iters 1 "$T/nsys"
+	nccl-flows -q -o "$T/out" "$T/nsys"
+	run -0 same_words "$T/out"
+	assert_output "messages 1036"
+	run -0 bash -c 'jq -r "select(.algorithm == \"P2P\") | [.op, .pattern, .collective] | @tsv" "$1"/flow_steps_rank0.jsonl | sort | uniq -c | sed "s/^ *//"' _ "$T/out"
+	assert_output - <<'OUT'
+2 RECV	SEND_RECV	sendrecv
+2 SEND	SEND_RECV	sendrecv
+OUT
+	# a send without a recv in its group stays SEND, send
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 7 nranks=2 ranks=0,1\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tpeer\tdtype\n'
+		printf 'p2p\tsend\t0\t1\t1000\t500\t262144\t7\t0\t1\tint8\np2p\trecv\t1\t1\t1000\t500\t262144\t7\t0\t0\tint8\n#end 2\n'
+	} >"$T/p.tsv"
+	pack "$T/p.tsv" "$T/p.ev"
+	nccl-flows -q -o "$T/p" "$T/p.ev"
+	run -0 same_words "$T/p"
+	assert_output "messages 4"
+	run -0 jq -r '[.op, .pattern, .collective] | @tsv' "$T/p/flow_steps_rank0.jsonl" "$T/p/flow_steps_rank1.jsonl"
+	assert_output - <<'OUT'
+SEND	SEND	send
+SEND	SEND	send
+RECV	RECV	recv
+RECV	RECV	recv
+OUT
+}
+
+@test "input and output directories named with *, [, ?, a leading - and a newline" {
+	N=$'-gl*ob[1]?\nrun'
+	cd "$T"
+	cp -r "$KRUN" "./$N"
+	run -0 nccl-flows -q -j 1 -o "$N.flows" -- "$N"
+	diff -r "$KA" "./$N.flows"
+	# a folder of Nsight Systems exports named so
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --nodes 1 --gpus 2 --iters 1 plain >/dev/null
+	nccl-flows -q -o ref plain
+	cp -r plain "./$N.nsys"
+	run -0 nccl-flows -q -o "$N.nflows" -- "$N.nsys"
+	diff -r ref "./$N.nflows"
 }

@@ -48,7 +48,108 @@ gen_nsys() {
 	gen_nsys annotated "$T/nsys"
 	run -1 nsys2goal -q -i "$T/nsys" -o "$T/out" --max-messages=2
 	assert_output --partial "(--max-messages)"
-	assert_output --partial "nsys2goal: coll-expand | ev2goal failed"
+	assert_output --partial "nsys2goal: coll-expand failed"
+	# ev2goal, reading the cut stream, adds no second error
+	refute_output --partial "ev2goal"
 	run -2 nsys2goal -q -i "$T/nsys" -o "$T/out" --compute=maybe
 	assert_output --partial "coll-expand: --compute: expected gaps, kernels or none, got 'maybe'"
+	refute_output --partial "ev2goal"
+}
+
+@test "symlinked exports and symlinked input folders are read like the files" {
+	gen_nsys annotated "$T/real"
+	nsys2goal -q -i "$T/real" -o "$T/ref" 2>/dev/null
+	# a folder of symlinks, a symlink to the folder, a folder holding one
+	mkdir "$T/links" "$T/outer"
+	for f in "$T"/real/*.sqlite; do ln -s "$f" "$T/links/"; done
+	ln -s "$T/real" "$T/dirlink"
+	ln -s "$T/real" "$T/outer/run"
+	for d in links dirlink outer; do
+		run -0 --separate-stderr nsys2goal -q -i "$T/$d" -o "$T/out-$d"
+		cmp "$T/ref/output.goal" "$T/out-$d/output.goal"
+		cmp "$T/ref/stats.tsv" "$T/out-$d/stats.tsv"
+	done
+}
+
+@test "an export that is missing (a symlink to nothing) is named, not left out" {
+	gen_nsys annotated "$T/real"
+	mkdir "$T/in"
+	cp "$T/real/nsys_nid000000.sqlite" "$T/in/"
+	ln -s "$T/real/gone.sqlite" "$T/in/nsys_nid000001.sqlite"
+	run -1 nsys2goal -q -i "$T/in" -o "$T/out"
+	assert_output "nsys2goal: $T/in/nsys_nid000001.sqlite: No such file or directory"
+	[ ! -e "$T/out" ]
+}
+
+# The one line a stock export written without NCCL's payload values gets.
+no_payloads() {
+	printf "nsys2goal: %s: exported without NCCL's payload values (no communicator, size or peer for any NCCL call): re-export the report with 'nsys export --type sqlite --include-blobs=true REPORT.nsys-rep', or give --nccl-log=FILE with the run's NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output" "$1"
+}
+
+@test "shared data: an export without NCCL payload values stops at nsys2ev with the fix, no output" {
+	need_shared_data
+	N="$SHARED_DATA/npkit/clariden"
+	mkdir "$T/in"
+	ln -s "$SHARED_DATA/nsys/nsysai_mfu_2gpu_before.sqlite" "$T/in/"
+	run -1 nsys2goal -q -i "$T/in" -o "$T/out" -s "$N/npkit_data_summary_Simple.json" -l "$N/npkit_data_summary_LL.json"
+	assert_output "$(no_payloads "$T/in/nsysai_mfu_2gpu_before.sqlite")"
+	[ ! -e "$T/out" ]
+	# an existing OUT_DIR is left as it was; progress lines are no reasons
+	mkdir "$T/out"
+	: >"$T/out/mine"
+	run -1 --separate-stderr nsys2goal -i "$T/in" -o "$T/out" -s "$N/npkit_data_summary_Simple.json"
+	assert_equal "${stderr_lines[-1]}" "$(no_payloads "$T/in/nsysai_mfu_2gpu_before.sqlite")"
+	run -0 grep -c -v '^nsys2goal: [0-9]* export(s) -> ev$' <<<"$stderr"
+	assert_output 1
+	run -0 ls -A "$T/out"
+	assert_output mine
+}
+
+@test "an export without NCCL payload values: the advice given works" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour stock --no-blobs --nccl-log "$T/nccl.log" --nodes 1 --gpus 2 --iters 1 "$T/nsys" >/dev/null
+	run -1 nsys2goal -q -i "$T/nsys" -o "$T/out"
+	assert_output "$(no_payloads "$T/nsys/nsys_nid000000.sqlite")"
+	run -0 --separate-stderr nsys2goal -q --nccl-log="$T/nccl.log" -i "$T/nsys" -o "$T/out"
+	[ -s "$T/out/output.goal" ]
+	# a log that does not describe the run is named
+	: >"$T/other.log"
+	run -1 nsys2goal -q -N "--nccl-log $T/other.log" -i "$T/nsys" -o "$T/out2"
+	assert_output "nsys2goal: $T/nsys/nsys_nid000000.sqlite: its NCCL operations have no communicator, and $T/other.log does not describe them: give the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL output of this run"
+}
+
+@test "shared data: -s and -l say which protocol a table is, whatever its file name" {
+	need_shared_data
+	N="$SHARED_DATA/npkit/clariden"
+	S="$N/npkit_data_summary_Simple.json" L="$N/npkit_data_summary_LL.json"
+	gen_nsys annotated "$T/nsys"
+	nsys2goal -q -i "$T/nsys" -o "$T/ref" -s "$S" -l "$L" 2>/dev/null
+	# renamed tables: read as the options say, no warning, the same output
+	cp "$S" "$T/table-a.json"
+	cp "$L" "$T/table-b.json"
+	run -0 --separate-stderr nsys2goal -q -i "$T/nsys" -o "$T/renamed" -s "$T/table-a.json" -l "$T/table-b.json"
+	[[ "$stderr" != *warning:*table-* ]]
+	cmp "$T/ref/lat.tsv" "$T/renamed/lat.tsv"
+	cmp "$T/ref/output.goal" "$T/renamed/output.goal"
+	# swapped: each file read as its option says, each name contradiction said
+	run -0 --separate-stderr nsys2goal -q -i "$T/nsys" -o "$T/swapped" -s "$L" -l "$S"
+	run -0 grep '^nsys2goal: warning:' <<<"$stderr"
+	assert_output - <<OUT
+nsys2goal: warning: $S: its name says simple, but it is given with -l (LL): read as ll
+nsys2goal: warning: $L: its name says ll, but it is given with -s (Simple): read as simple
+OUT
+	rows() { awk -F'\t' -v p="$2" 'NR > 1 && $2 == p { $2 = ""; print }' "$1"; }
+	[ "$(rows "$T/swapped/lat.tsv" ll)" = "$(rows "$T/ref/lat.tsv" simple)" ]
+	[ "$(rows "$T/swapped/lat.tsv" simple)" = "$(rows "$T/ref/lat.tsv" ll)" ]
+	! cmp -s "$T/ref/output.goal" "$T/swapped/output.goal"
+}
+
+@test "input and output directories named with *, [, ?, a leading - and a newline" {
+	gen_nsys annotated "$T/plain"
+	nsys2goal -q -i "$T/plain" -o "$T/ref" 2>/dev/null
+	N=$'-gl*ob[1]?\nrun'
+	cd "$T"
+	cp -r plain "./$N"
+	run -0 --separate-stderr nsys2goal -q -i "$N" -o "$N.goal"
+	cmp ref/output.goal "./$N.goal/output.goal"
+	cmp ref/stats.tsv "./$N.goal/stats.tsv"
 }

@@ -358,3 +358,16 @@ EOF2
 	assert_line --regexp '^sheet ops_unique_args rows [1-9]'
 	assert_line 'sheet short_kernel_histogram rows 100 cols 3'
 }
+
+@test "a run directory named with *, [, ?, a leading - and a newline, and such an output directory" {
+	N=$'-gl*ob[1]?\nrun'
+	cd "$T"
+	cp -r "$KRUN" "./$N"
+	run -0 process-traces -q -z -k -m -n job -o "$N.out" -- "$N"
+	for f in "$KJOB"/job_*.csv "$KJOB"/job_categories.txt; do cmp "$f" "./$N.out/${f##*/}"; done
+	# the same with a single trace named so
+	cp "$KRUN/torch_profiler/rank0/trace.json" "./$N.json"
+	run -0 process-traces -q -o "$N.one" -- "$N.json"
+	run -0 python3 "$V" "./$N.one/processed_trace.json"
+	assert_line "process 0 rank 0 GPU (device 0)"
+}
