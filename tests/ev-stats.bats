@@ -407,6 +407,21 @@ rankfile() {
 	refute_output --partial "%%"
 }
 
+@test "--help states --class's defaults as ops and variance apply them" {
+	# ops reports every kernel class unless --class narrows it; variance
+	# keeps GEMMs.  The help once said GEMMs for both.
+	run -0 ev-stats --help
+	assert_output --partial "[ops: all; variance: gemm]"
+	refute_output --partial "ops, variance: kernel classes [gemm]"
+	printf 'type\top\tts\tdur\tname\tsig\tstep\n' >"$T/o.tsv"
+	printf 'kernel\tgemm\t0\t1000\tCijk_a\taten::mm\t1\nkernel\telementwise\t5000\t1000\tvectorized_elementwise_kernel\taten::add\t2\n' >>"$T/o.tsv"
+	pack "$T/o.tsv" "$T/o.ev"
+	run -0 bash -c 'ev-stats ops "$1" | cut -f1,3' _ "$T/o.ev"
+	assert_output "$(printf 'sig\tclass\naten::mm\tgemm\naten::add\telementwise')"
+	run -0 bash -c 'ev-stats variance "$1" | cut -f2,3' _ "$T/o.ev"
+	assert_output "$(printf 'key\tname\naten::mm\tCijk_a')"
+}
+
 @test "format-legal extreme ts and dur give no negative durations" {
 	printf 'type\tstream\tts\tdur\tname\nkernel\t1\t9223372036854775000\t18446744073709551615\tCijk_a\nkernel\t2\t9223372036854775100\t10\tncclKernel_x\n' >"$T/x.tsv"
 	pack "$T/x.tsv" "$T/x.ev"

@@ -88,7 +88,8 @@ static void usage(FILE *f)
 "      --no-hta           timeline: leave out HTA's rows\n"
 "      --tracelens-float  timeline: compute in microsecond doubles as TraceLens\n"
 "                         does (its rounding included), not in exact ns\n"
-"      --class=LIST       ops, variance: kernel classes [gemm]; 'all' for all\n"
+"      --class=LIST       ops, variance: kernel classes, 'all' for all\n"
+"                         [ops: all; variance: gemm]\n"
 "      --key=name|sig     variance: key instances by kernel name or by the\n"
 "                         launching op signature [sig, name when none]\n"
 "      --top=K            variance: the K widest ranges per group [all]\n"
@@ -577,6 +578,8 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev-stats");
 	atexit(free_by_keys);
+	/* variance's default classes; ops reads the mask only when --class
+	 * is given (class_given) and otherwise reports every class. */
 	o.so.class_mask = 1u << EV_KC_GEMM;
 	o.so.exact_limit = 262144;
 	o.so.coll_limits.max_open = EV_COLLMATCH_MAX_OPEN;
