@@ -98,7 +98,7 @@ static void test_words(void)
 	CHECK(ev_torch_dtype("c10::BFloat16") == EV_DT_BFLOAT16);
 	CHECK(ev_torch_dtype("torch.float16") == EV_DT_FLOAT16);
 	CHECK(ev_torch_dtype("Float8_e4m3fnuz") == EV_DT_FP8E4M3);
-	CHECK(ev_torch_dtype("ComplexFloat") == EV_DT_UNKNOWN);
+	CHECK(ev_torch_dtype("Int3") == EV_DT_UNKNOWN);
 	CHECK(ev_nccl_func_code(4) == EV_OP_ALLREDUCE && ev_nccl_func_code(8) == EV_OP_UNKNOWN);
 	CHECK(ev_nccl_algo_code(1) == EV_ALGO_RING && ev_nccl_algo_code(-1) == EV_ALGO_UNKNOWN);
 	CHECK(ev_nccl_proto_code(1) == EV_PROTO_LL128 && ev_nccl_proto_code(3) == EV_PROTO_UNKNOWN);
@@ -114,6 +114,63 @@ static void test_words(void)
 	CHECK(ev_nccl_algo_word("COLLNET", 7) == EV_ALGO_COLLNET_DIRECT && ev_nccl_algo_setting("collnet") == 0);
 	CHECK(ev_nccl_algo_setting("nvlstree") == EV_ALGO_NVLS_TREE && ev_nccl_algo_setting("NVLS_TREE") == EV_ALGO_NVLS_TREE);
 	CHECK(ev_nccl_algo_setting("") == 0 && ev_nccl_algo_setting("unknown") == 0);
+}
+
+struct dcase { const char *spelling; unsigned dt, size; };
+
+/* Every spelling of an element type PyTorch has written into a trace:
+ * ScalarType names (record_param_comms' "dtype"), torch.* names, and the
+ * C++ type names of "Input type" (GCC's "long int", Clang's "long",
+ * c10:: types).  Each gives its ev dtype and its size in bytes, so that a
+ * collective's bytes are elements times the right size. */
+static void test_torch_dtypes(void)
+{
+	static const struct dcase cases[] = {
+		{ "long int", EV_DT_INT64, 8 }, { "long", EV_DT_INT64, 8 }, { "long long", EV_DT_INT64, 8 },
+		{ "long long int", EV_DT_INT64, 8 }, { "int64_t", EV_DT_INT64, 8 }, { "Long", EV_DT_INT64, 8 },
+		{ "torch.int64", EV_DT_INT64, 8 }, { "torch.long", EV_DT_INT64, 8 },
+		{ "int", EV_DT_INT32, 4 }, { "int32_t", EV_DT_INT32, 4 }, { "Int", EV_DT_INT32, 4 },
+		{ "short", EV_DT_INT16, 2 }, { "short int", EV_DT_INT16, 2 }, { "int16_t", EV_DT_INT16, 2 },
+		{ "Short", EV_DT_INT16, 2 }, { "torch.int16", EV_DT_INT16, 2 },
+		{ "signed char", EV_DT_INT8, 1 }, { "int8_t", EV_DT_INT8, 1 }, { "Char", EV_DT_INT8, 1 },
+		{ "unsigned char", EV_DT_UINT8, 1 }, { "uint8_t", EV_DT_UINT8, 1 }, { "Byte", EV_DT_UINT8, 1 },
+		{ "bool", EV_DT_UINT8, 1 }, { "Bool", EV_DT_UINT8, 1 }, { "torch.bool", EV_DT_UINT8, 1 },
+		{ "unsigned short", EV_DT_UINT16, 2 }, { "short unsigned int", EV_DT_UINT16, 2 },
+		{ "UInt16", EV_DT_UINT16, 2 }, { "unsigned int", EV_DT_UINT32, 4 }, { "UInt32", EV_DT_UINT32, 4 },
+		{ "unsigned long", EV_DT_UINT64, 8 }, { "long unsigned int", EV_DT_UINT64, 8 },
+		{ "uint64_t", EV_DT_UINT64, 8 }, { "UInt64", EV_DT_UINT64, 8 },
+		{ "c10::Half", EV_DT_FLOAT16, 2 }, { "Half", EV_DT_FLOAT16, 2 }, { "torch.float16", EV_DT_FLOAT16, 2 },
+		{ "c10::BFloat16", EV_DT_BFLOAT16, 2 }, { "BFloat16", EV_DT_BFLOAT16, 2 },
+		{ "float", EV_DT_FLOAT32, 4 }, { "Float", EV_DT_FLOAT32, 4 }, { "torch.float32", EV_DT_FLOAT32, 4 },
+		{ "double", EV_DT_FLOAT64, 8 }, { "Double", EV_DT_FLOAT64, 8 }, { "torch.float64", EV_DT_FLOAT64, 8 },
+		{ "c10::complex<c10::Half>", EV_DT_COMPLEX32, 4 }, { "ComplexHalf", EV_DT_COMPLEX32, 4 },
+		{ "c10::complex<float>", EV_DT_COMPLEX64, 8 }, { "ComplexFloat", EV_DT_COMPLEX64, 8 },
+		{ "std::complex<float>", EV_DT_COMPLEX64, 8 }, { "torch.complex64", EV_DT_COMPLEX64, 8 },
+		{ "c10::complex<double>", EV_DT_COMPLEX128, 16 }, { "ComplexDouble", EV_DT_COMPLEX128, 16 },
+		{ "torch.cdouble", EV_DT_COMPLEX128, 16 },
+		{ "c10::Float8_e4m3fn", EV_DT_FP8E4M3, 1 }, { "c10::Float8_e4m3fnuz", EV_DT_FP8E4M3, 1 },
+		{ "c10::Float8_e5m2", EV_DT_FP8E5M2, 1 }, { "c10::Float8_e5m2fnuz", EV_DT_FP8E5M2, 1 },
+		{ "Float8_e5m2fnuz", EV_DT_FP8E5M2, 1 }, { "torch.float8_e4m3fn", EV_DT_FP8E4M3, 1 },
+		{ "c10::Float8_e8m0fnu", EV_DT_FP8E8M0, 1 }, { "Float8_e8m0fnu", EV_DT_FP8E8M0, 1 },
+		{ "c10::Float4_e2m1fn_x2", EV_DT_FP4E2M1X2, 1 }, { "Float4_e2m1fn_x2", EV_DT_FP4E2M1X2, 1 },
+		{ "c10::qint8", EV_DT_INT8, 1 }, { "QUInt8", EV_DT_UINT8, 1 }, { "c10::qint32", EV_DT_INT32, 4 },
+		{ "c10::quint4x2", EV_DT_UINT8, 1 }, { "c10::bits16", EV_DT_UINT16, 2 }, { "Bits8", EV_DT_UINT8, 1 },
+		/* ev's own names read back */
+		{ "int16", EV_DT_INT16, 2 }, { "complex64", EV_DT_COMPLEX64, 8 }, { "fp8e8m0", EV_DT_FP8E8M0, 1 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		unsigned dt = ev_torch_dtype(cases[i].spelling);
+		CHECK(dt == cases[i].dt && ev_dtype_size(dt) == cases[i].size);
+		if (dt != cases[i].dt || ev_dtype_size(dt) != cases[i].size)
+			fprintf(stderr, "  '%s': dtype %u size %u, expected %u size %u\n", cases[i].spelling, dt,
+			        ev_dtype_size(dt), cases[i].dt, cases[i].size);
+	}
+	/* Not element types: left unknown rather than guessed. */
+	CHECK(ev_torch_dtype("Scalar") == EV_DT_UNKNOWN && ev_torch_dtype("TensorList") == EV_DT_UNKNOWN);
+	CHECK(ev_torch_dtype("") == EV_DT_UNKNOWN && ev_torch_dtype("long intx") == EV_DT_UNKNOWN);
+	/* Every ev dtype has a name that reads back to it. */
+	for (unsigned v = 1; ev_dtype_name(v); v++)
+		CHECK(ev_torch_dtype(ev_dtype_name(v)) == v && ev_dtype_size(v) > 0);
 }
 
 /* Every algorithm and protocol has its ev name, NCCL's spellings and
@@ -208,5 +265,6 @@ int main(void)
 	RUN(test_words);
 	RUN(test_tables_complete);
 	RUN(test_classifier);
+	RUN(test_torch_dtypes);
 	return unit_report("test_nccl_names");
 }
