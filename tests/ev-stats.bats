@@ -138,6 +138,23 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	assert_line --index 1 --regexp "^aten::mm.*	Cijk_a	gemm	GEMM	2	3000	1500	1500	707.1067811865476	1000	2000	850.403524608	977	"
 }
 
+@test "classes and op categories: cuDNN convolutions, masked_fill, TraceLens's InferenceAttention" {
+	printf 'type\tts\tdur\tname\tsig\tstep\n' >"$T/k.tsv"
+	printf 'kernel\t0\t4000\tvolta_scudnn_128x64_relu_interior_nn_v1\taten::cudnn_convolution\t1\n' >>"$T/k.tsv"
+	printf 'kernel\t5000\t2000\tvoid cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int)\taten::cudnn_convolution\t2\n' >>"$T/k.tsv"
+	printf 'kernel\t8000\t1000\tvoid at::native::vectorized_elementwise_kernel<4, at::native::masked_fill_kernel(at::TensorIterator&)::{lambda(float, bool)#1}, std::array<char*, 3ul> >(int)\taten::masked_fill_\t3\n' >>"$T/k.tsv"
+	printf 'kernel\t10000\t3000\tkernel_unified_attention_2d\tvllm::unified_attention_with_output\t4\n' >>"$T/k.tsv"
+	pack "$T/k.tsv" "$T/k.ev"
+	run -0 ev-stats categories --csv "$T/k.ev"
+	assert_line 'conv,2,6,3,60'
+	assert_line 'elementwise,1,1,1,10'
+	refute_line --partial 'memset,'
+	run -0 bash -c 'ev-stats ops "$1" | cut -f1,3,4' _ "$T/k.ev"
+	assert_line "$(printf 'aten::cudnn_convolution\tconv\tCONV_fwd')"
+	assert_line "$(printf 'aten::masked_fill_\telementwise\telementwise')"
+	assert_line "$(printf 'vllm::unified_attention_with_output\tattention\tInferenceAttention')"
+}
+
 @test "compare: one sign convention, thresholds and only-in rows" {
 	printf 'type\tts\tdur\tname\nkernel\t0\t100000\tgemm_a\nkernel\t200000\t100000\tgemm_b\n' >"$T/base.tsv"
 	printf 'type\tts\tdur\tname\nkernel\t0\t80000\tgemm_a\nkernel\t200000\t100500\tgemm_c\n' >"$T/test.tsv"

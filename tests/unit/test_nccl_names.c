@@ -227,6 +227,18 @@ static void test_classifier(void)
 		{ "void cudnn::cnn::reduce_wgrad_nchw_helper<float, float>(void*, void const*, float, int, int)", EV_KC_CONV },
 		{ "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt128x128x32", EV_KC_CONV },
 		{ "naive_conv_fwd_nchw_float_double_float", EV_KC_CONV },
+		/* cuDNN's implicit-GEMM convolutions: scudnn/h884cudnn engines,
+		 * implicit_convolve_sgemm, and cudnn names with a conv word. */
+		{ "volta_scudnn_128x64_relu_interior_nn_v1", EV_KC_CONV },
+		{ "maxwell_scudnn_winograd_128x128_ldg1_ldg4_tile148n_nt", EV_KC_CONV },
+		{ "cudnn_infer_ampere_scudnn_128x32_relu_small_nn_v1", EV_KC_CONV },
+		{ "volta_h884cudnn_256x64_ldg8_relu_exp_interior_nhwc_tn_v1", EV_KC_CONV },
+		{ "turing_h1688cudnn_128x128_ldg8_relu_exp_small_nhwc_tn_v1", EV_KC_CONV },
+		{ "void cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)", EV_KC_CONV },
+		{ "xmma_cudnn_infer::conv::kernel<...>", EV_KC_CONV },
+		/* cuDNN's other kernels are not convolutions ("convert" is no conv). */
+		{ "void cudnn::ops::convertTensor_kernel<float, float, float, (cudnnKernelDataType_t)2>(...)", EV_KC_OTHER },
+		{ "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(...)", EV_KC_OTHER },
 		/* "convert" is not a convolution */
 		{ "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_convert_element_type_0", EV_KC_REDUCE },
 		{ "void vllm::rms_norm_kernel<c10::BFloat16>(...)", EV_KC_REDUCE },
@@ -241,6 +253,11 @@ static void test_classifier(void)
 		{ "ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", EV_KC_COMM },
 		{ "cross_device_reduce_1stage<__nv_bfloat16, 8>", EV_KC_COMM },
 		{ "__amd_rocclr_fillBufferAligned.kd", EV_KC_MEMSET },
+		{ "void at::native::vectorized_elementwise_kernel<4, at::native::fill_kernel_cuda(at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() const::{lambda()#1}, std::array<char*, 1ul> >(...)", EV_KC_MEMSET },
+		/* masked_fill reads a mask and its input: compute, not a memset. */
+		{ "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#11}::operator()() const::{lambda(float, bool)#1}, std::array<char*, 3ul> >(...)", EV_KC_ELEMENTWISE },
+		{ "void at::native::unrolled_elementwise_kernel<at::native::masked_fill_kernel>(...)", EV_KC_ELEMENTWISE },
+		{ "masked_fill_kernel", EV_KC_OTHER },
 		{ "__amd_rocclr_copyBuffer.kd", EV_KC_MEMCPY },
 		{ "void cub::DeviceScanKernel<cub::AgentScanPolicy<128, 15, int> >(...)", EV_KC_OTHER },
 	};
