@@ -106,9 +106,9 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	assert_output --partial '1 collectives were not seen on every rank'
 	# One source, no run keys: the config column says all sources are one run.
 	run -0 ev-stats coll --table=stragglers -q "$T/c.ev"
-	assert_line --index 0 "$(printf 'config\trank\tcollectives\ttimes_last\ttimes_first\tpct_last\ttotal_wait_us\tmean_wait_us\ttotal_coll_dur_us')"
-	assert_line --index 1 "$(printf '*\t0\t2\t2\t1\t100\t0\t0\t1500000')"
-	assert_line --index 2 "$(printf '*\t1\t1\t0\t1\t0\t1\t1\t1000001')"
+	assert_line --index 0 "$(printf 'config\trank\tcollectives\ttimes_last\ttimes_first\ttimes_last_tied\ttimes_first_tied\tpct_last\ttotal_wait_us\tmean_wait_us\ttotal_coll_dur_us')"
+	assert_line --index 1 "$(printf '*\t0\t2\t2\t1\t0\t0\t100\t0\t0\t1500000')"
+	assert_line --index 2 "$(printf '*\t1\t1\t0\t1\t0\t0\t0\t1\t1\t1000001')"
 }
 
 @test "variance: range, CV and where the extremes ran, across sources" {
@@ -311,6 +311,37 @@ rankfile() {
 		done
 	} >"$1.tsv"
 	pack "$1.tsv" "$1"
+}
+
+@test "coll stragglers: one first and one last rank per collective (the lowest of the tied), ties counted apart" {
+	# 8 allreduces on 4 ranks; start offsets in us per rank, ties on purpose.
+	local offs=("0 0 5 10" "0 0 0 0" "3 1 1 2" "0 1 2 3" "4 4 0 4" "2 0 2 1" "1 1 1 0" "0 2 0 2") i r o
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 9 nranks=4 ranks=0,1,2,3\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tdtype\n'
+		for i in "${!offs[@]}"; do
+			r=0
+			for o in ${offs[$i]}; do
+				printf 'coll\tallreduce\t%d\t1\t%d\t50000\t1048576\t9\t%d\tfloat32\n' "$r" $((i * 100000 + o * 1000)) "$i"
+				r=$((r + 1))
+			done
+		done
+	} >"$T/s.tsv"
+	pack "$T/s.tsv" "$T/s.ev"
+	run -0 bash -c 'ev-stats coll --table=stragglers -q "$1" | cut -f2-8' _ "$T/s.ev"
+	assert_output - <<'OUT'
+rank	collectives	times_last	times_first	times_last_tied	times_first_tied	pct_last
+0	8	5	4	4	3	62.5
+1	8	1	2	4	3	12.5
+2	8	0	1	3	3	0
+3	8	2	1	3	1	25
+OUT
+	# Each collective has one first and one last rank: the columns sum to 8.
+	run -0 bash -c 'ev-stats coll --table=stragglers -q "$1" | awk -F"\t" "NR > 1 { l += \$4; f += \$5 } END { print l, f }"' _ "$T/s.ev"
+	assert_output "8 8"
+	# The per-collective table picks by the same rule.
+	run -0 bash -c 'ev-stats coll --table=each -q "$1" | cut -f3,14,15' _ "$T/s.ev"
+	assert_output "$(printf 'seq\tfirst_rank\tlast_rank\n0\t0\t3\n1\t0\t0\n2\t1\t0\n3\t0\t3\n4\t2\t0\n5\t1\t0\n6\t3\t0\n7\t0\t1')"
 }
 
 @test "coll: by default the ranks of one run match, whatever file each rank came from" {
