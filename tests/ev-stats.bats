@@ -233,6 +233,52 @@ print("ok")' "$T/ours.csv" "$d/${f}_perf_report_csvs/gpu_timeline.csv"
 	done <"$TESTS_DIR/expected/hta/breakdown.tsv"
 }
 
+@test "HTA rows of a trace with one ProfilerStep keep every GPU event, as HTA does, and say so once" {
+	# HTA filters by ProfilerStep only when there are two or more ("only one
+	# ProfilerStep found. All trace events will be preserved"); dropping the
+	# last step, the only one, left every HTA row 0.  gen-kineto writes one
+	# ProfilerStep around two iterations: per rank GEMMs 100+r+50+10 and
+	# 110+r+90+10 us, comm [220,250) inside GEMM B each iteration, 1410 us.
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --run --ranks 2 --iters 2 "$T/g"
+	kineto2ev -q -o "$T/g.ev" "$T"/g/torch_profiler/rank*/trace.json
+	run -0 --separate-stderr ev-stats timeline -o "$T/out.tsv" "$T/g.ev"
+	assert_equal "$stderr" "ev-stats: warning: 2 rank(s) have one ProfilerStep: HTA's rows keep every GPU event, as HTA does with fewer than two steps"
+	run -0 awk -F'\t' '$3 ~ /^hta_/ { print $2, $3, $4, $5 }' "$T/out.tsv"
+	assert_output - <<'OUT'
+0 hta_idle_time 1.04 73.75886524822695
+0 hta_compute_time 0.37 26.24113475177305
+0 hta_non_compute_time 0 0
+0 hta_kernel_time 1.41 100
+0 hta_comm_comp_overlap_time 0.06 100
+1 hta_idle_time 1.038 73.61702127659575
+1 hta_compute_time 0.372 26.382978723404257
+1 hta_non_compute_time 0 0
+1 hta_kernel_time 1.41 100
+1 hta_comm_comp_overlap_time 0.06 100
+OUT
+}
+
+@test "HTA rows of a real one-step trace span every GPU event (shared data)" {
+	need_shared_data
+	local f="$SHARED_DATA/kineto/tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+	kineto2ev -q -o "$T/q.ev" "$f"
+	run -0 --separate-stderr ev-stats timeline -o "$T/q.tsv" "$T/q.ev"
+	assert_equal "${stderr_lines[0]}" "ev-stats: warning: 1 rank(s) have one ProfilerStep: HTA's rows keep every GPU event, as HTA does with fewer than two steps"
+	# HTA's kernel time: every GPU event of the JSON, each rounded inward to
+	# whole us as HTA's parser does, first start to last end.
+	run -0 python3 - "$f" <<'PY'
+import gzip, json, math, sys
+ev = json.load(gzip.open(sys.argv[1]))["traceEvents"]
+g = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+print(max(math.floor(e["ts"] + e["dur"]) for e in g) - min(math.ceil(e["ts"]) for e in g))
+PY
+	local want="$output"
+	run -0 awk -F'\t' '$3 == "hta_kernel_time" { printf "%.0f\n", $4 * 1000 }' "$T/q.tsv"
+	assert_output "$want"
+	run -0 awk -F'\t' '$3 == "hta_compute_time" { print ($4 > 0) }' "$T/q.tsv"
+	assert_output 1
+}
+
 @test "HTA numbers of each rank are the same alone and with the ranks' records interleaved in one stream" {
 	need_shared_data
 	# CPU records of two ranks alternate in the merged stream: each must

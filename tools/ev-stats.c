@@ -178,6 +178,13 @@ static void report(const struct opts *o, const struct ev_stats_counts *c)
 	if (c->sketched)
 		ev_cli_warn(&o->cli, "quantiles of the largest groups come from a sketch (within %.1f%%): over --exact-limit",
 		            EV_DIST_SKETCH_ERR * 100);
+	/* Conventions that would pass unseen: said once, counted. */
+	if (c->hta_one_step)
+		ev_cli_warn(&o->cli, "%llu rank(s) have one ProfilerStep: HTA's rows keep every GPU event, as HTA does with "
+		            "fewer than two steps", (unsigned long long)c->hta_one_step);
+	if (c->hta_no_step)
+		ev_cli_warn(&o->cli, "%llu rank(s) have no ProfilerStep: HTA's rows keep every GPU event, as HTA does with "
+		            "fewer than two steps", (unsigned long long)c->hta_no_step);
 }
 
 /* ------------------------------------------------------------------ */

@@ -182,6 +182,10 @@ struct ev_stats_counts {
 	uint64_t sketched;   /* distributions moved to the sketch */
 	uint64_t ops_window; /* op instances closed by the window, not the end */
 	uint64_t streamed;   /* rows written to opts.stream */
+	/* Numbers that follow a convention, so that the tool says why once
+	 * (set by finish; counted per rank). */
+	uint64_t hta_one_step;  /* timeline: ranks with one ProfilerStep: HTA keeps every GPU event */
+	uint64_t hta_no_step;   /* timeline: ranks with CPU events, no ProfilerStep: the same */
 };
 
 typedef struct ev_stats ev_stats;

@@ -21,6 +21,7 @@ struct timeline {
 	/* HTA's breakdown per (source group, rank), as HTA keeps events
 	 * (lib/analysis/hta.c) */
 	struct ev_vec htas;             /* struct ev_hta */
+	struct ev_hta_result *results;  /* per accumulator, after finish */
 	struct ev_map hta_idx;          /* (sg, rank) -> index + 1 */
 	uint32_t hta_src, hta_rank, hta_last; /* the last (src, rank) looked up: index + 1 (0: none) */
 	/* the last record's group, and the last source's time base */
@@ -88,7 +89,7 @@ static int hta_cpu(struct ev_stats *s, const struct ev_rec *r)
 		if (!(h = hta_of(s, r, &idx)))
 			return EV_ERR_NOMEM;
 		if (r->op == EV_RG_STEP)
-			ev_hta_step(h, r->ts);
+			ev_hta_step(h, r->ts, r->name);
 		else
 			ev_hta_cpu_event(h);
 		return EV_OK;
@@ -184,12 +185,35 @@ static int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 	return EV_OK;
 }
 
-/* HTA's result of accumulator i, finished once (counts reported once). */
-static void hta_result(struct ev_stats *s, size_t i, struct ev_hta_result *out)
+/* End of input: HTA's result of every rank, once, and what the tool is to
+ * say about them: ranks whose HTA rows keep every GPU event because they
+ * have fewer than two ProfilerSteps.  Counted over the ranks that have a
+ * row (a rank of CPU records only has none). */
+static int timeline_finish(struct ev_stats *s)
 {
 	struct timeline *tm = s->state;
-	struct ev_hta *h = (struct ev_hta *)tm->htas.data + i;
-	ev_hta_finish(h, out);
+	size_t n = tm->htas.len;
+	if (s->o.no_hta || n == 0)
+		return EV_OK;
+	unsigned char *shown = calloc(n, 1);
+	tm->results = calloc(n, sizeof *tm->results);
+	if (!shown || !tm->results) {
+		free(shown);
+		return EV_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ev_hta_finish((struct ev_hta *)tm->htas.data + i, &tm->results[i]);
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		const struct tl *t = GROUP_VAL(&s->g, i);
+		if (!t->hta || shown[t->hta - 1])
+			continue;
+		shown[t->hta - 1] = 1;
+		const struct ev_hta_result *hr = &tm->results[t->hta - 1];
+		s->n.hta_one_step += hr->one_step != 0;
+		s->n.hta_no_step += hr->no_steps != 0;
+	}
+	free(shown);
+	return EV_OK;
 }
 
 static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
@@ -200,6 +224,9 @@ static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 	keys[nk++] = (struct ev_colspec){ "type", 0, 0 };
 	static const struct ev_colspec vals[] = { { "time_ms", 0, EV_DIR_LOWER }, { "percent", 0, EV_DIR_NONE } };
 	int rc = ev_rowset_init(rs, keys, nk, vals, 2);
+	struct timeline *tm = s->state;
+	if (!rc && !tm->results)
+		rc = timeline_finish(s); /* a caller that did not finish */
 	for (size_t i = 0; !rc && i < s->g.keys.len; i++) {
 		struct tl *t = GROUP_VAL(&s->g, i);
 		ev_cover_finish(&t->tl);
@@ -215,8 +242,8 @@ static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 		/* HTA's numbers are its rank's, in ns (µs with --tracelens-float). */
 		struct ev_hta_result hr;
 		memset(&hr, 0, sizeof hr);
-		if (t->hta)
-			hta_result(s, t->hta - 1, &hr);
+		if (t->hta && tm->results)
+			hr = tm->results[t->hta - 1];
 		double to_ms = s->o.float_us ? 1e3 : 1e6, hscale = s->o.float_us ? 1e-3 : 1.0;
 		double kt = hr.kernel_time * hscale, hidle = hr.idle_time * hscale, hcomp = hr.compute_time * hscale;
 		double hcomm = hr.comm_time * hscale, hover = hr.comm_comp_overlap * hscale;
@@ -249,6 +276,7 @@ static void timeline_free(struct ev_stats *s)
 	for (size_t i = 0; i < tm->htas.len; i++)
 		ev_hta_free((struct ev_hta *)tm->htas.data + i);
 	ev_vec_free(&tm->htas);
+	free(tm->results);
 	ev_map_free(&tm->hta_idx);
 	ev_map_free(&tm->bucket_cache);
 }
@@ -269,6 +297,7 @@ const struct ev_stats_analysis ev_stats_analysis_timeline = {
 	.group_size = sizeof(struct tl),
 	.init = timeline_init,
 	.rec = timeline_rec,
+	.finish = timeline_finish,
 	.rows = timeline_rows,
 	.free = timeline_free,
 };
