@@ -34,6 +34,24 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	assert_output 0.001
 }
 
+@test "timeline: a rank without communication has an empty overlap percent, said once" {
+	# HTA's comp_comm_overlap_pctg is NaN where there is no communication:
+	# 0 % would read as "nothing overlapped".  Rank 0 communicates, rank 1
+	# does not.
+	pack "$F/timeline.tsv" "$T/t.ev"
+	run -0 --separate-stderr ev-stats timeline -o "$T/out.tsv" "$T/t.ev"
+	assert_equal "$stderr" "ev-stats: warning: 1 rank(s) have no communication: hta_comm_comp_overlap_time's percent left empty (HTA gives NaN)"
+	assert_equal "$(row hta_comm_comp_overlap_time)" "$(printf '0.05\t50')"
+	run -0 awk -F'\t' '$2 == 1 && $3 == "hta_comm_comp_overlap_time" { print $4 "|" $5 "|" }' "$T/out.tsv"
+	assert_output "0||"
+	run -0 bash -c 'ev-stats timeline -q --json "$1" | jq -c ".[] | select(.rank == 1 and .type == \"hta_comm_comp_overlap_time\") | [.time_ms, .percent]"' _ "$T/t.ev"
+	assert_output "[0,null]"
+	run -0 bash -c 'ev-stats timeline -q --csv "$1" | grep "^0,1,hta_comm_comp"' _ "$T/t.ev"
+	assert_output "0,1,hta_comm_comp_overlap_time,0,"
+	run -0 --separate-stderr ev-stats timeline -q "$T/t.ev"
+	assert_equal "$stderr" ""
+}
+
 @test "timeline: --include-unlinked keeps GPU events without a launch" {
 	pack "$F/timeline.tsv" "$T/t.ev"
 	ev-stats timeline --include-unlinked --no-hta -o "$T/out.tsv" "$T/t.ev"
@@ -70,7 +88,10 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	run -0 cat "$T/out.tsv"
 	assert_line --index 0 "$(printf 'name\tclass\tcount\tsum_us\tmean_us\tmedian_us\tmin_us\tmax_us\tstd_us\tp90_us\tp99_us\tpercent')"
 	assert_line --index 1 "$(printf 'k\tother\t5\t15\t3\t3\t1\t5\t1.5811388300841898\t4.6\t4.96\t60')"
-	assert_line --index 2 "$(printf 'other\tother\t1\t10\t10\t10\t10\t10\t0\t10\t10\t40')"
+	# One instance has no sample std (pandas: NaN): empty, not 0.
+	assert_line --index 2 "$(printf 'other\tother\t1\t10\t10\t10\t10\t10\t\t10\t10\t40')"
+	run -0 --separate-stderr ev-stats kernels "$T/k.ev"
+	assert_equal "$stderr" "ev-stats: warning: 1 row(s) of a single instance: std left empty (a sample std needs two)"
 }
 
 @test "kernels: past --exact-limit quantiles come from the sketch within 0.5%" {
@@ -138,6 +159,21 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	assert_line --index 1 --regexp "^aten::mm.*	Cijk_a	gemm	GEMM	2	3000	1500	1500	707.1067811865476	1000	2000	850.403524608	977	"
 }
 
+@test "ops: the std of a single instance is empty (TraceLens: NaN), said once" {
+	printf 'type\top\tts\tdur\tname\tsig\tstep\n' >"$T/o.tsv"
+	printf 'kernel\tgemm\t0\t1000\tCijk_a\taten::mm\t1\nkernel\tgemm\t5000\t3000\tCijk_a\taten::mm\t2\n' >>"$T/o.tsv"
+	printf 'kernel\telementwise\t9000\t1000\tvectorized_elementwise_kernel\taten::add\t3\n' >>"$T/o.tsv"
+	pack "$T/o.tsv" "$T/o.ev"
+	run -0 --separate-stderr ev-stats ops "$T/o.ev"
+	assert_equal "$stderr" "ev-stats: warning: 1 row(s) of a single instance: std left empty (a sample std needs two)"
+	run -0 bash -c 'ev-stats ops -q "$1" | cut -f1,5,9' _ "$T/o.ev"
+	assert_output "$(printf 'sig\tcount\tkernel_time_std_us\naten::mm\t2\t1.4142135623730951\naten::add\t1\t')"
+	run -0 bash -c 'ev-stats ops -q --json "$1" | jq -c "[.[] | .kernel_time_std_us]"' _ "$T/o.ev"
+	assert_output "[1.4142135623730951,null]"
+	run -0 bash -c 'ev-stats ops -q --md "$1" | grep "aten::add"' _ "$T/o.ev"
+	assert_output --regexp '^\| aten::add \| vectorized_elementwise_kernel \| elementwise \| [a-z]+ \| 1 \| 1 \| 1 \| 1 \|  \| 1 \| 1 \|'
+}
+
 @test "classes and op categories: cuDNN convolutions, masked_fill, TraceLens's InferenceAttention" {
 	printf 'type\tts\tdur\tname\tsig\tstep\n' >"$T/k.tsv"
 	printf 'kernel\t0\t4000\tvolta_scudnn_128x64_relu_interior_nn_v1\taten::cudnn_convolution\t1\n' >>"$T/k.tsv"
@@ -161,7 +197,7 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	pack "$T/base.tsv" "$T/b.ev"
 	pack "$T/test.tsv" "$T/t.ev"
 	ev-merge -q -o "$T/m.ev" base="$T/b.ev" new="$T/t.ev"
-	run -0 ev-stats compare --what=kernels "$T/m.ev"
+	run -0 ev-stats compare -q --what=kernels "$T/m.ev"
 	assert_line --index 0 "$(printf 'baseline\ttest\tname\tclass\tmetric\tbase\tvalue\tdiff\tpct\tstatus\tbase_count\ttest_count')"
 	assert_line --index 1 "$(printf 'base\tnew\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter\t1\t1')"
 	# Keys on one side only keep their numbers, metric by metric.
@@ -177,7 +213,7 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 
 @test "output formats: CSV, JSON and Markdown carry the same table" {
 	pack "$F/timeline.tsv" "$T/t.ev"
-	run -0 bash -c 'ev-stats timeline --json "$1" | jq -r ".[0].type, .[0].time_ms, length"' _ "$T/t.ev"
+	run -0 bash -c 'ev-stats timeline -q --json "$1" | jq -r ".[0].type, .[0].time_ms, length"' _ "$T/t.ev"
 	assert_output "$(printf 'computation_time\n0.11\n26')"
 	run -0 ev-stats timeline --md --no-hta "$T/t.ev"
 	assert_line --index 0 '| src | rank | type | time_ms | percent |'
@@ -224,12 +260,12 @@ print("ok")' "$T/ours.csv" "$d/${f}_perf_report_csvs/gpu_timeline.csv"
 		f=$(ls "$SHARED_DATA/kineto/hta/$name/"*.json* | head -n 1)
 		kineto2ev -q -o "$T/$name.ev" "$f"
 		ev-stats timeline -q -o "$T/$name.tsv" "$T/$name.ev"
-		run -0 awk -F'\t' '$3 ~ /^hta_/ { v[$3] = sprintf("%.0f", $4 * 1000); p[$3] = sprintf("%.2f", $5) }
+		run -0 awk -F'\t' '$3 ~ /^hta_/ { v[$3] = sprintf("%.0f", $4 * 1000); p[$3] = $5 == "" ? "-" : sprintf("%.2f", $5) }
 			END { print v["hta_idle_time"], v["hta_compute_time"], v["hta_non_compute_time"], v["hta_kernel_time"], p["hta_comm_comp_overlap_time"] }' "$T/$name.tsv"
-		# HTA prints no overlap when a rank has no communication.
-		[ -n "$ovl" ] || ovl=0.00
-		[ "$ovl" = 0 ] && ovl=0.00
-		assert_output "$idle $comp $non $kt $(printf '%.2f' "$ovl")"
+		# HTA prints no overlap (NaN) when a rank has no communication, and
+		# so does ev-stats (an empty cell, "-" here).
+		if [ -n "$ovl" ]; then ovl=$(printf '%.2f' "$ovl"); else ovl=-; fi
+		assert_output "$idle $comp $non $kt $ovl"
 	done <"$TESTS_DIR/expected/hta/breakdown.tsv"
 }
 
@@ -333,7 +369,7 @@ print("ok", len(ref))' "$T/ops.csv" "$tl/${r}_perf_report_csvs/GEMM.csv"
 	pack "$T/b.tsv" "$T/b.ev"
 	pack "$T/t.tsv" "$T/t.ev"
 	ev-merge -q -o "$T/m.ev" base="$T/b.ev" test="$T/t.ev"
-	run -0 ev-stats compare --what=kernels "$T/m.ev"
+	run -0 ev-stats compare -q --what=kernels "$T/m.ev"
 	assert_line --index 1 "$(printf 'base\ttest\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter\t1\t1')"
 	# Grouping by a #src key that no source has pools them (and frees cleanly).
 	run -0 ev-stats kernels --by threads -q "$T/m.ev"
@@ -470,7 +506,8 @@ OUT
 	run -0 --separate-stderr ev-stats timeline "$T/n.ev"
 	assert_equal "$stderr" "ev-stats: warning: timeline: no GPU events (kernel, memcpy, memset) among 1 records: empty table"
 	run -0 --separate-stderr ev-stats compare --what=kernels "$T/e.ev"
-	assert_equal "$stderr" "ev-stats: warning: compare: only one source in the input; nothing to compare"
+	assert_equal "$stderr" "$(printf '%s\n' "ev-stats: warning: 1 row(s) of a single instance: std left empty (a sample std needs two)" \
+		"ev-stats: warning: compare: only one source in the input; nothing to compare")"
 	# -q silences it.
 	run -0 --separate-stderr ev-stats ops -q "$T/e.ev"
 	assert_equal "$stderr" ""
@@ -510,9 +547,9 @@ OUT
 	printf 'type\top\tts\tdur\tname\tsig\tstep\n' >"$T/o.tsv"
 	printf 'kernel\tgemm\t0\t1000\tCijk_a\taten::mm\t1\nkernel\telementwise\t5000\t1000\tvectorized_elementwise_kernel\taten::add\t2\n' >>"$T/o.tsv"
 	pack "$T/o.tsv" "$T/o.ev"
-	run -0 bash -c 'ev-stats ops "$1" | cut -f1,3' _ "$T/o.ev"
+	run -0 bash -c 'ev-stats ops -q "$1" | cut -f1,3' _ "$T/o.ev"
 	assert_output "$(printf 'sig\tclass\naten::mm\tgemm\naten::add\telementwise')"
-	run -0 bash -c 'ev-stats variance "$1" | cut -f2,3' _ "$T/o.ev"
+	run -0 bash -c 'ev-stats variance -q "$1" | cut -f2,3' _ "$T/o.ev"
 	assert_output "$(printf 'key\tname\naten::mm\tCijk_a')"
 }
 

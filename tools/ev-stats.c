@@ -178,13 +178,20 @@ static void report(const struct opts *o, const struct ev_stats_counts *c)
 	if (c->sketched)
 		ev_cli_warn(&o->cli, "quantiles of the largest groups come from a sketch (within %.1f%%): over --exact-limit",
 		            EV_DIST_SKETCH_ERR * 100);
-	/* Conventions that would pass unseen: said once, counted. */
+	/* Empty cells and conventions that would read as facts: said once,
+	 * counted. */
 	if (c->hta_one_step)
 		ev_cli_warn(&o->cli, "%llu rank(s) have one ProfilerStep: HTA's rows keep every GPU event, as HTA does with "
 		            "fewer than two steps", (unsigned long long)c->hta_one_step);
 	if (c->hta_no_step)
 		ev_cli_warn(&o->cli, "%llu rank(s) have no ProfilerStep: HTA's rows keep every GPU event, as HTA does with "
 		            "fewer than two steps", (unsigned long long)c->hta_no_step);
+	if (c->no_comm)
+		ev_cli_warn(&o->cli, "%llu rank(s) have no communication: hta_comm_comp_overlap_time's percent left empty "
+		            "(HTA gives NaN)", (unsigned long long)c->no_comm);
+	if (c->one_instance)
+		ev_cli_warn(&o->cli, "%llu row(s) of a single instance: std left empty (a sample std needs two)",
+		            (unsigned long long)c->one_instance);
 }
 
 /* ------------------------------------------------------------------ */

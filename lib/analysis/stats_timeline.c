@@ -3,6 +3,7 @@
  * stats_timeline.c - TraceLens's GPU timeline and HTA's temporal breakdown
  * per group, by the one-pass interval sweep of cover.c.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,8 +188,9 @@ static int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 
 /* End of input: HTA's result of every rank, once, and what the tool is to
  * say about them: ranks whose HTA rows keep every GPU event because they
- * have fewer than two ProfilerSteps.  Counted over the ranks that have a
- * row (a rank of CPU records only has none). */
+ * have fewer than two ProfilerSteps, and ranks without communication,
+ * whose overlap percentage is left empty (HTA's is NaN).  Counted over the
+ * ranks that have a row (a rank of CPU records only has none). */
 static int timeline_finish(struct ev_stats *s)
 {
 	struct timeline *tm = s->state;
@@ -211,6 +213,7 @@ static int timeline_finish(struct ev_stats *s)
 		const struct ev_hta_result *hr = &tm->results[t->hta - 1];
 		s->n.hta_one_step += hr->one_step != 0;
 		s->n.hta_no_step += hr->no_steps != 0;
+		s->n.no_comm += hr->comm_time == 0;
 	}
 	free(shown);
 	return EV_OK;
@@ -256,6 +259,8 @@ static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 			{ "hta_non_compute_time", kt - hcomp - hidle, kt }, { "hta_kernel_time", kt, kt },
 			{ "hta_comm_comp_overlap_time", hover, hcomm },
 		};
+		enum { OVERLAP_ROW = 12 };
+		_Static_assert(sizeof v / sizeof v[0] == OVERLAP_ROW + 1, "the overlap row is the last");
 		size_t nv = s->o.no_hta ? 8 : sizeof v / sizeof v[0];
 		for (size_t j = 0; !rc && j < nv; j++) {
 			struct ev_row *r;
@@ -265,6 +270,10 @@ static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 			rc = ev_row_key(r, n, v[j].type);
 			r->val[0] = v[j].ns / to_ms;
 			r->val[1] = v[j].base > 0 ? 100.0 * v[j].ns / v[j].base : 0.0;
+			/* Overlap is a share of communication: without any, it is
+			 * undefined (HTA: NaN), not 0 %; the cell is left empty. */
+			if (j == OVERLAP_ROW && !(v[j].base > 0))
+				r->val[1] = NAN;
 		}
 	}
 	return rc;
