@@ -34,6 +34,24 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	assert_output 0.001
 }
 
+@test "timeline: a rank without communication has an empty overlap percent, said once" {
+	# HTA's comp_comm_overlap_pctg is NaN where there is no communication:
+	# 0 % would read as "nothing overlapped".  Rank 0 communicates, rank 1
+	# does not.
+	pack "$F/timeline.tsv" "$T/t.ev"
+	run -0 --separate-stderr ev-stats timeline -o "$T/out.tsv" "$T/t.ev"
+	assert_equal "$stderr" "ev-stats: warning: 1 rank(s) have no communication: hta_comm_comp_overlap_time's percent left empty (HTA gives NaN)"
+	assert_equal "$(row hta_comm_comp_overlap_time)" "$(printf '0.05\t50')"
+	run -0 awk -F'\t' '$2 == 1 && $3 == "hta_comm_comp_overlap_time" { print $4 "|" $5 "|" }' "$T/out.tsv"
+	assert_output "0||"
+	run -0 bash -c 'ev-stats timeline -q --json "$1" | jq -c ".[] | select(.rank == 1 and .type == \"hta_comm_comp_overlap_time\") | [.time_ms, .percent]"' _ "$T/t.ev"
+	assert_output "[0,null]"
+	run -0 bash -c 'ev-stats timeline -q --csv "$1" | grep "^0,1,hta_comm_comp"' _ "$T/t.ev"
+	assert_output "0,1,hta_comm_comp_overlap_time,0,"
+	run -0 --separate-stderr ev-stats timeline -q "$T/t.ev"
+	assert_equal "$stderr" ""
+}
+
 @test "timeline: --include-unlinked keeps GPU events without a launch" {
 	pack "$F/timeline.tsv" "$T/t.ev"
 	ev-stats timeline --include-unlinked --no-hta -o "$T/out.tsv" "$T/t.ev"
@@ -70,7 +88,10 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	run -0 cat "$T/out.tsv"
 	assert_line --index 0 "$(printf 'name\tclass\tcount\tsum_us\tmean_us\tmedian_us\tmin_us\tmax_us\tstd_us\tp90_us\tp99_us\tpercent')"
 	assert_line --index 1 "$(printf 'k\tother\t5\t15\t3\t3\t1\t5\t1.5811388300841898\t4.6\t4.96\t60')"
-	assert_line --index 2 "$(printf 'other\tother\t1\t10\t10\t10\t10\t10\t0\t10\t10\t40')"
+	# One instance has no sample std (pandas: NaN): empty, not 0.
+	assert_line --index 2 "$(printf 'other\tother\t1\t10\t10\t10\t10\t10\t\t10\t10\t40')"
+	run -0 --separate-stderr ev-stats kernels "$T/k.ev"
+	assert_equal "$stderr" "ev-stats: warning: 1 row(s) of a single instance: std left empty (a sample std needs two)"
 }
 
 @test "kernels: past --exact-limit quantiles come from the sketch within 0.5%" {
@@ -106,9 +127,9 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	assert_output --partial '1 collectives were not seen on every rank'
 	# One source, no run keys: the config column says all sources are one run.
 	run -0 ev-stats coll --table=stragglers -q "$T/c.ev"
-	assert_line --index 0 "$(printf 'config\trank\tcollectives\ttimes_last\ttimes_first\tpct_last\ttotal_wait_us\tmean_wait_us\ttotal_coll_dur_us')"
-	assert_line --index 1 "$(printf '*\t0\t2\t2\t1\t100\t0\t0\t1500000')"
-	assert_line --index 2 "$(printf '*\t1\t1\t0\t1\t0\t1\t1\t1000001')"
+	assert_line --index 0 "$(printf 'config\trank\tcollectives\ttimes_last\ttimes_first\ttimes_last_tied\ttimes_first_tied\tpct_last\ttotal_wait_us\tmean_wait_us\ttotal_coll_dur_us')"
+	assert_line --index 1 "$(printf '*\t0\t2\t2\t1\t0\t0\t100\t0\t0\t1500000')"
+	assert_line --index 2 "$(printf '*\t1\t1\t0\t1\t0\t0\t0\t1\t1\t1000001')"
 }
 
 @test "variance: range, CV and where the extremes ran, across sources" {
@@ -138,13 +159,45 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	assert_line --index 1 --regexp "^aten::mm.*	Cijk_a	gemm	GEMM	2	3000	1500	1500	707.1067811865476	1000	2000	850.403524608	977	"
 }
 
+@test "ops: the std of a single instance is empty (TraceLens: NaN), said once" {
+	printf 'type\top\tts\tdur\tname\tsig\tstep\n' >"$T/o.tsv"
+	printf 'kernel\tgemm\t0\t1000\tCijk_a\taten::mm\t1\nkernel\tgemm\t5000\t3000\tCijk_a\taten::mm\t2\n' >>"$T/o.tsv"
+	printf 'kernel\telementwise\t9000\t1000\tvectorized_elementwise_kernel\taten::add\t3\n' >>"$T/o.tsv"
+	pack "$T/o.tsv" "$T/o.ev"
+	run -0 --separate-stderr ev-stats ops "$T/o.ev"
+	assert_equal "$stderr" "ev-stats: warning: 1 row(s) of a single instance: std left empty (a sample std needs two)"
+	run -0 bash -c 'ev-stats ops -q "$1" | cut -f1,5,9' _ "$T/o.ev"
+	assert_output "$(printf 'sig\tcount\tkernel_time_std_us\naten::mm\t2\t1.4142135623730951\naten::add\t1\t')"
+	run -0 bash -c 'ev-stats ops -q --json "$1" | jq -c "[.[] | .kernel_time_std_us]"' _ "$T/o.ev"
+	assert_output "[1.4142135623730951,null]"
+	run -0 bash -c 'ev-stats ops -q --md "$1" | grep "aten::add"' _ "$T/o.ev"
+	assert_output --regexp '^\| aten::add \| vectorized_elementwise_kernel \| elementwise \| [a-z]+ \| 1 \| 1 \| 1 \| 1 \|  \| 1 \| 1 \|'
+}
+
+@test "classes and op categories: cuDNN convolutions, masked_fill, TraceLens's InferenceAttention" {
+	printf 'type\tts\tdur\tname\tsig\tstep\n' >"$T/k.tsv"
+	printf 'kernel\t0\t4000\tvolta_scudnn_128x64_relu_interior_nn_v1\taten::cudnn_convolution\t1\n' >>"$T/k.tsv"
+	printf 'kernel\t5000\t2000\tvoid cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int)\taten::cudnn_convolution\t2\n' >>"$T/k.tsv"
+	printf 'kernel\t8000\t1000\tvoid at::native::vectorized_elementwise_kernel<4, at::native::masked_fill_kernel(at::TensorIterator&)::{lambda(float, bool)#1}, std::array<char*, 3ul> >(int)\taten::masked_fill_\t3\n' >>"$T/k.tsv"
+	printf 'kernel\t10000\t3000\tkernel_unified_attention_2d\tvllm::unified_attention_with_output\t4\n' >>"$T/k.tsv"
+	pack "$T/k.tsv" "$T/k.ev"
+	run -0 ev-stats categories --csv "$T/k.ev"
+	assert_line 'conv,2,6,3,60'
+	assert_line 'elementwise,1,1,1,10'
+	refute_line --partial 'memset,'
+	run -0 bash -c 'ev-stats ops "$1" | cut -f1,3,4' _ "$T/k.ev"
+	assert_line "$(printf 'aten::cudnn_convolution\tconv\tCONV_fwd')"
+	assert_line "$(printf 'aten::masked_fill_\telementwise\telementwise')"
+	assert_line "$(printf 'vllm::unified_attention_with_output\tattention\tInferenceAttention')"
+}
+
 @test "compare: one sign convention, thresholds and only-in rows" {
 	printf 'type\tts\tdur\tname\nkernel\t0\t100000\tgemm_a\nkernel\t200000\t100000\tgemm_b\n' >"$T/base.tsv"
 	printf 'type\tts\tdur\tname\nkernel\t0\t80000\tgemm_a\nkernel\t200000\t100500\tgemm_c\n' >"$T/test.tsv"
 	pack "$T/base.tsv" "$T/b.ev"
 	pack "$T/test.tsv" "$T/t.ev"
 	ev-merge -q -o "$T/m.ev" base="$T/b.ev" new="$T/t.ev"
-	run -0 ev-stats compare --what=kernels "$T/m.ev"
+	run -0 ev-stats compare -q --what=kernels "$T/m.ev"
 	assert_line --index 0 "$(printf 'baseline\ttest\tname\tclass\tmetric\tbase\tvalue\tdiff\tpct\tstatus\tbase_count\ttest_count')"
 	assert_line --index 1 "$(printf 'base\tnew\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter\t1\t1')"
 	# Keys on one side only keep their numbers, metric by metric.
@@ -160,7 +213,7 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 
 @test "output formats: CSV, JSON and Markdown carry the same table" {
 	pack "$F/timeline.tsv" "$T/t.ev"
-	run -0 bash -c 'ev-stats timeline --json "$1" | jq -r ".[0].type, .[0].time_ms, length"' _ "$T/t.ev"
+	run -0 bash -c 'ev-stats timeline -q --json "$1" | jq -r ".[0].type, .[0].time_ms, length"' _ "$T/t.ev"
 	assert_output "$(printf 'computation_time\n0.11\n26')"
 	run -0 ev-stats timeline --md --no-hta "$T/t.ev"
 	assert_line --index 0 '| src | rank | type | time_ms | percent |'
@@ -207,13 +260,59 @@ print("ok")' "$T/ours.csv" "$d/${f}_perf_report_csvs/gpu_timeline.csv"
 		f=$(ls "$SHARED_DATA/kineto/hta/$name/"*.json* | head -n 1)
 		kineto2ev -q -o "$T/$name.ev" "$f"
 		ev-stats timeline -q -o "$T/$name.tsv" "$T/$name.ev"
-		run -0 awk -F'\t' '$3 ~ /^hta_/ { v[$3] = sprintf("%.0f", $4 * 1000); p[$3] = sprintf("%.2f", $5) }
+		run -0 awk -F'\t' '$3 ~ /^hta_/ { v[$3] = sprintf("%.0f", $4 * 1000); p[$3] = $5 == "" ? "-" : sprintf("%.2f", $5) }
 			END { print v["hta_idle_time"], v["hta_compute_time"], v["hta_non_compute_time"], v["hta_kernel_time"], p["hta_comm_comp_overlap_time"] }' "$T/$name.tsv"
-		# HTA prints no overlap when a rank has no communication.
-		[ -n "$ovl" ] || ovl=0.00
-		[ "$ovl" = 0 ] && ovl=0.00
-		assert_output "$idle $comp $non $kt $(printf '%.2f' "$ovl")"
+		# HTA prints no overlap (NaN) when a rank has no communication, and
+		# so does ev-stats (an empty cell, "-" here).
+		if [ -n "$ovl" ]; then ovl=$(printf '%.2f' "$ovl"); else ovl=-; fi
+		assert_output "$idle $comp $non $kt $ovl"
 	done <"$TESTS_DIR/expected/hta/breakdown.tsv"
+}
+
+@test "HTA rows of a trace with one ProfilerStep keep every GPU event, as HTA does, and say so once" {
+	# HTA filters by ProfilerStep only when there are two or more ("only one
+	# ProfilerStep found. All trace events will be preserved"); dropping the
+	# last step, the only one, left every HTA row 0.  gen-kineto writes one
+	# ProfilerStep around two iterations: per rank GEMMs 100+r+50+10 and
+	# 110+r+90+10 us, comm [220,250) inside GEMM B each iteration, 1410 us.
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --run --ranks 2 --iters 2 "$T/g"
+	kineto2ev -q -o "$T/g.ev" "$T"/g/torch_profiler/rank*/trace.json
+	run -0 --separate-stderr ev-stats timeline -o "$T/out.tsv" "$T/g.ev"
+	assert_equal "$stderr" "ev-stats: warning: 2 rank(s) have one ProfilerStep: HTA's rows keep every GPU event, as HTA does with fewer than two steps"
+	run -0 awk -F'\t' '$3 ~ /^hta_/ { print $2, $3, $4, $5 }' "$T/out.tsv"
+	assert_output - <<'OUT'
+0 hta_idle_time 1.04 73.75886524822695
+0 hta_compute_time 0.37 26.24113475177305
+0 hta_non_compute_time 0 0
+0 hta_kernel_time 1.41 100
+0 hta_comm_comp_overlap_time 0.06 100
+1 hta_idle_time 1.038 73.61702127659575
+1 hta_compute_time 0.372 26.382978723404257
+1 hta_non_compute_time 0 0
+1 hta_kernel_time 1.41 100
+1 hta_comm_comp_overlap_time 0.06 100
+OUT
+}
+
+@test "HTA rows of a real one-step trace span every GPU event (shared data)" {
+	need_shared_data
+	local f="$SHARED_DATA/kineto/tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+	kineto2ev -q -o "$T/q.ev" "$f"
+	run -0 --separate-stderr ev-stats timeline -o "$T/q.tsv" "$T/q.ev"
+	assert_equal "${stderr_lines[0]}" "ev-stats: warning: 1 rank(s) have one ProfilerStep: HTA's rows keep every GPU event, as HTA does with fewer than two steps"
+	# HTA's kernel time: every GPU event of the JSON, each rounded inward to
+	# whole us as HTA's parser does, first start to last end.
+	run -0 python3 - "$f" <<'PY'
+import gzip, json, math, sys
+ev = json.load(gzip.open(sys.argv[1]))["traceEvents"]
+g = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+print(max(math.floor(e["ts"] + e["dur"]) for e in g) - min(math.ceil(e["ts"]) for e in g))
+PY
+	local want="$output"
+	run -0 awk -F'\t' '$3 == "hta_kernel_time" { printf "%.0f\n", $4 * 1000 }' "$T/q.tsv"
+	assert_output "$want"
+	run -0 awk -F'\t' '$3 == "hta_compute_time" { print ($4 > 0) }' "$T/q.tsv"
+	assert_output 1
 }
 
 @test "HTA numbers of each rank are the same alone and with the ranks' records interleaved in one stream" {
@@ -270,7 +369,7 @@ print("ok", len(ref))' "$T/ops.csv" "$tl/${r}_perf_report_csvs/GEMM.csv"
 	pack "$T/b.tsv" "$T/b.ev"
 	pack "$T/t.tsv" "$T/t.ev"
 	ev-merge -q -o "$T/m.ev" base="$T/b.ev" test="$T/t.ev"
-	run -0 ev-stats compare --what=kernels "$T/m.ev"
+	run -0 ev-stats compare -q --what=kernels "$T/m.ev"
 	assert_line --index 1 "$(printf 'base\ttest\tgemm_a\tgemm\tsum_us\t100\t80\t-20\t-20\tBetter\t1\t1')"
 	# Grouping by a #src key that no source has pools them (and frees cleanly).
 	run -0 ev-stats kernels --by threads -q "$T/m.ev"
@@ -294,6 +393,37 @@ rankfile() {
 		done
 	} >"$1.tsv"
 	pack "$1.tsv" "$1"
+}
+
+@test "coll stragglers: one first and one last rank per collective (the lowest of the tied), ties counted apart" {
+	# 8 allreduces on 4 ranks; start offsets in us per rank, ties on purpose.
+	local offs=("0 0 5 10" "0 0 0 0" "3 1 1 2" "0 1 2 3" "4 4 0 4" "2 0 2 1" "1 1 1 0" "0 2 0 2") i r o
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#comm 9 nranks=4 ranks=0,1,2,3\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tdtype\n'
+		for i in "${!offs[@]}"; do
+			r=0
+			for o in ${offs[$i]}; do
+				printf 'coll\tallreduce\t%d\t1\t%d\t50000\t1048576\t9\t%d\tfloat32\n' "$r" $((i * 100000 + o * 1000)) "$i"
+				r=$((r + 1))
+			done
+		done
+	} >"$T/s.tsv"
+	pack "$T/s.tsv" "$T/s.ev"
+	run -0 bash -c 'ev-stats coll --table=stragglers -q "$1" | cut -f2-8' _ "$T/s.ev"
+	assert_output - <<'OUT'
+rank	collectives	times_last	times_first	times_last_tied	times_first_tied	pct_last
+0	8	5	4	4	3	62.5
+1	8	1	2	4	3	12.5
+2	8	0	1	3	3	0
+3	8	2	1	3	1	25
+OUT
+	# Each collective has one first and one last rank: the columns sum to 8.
+	run -0 bash -c 'ev-stats coll --table=stragglers -q "$1" | awk -F"\t" "NR > 1 { l += \$4; f += \$5 } END { print l, f }"' _ "$T/s.ev"
+	assert_output "8 8"
+	# The per-collective table picks by the same rule.
+	run -0 bash -c 'ev-stats coll --table=each -q "$1" | cut -f3,14,15' _ "$T/s.ev"
+	assert_output "$(printf 'seq\tfirst_rank\tlast_rank\n0\t0\t3\n1\t0\t0\n2\t1\t0\n3\t0\t3\n4\t2\t0\n5\t1\t0\n6\t3\t0\n7\t0\t1')"
 }
 
 @test "coll: by default the ranks of one run match, whatever file each rank came from" {
@@ -376,7 +506,8 @@ rankfile() {
 	run -0 --separate-stderr ev-stats timeline "$T/n.ev"
 	assert_equal "$stderr" "ev-stats: warning: timeline: no GPU events (kernel, memcpy, memset) among 1 records: empty table"
 	run -0 --separate-stderr ev-stats compare --what=kernels "$T/e.ev"
-	assert_equal "$stderr" "ev-stats: warning: compare: only one source in the input; nothing to compare"
+	assert_equal "$stderr" "$(printf '%s\n' "ev-stats: warning: 1 row(s) of a single instance: std left empty (a sample std needs two)" \
+		"ev-stats: warning: compare: only one source in the input; nothing to compare")"
 	# -q silences it.
 	run -0 --separate-stderr ev-stats ops -q "$T/e.ev"
 	assert_equal "$stderr" ""
@@ -405,6 +536,21 @@ rankfile() {
 	run -0 ev-stats --help
 	assert_output --partial "within 0.5%"
 	refute_output --partial "%%"
+}
+
+@test "--help states --class's defaults as ops and variance apply them" {
+	# ops reports every kernel class unless --class narrows it; variance
+	# keeps GEMMs.  The help once said GEMMs for both.
+	run -0 ev-stats --help
+	assert_output --partial "[ops: all; variance: gemm]"
+	refute_output --partial "ops, variance: kernel classes [gemm]"
+	printf 'type\top\tts\tdur\tname\tsig\tstep\n' >"$T/o.tsv"
+	printf 'kernel\tgemm\t0\t1000\tCijk_a\taten::mm\t1\nkernel\telementwise\t5000\t1000\tvectorized_elementwise_kernel\taten::add\t2\n' >>"$T/o.tsv"
+	pack "$T/o.tsv" "$T/o.ev"
+	run -0 bash -c 'ev-stats ops -q "$1" | cut -f1,3' _ "$T/o.ev"
+	assert_output "$(printf 'sig\tclass\naten::mm\tgemm\naten::add\telementwise')"
+	run -0 bash -c 'ev-stats variance -q "$1" | cut -f2,3' _ "$T/o.ev"
+	assert_output "$(printf 'key\tname\naten::mm\tCijk_a')"
 }
 
 @test "format-legal extreme ts and dur give no negative durations" {

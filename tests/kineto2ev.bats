@@ -202,6 +202,45 @@ OUT
 	assert_output 12
 }
 
+@test "collective element types in every PyTorch spelling: long int is int64, 8 bytes an element" {
+	# An old-era all_to_all: its size is the nccl:* annotation's first input,
+	# elements of the C++ type "long int" (GCC's name of int64_t).
+	cat >"$T/a2a.json" <<'JSON'
+{"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "nccl:all_to_all", "pid": 100, "tid": 100, "ts": 1000, "dur": 10,
+   "args": {"Input Dims": [[24]], "Input type": ["long int"]}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 100, "tid": 100, "ts": 1001, "dur": 8,
+   "args": {"External id": 7}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100, "ts": 1003, "dur": 4,
+   "args": {"External id": 7, "correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+   "pid": 0, "tid": 9, "ts": 1020, "dur": 30, "args": {"External id": 7, "device": 0, "stream": 9, "correlation": 7}}
+ ]}
+JSON
+	kineto2ev -q -o "$T/a.ev" "$T/a2a.json"
+	run -0 ev-view -M -H --type=coll -c op,dtype,bytes "$T/a.ev"
+	assert_output "$(printf 'alltoall\tint64\t192')"
+	# The same with a complex and a short element.
+	sed 's/"long int"/"c10::complex<float>"/' "$T/a2a.json" >"$T/c.json"
+	run -0 bash -c 'kineto2ev -q "$1" | ev-view -M -H --type=coll -c dtype,bytes' _ "$T/c.json"
+	assert_output "$(printf 'complex64\t192')"
+	sed 's/"long int"/"short int"/' "$T/a2a.json" >"$T/s.json"
+	run -0 bash -c 'kineto2ev -q "$1" | ev-view -M -H --type=coll -c dtype,bytes' _ "$T/s.json"
+	assert_output "$(printf 'int16\t48')"
+}
+
+@test "a real rank's collectives of unsigned char, signed char and long all have a dtype (shared data)" {
+	need_shared_data
+	kineto2ev -q -o "$T/r.ev" "$SHARED_DATA/kineto/hta/trace_filter/sampled_rank-0.json.gz"
+	run -0 bash -c 'ev-view -M -H --type=coll -c op,dtype,bytes "$1" | sort -u' _ "$T/r.ev"
+	# 419430400 unsigned chars, 16777216 signed chars, 384 longs.
+	assert_line "$(printf 'alltoall\tuint8\t419430400')"
+	assert_line "$(printf 'allgather\tint8\t16777216')"
+	assert_line "$(printf 'alltoall\tint64\t3072')"
+	refute_output --regexp $'\t-\t'
+}
+
 @test "GPU events link through the call stack; -v reports how each was linked" {
 	run -0 kineto2ev -v --rank=0 -o "$T/s.ev" "$FX/small.json"
 	assert_output --regexp 'GPU events [0-9]+: [0-9]+ linked through the call stack, [0-9]+ by External id, [0-9]+ to a call outside any op, [0-9]+ to no op'

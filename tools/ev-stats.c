@@ -88,7 +88,8 @@ static void usage(FILE *f)
 "      --no-hta           timeline: leave out HTA's rows\n"
 "      --tracelens-float  timeline: compute in microsecond doubles as TraceLens\n"
 "                         does (its rounding included), not in exact ns\n"
-"      --class=LIST       ops, variance: kernel classes [gemm]; 'all' for all\n"
+"      --class=LIST       ops, variance: kernel classes, 'all' for all\n"
+"                         [ops: all; variance: gemm]\n"
 "      --key=name|sig     variance: key instances by kernel name or by the\n"
 "                         launching op signature [sig, name when none]\n"
 "      --top=K            variance: the K widest ranges per group [all]\n"
@@ -177,6 +178,20 @@ static void report(const struct opts *o, const struct ev_stats_counts *c)
 	if (c->sketched)
 		ev_cli_warn(&o->cli, "quantiles of the largest groups come from a sketch (within %.1f%%): over --exact-limit",
 		            EV_DIST_SKETCH_ERR * 100);
+	/* Empty cells and conventions that would read as facts: said once,
+	 * counted. */
+	if (c->hta_one_step)
+		ev_cli_warn(&o->cli, "%llu rank(s) have one ProfilerStep: HTA's rows keep every GPU event, as HTA does with "
+		            "fewer than two steps", (unsigned long long)c->hta_one_step);
+	if (c->hta_no_step)
+		ev_cli_warn(&o->cli, "%llu rank(s) have no ProfilerStep: HTA's rows keep every GPU event, as HTA does with "
+		            "fewer than two steps", (unsigned long long)c->hta_no_step);
+	if (c->no_comm)
+		ev_cli_warn(&o->cli, "%llu rank(s) have no communication: hta_comm_comp_overlap_time's percent left empty "
+		            "(HTA gives NaN)", (unsigned long long)c->no_comm);
+	if (c->one_instance)
+		ev_cli_warn(&o->cli, "%llu row(s) of a single instance: std left empty (a sample std needs two)",
+		            (unsigned long long)c->one_instance);
 }
 
 /* ------------------------------------------------------------------ */
@@ -577,6 +592,8 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev-stats");
 	atexit(free_by_keys);
+	/* variance's default classes; ops reads the mask only when --class
+	 * is given (class_given) and otherwise reports every class. */
 	o.so.class_mask = 1u << EV_KC_GEMM;
 	o.so.exact_limit = 262144;
 	o.so.coll_limits.max_open = EV_COLLMATCH_MAX_OPEN;

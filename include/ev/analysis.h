@@ -62,9 +62,9 @@ const char *ev_hta_kind_name(int kind);
 /* Op categories as TraceLens names them, from the launching op's name
  * (and, for ops without a table entry, the first kernel's name).  Returns
  * a constant string: "GEMM", "CONV_fwd", "CONV_bwd", "SDPA_fwd",
- * "SDPA_bwd", "NORM_fwd", "NORM_bwd", "elementwise", "reduce",
- * "multi_tensor_apply", "triton", "record_param_comms", "NCCL", "memcpy",
- * "other". */
+ * "SDPA_bwd", "NORM_fwd", "NORM_bwd", "InferenceAttention", "elementwise",
+ * "reduce", "multi_tensor_apply", "triton", "record_param_comms", "NCCL",
+ * "memcpy", "other". */
 const char *ev_op_category(const char *op_name, const char *kernel_name);
 
 /* ------------------------------------------------------------------ */

@@ -5,8 +5,10 @@
  *
  * HTA (Holistic Trace Analysis) does not count every GPU event.  Before any
  * analysis it keeps a GPU event only when its launching runtime call is in
- * the trace and started before the last ProfilerStep began (unless the trace
- * has no CPU events at all, when it keeps every GPU event).  So events whose
+ * the trace and started before the last ProfilerStep began.  It filters so
+ * only when the trace has two or more ProfilerSteps and CPU events: with
+ * one step, none, or no CPU events it keeps every GPU event ("All trace
+ * events will be preserved", HTA since January 2026).  So events whose
  * launch is not in the trace, and everything launched during the last step,
  * are left out.  A stream cannot know which step is the last until it ends,
  * so this accumulator keeps, from the start of the latest step on, a
@@ -29,7 +31,8 @@ struct ev_hta_result {
 	double comm_comp_overlap;/* |comm ∩ comp| */
 	uint64_t kept, dropped_unlaunched, dropped_last_step;
 	int no_cpu_events;       /* no runtime call seen: every GPU event kept, as HTA does */
-	int no_steps;            /* no ProfilerStep: HTA keeps nothing; the result covers every launched event */
+	int no_steps;            /* CPU events but no ProfilerStep: every GPU event kept, as HTA does */
+	int one_step;            /* one ProfilerStep: every GPU event kept, as HTA does */
 };
 
 struct ev_hta {
@@ -39,6 +42,8 @@ struct ev_hta {
 	int have_base;
 	int have_step, any_cpu;
 	int64_t step_start;      /* start of the latest ProfilerStep */
+	uint64_t step_name;      /* the first ProfilerStep's name (string id) */
+	unsigned step_names;     /* distinct ProfilerStep names: 0, 1, 2 = two or more */
 	struct ev_cover launched; /* GPU events with a launching call in the trace */
 	struct ev_cover all;      /* every GPU event (for traces without CPU events) */
 	struct ev_cover before;   /* `launched` as it stood at step_start, advanced to it */
@@ -46,7 +51,7 @@ struct ev_hta {
 	struct ev_map launch;     /* correlation id + 1 -> launch time (ns, biased) */
 	int64_t newest_launch;
 	uint64_t kept_before, kept_after_total, dropped_unlaunched, dropped_last;
-	uint64_t launched_total;
+	uint64_t launched_total, all_total;
 };
 
 /* HTA's arithmetic: ts and dur are the JSON's microseconds as doubles
@@ -59,8 +64,11 @@ void ev_hta_init(struct ev_hta *h);
 int ev_hta_launch(struct ev_hta *h, uint32_t correlation, int64_t ts) EV_RESULT_USED;
 /* Any other CPU event (an op, an annotation): the trace has CPU events. */
 void ev_hta_cpu_event(struct ev_hta *h);
-/* The start of a ProfilerStep range. */
-void ev_hta_step(struct ev_hta *h, int64_t ts);
+/* The start of a ProfilerStep range; name tells steps apart (HTA counts
+ * distinct ProfilerStep names: a step's ranges on several threads are one
+ * step).  HTA counts the names of every rank it loads; the ranks of a run
+ * step together, so each rank's own names are counted here. */
+void ev_hta_step(struct ev_hta *h, int64_t ts, uint64_t name);
 /* A GPU event (kernel, memcpy, memset) in time order: kind is HTA's
  * (ev_hta_kind), correlation its launch's id (0: none). */
 void ev_hta_gpu(struct ev_hta *h, int64_t ts, int64_t end, int kind, uint32_t correlation);

@@ -80,9 +80,12 @@ unsigned ev_nccl_api_coll(const char *name);
  * skipped).  EV_OP_UNKNOWN when none matches. */
 unsigned ev_torch_coll(const char *name);
 
-/* Element type of a PyTorch dtype name ("Float", "BFloat16",
- * "c10::Half", "float16", "torch.float32"...) or an ev dtype name.
- * EV_DT_UNKNOWN when not known. */
+/* Element type of a PyTorch dtype name in any spelling PyTorch has
+ * written: ScalarType ("Float", "Long", "ComplexFloat"), torch.* ("torch.
+ * float32", "torch.cdouble") and C++ type names of an op's "Input type"
+ * ("long int", "unsigned char", "c10::Half", "c10::complex<float>",
+ * "c10::Float8_e4m3fnuz"), or an ev dtype name; ev_dtype_size gives its
+ * bytes.  EV_DT_UNKNOWN when not an element type ("Scalar", ""). */
 unsigned ev_torch_dtype(const char *name);
 
 /* NCCL's own enum codes (ncclFunc_t, NCCL_ALGO_*, NCCL_PROTO_*, ncclRedOp_t,

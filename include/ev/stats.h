@@ -182,6 +182,12 @@ struct ev_stats_counts {
 	uint64_t sketched;   /* distributions moved to the sketch */
 	uint64_t ops_window; /* op instances closed by the window, not the end */
 	uint64_t streamed;   /* rows written to opts.stream */
+	/* Cells left empty, or numbers that follow a convention, so that the
+	 * tool says why once (set by finish; counted per rank or row). */
+	uint64_t hta_one_step;  /* timeline: ranks with one ProfilerStep: HTA keeps every GPU event */
+	uint64_t hta_no_step;   /* timeline: ranks with CPU events, no ProfilerStep: the same */
+	uint64_t no_comm;       /* timeline: ranks without communication: overlap percent empty */
+	uint64_t one_instance;  /* kernels, ops: rows of one instance: std empty */
 };
 
 typedef struct ev_stats ev_stats;

@@ -137,12 +137,16 @@ enum ev_proto {
 	EV_PROTO_COUNT /* values, unknown included */
 };
 
-/* Element types, NCCL's order shifted by one so that 0 means unknown. */
+/* Element types, NCCL's order shifted by one so that 0 means unknown;
+ * then the PyTorch element types NCCL has no code for (a collective or an
+ * op of them still has a size: ev_dtype_size). */
 enum ev_dtype {
 	EV_DT_UNKNOWN = 0, EV_DT_INT8 = 1, EV_DT_UINT8 = 2, EV_DT_INT32 = 3,
 	EV_DT_UINT32 = 4, EV_DT_INT64 = 5, EV_DT_UINT64 = 6, EV_DT_FLOAT16 = 7,
 	EV_DT_FLOAT32 = 8, EV_DT_FLOAT64 = 9, EV_DT_BFLOAT16 = 10,
 	EV_DT_FP8E4M3 = 11, EV_DT_FP8E5M2 = 12,
+	EV_DT_INT16 = 13, EV_DT_UINT16 = 14, EV_DT_COMPLEX32 = 15, EV_DT_COMPLEX64 = 16,
+	EV_DT_COMPLEX128 = 17, EV_DT_FP8E8M0 = 18, EV_DT_FP4E2M1X2 = 19,
 };
 
 enum ev_redop {

@@ -141,16 +141,46 @@ static int has_any(const char *lc, const char *const *words)
 	return 0;
 }
 
+/* A cuDNN convolution by cuDNN's own naming: its implicit-GEMM engines
+ * are "scudnn"/"hcudnn" or an MMA shape before "cudnn" ("h884cudnn",
+ * "s1688cudnn"), and a name that says cudnn has a conv word other than
+ * "convert" (cudnn::ops::convertTensor_kernel converts layouts). */
+static int cudnn_conv(const char *lc)
+{
+	for (const char *p = strstr(lc, "cudnn"); p; p = strstr(p + 1, "cudnn"))
+		if (p > lc && (p[-1] == 's' || p[-1] == 'h' || isdigit((unsigned char)p[-1])))
+			return 1;
+	if (!strstr(lc, "cudnn"))
+		return 0;
+	for (const char *p = strstr(lc, "conv"); p; p = strstr(p + 1, "conv"))
+		if (strncmp(p, "convert", 7) != 0)
+			return 1;
+	return 0;
+}
+
+/* A fill kernel proper (a constant written to a buffer, as memset does):
+ * "fill_kernel" not preceded by a word of its own, so masked_fill and
+ * index_fill, which read a mask or an index, stay compute. */
+static int plain_fill(const char *lc)
+{
+	for (const char *p = strstr(lc, "fill_kernel"); p; p = strstr(p + 1, "fill_kernel"))
+		if (p == lc || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+			return 1;
+	return 0;
+}
+
 /* The class rules proper, on the lower-cased name.  The order matters and
- * is tested on real names (tests/unit/test_analysis.c):
+ * is tested on real names (tests/unit/test_nccl_names.c):
  *  - attention first: flash-attention and fused MHA kernels are built from
  *    cutlass/CK GEMM templates and carry "gemm"/"cutlass" in their names;
  *  - convolution before GEMM: cuDNN's and MIOpen's implicit-GEMM
- *    convolutions say "implicit_gemm"/"igemm", and "conv" alone is not
- *    enough ("convert" is in Triton's fused elementwise names);
+ *    convolutions say "implicit_gemm"/"igemm", "scudnn" or "xmma_cudnn",
+ *    and "conv" alone is not enough ("convert" is in Triton's fused
+ *    elementwise names);
  *  - GEMM: BLAS libraries, Tensile/hipBLASLt, CUTLASS/CK, Triton matmuls,
  *    MoE grouped GEMMs;
- *  - normalisation, softmax and reductions; memset; elementwise. */
+ *  - normalisation, softmax and reductions; memset (fills proper only:
+ *    masked_fill is elementwise); elementwise. */
 static unsigned class_of_lower(const char *lc, const char *orig)
 {
 	static const char *const attention[] = {
@@ -172,20 +202,20 @@ static unsigned class_of_lower(const char *lc, const char *orig)
 		"rmsnorm", "rms_norm", "layernorm", "layer_norm", "groupnorm", "group_norm", "batchnorm",
 		"batch_norm", "bn_fw", "bn_bw", "norm_kernel", "softmax", "reduce", "reduction", "norm", NULL,
 	};
-	static const char *const memset_w[] = { "fillbuffer", "memset", "fill_kernel", NULL };
+	static const char *const memset_w[] = { "fillbuffer", "memset", NULL };
 	static const char *const elementwise[] = {
 		"elementwise", "vectorized", "multi_tensor_apply", "unrolled_elementwise", "pointwise",
 		"triton_poi_", NULL,
 	};
 	if (has_any(lc, attention))
 		return EV_KC_ATTENTION;
-	if (has_any(lc, conv))
+	if (has_any(lc, conv) || cudnn_conv(lc))
 		return EV_KC_CONV;
 	if (tensile_name(orig) || has_any(lc, gemm))
 		return EV_KC_GEMM;
 	if (has_any(lc, reduce) || strncmp(lc, "triton_red_", 11) == 0 || strncmp(lc, "triton_per_", 11) == 0)
 		return EV_KC_REDUCE;
-	if (has_any(lc, memset_w))
+	if (has_any(lc, memset_w) || plain_fill(lc))
 		return EV_KC_MEMSET;
 	if (has_any(lc, elementwise))
 		return EV_KC_ELEMENTWISE;

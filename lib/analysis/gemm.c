@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ev/nccl.h"
 #include "ev/stats.h"
 #include "ev/stream.h"
 
@@ -45,9 +46,11 @@ static int parse_dims(const char *p, int64_t dims[4][4], int nd[4])
 	return ns;
 }
 
+/* Bytes per element of the index-th quoted type of types=["c10::BFloat16",
+ * "c10::BFloat16",...]: the one element-type table (ev_torch_dtype), so
+ * that GEMMs of int8 ("signed char") or fp8 have their data moved too. */
 static double type_bytes(const char *types, int index)
 {
-	/* types=["c10::BFloat16","c10::BFloat16"]: the index-th quoted word. */
 	const char *p = types;
 	for (int i = 0; p && i <= index; i++) {
 		p = strchr(p, '"');
@@ -57,18 +60,13 @@ static double type_bytes(const char *types, int index)
 		if (!e)
 			return 0;
 		if (i == index) {
+			char word[64];
 			size_t n = (size_t)(e - p - 1);
-			if (n >= 5 && !strncmp(e - 5, "Float", 5) && (n < 7 || strncmp(e - 7, "BFloat", 6)))
-				return 4; /* c10::Float? rare */
-			if (memmem(p, n + 1, "BFloat16", 8) || memmem(p, n + 1, "Half", 4))
-				return 2;
-			if (memmem(p, n + 1, "double", 6) || memmem(p, n + 1, "Double", 6))
-				return 8;
-			if (memmem(p, n + 1, "float", 5))
-				return 4;
-			if (memmem(p, n + 1, "Float8", 6) || memmem(p, n + 1, "fp8", 3))
-				return 1;
-			return 0;
+			if (n >= sizeof word)
+				return 0;
+			memcpy(word, p + 1, n);
+			word[n] = '\0';
+			return ev_dtype_size(ev_torch_dtype(word));
 		}
 		p = e + 1;
 	}

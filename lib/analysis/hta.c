@@ -102,8 +102,14 @@ void ev_hta_cpu_event(struct ev_hta *h)
 	h->any_cpu = 1;
 }
 
-void ev_hta_step(struct ev_hta *h, int64_t ts)
+void ev_hta_step(struct ev_hta *h, int64_t ts, uint64_t name)
 {
+	if (h->step_names == 0) {
+		h->step_name = name;
+		h->step_names = 1;
+	} else if (name != h->step_name) {
+		h->step_names = 2;
+	}
 	double t = rel(h, ts);
 	/* What was launched so far is kept if this is not the last step. */
 	h->before = h->launched;
@@ -149,6 +155,7 @@ void ev_hta_gpu(struct ev_hta *h, int64_t ts, int64_t end, int kind, uint32_t co
 	double s = rel(h, ts), e = rel(h, end);
 	unsigned c = cls(kind);
 	ev_cover_add(&h->all, c, s, e);
+	h->all_total++;
 	uint64_t *launch = correlation ? ev_map_get(&h->launch, (uint64_t)correlation + 1) : NULL;
 	if (!launch) {
 		h->dropped_unlaunched++;
@@ -184,20 +191,16 @@ void ev_hta_finish(struct ev_hta *h, struct ev_hta_result *out)
 {
 	memset(out, 0, sizeof *out);
 	out->dropped_unlaunched = h->dropped_unlaunched;
-	if (!h->any_cpu) {
-		/* No CPU events: HTA keeps every GPU event. */
+	if (!h->any_cpu || h->step_names < 2) {
+		/* No CPU events, or fewer than two ProfilerSteps: HTA skips its
+		 * filter and keeps every GPU event, launched in the trace or not. */
 		ev_cover_finish(&h->all);
 		fill(out, &h->all, h->all.first, h->all.last);
-		out->no_cpu_events = 1;
+		out->no_cpu_events = !h->any_cpu;
+		out->no_steps = h->any_cpu && h->step_names == 0;
+		out->one_step = h->any_cpu && h->step_names == 1;
 		out->dropped_unlaunched = 0;
-		out->kept = 0;
-		return;
-	}
-	if (!h->have_step) {
-		ev_cover_finish(&h->launched);
-		fill(out, &h->launched, h->launched.first, h->launched.last);
-		out->no_steps = 1;
-		out->kept = h->launched_total;
+		out->kept = h->all_total;
 		return;
 	}
 	/* Coverage before the last step's start plus what ran after it of the

@@ -54,6 +54,22 @@ static const struct cat_rule exact[] = {
 	{ "aten::_foreach_add_", "multi_tensor_apply" }, { "aten::_foreach_mul_", "multi_tensor_apply" },
 	{ "aten::_fused_adam_", "multi_tensor_apply" }, { "aten::_fused_adamw_", "multi_tensor_apply" },
 	{ "Memcpy", "memcpy" }, { "Memset", "memcpy" },
+	/* TraceLens's InferenceAttention (its inference perf models and their
+	 * category-only ops): the paged and varlen attention of vLLM, SGLang
+	 * and aiter, and the KV-cache writes and metadata around them. */
+	{ "vllm::unified_attention_with_output", "InferenceAttention" },
+	{ "vllm::gdn_attention_core", "InferenceAttention" },
+	{ "aiter::mha_varlen_fwd", "InferenceAttention" }, { "aiter::fmha_v3_varlen_fwd", "InferenceAttention" },
+	{ "aiter::mha_batch_prefill", "InferenceAttention" }, { "aiter::pa_decode_gluon", "InferenceAttention" },
+	{ "aiter::pa_sparse_prefill_opus_fwd", "InferenceAttention" },
+	{ "aiter::linear_attention_with_output_base", "InferenceAttention" },
+	{ "aiter::get_mla_metadata_v1", "InferenceAttention" }, { "aiter::indexer_score_topk", "InferenceAttention" },
+	{ "sglang_profiler::attention_paged_attention_ragged", "InferenceAttention" },
+	{ "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd", "InferenceAttention" },
+	{ "sglang::store_cache", "InferenceAttention" },
+	{ "_C_cache_ops::reshape_and_cache_flash", "InferenceAttention" },
+	{ "_C_cache_ops::concat_and_cache_mla", "InferenceAttention" },
+	{ "pseudo_mla_decode_fwd", "InferenceAttention" }, { "pseudo_mla_prefill_fwd", "InferenceAttention" },
 };
 
 /* Prefixes. */

@@ -24,7 +24,7 @@ struct cstat { /* summary per (sg, op, dtype, bytes) */
 	double total_lat_us;
 };
 
-struct strag { uint64_t colls, last, first; double wait_us, dur_us; };
+struct strag { uint64_t colls, last, first, last_tied, first_tied; double wait_us, dur_us; };
 
 struct coll {
 	ev_collmatch *cm;
@@ -88,13 +88,27 @@ static int coll_done(void *ctx, const struct ev_coll_done *c)
 	const struct ev_coll_arrival *a = c->arr;
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN, emin = INT64_MAX, emax = INT64_MIN;
 	uint64_t lat = UINT64_MAX;
-	uint32_t first = 0, last = 0;
 	for (uint32_t i = 0; i < c->seen; i++) {
-		if (a[i].ts < tmin) { tmin = a[i].ts; first = a[i].rank; }
-		if (a[i].ts > tmax) { tmax = a[i].ts; last = a[i].rank; }
+		if (a[i].ts < tmin) tmin = a[i].ts;
+		if (a[i].ts > tmax) tmax = a[i].ts;
 		if (a[i].end < emin) emin = a[i].end;
 		if (a[i].end > emax) emax = a[i].end;
 		if (a[i].dur < lat) lat = a[i].dur;
+	}
+	/* One first and one last rank per collective, as TraceLens picks one:
+	 * among ranks that start at the same earliest (latest) time, the
+	 * lowest rank, whatever order they arrived in.  How many tied is
+	 * counted apart (nfirst, nlast). */
+	uint32_t first = UINT32_MAX, last = UINT32_MAX, nfirst = 0, nlast = 0;
+	for (uint32_t i = 0; i < c->seen; i++) {
+		if (a[i].ts == tmin) {
+			nfirst++;
+			if (a[i].rank < first) first = a[i].rank;
+		}
+		if (a[i].ts == tmax) {
+			nlast++;
+			if (a[i].rank < last) last = a[i].rank;
+		}
 	}
 	double wait = 0;
 	for (uint32_t i = 0; i < c->seen; i++)
@@ -118,8 +132,10 @@ static int coll_done(void *ctx, const struct ev_coll_done *c)
 		if (!st)
 			return EV_ERR_NOMEM;
 		st->colls++;
-		st->last += a[i].ts == tmax;
-		st->first += a[i].ts == tmin;
+		st->last += a[i].rank == last;
+		st->first += a[i].rank == first;
+		st->last_tied += a[i].ts == tmax && nlast > 1;
+		st->first_tied += a[i].ts == tmin && nfirst > 1;
 		st->wait_us += (double)ev_span(a[i].ts, tmax) / 1e3;
 		st->dur_us += (double)a[i].dur / 1e3;
 	}
@@ -210,7 +226,7 @@ static int stragglers_rows(struct ev_stats *s, struct ev_rowset *rs, struct ev_c
 	keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
 	static const struct ev_colspec vals[] = {
 		{ "collectives", 0, 0 }, { "times_last", 0, EV_DIR_LOWER }, { "times_first", 0, EV_DIR_NONE },
-		{ "pct_last", 0, EV_DIR_LOWER }, { "total_wait_us", 0, EV_DIR_NONE }, { "mean_wait_us", 0, EV_DIR_NONE },
+		{ "times_last_tied", 0, EV_DIR_NONE }, { "times_first_tied", 0, EV_DIR_NONE }, { "pct_last", 0, EV_DIR_LOWER }, { "total_wait_us", 0, EV_DIR_NONE }, { "mean_wait_us", 0, EV_DIR_NONE },
 		{ "total_coll_dur_us", 0, EV_DIR_LOWER },
 	};
 	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
@@ -234,10 +250,12 @@ static int stragglers_rows(struct ev_stats *s, struct ev_rowset *rs, struct ev_c
 		r->val[0] = (double)st->colls;
 		r->val[1] = (double)st->last;
 		r->val[2] = (double)st->first;
-		r->val[3] = st->colls ? 100.0 * (double)st->last / (double)st->colls : 0;
-		r->val[4] = st->wait_us;
-		r->val[5] = st->colls ? st->wait_us / (double)st->colls : 0;
-		r->val[6] = st->dur_us;
+		r->val[3] = (double)st->last_tied;
+		r->val[4] = (double)st->first_tied;
+		r->val[5] = st->colls ? 100.0 * (double)st->last / (double)st->colls : 0;
+		r->val[6] = st->wait_us;
+		r->val[7] = st->colls ? st->wait_us / (double)st->colls : 0;
+		r->val[8] = st->dur_us;
 	}
 	free(ord);
 	return rc;

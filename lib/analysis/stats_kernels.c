@@ -3,6 +3,7 @@
  * stats_kernels.c - per kernel name and per kernel class statistics: the
  * kernels and categories analyses.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,7 +114,7 @@ static int kernels_rows(struct ev_stats *s, struct ev_rowset *rs, int by_class)
 		v[3] = ev_dist_quantile(&ks->d, 0.5);
 		v[4] = ks->d.min;
 		v[5] = ks->d.max;
-		v[6] = ev_dist_std(&ks->d);
+		v[6] = ks->d.n > 1 ? ev_dist_std(&ks->d) : NAN; /* one kernel: no sample std (pandas: NaN) */
 		v[7] = ev_dist_quantile(&ks->d, 0.9);
 		v[8] = ev_dist_quantile(&ks->d, 0.99);
 		v[9] = gt > 0 ? 100 * ks->d.sum / gt : 0;
@@ -131,6 +132,14 @@ static int by_name_rec(struct ev_stats *s, const struct ev_rec *r)
 static int by_name_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
 	return kernels_rows(s, rs, 0);
+}
+
+/* End of input: count the names seen once, whose std is left empty. */
+static int by_name_finish(struct ev_stats *s)
+{
+	for (size_t i = 0; i < s->g.keys.len; i++)
+		s->n.one_instance += ((struct kstat *)GROUP_VAL(&s->g, i))->d.n < 2;
+	return EV_OK;
 }
 
 static int by_class_rec(struct ev_stats *s, const struct ev_rec *r)
@@ -154,6 +163,7 @@ const struct ev_stats_analysis ev_stats_analysis_kernels = {
 	.comparable = 1,
 	.group_size = sizeof(struct kstat),
 	.rec = by_name_rec,
+	.finish = by_name_finish,
 	.rows = by_name_rows,
 	.free = kstat_free_groups,
 };

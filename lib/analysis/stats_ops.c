@@ -165,9 +165,14 @@ static int ops_rec(struct ev_stats *s, const struct ev_rec *r)
 	return ev_map_put(&op->inst_idx, h, op->ninst);
 }
 
+/* End of input: close every instance; count the rows of one instance,
+ * whose sample std is undefined (left empty, as TraceLens's NaN). */
 static int ops_finish(struct ev_stats *s)
 {
-	return ops_sweep(s, 1);
+	int rc = ops_sweep(s, 1);
+	for (size_t i = 0; !rc && i < s->g.keys.len; i++)
+		s->n.one_instance += ((struct kstat *)GROUP_VAL(&s->g, i))->d.n < 2;
+	return rc;
 }
 
 static int cmp_sum_desc(const struct ev_stats *s, size_t ia, size_t ib)
@@ -233,7 +238,7 @@ static int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
 		v[1] = ks->d.sum;
 		v[2] = ks->d.mean;
 		v[3] = ev_dist_quantile(&ks->d, 0.5);
-		v[4] = ev_dist_std(&ks->d);
+		v[4] = ks->d.n > 1 ? ev_dist_std(&ks->d) : NAN; /* one instance: no sample std */
 		v[5] = ks->d.min;
 		v[6] = ks->d.max;
 		v[7] = ks->gflop > 0 ? ks->gflop : NAN;

@@ -3,6 +3,7 @@
  * stats_timeline.c - TraceLens's GPU timeline and HTA's temporal breakdown
  * per group, by the one-pass interval sweep of cover.c.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ struct timeline {
 	/* HTA's breakdown per (source group, rank), as HTA keeps events
 	 * (lib/analysis/hta.c) */
 	struct ev_vec htas;             /* struct ev_hta */
+	struct ev_hta_result *results;  /* per accumulator, after finish */
 	struct ev_map hta_idx;          /* (sg, rank) -> index + 1 */
 	uint32_t hta_src, hta_rank, hta_last; /* the last (src, rank) looked up: index + 1 (0: none) */
 	/* the last record's group, and the last source's time base */
@@ -88,7 +90,7 @@ static int hta_cpu(struct ev_stats *s, const struct ev_rec *r)
 		if (!(h = hta_of(s, r, &idx)))
 			return EV_ERR_NOMEM;
 		if (r->op == EV_RG_STEP)
-			ev_hta_step(h, r->ts);
+			ev_hta_step(h, r->ts, r->name);
 		else
 			ev_hta_cpu_event(h);
 		return EV_OK;
@@ -184,12 +186,37 @@ static int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 	return EV_OK;
 }
 
-/* HTA's result of accumulator i, finished once (counts reported once). */
-static void hta_result(struct ev_stats *s, size_t i, struct ev_hta_result *out)
+/* End of input: HTA's result of every rank, once, and what the tool is to
+ * say about them: ranks whose HTA rows keep every GPU event because they
+ * have fewer than two ProfilerSteps, and ranks without communication,
+ * whose overlap percentage is left empty (HTA's is NaN).  Counted over the
+ * ranks that have a row (a rank of CPU records only has none). */
+static int timeline_finish(struct ev_stats *s)
 {
 	struct timeline *tm = s->state;
-	struct ev_hta *h = (struct ev_hta *)tm->htas.data + i;
-	ev_hta_finish(h, out);
+	size_t n = tm->htas.len;
+	if (s->o.no_hta || n == 0)
+		return EV_OK;
+	unsigned char *shown = calloc(n, 1);
+	tm->results = calloc(n, sizeof *tm->results);
+	if (!shown || !tm->results) {
+		free(shown);
+		return EV_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ev_hta_finish((struct ev_hta *)tm->htas.data + i, &tm->results[i]);
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		const struct tl *t = GROUP_VAL(&s->g, i);
+		if (!t->hta || shown[t->hta - 1])
+			continue;
+		shown[t->hta - 1] = 1;
+		const struct ev_hta_result *hr = &tm->results[t->hta - 1];
+		s->n.hta_one_step += hr->one_step != 0;
+		s->n.hta_no_step += hr->no_steps != 0;
+		s->n.no_comm += hr->comm_time == 0;
+	}
+	free(shown);
+	return EV_OK;
 }
 
 static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
@@ -200,6 +227,9 @@ static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 	keys[nk++] = (struct ev_colspec){ "type", 0, 0 };
 	static const struct ev_colspec vals[] = { { "time_ms", 0, EV_DIR_LOWER }, { "percent", 0, EV_DIR_NONE } };
 	int rc = ev_rowset_init(rs, keys, nk, vals, 2);
+	struct timeline *tm = s->state;
+	if (!rc && !tm->results)
+		rc = timeline_finish(s); /* a caller that did not finish */
 	for (size_t i = 0; !rc && i < s->g.keys.len; i++) {
 		struct tl *t = GROUP_VAL(&s->g, i);
 		ev_cover_finish(&t->tl);
@@ -215,8 +245,8 @@ static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 		/* HTA's numbers are its rank's, in ns (µs with --tracelens-float). */
 		struct ev_hta_result hr;
 		memset(&hr, 0, sizeof hr);
-		if (t->hta)
-			hta_result(s, t->hta - 1, &hr);
+		if (t->hta && tm->results)
+			hr = tm->results[t->hta - 1];
 		double to_ms = s->o.float_us ? 1e3 : 1e6, hscale = s->o.float_us ? 1e-3 : 1.0;
 		double kt = hr.kernel_time * hscale, hidle = hr.idle_time * hscale, hcomp = hr.compute_time * hscale;
 		double hcomm = hr.comm_time * hscale, hover = hr.comm_comp_overlap * hscale;
@@ -229,6 +259,8 @@ static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 			{ "hta_non_compute_time", kt - hcomp - hidle, kt }, { "hta_kernel_time", kt, kt },
 			{ "hta_comm_comp_overlap_time", hover, hcomm },
 		};
+		enum { OVERLAP_ROW = 12 };
+		_Static_assert(sizeof v / sizeof v[0] == OVERLAP_ROW + 1, "the overlap row is the last");
 		size_t nv = s->o.no_hta ? 8 : sizeof v / sizeof v[0];
 		for (size_t j = 0; !rc && j < nv; j++) {
 			struct ev_row *r;
@@ -238,6 +270,10 @@ static int timeline_rows(struct ev_stats *s, struct ev_rowset *rs)
 			rc = ev_row_key(r, n, v[j].type);
 			r->val[0] = v[j].ns / to_ms;
 			r->val[1] = v[j].base > 0 ? 100.0 * v[j].ns / v[j].base : 0.0;
+			/* Overlap is a share of communication: without any, it is
+			 * undefined (HTA: NaN), not 0 %; the cell is left empty. */
+			if (j == OVERLAP_ROW && !(v[j].base > 0))
+				r->val[1] = NAN;
 		}
 	}
 	return rc;
@@ -249,6 +285,7 @@ static void timeline_free(struct ev_stats *s)
 	for (size_t i = 0; i < tm->htas.len; i++)
 		ev_hta_free((struct ev_hta *)tm->htas.data + i);
 	ev_vec_free(&tm->htas);
+	free(tm->results);
 	ev_map_free(&tm->hta_idx);
 	ev_map_free(&tm->bucket_cache);
 }
@@ -269,6 +306,7 @@ const struct ev_stats_analysis ev_stats_analysis_timeline = {
 	.group_size = sizeof(struct tl),
 	.init = timeline_init,
 	.rec = timeline_rec,
+	.finish = timeline_finish,
 	.rows = timeline_rows,
 	.free = timeline_free,
 };

@@ -334,30 +334,68 @@ unsigned ev_torch_coll(const char *raw)
 	return EV_OP_UNKNOWN;
 }
 
+/* Element types by every spelling PyTorch writes into a trace, in lower
+ * case with namespaces removed (see ev_torch_dtype): ScalarType names
+ * (record_param_comms' "dtype": Long, ComplexFloat, QInt8), torch.* names
+ * (int64, cfloat), and C++ type names of an op's "Input type", which
+ * depend on the compiler that built PyTorch (GCC "long int", "short
+ * unsigned int"; Clang "long", "unsigned short"; MSVC "__int64").
+ * Quantized, bit and packed sub-byte types are their storage type: an
+ * element is one byte of quint4x2 or Float4_e2m1fn_x2, as their shapes
+ * count.  ev's own names are read by ev_dtype_parse after the table. */
+static const struct word torch_dtypes[] = {
+	{ "long", EV_DT_INT64 }, { "long int", EV_DT_INT64 }, { "long long", EV_DT_INT64 },
+	{ "long long int", EV_DT_INT64 }, { "int64_t", EV_DT_INT64 }, { "__int64", EV_DT_INT64 },
+	{ "int", EV_DT_INT32 }, { "int32_t", EV_DT_INT32 }, { "qint32", EV_DT_INT32 },
+	{ "short", EV_DT_INT16 }, { "short int", EV_DT_INT16 }, { "int16_t", EV_DT_INT16 },
+	{ "char", EV_DT_INT8 }, { "signed char", EV_DT_INT8 }, { "int8_t", EV_DT_INT8 }, { "qint8", EV_DT_INT8 },
+	{ "byte", EV_DT_UINT8 }, { "unsigned char", EV_DT_UINT8 }, { "uint8_t", EV_DT_UINT8 }, { "bool", EV_DT_UINT8 },
+	{ "quint8", EV_DT_UINT8 }, { "quint4x2", EV_DT_UINT8 }, { "quint2x4", EV_DT_UINT8 },
+	{ "bits1x8", EV_DT_UINT8 }, { "bits2x4", EV_DT_UINT8 }, { "bits4x2", EV_DT_UINT8 }, { "bits8", EV_DT_UINT8 },
+	{ "unsigned short", EV_DT_UINT16 }, { "short unsigned int", EV_DT_UINT16 }, { "uint16_t", EV_DT_UINT16 },
+	{ "bits16", EV_DT_UINT16 },
+	{ "unsigned int", EV_DT_UINT32 }, { "uint32_t", EV_DT_UINT32 },
+	{ "unsigned long", EV_DT_UINT64 }, { "long unsigned int", EV_DT_UINT64 }, { "unsigned long long", EV_DT_UINT64 },
+	{ "long long unsigned int", EV_DT_UINT64 }, { "uint64_t", EV_DT_UINT64 },
+	{ "half", EV_DT_FLOAT16 }, { "float", EV_DT_FLOAT32 }, { "double", EV_DT_FLOAT64 },
+	{ "complexhalf", EV_DT_COMPLEX32 }, { "complex<half>", EV_DT_COMPLEX32 }, { "chalf", EV_DT_COMPLEX32 },
+	{ "complexfloat", EV_DT_COMPLEX64 }, { "complex<float>", EV_DT_COMPLEX64 }, { "cfloat", EV_DT_COMPLEX64 },
+	{ "complexdouble", EV_DT_COMPLEX128 }, { "complex<double>", EV_DT_COMPLEX128 }, { "cdouble", EV_DT_COMPLEX128 },
+	/* The fnuz variants (ROCm's encodings) have the same size; ev keeps
+	 * one name per width and exponent. */
+	{ "float8_e4m3fn", EV_DT_FP8E4M3 }, { "float8_e4m3fnuz", EV_DT_FP8E4M3 },
+	{ "float8_e5m2", EV_DT_FP8E5M2 }, { "float8_e5m2fnuz", EV_DT_FP8E5M2 },
+	{ "float8_e8m0fnu", EV_DT_FP8E8M0 }, { "float4_e2m1fn_x2", EV_DT_FP4E2M1X2 },
+};
+
 unsigned ev_torch_dtype(const char *s)
 {
-	static const struct word map[] = {
-		{ "Float", EV_DT_FLOAT32 }, { "float", EV_DT_FLOAT32 }, { "float32", EV_DT_FLOAT32 },
-		{ "Half", EV_DT_FLOAT16 }, { "half", EV_DT_FLOAT16 }, { "float16", EV_DT_FLOAT16 },
-		{ "BFloat16", EV_DT_BFLOAT16 }, { "bfloat16", EV_DT_BFLOAT16 }, { "Double", EV_DT_FLOAT64 },
-		{ "double", EV_DT_FLOAT64 }, { "float64", EV_DT_FLOAT64 }, { "Int", EV_DT_INT32 },
-		{ "int", EV_DT_INT32 }, { "int32", EV_DT_INT32 }, { "Long", EV_DT_INT64 }, { "long", EV_DT_INT64 },
-		{ "int64", EV_DT_INT64 }, { "Char", EV_DT_INT8 }, { "int8", EV_DT_INT8 }, { "Byte", EV_DT_UINT8 },
-		{ "uint8", EV_DT_UINT8 }, { "Bool", EV_DT_UINT8 }, { "bool", EV_DT_UINT8 },
-		{ "Float8_e4m3fn", EV_DT_FP8E4M3 }, { "Float8_e5m2", EV_DT_FP8E5M2 },
-		{ "Float8_e4m3fnuz", EV_DT_FP8E4M3 }, { "Float8_e5m2fnuz", EV_DT_FP8E5M2 },
-		{ "float8_e4m3fn", EV_DT_FP8E4M3 }, { "float8_e5m2", EV_DT_FP8E5M2 },
-		{ "float8_e4m3fnuz", EV_DT_FP8E4M3 }, { "float8_e5m2fnuz", EV_DT_FP8E5M2 },
-	};
-	if (strncmp(s, "c10::", 5) == 0)
-		s += 5;
-	else if (strncmp(s, "torch.", 6) == 0)
+	/* Lower case, without "torch." in front or "c10::", "at::", "std::"
+	 * anywhere ("c10::complex<c10::Half>" is "complex<half>"). */
+	static const char *const ns[] = { "c10::", "at::", "std::" };
+	char n[64];
+	size_t o = 0;
+	if (strncmp(s, "torch.", 6) == 0)
 		s += 6;
-	for (size_t i = 0; i < NWORDS(map); i++)
-		if (strcmp(s, map[i].w) == 0)
-			return map[i].v;
+	while (*s) {
+		size_t skip = 0;
+		for (size_t i = 0; i < NWORDS(ns) && !skip; i++)
+			if (strncmp(s, ns[i], strlen(ns[i])) == 0)
+				skip = strlen(ns[i]);
+		if (skip) {
+			s += skip;
+			continue;
+		}
+		if (o + 1 == sizeof n)
+			return EV_DT_UNKNOWN; /* longer than any element type */
+		n[o++] = (char)tolower((unsigned char)*s++);
+	}
+	n[o] = '\0';
+	for (size_t i = 0; i < NWORDS(torch_dtypes); i++)
+		if (strcmp(n, torch_dtypes[i].w) == 0)
+			return torch_dtypes[i].v;
 	unsigned v;
-	return ev_dtype_parse(s, &v) == 0 ? v : EV_DT_UNKNOWN;
+	return o && ev_dtype_parse(n, &v) == 0 ? v : EV_DT_UNKNOWN;
 }
 
 unsigned ev_nccl_func_code(int64_t v)

@@ -133,9 +133,14 @@ _Static_assert(NELEM(algo_names) == EV_ALGO_COUNT, "a name for every enum ev_alg
 _Static_assert(NELEM(proto_names) == EV_PROTO_COUNT, "a name for every enum ev_proto value");
 static const char *const dtype_names[] = {
 	"unknown", "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16",
-	"float32", "float64", "bfloat16", "fp8e4m3", "fp8e5m2",
+	"float32", "float64", "bfloat16", "fp8e4m3", "fp8e5m2", "int16", "uint16",
+	"complex32", "complex64", "complex128", "fp8e8m0", "fp4e2m1x2",
 };
-static const unsigned dtype_sizes[] = { 0, 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
+/* Bytes per element; fp4e2m1x2 is PyTorch's Float4_e2m1fn_x2, two 4-bit
+ * values packed in a byte, one element per byte as its shapes count. */
+static const unsigned dtype_sizes[] = { 0, 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1, 2, 2, 4, 8, 16, 1, 1 };
+_Static_assert(NELEM(dtype_names) == NELEM(dtype_sizes), "a size for every element type");
+_Static_assert(NELEM(dtype_names) == EV_DT_FP4E2M1X2 + 1, "a name for every enum ev_dtype value");
 static const char *const redop_names[] = {
 	"unknown", "sum", "prod", "max", "min", "avg", "premulsum", "none",
 };

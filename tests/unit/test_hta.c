@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_hta.c - the streaming HTA breakdown against a brute-force one over
- * random traces: HTA keeps a GPU event only when its launch is in the
- * trace and started before the last ProfilerStep; the brute force filters
- * the whole event list that way and measures unions on a fine grid.
+ * random traces: with two or more ProfilerSteps HTA keeps a GPU event only
+ * when its launch is in the trace and started before the last step, with
+ * fewer it keeps every GPU event; the brute force filters the whole event
+ * list that way and measures unions on a fine grid.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,15 +32,15 @@ static int cmp_gpu(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* Brute force on a 1-ns grid. */
-static void brute(const struct gpu *g, size_t n, int64_t last_step, int have_step, struct ev_hta_result *r)
+/* Brute force on a 1-ns grid; filter: HTA's step filter applies. */
+static void brute(const struct gpu *g, size_t n, int64_t last_step, int filter, struct ev_hta_result *r)
 {
 	static unsigned char cov[SPAN * 3];
 	memset(cov, 0, sizeof cov);
 	memset(r, 0, sizeof *r);
 	int64_t first = -1, last = -1;
 	for (size_t i = 0; i < n; i++) {
-		if (!g[i].linked || (have_step && g[i].launch >= last_step))
+		if (filter && (!g[i].linked || g[i].launch >= last_step))
 			continue;
 		if (first < 0 || g[i].ts < first)
 			first = g[i].ts;
@@ -84,8 +85,10 @@ static void one_trace(int with_steps)
 	int si = 0;
 	int64_t last_step = nsteps ? steps[nsteps - 1] : 0;
 	for (int64_t t = 0; t < SPAN * 3; t++) {
-		while (si < nsteps && steps[si] == t)
-			ev_hta_step(&h, steps[si++]);
+		while (si < nsteps && steps[si] == t) {
+			ev_hta_step(&h, steps[si], (uint64_t)si + 100);
+			si++;
+		}
 		for (int i = 0; i < N; i++)
 			if (g[i].launch == t && g[i].linked)
 				CHECK(ev_hta_launch(&h, g[i].corr, t) == EV_OK);
@@ -96,11 +99,10 @@ static void one_trace(int with_steps)
 	struct ev_hta_result a, b;
 	ev_hta_finish(&h, &a);
 	ev_hta_free(&h);
-	brute(g, N, last_step, nsteps > 0, &b);
-	if (!with_steps) {
-		CHECK(a.no_steps);
-		return; /* HTA would keep nothing; the result is documented, not HTA's */
-	}
+	brute(g, N, last_step, nsteps >= 2, &b);
+	CHECK(a.no_steps == (nsteps == 0) && a.one_step == (nsteps == 1));
+	if (nsteps < 2)
+		CHECK(a.kept == N); /* every event, launched or not */
 	CHECK(a.kernel_time == b.kernel_time);
 	CHECK(a.idle_time == b.idle_time);
 	CHECK(a.compute_time == b.compute_time);
@@ -117,6 +119,37 @@ static void test_random_traces(void)
 	for (int k = 0; k < 200; k++)
 		one_trace(1);
 	one_trace(0);
+}
+
+/* One step seen as several ranges (one per thread, or repeated): one
+ * name is one step, and HTA keeps every GPU event, launched or not. */
+static void test_one_step_name(void)
+{
+	struct ev_hta h;
+	struct ev_hta_result r;
+	ev_hta_init(&h);
+	h.round_us = 0;
+	ev_hta_step(&h, 0, 42);
+	CHECK(ev_hta_launch(&h, 1, 10) == EV_OK);
+	ev_hta_step(&h, 20, 42);
+	ev_hta_gpu(&h, 100, 200, EV_HTA_COMPUTATION, 1);
+	ev_hta_gpu(&h, 300, 400, EV_HTA_COMMUNICATION, 0); /* no launch in the trace */
+	ev_hta_finish(&h, &r);
+	ev_hta_free(&h);
+	CHECK(r.one_step && !r.no_steps && r.kept == 2);
+	CHECK(r.kernel_time == 300 && r.compute_time == 100 && r.comm_time == 100 && r.idle_time == 100);
+	/* A second name is a second step: the last one's launches are dropped. */
+	ev_hta_init(&h);
+	h.round_us = 0;
+	ev_hta_step(&h, 0, 42);
+	CHECK(ev_hta_launch(&h, 1, 10) == EV_OK);
+	ev_hta_step(&h, 20, 43);
+	CHECK(ev_hta_launch(&h, 2, 30) == EV_OK);
+	ev_hta_gpu(&h, 100, 200, EV_HTA_COMPUTATION, 1);
+	ev_hta_gpu(&h, 300, 400, EV_HTA_COMPUTATION, 2);
+	ev_hta_finish(&h, &r);
+	ev_hta_free(&h);
+	CHECK(!r.one_step && r.kept == 1 && r.dropped_last_step == 1 && r.kernel_time == 100);
 }
 
 static void test_no_cpu_events(void)
@@ -184,6 +217,7 @@ int main(void)
 	RUN(test_extreme_times);
 	RUN(test_random_traces);
 	RUN(test_no_cpu_events);
+	RUN(test_one_step_name);
 	RUN(test_launch_window);
 	RUN(test_rounding);
 	return unit_report("test_hta");

@@ -315,6 +315,22 @@ static void test_op_category(void)
 	              "elementwise"));
 	CHECK(!strcmp(ev_op_category("aten::foo", "void at::native::reduce_kernel<512>"), "reduce"));
 	CHECK(!strcmp(ev_op_category("aten::foo", "sm90_xmma_gemm"), "other"));
+	/* TraceLens's InferenceAttention: paged/varlen attention of vLLM,
+	 * SGLang and aiter, and their KV-cache writes. */
+	static const char *const inference_attention[] = {
+		"vllm::unified_attention_with_output", "aiter::mha_varlen_fwd", "aiter::fmha_v3_varlen_fwd",
+		"aiter::mha_batch_prefill", "sglang_profiler::attention_paged_attention_ragged", "aiter::pa_decode_gluon",
+		"aiter::pa_sparse_prefill_opus_fwd", "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd",
+		"vllm::gdn_attention_core", "aiter::linear_attention_with_output_base", "sglang::store_cache",
+		"_C_cache_ops::reshape_and_cache_flash", "_C_cache_ops::concat_and_cache_mla",
+		"aiter::get_mla_metadata_v1", "aiter::indexer_score_topk",
+	};
+	for (size_t i = 0; i < sizeof inference_attention / sizeof inference_attention[0]; i++) {
+		const char *c = ev_op_category(inference_attention[i], "kernel_unified_attention_2d");
+		CHECK(!strcmp(c, "InferenceAttention"));
+		if (strcmp(c, "InferenceAttention"))
+			fprintf(stderr, "  %s: %s\n", inference_attention[i], c);
+	}
 }
 
 /* ---- whole conversions --------------------------------------------- */

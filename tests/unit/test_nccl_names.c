@@ -98,7 +98,7 @@ static void test_words(void)
 	CHECK(ev_torch_dtype("c10::BFloat16") == EV_DT_BFLOAT16);
 	CHECK(ev_torch_dtype("torch.float16") == EV_DT_FLOAT16);
 	CHECK(ev_torch_dtype("Float8_e4m3fnuz") == EV_DT_FP8E4M3);
-	CHECK(ev_torch_dtype("ComplexFloat") == EV_DT_UNKNOWN);
+	CHECK(ev_torch_dtype("Int3") == EV_DT_UNKNOWN);
 	CHECK(ev_nccl_func_code(4) == EV_OP_ALLREDUCE && ev_nccl_func_code(8) == EV_OP_UNKNOWN);
 	CHECK(ev_nccl_algo_code(1) == EV_ALGO_RING && ev_nccl_algo_code(-1) == EV_ALGO_UNKNOWN);
 	CHECK(ev_nccl_proto_code(1) == EV_PROTO_LL128 && ev_nccl_proto_code(3) == EV_PROTO_UNKNOWN);
@@ -114,6 +114,63 @@ static void test_words(void)
 	CHECK(ev_nccl_algo_word("COLLNET", 7) == EV_ALGO_COLLNET_DIRECT && ev_nccl_algo_setting("collnet") == 0);
 	CHECK(ev_nccl_algo_setting("nvlstree") == EV_ALGO_NVLS_TREE && ev_nccl_algo_setting("NVLS_TREE") == EV_ALGO_NVLS_TREE);
 	CHECK(ev_nccl_algo_setting("") == 0 && ev_nccl_algo_setting("unknown") == 0);
+}
+
+struct dcase { const char *spelling; unsigned dt, size; };
+
+/* Every spelling of an element type PyTorch has written into a trace:
+ * ScalarType names (record_param_comms' "dtype"), torch.* names, and the
+ * C++ type names of "Input type" (GCC's "long int", Clang's "long",
+ * c10:: types).  Each gives its ev dtype and its size in bytes, so that a
+ * collective's bytes are elements times the right size. */
+static void test_torch_dtypes(void)
+{
+	static const struct dcase cases[] = {
+		{ "long int", EV_DT_INT64, 8 }, { "long", EV_DT_INT64, 8 }, { "long long", EV_DT_INT64, 8 },
+		{ "long long int", EV_DT_INT64, 8 }, { "int64_t", EV_DT_INT64, 8 }, { "Long", EV_DT_INT64, 8 },
+		{ "torch.int64", EV_DT_INT64, 8 }, { "torch.long", EV_DT_INT64, 8 },
+		{ "int", EV_DT_INT32, 4 }, { "int32_t", EV_DT_INT32, 4 }, { "Int", EV_DT_INT32, 4 },
+		{ "short", EV_DT_INT16, 2 }, { "short int", EV_DT_INT16, 2 }, { "int16_t", EV_DT_INT16, 2 },
+		{ "Short", EV_DT_INT16, 2 }, { "torch.int16", EV_DT_INT16, 2 },
+		{ "signed char", EV_DT_INT8, 1 }, { "int8_t", EV_DT_INT8, 1 }, { "Char", EV_DT_INT8, 1 },
+		{ "unsigned char", EV_DT_UINT8, 1 }, { "uint8_t", EV_DT_UINT8, 1 }, { "Byte", EV_DT_UINT8, 1 },
+		{ "bool", EV_DT_UINT8, 1 }, { "Bool", EV_DT_UINT8, 1 }, { "torch.bool", EV_DT_UINT8, 1 },
+		{ "unsigned short", EV_DT_UINT16, 2 }, { "short unsigned int", EV_DT_UINT16, 2 },
+		{ "UInt16", EV_DT_UINT16, 2 }, { "unsigned int", EV_DT_UINT32, 4 }, { "UInt32", EV_DT_UINT32, 4 },
+		{ "unsigned long", EV_DT_UINT64, 8 }, { "long unsigned int", EV_DT_UINT64, 8 },
+		{ "uint64_t", EV_DT_UINT64, 8 }, { "UInt64", EV_DT_UINT64, 8 },
+		{ "c10::Half", EV_DT_FLOAT16, 2 }, { "Half", EV_DT_FLOAT16, 2 }, { "torch.float16", EV_DT_FLOAT16, 2 },
+		{ "c10::BFloat16", EV_DT_BFLOAT16, 2 }, { "BFloat16", EV_DT_BFLOAT16, 2 },
+		{ "float", EV_DT_FLOAT32, 4 }, { "Float", EV_DT_FLOAT32, 4 }, { "torch.float32", EV_DT_FLOAT32, 4 },
+		{ "double", EV_DT_FLOAT64, 8 }, { "Double", EV_DT_FLOAT64, 8 }, { "torch.float64", EV_DT_FLOAT64, 8 },
+		{ "c10::complex<c10::Half>", EV_DT_COMPLEX32, 4 }, { "ComplexHalf", EV_DT_COMPLEX32, 4 },
+		{ "c10::complex<float>", EV_DT_COMPLEX64, 8 }, { "ComplexFloat", EV_DT_COMPLEX64, 8 },
+		{ "std::complex<float>", EV_DT_COMPLEX64, 8 }, { "torch.complex64", EV_DT_COMPLEX64, 8 },
+		{ "c10::complex<double>", EV_DT_COMPLEX128, 16 }, { "ComplexDouble", EV_DT_COMPLEX128, 16 },
+		{ "torch.cdouble", EV_DT_COMPLEX128, 16 },
+		{ "c10::Float8_e4m3fn", EV_DT_FP8E4M3, 1 }, { "c10::Float8_e4m3fnuz", EV_DT_FP8E4M3, 1 },
+		{ "c10::Float8_e5m2", EV_DT_FP8E5M2, 1 }, { "c10::Float8_e5m2fnuz", EV_DT_FP8E5M2, 1 },
+		{ "Float8_e5m2fnuz", EV_DT_FP8E5M2, 1 }, { "torch.float8_e4m3fn", EV_DT_FP8E4M3, 1 },
+		{ "c10::Float8_e8m0fnu", EV_DT_FP8E8M0, 1 }, { "Float8_e8m0fnu", EV_DT_FP8E8M0, 1 },
+		{ "c10::Float4_e2m1fn_x2", EV_DT_FP4E2M1X2, 1 }, { "Float4_e2m1fn_x2", EV_DT_FP4E2M1X2, 1 },
+		{ "c10::qint8", EV_DT_INT8, 1 }, { "QUInt8", EV_DT_UINT8, 1 }, { "c10::qint32", EV_DT_INT32, 4 },
+		{ "c10::quint4x2", EV_DT_UINT8, 1 }, { "c10::bits16", EV_DT_UINT16, 2 }, { "Bits8", EV_DT_UINT8, 1 },
+		/* ev's own names read back */
+		{ "int16", EV_DT_INT16, 2 }, { "complex64", EV_DT_COMPLEX64, 8 }, { "fp8e8m0", EV_DT_FP8E8M0, 1 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		unsigned dt = ev_torch_dtype(cases[i].spelling);
+		CHECK(dt == cases[i].dt && ev_dtype_size(dt) == cases[i].size);
+		if (dt != cases[i].dt || ev_dtype_size(dt) != cases[i].size)
+			fprintf(stderr, "  '%s': dtype %u size %u, expected %u size %u\n", cases[i].spelling, dt,
+			        ev_dtype_size(dt), cases[i].dt, cases[i].size);
+	}
+	/* Not element types: left unknown rather than guessed. */
+	CHECK(ev_torch_dtype("Scalar") == EV_DT_UNKNOWN && ev_torch_dtype("TensorList") == EV_DT_UNKNOWN);
+	CHECK(ev_torch_dtype("") == EV_DT_UNKNOWN && ev_torch_dtype("long intx") == EV_DT_UNKNOWN);
+	/* Every ev dtype has a name that reads back to it. */
+	for (unsigned v = 1; ev_dtype_name(v); v++)
+		CHECK(ev_torch_dtype(ev_dtype_name(v)) == v && ev_dtype_size(v) > 0);
 }
 
 /* Every algorithm and protocol has its ev name, NCCL's spellings and
@@ -170,6 +227,18 @@ static void test_classifier(void)
 		{ "void cudnn::cnn::reduce_wgrad_nchw_helper<float, float>(void*, void const*, float, int, int)", EV_KC_CONV },
 		{ "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt128x128x32", EV_KC_CONV },
 		{ "naive_conv_fwd_nchw_float_double_float", EV_KC_CONV },
+		/* cuDNN's implicit-GEMM convolutions: scudnn/h884cudnn engines,
+		 * implicit_convolve_sgemm, and cudnn names with a conv word. */
+		{ "volta_scudnn_128x64_relu_interior_nn_v1", EV_KC_CONV },
+		{ "maxwell_scudnn_winograd_128x128_ldg1_ldg4_tile148n_nt", EV_KC_CONV },
+		{ "cudnn_infer_ampere_scudnn_128x32_relu_small_nn_v1", EV_KC_CONV },
+		{ "volta_h884cudnn_256x64_ldg8_relu_exp_interior_nhwc_tn_v1", EV_KC_CONV },
+		{ "turing_h1688cudnn_128x128_ldg8_relu_exp_small_nhwc_tn_v1", EV_KC_CONV },
+		{ "void cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)", EV_KC_CONV },
+		{ "xmma_cudnn_infer::conv::kernel<...>", EV_KC_CONV },
+		/* cuDNN's other kernels are not convolutions ("convert" is no conv). */
+		{ "void cudnn::ops::convertTensor_kernel<float, float, float, (cudnnKernelDataType_t)2>(...)", EV_KC_OTHER },
+		{ "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(...)", EV_KC_OTHER },
 		/* "convert" is not a convolution */
 		{ "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_convert_element_type_0", EV_KC_REDUCE },
 		{ "void vllm::rms_norm_kernel<c10::BFloat16>(...)", EV_KC_REDUCE },
@@ -184,6 +253,11 @@ static void test_classifier(void)
 		{ "ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", EV_KC_COMM },
 		{ "cross_device_reduce_1stage<__nv_bfloat16, 8>", EV_KC_COMM },
 		{ "__amd_rocclr_fillBufferAligned.kd", EV_KC_MEMSET },
+		{ "void at::native::vectorized_elementwise_kernel<4, at::native::fill_kernel_cuda(at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() const::{lambda()#1}, std::array<char*, 1ul> >(...)", EV_KC_MEMSET },
+		/* masked_fill reads a mask and its input: compute, not a memset. */
+		{ "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#11}::operator()() const::{lambda(float, bool)#1}, std::array<char*, 3ul> >(...)", EV_KC_ELEMENTWISE },
+		{ "void at::native::unrolled_elementwise_kernel<at::native::masked_fill_kernel>(...)", EV_KC_ELEMENTWISE },
+		{ "masked_fill_kernel", EV_KC_OTHER },
 		{ "__amd_rocclr_copyBuffer.kd", EV_KC_MEMCPY },
 		{ "void cub::DeviceScanKernel<cub::AgentScanPolicy<128, 15, int> >(...)", EV_KC_OTHER },
 	};
@@ -208,5 +282,6 @@ int main(void)
 	RUN(test_words);
 	RUN(test_tables_complete);
 	RUN(test_classifier);
+	RUN(test_torch_dtypes);
 	return unit_report("test_nccl_names");
 }
