@@ -86,7 +86,7 @@ ends_within_seq() {
 	printf 'type\tts\nkernel\t5\nkernel\t7\nkernel\t3\n' >"$T/o.tsv"
 	tsv2ev "$T/o.tsv" "$T/o.ev"
 	run -1 ev-merge -o "$T/m.ev" "$T/o.ev"
-	assert_output --partial "o.ev: record 3: out of order (ts 3 after 7); use ev-merge --sort"
+	assert_output --partial "o.ev: record 3: out of order (ts 3 after 7); sort with ev-merge --sort"
 	[ ! -e "$T/m.ev" ]
 	run -0 bash -c 'ev-merge --sort "$1" | ev-view -M -H -c ts' _ "$T/o.ev"
 	assert_output "$(printf '3\n5\n7')"

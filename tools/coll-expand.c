@@ -7,7 +7,6 @@
  * docs/nccl-model.md); this is its front end: options, the input loop,
  * pass-through of other records, and the messages the library hands back.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +271,10 @@ static void summary(struct run *x, ev_nccl_sched *s)
 
 static int run(struct opts *o)
 {
+	if (o->format == FMT_FLOWS && (o->p.keep_coll || o->only_comm))
+		return ev_cli_usage_error(&o->cli, "--format=flows writes messages only (no --keep-coll or --only-comm)");
+	if (o->format == FMT_FLOWS)
+		o->p.intra_send = 1; /* flows carry real bytes for every message */
 	struct run x = { .o = o };
 	ev_strtab *st = ev_strtab_new();
 	ev_meta *meta = ev_meta_new();
@@ -352,160 +355,161 @@ done:
 	return status;
 }
 
+enum {
+	OPT_NCCL_VERSION = 256, OPT_NCHANNELS, OPT_NTHREADS, OPT_PRESET, OPT_RANKS_PER_NODE, OPT_INTRA, OPT_INTRA_BW,
+	OPT_COMPUTE, OPT_MERGE_STREAMS, OPT_ONLY_COMM, OPT_KEEP_COLL, OPT_LENIENT, OPT_JITTER, OPT_TRACE_PARAMS,
+	OPT_LEAD_IN, OPT_MAX_MESSAGES, OPT_FORMAT, OPT_SENDS
+};
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "lat", required_argument, NULL, 'l' },
+	{ "algo", required_argument, NULL, 'a' },
+	{ "proto", required_argument, NULL, 'p' },
+	{ "nccl-version", required_argument, NULL, OPT_NCCL_VERSION },
+	{ "nchannels", required_argument, NULL, OPT_NCHANNELS },
+	{ "nthreads", required_argument, NULL, OPT_NTHREADS },
+	{ "preset", required_argument, NULL, OPT_PRESET },
+	{ "ranks-per-node", required_argument, NULL, OPT_RANKS_PER_NODE },
+	{ "intra", required_argument, NULL, OPT_INTRA },
+	{ "intra-bw", required_argument, NULL, OPT_INTRA_BW },
+	{ "compute", required_argument, NULL, OPT_COMPUTE },
+	{ "lead-in", no_argument, NULL, OPT_LEAD_IN },
+	{ "sends", required_argument, NULL, OPT_SENDS },
+	{ "merge-streams", no_argument, NULL, OPT_MERGE_STREAMS },
+	{ "only-comm", no_argument, NULL, OPT_ONLY_COMM },
+	{ "keep-coll", no_argument, NULL, OPT_KEEP_COLL },
+	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "max-messages", required_argument, NULL, OPT_MAX_MESSAGES },
+	{ "jitter", required_argument, NULL, OPT_JITTER },
+	{ "trace-params", required_argument, NULL, OPT_TRACE_PARAMS },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The options whose value is a word: each word's index is the setting. */
+static int word_opt(struct opts *o, int code, const char *arg)
+{
+	static const char *const intra[] = { "calc", "send", NULL };
+	static const char *const compute[] = { "gaps", "kernels", "none", NULL }; /* EV_NCCL_COMP_* */
+	static const char *const sends[] = { "fifo", "serial", NULL };
+	static const char *const yes_no[] = { "no", "yes", NULL };
+	static const char *const formats[] = { "ev", "flows", NULL }; /* enum format */
+	int w;
+	switch (code) {
+	case OPT_INTRA:
+		if ((w = ev_cli_word_find(intra, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--intra: expected calc or send, got '%s'", arg);
+		o->p.intra_send = w;
+		break;
+	case OPT_COMPUTE:
+		if ((w = ev_cli_word_find(compute, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--compute: expected gaps, kernels or none, got '%s'", arg);
+		o->p.compute = w == 0 ? EV_NCCL_COMP_GAPS : w == 1 ? EV_NCCL_COMP_KERNELS : EV_NCCL_COMP_NONE;
+		break;
+	case OPT_SENDS:
+		if ((w = ev_cli_word_find(sends, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--sends: expected fifo or serial, got '%s'", arg);
+		o->p.send_delivered = w;
+		break;
+	case OPT_TRACE_PARAMS:
+		if ((w = ev_cli_word_find(yes_no, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--trace-params: expected yes or no, got '%s'", arg);
+		o->p.trace_params = w;
+		break;
+	case OPT_FORMAT:
+		if ((w = ev_cli_word_find(formats, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--format: expected ev or flows, got '%s'", arg);
+		o->format = w ? FMT_FLOWS : FMT_EV;
+		break;
+	}
+	return 0;
+}
+
+static int on_opt(void *ctx, int code, const char *arg)
+{
+	struct opts *o = ctx;
+	uint32_t u;
+	uint64_t v;
+	double gbps;
+	switch (code) {
+	case 'l': o->lat_path = arg; break;
+	case 'a':
+		if (ev_nccl_parse_algos(arg, &o->p.masks))
+			return ev_cli_usage_error(&o->cli, "--algo: expected a list like ring,tree or ^tree, got '%s'", arg);
+		break;
+	case 'p':
+		if (ev_nccl_parse_protos(arg, &o->p.masks))
+			return ev_cli_usage_error(&o->cli, "--proto: expected a list like ll,ll128,simple, got '%s'", arg);
+		break;
+	case OPT_NCCL_VERSION:
+		if (ev_nccl_parse_version(arg, &o->p.regime))
+			return ev_cli_usage_error(&o->cli, "--nccl-version: expected a version like 2.22.3, got '%s'", arg);
+		break;
+	case OPT_NCHANNELS:
+		if (ev_parse_u32(arg, &u) || u == 0 || u > EV_NCCL_MAXCH)
+			return ev_cli_usage_error(&o->cli, "--nchannels: expected 1..64, got '%s'", arg);
+		o->p.nchannels = u;
+		break;
+	case OPT_NTHREADS:
+		if (ev_parse_u32(arg, &u) || u == 0 || u > 1024)
+			return ev_cli_usage_error(&o->cli, "--nthreads: expected 1..1024, got '%s'", arg);
+		o->p.nthreads = u;
+		break;
+	case OPT_PRESET:
+		/* "auto" picks by the trace; the library knows the systems. */
+		if (strcmp(arg, "auto") == 0)
+			o->p.preset = NULL;
+		else if (!(o->p.preset = ev_nccl_preset_find(arg)))
+			return ev_cli_usage_error(&o->cli,
+			                          "--preset: unknown system '%s' (h100, a100, b200, pcie, mi300x, mi250, auto)",
+			                          arg);
+		break;
+	case OPT_RANKS_PER_NODE:
+		if (ev_parse_u32(arg, &u) || u == 0)
+			return ev_cli_usage_error(&o->cli, "--ranks-per-node: expected a positive number, got '%s'", arg);
+		o->p.ranks_per_node = u;
+		break;
+	case OPT_INTRA_BW:
+		if (ev_parse_double(arg, &gbps) || gbps <= 0)
+			return ev_cli_usage_error(&o->cli, "--intra-bw: expected GB/s > 0, got '%s'", arg);
+		o->p.intra_bw = gbps;
+		break;
+	case OPT_LEAD_IN: o->p.lead_in = 1; break;
+	case OPT_MERGE_STREAMS: o->p.merge_streams = 1; break;
+	case OPT_ONLY_COMM: o->only_comm = 1; break;
+	case OPT_KEEP_COLL: o->p.keep_coll = 1; break;
+	case OPT_LENIENT: o->p.lenient = 1; break;
+	case OPT_MAX_MESSAGES:
+		if (ev_parse_u64(arg, &v) || v == 0)
+			return ev_cli_usage_error(&o->cli, "--max-messages: expected a positive number, got '%s'", arg);
+		o->p.max_messages = v;
+		break;
+	case OPT_JITTER:
+		if (ev_parse_u64(arg, &o->p.seed))
+			return ev_cli_usage_error(&o->cli, "--jitter: expected a seed (unsigned number), got '%s'", arg);
+		o->p.have_jitter = 1;
+		break;
+	default:
+		return word_opt(o, code, arg);
+	}
+	return 0;
+}
+
+static const struct ev_cli_opts options = { "l:a:p:", longopts, on_opt, usage };
+
 int main(int argc, char **argv)
 {
-	enum { O_NCCL = 256, O_NCH, O_NT, O_PRESET, O_RPN, O_INTRA, O_IBW, O_COMP, O_MERGE, O_ONLY, O_KEEP, O_LEN,
-	       O_JIT, O_TP, O_LEAD, O_MAXM, O_FMT, O_SENDS };
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "lat", required_argument, NULL, 'l' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "proto", required_argument, NULL, 'p' },
-		{ "nccl-version", required_argument, NULL, O_NCCL },
-		{ "nchannels", required_argument, NULL, O_NCH },
-		{ "nthreads", required_argument, NULL, O_NT },
-		{ "preset", required_argument, NULL, O_PRESET },
-		{ "ranks-per-node", required_argument, NULL, O_RPN },
-		{ "intra", required_argument, NULL, O_INTRA },
-		{ "intra-bw", required_argument, NULL, O_IBW },
-		{ "compute", required_argument, NULL, O_COMP },
-		{ "lead-in", no_argument, NULL, O_LEAD },
-		{ "sends", required_argument, NULL, O_SENDS },
-		{ "merge-streams", no_argument, NULL, O_MERGE },
-		{ "only-comm", no_argument, NULL, O_ONLY },
-		{ "keep-coll", no_argument, NULL, O_KEEP },
-		{ "lenient", no_argument, NULL, O_LEN },
-		{ "max-messages", required_argument, NULL, O_MAXM },
-		{ "jitter", required_argument, NULL, O_JIT },
-		{ "trace-params", required_argument, NULL, O_TP },
-		{ "format", required_argument, NULL, O_FMT },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
-	int c;
-	uint32_t u;
-	double gbps = 300.0;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "coll-expand");
-	ev_cli_cleanup_on_signal(NULL);
 	ev_nccl_params_default(&o.p);
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "l:a:p:", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		switch (c) {
-		case 'l': o.lat_path = optarg; break;
-		case 'a':
-			if (ev_nccl_parse_algos(optarg, &o.p.masks))
-				return ev_cli_usage_error(&o.cli, "--algo: expected a list like ring,tree or ^tree, got '%s'", optarg);
-			break;
-		case 'p':
-			if (ev_nccl_parse_protos(optarg, &o.p.masks))
-				return ev_cli_usage_error(&o.cli, "--proto: expected a list like ll,ll128,simple, got '%s'", optarg);
-			break;
-		case O_NCCL:
-			if (ev_nccl_parse_version(optarg, &o.p.regime))
-				return ev_cli_usage_error(&o.cli, "--nccl-version: expected a version like 2.22.3, got '%s'", optarg);
-			break;
-		case O_NCH:
-			if (ev_parse_u32(optarg, &u) || u == 0 || u > EV_NCCL_MAXCH)
-				return ev_cli_usage_error(&o.cli, "--nchannels: expected 1..64, got '%s'", optarg);
-			o.p.nchannels = u;
-			break;
-		case O_NT:
-			if (ev_parse_u32(optarg, &u) || u == 0 || u > 1024)
-				return ev_cli_usage_error(&o.cli, "--nthreads: expected 1..1024, got '%s'", optarg);
-			o.p.nthreads = u;
-			break;
-		case O_PRESET:
-			if (strcmp(optarg, "auto") == 0)
-				o.p.preset = NULL;
-			else if (!(o.p.preset = ev_nccl_preset_find(optarg)))
-				return ev_cli_usage_error(&o.cli,
-				                          "--preset: unknown system '%s' (h100, a100, b200, pcie, mi300x, mi250, auto)",
-				                          optarg);
-			break;
-		case O_RPN:
-			if (ev_parse_u32(optarg, &u) || u == 0)
-				return ev_cli_usage_error(&o.cli, "--ranks-per-node: expected a positive number, got '%s'", optarg);
-			o.p.ranks_per_node = u;
-			break;
-		case O_INTRA:
-			if (strcmp(optarg, "calc") == 0)
-				o.p.intra_send = 0;
-			else if (strcmp(optarg, "send") == 0)
-				o.p.intra_send = 1;
-			else
-				return ev_cli_usage_error(&o.cli, "--intra: expected calc or send, got '%s'", optarg);
-			break;
-		case O_IBW:
-			if (ev_parse_double(optarg, &gbps) || gbps <= 0)
-				return ev_cli_usage_error(&o.cli, "--intra-bw: expected GB/s > 0, got '%s'", optarg);
-			o.p.intra_bw = gbps;
-			break;
-		case O_COMP:
-			if (strcmp(optarg, "gaps") == 0)
-				o.p.compute = EV_NCCL_COMP_GAPS;
-			else if (strcmp(optarg, "kernels") == 0)
-				o.p.compute = EV_NCCL_COMP_KERNELS;
-			else if (strcmp(optarg, "none") == 0)
-				o.p.compute = EV_NCCL_COMP_NONE;
-			else
-				return ev_cli_usage_error(&o.cli, "--compute: expected gaps, kernels or none, got '%s'", optarg);
-			break;
-		case O_LEAD: o.p.lead_in = 1; break;
-		case O_SENDS:
-			if (strcmp(optarg, "fifo") == 0)
-				o.p.send_delivered = 0;
-			else if (strcmp(optarg, "serial") == 0)
-				o.p.send_delivered = 1;
-			else
-				return ev_cli_usage_error(&o.cli, "--sends: expected fifo or serial, got '%s'", optarg);
-			break;
-		case O_MERGE: o.p.merge_streams = 1; break;
-		case O_ONLY: o.only_comm = 1; break;
-		case O_KEEP: o.p.keep_coll = 1; break;
-		case O_LEN: o.p.lenient = 1; break;
-		case O_MAXM: {
-			uint64_t v;
-			if (ev_parse_u64(optarg, &v) || v == 0)
-				return ev_cli_usage_error(&o.cli, "--max-messages: expected a positive number, got '%s'", optarg);
-			o.p.max_messages = v;
-			break;
-		}
-		case O_JIT:
-			if (ev_parse_u64(optarg, &o.p.seed))
-				return ev_cli_usage_error(&o.cli, "--jitter: expected a seed (unsigned number), got '%s'", optarg);
-			o.p.have_jitter = 1;
-			break;
-		case O_TP:
-			if (strcmp(optarg, "no") == 0)
-				o.p.trace_params = 0;
-			else if (strcmp(optarg, "yes") == 0)
-				o.p.trace_params = 1;
-			else
-				return ev_cli_usage_error(&o.cli, "--trace-params: expected yes or no, got '%s'", optarg);
-			break;
-		case O_FMT:
-			if (strcmp(optarg, "ev") == 0)
-				o.format = FMT_EV;
-			else if (strcmp(optarg, "flows") == 0)
-				o.format = FMT_FLOWS;
-			else
-				return ev_cli_usage_error(&o.cli, "--format: expected ev or flows, got '%s'", optarg);
-			break;
-		default:
-			return ev_cli_try_help(&o.cli);
-		}
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN) {
+		o.inputs = argv + first;
+		o.ninputs = argc - first; /* none: standard input */
+		status = run(&o);
 	}
-	if (o.format == FMT_FLOWS && (o.p.keep_coll || o.only_comm))
-		return ev_cli_usage_error(&o.cli, "--format=flows writes messages only (no --keep-coll or --only-comm)");
-	if (o.format == FMT_FLOWS)
-		o.p.intra_send = 1; /* flows carry real bytes for every message */
-	o.inputs = argv + optind;
-	o.ninputs = argc - optind; /* none: standard input */
-	return ev_cli_finish(&o.cli, run(&o));
+	return ev_cli_finish(&o.cli, status);
 }

@@ -7,7 +7,6 @@
  * k-way heap, the external sorter, the alignment's first pass and report)
  * is the library's.
  */
-#include <getopt.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,11 +90,11 @@ static void progress(void *cli, uint64_t records)
 }
 
 /* A comma list appended to *list; with keys, names that can be #src keys.
- * Returns -1 to go on, else the exit status. */
+ * Returns 0 to go on, else the exit status. */
 static int name_list(struct opts *o, const char *arg, char ***list, size_t *n, int keys)
 {
 	char *copy = strdup(arg), *save = NULL;
-	int status = copy ? -1 : ev_cli_error(&o->cli, "out of memory");
+	int status = copy ? 0 : ev_cli_error(&o->cli, "out of memory");
 	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
 		if (keys && (!*t || strpbrk(t, " \t="))) {
 			status = ev_cli_usage_error(&o->cli, "--src-keys: bad key name '%s'", t);
@@ -121,7 +120,8 @@ static void free_names(char **list, size_t n)
 	free(list);
 }
 
-/* --drift-min-span, --warn-residual: a time with an optional unit, in ns. */
+/* --drift-min-span, --warn-residual: a time with an optional unit, in ns.
+ * Returns 0 to go on, else the exit status. */
 static int parse_time(struct opts *o, const char *option, const char *arg, uint64_t *ns)
 {
 	char *end;
@@ -131,10 +131,11 @@ static int parse_time(struct opts *o, const char *option, const char *arg, uint6
 	if (end == arg || unit < 0 || !(v >= 0) || v * unit > 1e18)
 		return ev_cli_usage_error(&o->cli, "--%s: expected a time like 500ms, 2s or 10us, got '%s'", option, arg);
 	*ns = (uint64_t)(v * unit);
-	return -1;
+	return 0;
 }
 
-/* What the options say together: the regex and its keys, --report. */
+/* What the options say together: the regex and its keys, --report.
+ * Returns EV_CLI_RUN, else the exit status. */
 static int check_args(struct opts *o)
 {
 	if (o->src_regex) {
@@ -160,82 +161,80 @@ static int check_args(struct opts *o)
 	o->m.nkeys = o->nkeys;
 	o->m.cfg_keys = (const char *const *)o->cfg_keys;
 	o->m.ncfg_keys = o->ncfg_keys;
-	return -1;
+	return EV_CLI_RUN;
 }
 
-/* Parse the command line into *o.  Returns -1 to go on, else the exit
- * status (help, version, usage error). */
-static int parse_args(struct opts *o, int argc, char **argv)
+enum { OPT_REF_RANK = 256, OPT_REPORT, OPT_CONFIG_KEYS, OPT_DRIFT_MIN_SPAN, OPT_WARN_RESIDUAL };
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "src-keys", required_argument, NULL, 'k' },
+	{ "src-regex", required_argument, NULL, 'x' },
+	{ "rank-from-src", no_argument, NULL, 'R' },
+	{ "sort", no_argument, NULL, 's' },
+	{ "buffer-size", required_argument, NULL, 'S' },
+	{ "align", required_argument, NULL, 'a' },
+	{ "ref-rank", required_argument, NULL, OPT_REF_RANK },
+	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "config-keys", required_argument, NULL, OPT_CONFIG_KEYS },
+	{ "drift-min-span", required_argument, NULL, OPT_DRIFT_MIN_SPAN },
+	{ "warn-residual", required_argument, NULL, OPT_WARN_RESIDUAL },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int on_opt(void *ctx, int code, const char *arg)
 {
-	enum { O_REF = 256, O_REPORT, O_CFGKEYS, O_MINSPAN, O_WARNRES };
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "src-keys", required_argument, NULL, 'k' },
-		{ "src-regex", required_argument, NULL, 'x' },
-		{ "rank-from-src", no_argument, NULL, 'R' },
-		{ "sort", no_argument, NULL, 's' },
-		{ "buffer-size", required_argument, NULL, 'S' },
-		{ "align", required_argument, NULL, 'a' },
-		{ "ref-rank", required_argument, NULL, O_REF },
-		{ "report", required_argument, NULL, O_REPORT },
-		{ "config-keys", required_argument, NULL, O_CFGKEYS },
-		{ "drift-min-span", required_argument, NULL, O_MINSPAN },
-		{ "warn-residual", required_argument, NULL, O_WARNRES },
-		{ NULL, 0, NULL, 0 },
-	};
 	static const char *const modes[] = { "none", "start", "coll", "coll-drift", NULL }; /* enum ev_align_mode */
-	int c, status = -1;
+	struct opts *o = ctx;
 	int32_t r;
-	while (status < 0 && (c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "k:x:RsS:a:", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o->cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return 0;
-		case EV_CLI_DONE: return 0;
-		default: break;
-		}
-		switch (c) {
-		case 'k': status = name_list(o, optarg, &o->keys, &o->nkeys, 1); break;
-		case 'x': o->src_regex = optarg; break;
-		case 'R': o->m.rank_from_src = 1; break;
-		case 's': o->m.sort = 1; break;
-		case 'S':
-			if (ev_parse_size(optarg, &o->m.sort_bytes) || o->m.sort_bytes < (1u << 20))
-				return ev_cli_usage_error(&o->cli, "--buffer-size: expected a size of at least 1M, like 64M, got '%s'",
-				                          optarg);
-			break;
-		case 'a': {
-			unsigned k = 0;
-			while (modes[k] && strcmp(optarg, modes[k]) != 0)
-				k++;
-			if (!modes[k])
-				return ev_cli_usage_error(&o->cli, "--align: expected none, start, coll or coll-drift, got '%s'", optarg);
-			o->m.align.mode = (enum ev_align_mode)k;
-			break;
-		}
-		case O_REF:
-			if (ev_parse_i32(optarg, &r) || r < 0)
-				return ev_cli_usage_error(&o->cli, "--ref-rank: not a rank: '%s'", optarg);
-			o->m.align.ref_rank = r;
-			break;
-		case O_REPORT: o->m.report = optarg; break;
-		case O_CFGKEYS: status = name_list(o, optarg, &o->cfg_keys, &o->ncfg_keys, 0); break;
-		case O_MINSPAN: status = parse_time(o, "drift-min-span", optarg, &o->m.align.min_drift_span); break;
-		case O_WARNRES: status = parse_time(o, "warn-residual", optarg, &o->m.align.warn_residual); break;
-		default: return ev_cli_try_help(&o->cli);
-		}
+	int k;
+	switch (code) {
+	case 'k': return name_list(o, arg, &o->keys, &o->nkeys, 1);
+	case 'x': o->src_regex = arg; break;
+	case 'R': o->m.rank_from_src = 1; break;
+	case 's': o->m.sort = 1; break;
+	case 'S':
+		if (ev_parse_size(arg, &o->m.sort_bytes) || o->m.sort_bytes < (1u << 20))
+			return ev_cli_usage_error(&o->cli, "--buffer-size: expected a size of at least 1M, like 64M, got '%s'",
+			                          arg);
+		break;
+	case 'a':
+		if ((k = ev_cli_word_find(modes, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--align: expected none, start, coll or coll-drift, got '%s'", arg);
+		o->m.align.mode = (enum ev_align_mode)k;
+		break;
+	case OPT_REF_RANK:
+		if (ev_parse_i32(arg, &r) || r < 0)
+			return ev_cli_usage_error(&o->cli, "--ref-rank: not a rank: '%s'", arg);
+		o->m.align.ref_rank = r;
+		break;
+	case OPT_REPORT: o->m.report = arg; break;
+	case OPT_CONFIG_KEYS: return name_list(o, arg, &o->cfg_keys, &o->ncfg_keys, 0);
+	case OPT_DRIFT_MIN_SPAN: return parse_time(o, "drift-min-span", arg, &o->m.align.min_drift_span);
+	case OPT_WARN_RESIDUAL: return parse_time(o, "warn-residual", arg, &o->m.align.warn_residual);
 	}
-	if (status >= 0 || (status = check_args(o)) >= 0)
-		return status;
+	return 0;
+}
+
+static const struct ev_cli_opts options = { "k:x:RsS:a:", longopts, on_opt, usage };
+
+/* What the options say together, and the inputs.  Returns EV_CLI_RUN or
+ * the exit status. */
+static int setup(struct opts *o, char **inputs, int ninputs)
+{
 	static char *stdin_only[] = { (char *)"-" };
-	o->inputs = optind < argc ? argv + optind : stdin_only;
-	o->ninputs = optind < argc ? argc - optind : 1;
+	int status = check_args(o);
+	if (status != EV_CLI_RUN)
+		return status;
+	o->inputs = ninputs ? inputs : stdin_only;
+	o->ninputs = ninputs ? ninputs : 1;
 	if (o->ninputs > 65535)
 		return ev_cli_usage_error(&o->cli, "at most 65535 inputs");
-	return -1;
+	return EV_CLI_RUN;
 }
 
 /* The merge over the library: inputs, alignment, then the output. */
-static int run(struct opts *o, struct ev_merge_input *in)
+static int merge(struct opts *o, struct ev_merge_input *in)
 {
 	int status = 0, rc, stdin_used = 0;
 	for (int i = 0; i < o->ninputs; i++) {
@@ -272,9 +271,18 @@ static int run(struct opts *o, struct ev_merge_input *in)
 	return status;
 }
 
+static int run(struct opts *o)
+{
+	struct ev_merge_input *in = calloc((size_t)o->ninputs, sizeof *in);
+	int status = in ? merge(o, in) : ev_cli_error(&o->cli, "out of memory");
+	free(in);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev-merge");
 	o.m.sort_bytes = 256u << 20;
@@ -283,11 +291,11 @@ int main(int argc, char **argv)
 	o.m.say = (struct ev_say){ ev_cli_say, &o.cli };
 	o.m.progress = progress;
 	o.m.progress_ctx = &o.cli;
-	int status = parse_args(&o, argc, argv);
-	struct ev_merge_input *in = status < 0 ? calloc((size_t)o.ninputs, sizeof *in) : NULL;
-	if (status < 0)
-		status = in ? run(&o, in) : ev_cli_error(&o.cli, "out of memory");
-	free(in);
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = setup(&o, argv + first, argc - first);
+	if (status == EV_CLI_RUN)
+		status = run(&o);
 	if (o.have_re)
 		regfree(&o.re);
 	free_names(o.keys, o.nkeys);

@@ -6,7 +6,6 @@
  * record field has a column, so `ev-view x.ev | ev-view --pack` gives back
  * the same bytes and users can edit streams with awk in between.
  */
-#include <getopt.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +26,10 @@ struct opts {
 	uint32_t type_mask;          /* bit per record type; 0 = all */
 	struct range *ranks, *srcs;
 	size_t nranks, nsrcs;
+	int cols_given;              /* --columns */
 	const char *name_re;
 	regex_t re;
+	int have_re;                 /* re is compiled */
 	int64_t from, to;
 	int have_from, have_to;
 	int any_filter;
@@ -410,115 +411,131 @@ done:
 	return status;
 }
 
+enum { OPT_TSV = 256, OPT_CSV, OPT_JSONL, OPT_EV, OPT_IDS, OPT_FROM, OPT_TO };
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "tsv", no_argument, NULL, OPT_TSV },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "jsonl", no_argument, NULL, OPT_JSONL },
+	{ "ev", no_argument, NULL, OPT_EV },
+	{ "ids", no_argument, NULL, OPT_IDS },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "pack", no_argument, NULL, 'p' },
+	{ "columns", required_argument, NULL, 'c' },
+	{ "no-meta", no_argument, NULL, 'M' },
+	{ "no-header", no_argument, NULL, 'H' },
+	{ "type", required_argument, NULL, 't' },
+	{ "rank", required_argument, NULL, 'r' },
+	{ "src", required_argument, NULL, 's' },
+	{ "name", required_argument, NULL, 'n' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --type: a comma list of record types into the mask. */
+static int parse_types(struct opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	if (!copy)
+		return ev_cli_error(&o->cli, "out of memory");
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned v;
+		if (ev_type_parse(tok, &v)) {
+			/* The message names the word before its buffer goes. */
+			int rc = ev_cli_usage_error(&o->cli, "--type: unknown record type '%s'", tok);
+			free(copy);
+			return rc;
+		}
+		o->type_mask |= 1u << v;
+	}
+	free(copy);
+	return 0;
+}
+
+static int on_opt(void *ctx, int code, const char *arg)
+{
+	struct opts *o = ctx;
+	switch (code) {
+	case OPT_TSV: o->format = FMT_TSV; break;
+	case OPT_CSV: o->format = FMT_CSV; break;
+	case OPT_JSONL: o->format = FMT_JSONL; break;
+	case OPT_EV: o->format = FMT_EV; break;
+	case OPT_IDS: o->row.ids = 1; break;
+	case OPT_FROM:
+		if (ev_parse_i64(arg, &o->from))
+			return ev_cli_usage_error(&o->cli, "--from: not a time in ns: '%s'", arg);
+		o->have_from = 1;
+		break;
+	case OPT_TO:
+		if (ev_parse_i64(arg, &o->to))
+			return ev_cli_usage_error(&o->cli, "--to: not a time in ns: '%s'", arg);
+		o->have_to = 1;
+		break;
+	case 'p': o->pack = 1; break;
+	case 'c':
+		if (parse_columns(o, arg))
+			return ev_cli_usage_error(&o->cli, "--columns: unknown column in '%s'", arg);
+		o->cols_given = 1;
+		break;
+	case 'M': o->no_meta = 1; break;
+	case 'H': o->no_header = 1; break;
+	case 't': return parse_types(o, arg);
+	case 'r':
+		if (parse_ranges(arg, &o->ranks, &o->nranks))
+			return ev_cli_usage_error(&o->cli, "--rank: expected a list like 0,2,4-7, got '%s'", arg);
+		break;
+	case 's':
+		if (parse_ranges(arg, &o->srcs, &o->nsrcs))
+			return ev_cli_usage_error(&o->cli, "--src: expected a list like 0,2-3, got '%s'", arg);
+		break;
+	case 'n': o->name_re = arg; break;
+	}
+	return 0;
+}
+
+static const struct ev_cli_opts options = { "pc:MHt:r:s:n:", longopts, on_opt, usage };
+
+/* What the options say together, and the inputs.  Returns EV_CLI_RUN or
+ * the exit status. */
+static int setup(struct opts *o, char **inputs, int ninputs)
+{
+	static char *stdin_only[] = { (char *)"-" };
+	if (o->pack && o->format != FMT_TSV)
+		return ev_cli_usage_error(&o->cli, "--pack reads TSV and writes ev; it takes no output format");
+	if ((o->pack || o->format == FMT_EV) && o->cols_given)
+		return ev_cli_usage_error(&o->cli, "--columns applies to text output only");
+	if (o->name_re) {
+		int e = regcomp(&o->re, o->name_re, REG_EXTENDED | REG_NOSUB);
+		if (e) {
+			char msg[128];
+			regerror(e, &o->re, msg, sizeof msg);
+			return ev_cli_usage_error(&o->cli, "--name: %s", msg);
+		}
+		o->have_re = 1;
+	}
+	o->any_filter = o->type_mask || o->nranks || o->nsrcs || o->name_re || o->have_from || o->have_to;
+	o->inputs = ninputs ? inputs : stdin_only;
+	o->ninputs = ninputs ? ninputs : 1;
+	o->row.fmt = o->format == FMT_CSV ? EV_ROW_CSV : o->format == FMT_JSONL ? EV_ROW_JSONL : EV_ROW_TSV;
+	return EV_CLI_RUN;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "tsv", no_argument, NULL, 1 },
-		{ "csv", no_argument, NULL, 2 },
-		{ "jsonl", no_argument, NULL, 3 },
-		{ "ev", no_argument, NULL, 4 },
-		{ "ids", no_argument, NULL, 5 },
-		{ "from", required_argument, NULL, 6 },
-		{ "to", required_argument, NULL, 7 },
-		{ "pack", no_argument, NULL, 'p' },
-		{ "columns", required_argument, NULL, 'c' },
-		{ "no-meta", no_argument, NULL, 'M' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "type", required_argument, NULL, 't' },
-		{ "rank", required_argument, NULL, 'r' },
-		{ "src", required_argument, NULL, 's' },
-		{ "name", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
-	int c, status;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev-view");
 	for (int i = 0; i < EV_NCOLS; i++)
 		o.row.cols[i] = i;
 	o.row.ncols = EV_NCOLS;
-	int cols_given = 0;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "pc:MHt:r:s:n:", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		switch (c) {
-		case 1: o.format = FMT_TSV; break;
-		case 2: o.format = FMT_CSV; break;
-		case 3: o.format = FMT_JSONL; break;
-		case 4: o.format = FMT_EV; break;
-		case 5: o.row.ids = 1; break;
-		case 6:
-			if (ev_parse_i64(optarg, &o.from))
-				return ev_cli_usage_error(&o.cli, "--from: not a time in ns: '%s'", optarg);
-			o.have_from = 1;
-			break;
-		case 7:
-			if (ev_parse_i64(optarg, &o.to))
-				return ev_cli_usage_error(&o.cli, "--to: not a time in ns: '%s'", optarg);
-			o.have_to = 1;
-			break;
-		case 'p': o.pack = 1; break;
-		case 'c':
-			if (parse_columns(&o, optarg))
-				return ev_cli_usage_error(&o.cli, "--columns: unknown column in '%s'", optarg);
-			cols_given = 1;
-			break;
-		case 'M': o.no_meta = 1; break;
-		case 'H': o.no_header = 1; break;
-		case 't': {
-			char *copy = strdup(optarg), *save = NULL;
-			for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				unsigned v;
-				if (ev_type_parse(tok, &v)) {
-					/* The message names the word before its buffer goes. */
-					int rc = ev_cli_usage_error(&o.cli, "--type: unknown record type '%s'", tok);
-					free(copy);
-					return rc;
-				}
-				o.type_mask |= 1u << v;
-			}
-			free(copy);
-			break;
-		}
-		case 'r':
-			if (parse_ranges(optarg, &o.ranks, &o.nranks))
-				return ev_cli_usage_error(&o.cli, "--rank: expected a list like 0,2,4-7, got '%s'", optarg);
-			break;
-		case 's':
-			if (parse_ranges(optarg, &o.srcs, &o.nsrcs))
-				return ev_cli_usage_error(&o.cli, "--src: expected a list like 0,2-3, got '%s'", optarg);
-			break;
-		case 'n':
-			o.name_re = optarg;
-			break;
-		default:
-			return ev_cli_try_help(&o.cli);
-		}
-	}
-	if (o.pack && o.format != FMT_TSV)
-		return ev_cli_usage_error(&o.cli, "--pack reads TSV and writes ev; it takes no output format");
-	if ((o.pack || o.format == FMT_EV) && cols_given)
-		return ev_cli_usage_error(&o.cli, "--columns applies to text output only");
-	if (o.name_re) {
-		int e = regcomp(&o.re, o.name_re, REG_EXTENDED | REG_NOSUB);
-		if (e) {
-			char msg[128];
-			regerror(e, &o.re, msg, sizeof msg);
-			return ev_cli_usage_error(&o.cli, "--name: %s", msg);
-		}
-	}
-	o.any_filter = o.type_mask || o.nranks || o.nsrcs || o.name_re || o.have_from || o.have_to;
-	static char *stdin_only[] = { (char *)"-" };
-	o.inputs = optind < argc ? argv + optind : stdin_only;
-	o.ninputs = optind < argc ? argc - optind : 1;
-	o.row.fmt = o.format == FMT_CSV ? EV_ROW_CSV : o.format == FMT_JSONL ? EV_ROW_JSONL : EV_ROW_TSV;
-	status = run(&o);
-	if (o.name_re)
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = setup(&o, argv + first, argc - first);
+	if (status == EV_CLI_RUN)
+		status = run(&o);
+	if (o.have_re)
 		regfree(&o.re);
 	free(o.ranks);
 	free(o.srcs);

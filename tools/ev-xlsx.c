@@ -10,7 +10,6 @@
 #include "ev/xlsx.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,45 +157,28 @@ static void sheet_of(const char *arg, const char **file, char *name, size_t name
 	ev_xlsx_sheet_name(given, name, namesz);
 }
 
-int main(int argc, char **argv)
+/* The workbook from tables[0..n). */
+static int run(struct ev_cli *cli, char **tables, int n)
 {
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ev_cli cli;
-	int c, st = 0, stdin_used = 0;
-	ev_cli_init(&cli, "ev-xlsx");
-	ev_cli_cleanup_on_signal(NULL);
-	cli.output = NULL;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		switch (ev_cli_common(&cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&cli, 0);
-		default: return ev_cli_try_help(&cli);
-		}
-	}
-	if (!cli.output)
-		cli.output = "-";
-	if (optind >= argc)
-		return ev_cli_usage_error(&cli, "no table given");
+	int st = 0, stdin_used = 0;
+	if (n == 0)
+		return ev_cli_usage_error(cli, "no table given");
 	/* The inputs are noted first, so that the output refuses any of them
 	 * (same file, symlinks followed); the creation time is the newest. */
 	long long created = 0;
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
-	for (int i = optind; i < argc; i++) {
+	for (int i = 0; i < n; i++) {
 		const char *file;
 		char name[4 * EV_XLSX_SHEET_NAME_MAX + 1], given[4096];
 		struct stat sb;
-		sheet_of(argv[i], &file, name, sizeof name, given, sizeof given);
+		sheet_of(tables[i], &file, name, sizeof name, given, sizeof given);
 		if (strcmp(file, "-") == 0) {
 			if (stdin_used++)
-				return ev_cli_usage_error(&cli, "standard input ('-') given twice");
+				return ev_cli_usage_error(cli, "standard input ('-') given twice");
 			created = -1;
 		} else if (stat(file, &sb) == 0) {
 			if (ev_files_note_input_path(file) != EV_OK)
-				return ev_cli_finish(&cli, ev_cli_error(&cli, "out of memory"));
+				return ev_cli_error(cli, "out of memory");
 			if (created >= 0 && (long long)sb.st_mtime > created)
 				created = (long long)sb.st_mtime;
 		}
@@ -205,35 +187,55 @@ int main(int argc, char **argv)
 		created = strtoll(sde, NULL, 10);
 	else if (created < 0)
 		created = (long long)time(NULL);
-	if (strcmp(cli.output, "-") == 0 && ev_cli_check_binary_out(&cli))
-		return ev_cli_finish(&cli, 1);
+	if (strcmp(cli->output, "-") == 0 && ev_cli_check_binary_out(cli))
+		return 1;
 	ev_xlsx *x;
-	int r = ev_xlsx_open(&x, cli.output, created);
+	int r = ev_xlsx_open(&x, cli->output, created);
 	if (r != EV_OK) {
-		st = ev_cli_error(&cli, "%s: %s", strcmp(cli.output, "-") ? cli.output : "standard output", ev_xlsx_error(x));
+		st = ev_cli_error(cli, "%s: %s", strcmp(cli->output, "-") ? cli->output : "standard output", ev_xlsx_error(x));
 		ev_xlsx_abort(x);
-		return ev_cli_finish(&cli, st);
+		return st;
 	}
-	for (int i = optind; i < argc && st == 0; i++) {
+	for (int i = 0; i < n && st == 0; i++) {
 		const char *file;
 		char name[4 * EV_XLSX_SHEET_NAME_MAX + 1], given[4096];
-		sheet_of(argv[i], &file, name, sizeof name, given, sizeof given);
+		sheet_of(tables[i], &file, name, sizeof name, given, sizeof given);
 		if (strcmp(name, given) != 0)
-			ev_cli_warn(&cli, "%s: sheet name '%s' is '%s' in the workbook (Excel's limits)", file, given, name);
-		st = add_table(&cli, x, name, file);
+			ev_cli_warn(cli, "%s: sheet name '%s' is '%s' in the workbook (Excel's limits)", file, given, name);
+		st = add_table(cli, x, name, file);
 	}
 	if (st != 0) {
 		ev_xlsx_abort(x);
-		return ev_cli_finish(&cli, st);
+		return st;
 	}
 	unsigned long cut = ev_xlsx_truncated(x);
 	char err[256];
 	r = ev_xlsx_close(x, err, sizeof err);
 	if (r == EV_ERR_PIPE)
-		return ev_cli_finish(&cli, 1);
+		return 1;
 	if (r != EV_OK)
-		return ev_cli_finish(&cli, ev_cli_error(&cli, "%s: %s", strcmp(cli.output, "-") ? cli.output : "standard output", err[0] ? err : ev_strerror(r)));
+		return ev_cli_error(cli, "%s: %s", strcmp(cli->output, "-") ? cli->output : "standard output",
+		                    err[0] ? err : ev_strerror(r));
 	if (cut)
-		ev_cli_warn(&cli, "%s: %lu cell(s) longer than %u characters were cut (Excel's cell limit)", cli.output, cut, EV_XLSX_MAX_CELL);
-	return ev_cli_finish(&cli, 0);
+		ev_cli_warn(cli, "%s: %lu cell(s) longer than %u characters were cut (Excel's cell limit)", cli->output, cut,
+		            EV_XLSX_MAX_CELL);
+	return 0;
+}
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct ev_cli_opts options = { "", longopts, NULL, usage };
+
+int main(int argc, char **argv)
+{
+	struct ev_cli cli;
+	int first;
+	ev_cli_init(&cli, "ev-xlsx");
+	int status = ev_cli_getopt(&cli, argc, argv, &options, NULL, &first);
+	if (status == EV_CLI_RUN)
+		status = run(&cli, argv + first, argc - first);
+	return ev_cli_finish(&cli, status);
 }

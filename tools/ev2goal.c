@@ -7,7 +7,7 @@
  * window, the checks, both encodings, joining parts) is the library's.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,44 +133,81 @@ static int join(const struct opts *o, const char *dir, int remove_parts, uint32_
 	return 0;
 }
 
-static int print_stats(const struct opts *o, const ev_goal *g)
+/* The --stats summary: totals as "name<TAB>value" lines, then the tables
+ * of sends per rank and of message sizes. */
+static int write_stats(ev_output *out, const ev_goal *g)
 {
-	FILE *f = stderr;
-	if (o->stats_file && strcmp(o->stats_file, "-") != 0 && !(f = fopen(o->stats_file, "w")))
-		return ev_cli_error(&o->cli, "%s: %s", o->stats_file, strerror(errno));
+	static const char *const rank_cols[] = { "rank", "sends", "recvs", "calcs", "bytes_sent" };
+	static const char *const size_cols[] = { "min_bytes", "max_bytes", "count" };
 	struct ev_goal_stats s;
+	ev_table *t = NULL;
 	ev_goal_get_stats(g, &s);
-#define U(x) (unsigned long long)(x)
-	fprintf(f, "# ev2goal summary\nranks\t%u\n", s.ranks);
-	fprintf(f, "ops\t%llu\nsend\t%llu\nrecv\t%llu\ncalc\t%llu\n", U(s.ops), U(s.send), U(s.recv), U(s.calc));
-	fprintf(f, "requires\t%llu\nirequires\t%llu\n", U(s.requires), U(s.irequires));
-	fprintf(f, "bytes_sent\t%llu\n", U(s.bytes_sent));
-	fprintf(f, "lanes\t%u\nmax_cpu\t%u\nmax_nic\t%u\n", s.lanes, s.max_cpu, s.max_nic);
-	fprintf(f, "folded_zero_calcs\t%llu\nduplicate_deps\t%llu\n", U(s.folded_zero_calcs), U(s.duplicate_deps));
-	fprintf(f, "open_messages_max\t%llu\n", U(s.open_messages_max));
-	fprintf(f, "ignored_records\t%llu\n", U(s.ignored_records));
-	fprintf(f, "lines\t%llu\nlines_atlahs_style\t%llu\n", U(s.lines), U(s.lines_atlahs_style));
 	uint64_t a = s.lines_atlahs_style, l = s.lines < a ? s.lines : a;
-	fprintf(f, "lines_saved_pct\t%.1f\n", a ? 100.0 * (double)(a - l) / (double)a : 0.0);
-	fprintf(f, "\n# bytes sent per rank\nrank\tsends\trecvs\tcalcs\tbytes_sent\n");
-	for (uint32_t r = 0; r < s.ranks; r++) {
+#define U(x) (unsigned long long)(x)
+	int rc = ev_output_printf(out, "# ev2goal summary\nranks\t%u\n"
+	                          "ops\t%llu\nsend\t%llu\nrecv\t%llu\ncalc\t%llu\n"
+	                          "requires\t%llu\nirequires\t%llu\nbytes_sent\t%llu\n"
+	                          "lanes\t%u\nmax_cpu\t%u\nmax_nic\t%u\n"
+	                          "folded_zero_calcs\t%llu\nduplicate_deps\t%llu\nopen_messages_max\t%llu\n"
+	                          "ignored_records\t%llu\nlines\t%llu\nlines_atlahs_style\t%llu\n"
+	                          "lines_saved_pct\t%.1f\n\n# bytes sent per rank\n",
+	                          s.ranks, U(s.ops), U(s.send), U(s.recv), U(s.calc), U(s.requires), U(s.irequires),
+	                          U(s.bytes_sent), s.lanes, s.max_cpu, s.max_nic, U(s.folded_zero_calcs),
+	                          U(s.duplicate_deps), U(s.open_messages_max), U(s.ignored_records), U(s.lines),
+	                          U(s.lines_atlahs_style), a ? 100.0 * (double)(a - l) / (double)a : 0.0);
+#undef U
+	rc = rc ? rc : ev_table_open(&t, out, EV_TABLE_TSV, rank_cols, 5);
+	for (uint32_t r = 0; r < s.ranks && !rc; r++) {
 		struct ev_goal_rank_stats rs;
 		ev_goal_get_rank_stats(g, r, &rs);
-		fprintf(f, "%u\t%llu\t%llu\t%llu\t%llu\n", r, U(rs.sends), U(rs.recvs), U(rs.calcs), U(rs.bytes_sent));
+		rc = ev_table_u64(t, r);
+		rc = rc ? rc : ev_table_u64(t, rs.sends);
+		rc = rc ? rc : ev_table_u64(t, rs.recvs);
+		rc = rc ? rc : ev_table_u64(t, rs.calcs);
+		rc = rc ? rc : ev_table_u64(t, rs.bytes_sent);
 	}
-	fprintf(f, "\n# message sizes (sends)\nmin_bytes\tmax_bytes\tcount\n");
-	for (unsigned b = 0; b < 66; b++) {
+	int crc = ev_table_close(t);
+	t = NULL;
+	rc = rc ? rc : crc;
+	rc = rc ? rc : ev_output_printf(out, "\n# message sizes (sends)\n");
+	rc = rc ? rc : ev_table_open(&t, out, EV_TABLE_TSV, size_cols, 3);
+	for (unsigned b = 0; b < 66 && !rc; b++) {
 		if (!s.hist[b])
 			continue;
 		uint64_t lo = b ? 1ull << (b - 1) : 0, hi = b == 0 ? 0 : b >= 64 ? UINT64_MAX : (1ull << b) - 1;
-		fprintf(f, "%llu\t%llu\t%llu\n", U(lo), U(hi), U(s.hist[b]));
+		rc = ev_table_u64(t, lo);
+		rc = rc ? rc : ev_table_u64(t, hi);
+		rc = rc ? rc : ev_table_u64(t, s.hist[b]);
 	}
-#undef U
-	if (f == stderr) {
-		fflush(stderr);
-		return 0;
+	crc = ev_table_close(t);
+	return rc ? rc : crc;
+}
+
+/* --stats to standard error, or to FILE opened and written in place as
+ * fopen would (a terminal, a log or a FIFO named by the user stays one). */
+static int print_stats(const struct opts *o, const ev_goal *g)
+{
+	int to_file = o->stats_file && strcmp(o->stats_file, "-") != 0;
+	int fd = to_file ? open(o->stats_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : STDERR_FILENO;
+	if (fd < 0)
+		return ev_cli_error(&o->cli, "%s: %s", o->stats_file, strerror(errno));
+	ev_output *out;
+	int rc = ev_output_fdopen(&out, fd, to_file ? o->stats_file : "standard error");
+	if (rc == EV_OK) {
+		rc = write_stats(out, g);
+		int crc = ev_output_close(out);
+		rc = rc ? rc : crc;
 	}
-	return fclose(f) ? ev_cli_error(&o->cli, "%s: %s", o->stats_file, strerror(errno)) : 0;
+	int e = errno;
+	if (to_file && close(fd) != 0 && rc == EV_OK) {
+		e = errno;
+		rc = EV_ERR_IO;
+	}
+	if (rc == EV_ERR_NOMEM)
+		return ev_cli_error(&o->cli, "out of memory");
+	if (!to_file || rc == EV_OK)
+		return 0; /* standard error: there is nowhere to say that it failed */
+	return ev_cli_error(&o->cli, "%s: %s", o->stats_file, strerror(e));
 }
 
 static void progress(void *ctx, uint64_t records)
@@ -281,115 +318,116 @@ static int parse_nic(struct ev_goal_opts *g, const char *s)
 	return 0;
 }
 
-/* Parse the command line into *o.  Returns -1 to go on, else the exit
- * status (help, version, usage error). */
-static int parse_args(struct opts *o, int argc, char **argv)
+enum {
+	OPT_JOIN = 256, OPT_RANKS, OPT_NUM_RANKS, OPT_CPU, OPT_NIC, OPT_RANKS_PER_NODE, OPT_NO_CHECK, OPT_KEEP_SYNC
+};
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "binary", no_argument, NULL, 'b' },
+	{ "per-rank", required_argument, NULL, 'p' },
+	{ "concat", no_argument, NULL, 'c' },
+	{ "delete-parts", no_argument, NULL, 'r' },
+	{ "join", required_argument, NULL, OPT_JOIN },
+	{ "ranks", required_argument, NULL, OPT_RANKS },
+	{ "num-ranks", required_argument, NULL, OPT_NUM_RANKS },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "nic", required_argument, NULL, OPT_NIC },
+	{ "ranks-per-node", required_argument, NULL, OPT_RANKS_PER_NODE },
+	{ "no-check", no_argument, NULL, OPT_NO_CHECK },
+	{ "keep-sync", no_argument, NULL, OPT_KEEP_SYNC },
+	{ "stats", optional_argument, NULL, 's' },
+	{ "window", required_argument, NULL, 'w' },
+	{ "tmpdir", required_argument, NULL, 'T' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int on_opt(void *ctx, int code, const char *arg)
 {
-	enum { O_JOIN = 256, O_RANKS, O_NUMRANKS, O_CPU, O_NIC, O_RPN, O_NOCHECK, O_KEEPSYNC };
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "binary", no_argument, NULL, 'b' },
-		{ "per-rank", required_argument, NULL, 'p' },
-		{ "concat", no_argument, NULL, 'c' },
-		{ "delete-parts", no_argument, NULL, 'r' },
-		{ "join", required_argument, NULL, O_JOIN },
-		{ "ranks", required_argument, NULL, O_RANKS },
-		{ "num-ranks", required_argument, NULL, O_NUMRANKS },
-		{ "cpu", required_argument, NULL, O_CPU },
-		{ "nic", required_argument, NULL, O_NIC },
-		{ "ranks-per-node", required_argument, NULL, O_RPN },
-		{ "no-check", no_argument, NULL, O_NOCHECK },
-		{ "keep-sync", no_argument, NULL, O_KEEPSYNC },
-		{ "stats", optional_argument, NULL, 's' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "tmpdir", required_argument, NULL, 'T' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, rc;
+	static const char *const cpus[] = { "dense", "lane", NULL };
+	struct opts *o = ctx;
+	int rc;
 	uint32_t w;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "bp:crs::w:T:", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o->cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return 0;
-		case EV_CLI_DONE: return 0;
-		default: break;
-		}
-		switch (c) {
-		case 'b': o->g.binary = 1; break;
-		case 'p': o->per_rank_dir = optarg; break;
-		case 'c': o->concat = 1; break;
-		case 'r': o->delete_parts = o->concat = 1; break;
-		case O_JOIN: o->join_dir = optarg; break;
-		case O_RANKS:
-			ev_goal_ranks_free(&o->sel);
-			if ((rc = ev_goal_ranks_parse(&o->sel, optarg)) == EV_ERR_NOMEM)
-				return ev_cli_error(&o->cli, "out of memory");
-			if (rc && strchr(optarg, '%'))
-				return ev_cli_usage_error(&o->cli, "--ranks: expected K%%N with K < N, got '%s'", optarg);
-			if (rc)
-				return ev_cli_usage_error(&o->cli, "--ranks: expected a list like 0,2,4-7, got '%s'", optarg);
-			break;
-		case O_NUMRANKS:
-			if (ev_parse_u32(optarg, &o->g.num_ranks) || !o->g.num_ranks || o->g.num_ranks > EV_GOAL_MAX_RANKS)
-				return ev_cli_usage_error(&o->cli, "--num-ranks: expected 1..%u, got '%s'", EV_GOAL_MAX_RANKS, optarg);
-			break;
-		case O_CPU:
-			if (!strcmp(optarg, "dense"))
-				o->g.cpu = EV_GOAL_CPU_DENSE;
-			else if (!strcmp(optarg, "lane"))
-				o->g.cpu = EV_GOAL_CPU_LANE;
-			else
-				return ev_cli_usage_error(&o->cli, "--cpu: expected dense or lane, got '%s'", optarg);
-			break;
-		case O_NIC:
-			if (parse_nic(&o->g, optarg))
-				return ev_cli_usage_error(&o->cli, "--nic: expected 0, channel[:N] or rail[:N] (N 1..256), got '%s'",
-				                          optarg);
-			break;
-		case O_RPN:
-			if (ev_parse_u32(optarg, &o->g.ranks_per_node) || !o->g.ranks_per_node)
-				return ev_cli_usage_error(&o->cli, "--ranks-per-node: expected a positive number, got '%s'", optarg);
-			break;
-		case O_NOCHECK: o->g.check = 0; break;
-		case O_KEEPSYNC: o->g.keep_sync = 1; break;
-		case 's':
-			o->stats = 1;
-			o->stats_file = optarg;
-			break;
-		case 'w':
-			if (ev_parse_u32(optarg, &w) || w < 2 || w > EV_GOAL_MAX_WINDOW)
-				return ev_cli_usage_error(&o->cli, "--window: expected 2..%u ops, got '%s'", EV_GOAL_MAX_WINDOW,
-				                          optarg);
-			o->g.window = w; /* rounded up to a power of two by the library */
-			break;
-		case 'T': o->tmpdir = optarg; break;
-		default:
-			return ev_cli_try_help(&o->cli);
-		}
+	switch (code) {
+	case 'b': o->g.binary = 1; break;
+	case 'p': o->per_rank_dir = arg; break;
+	case 'c': o->concat = 1; break;
+	case 'r': o->delete_parts = o->concat = 1; break;
+	case OPT_JOIN: o->join_dir = arg; break;
+	case OPT_RANKS:
+		ev_goal_ranks_free(&o->sel);
+		if ((rc = ev_goal_ranks_parse(&o->sel, arg)) == EV_ERR_NOMEM)
+			return ev_cli_error(&o->cli, "out of memory");
+		if (rc && strchr(arg, '%'))
+			return ev_cli_usage_error(&o->cli, "--ranks: expected K%%N with K < N, got '%s'", arg);
+		if (rc)
+			return ev_cli_usage_error(&o->cli, "--ranks: expected a list like 0,2,4-7, got '%s'", arg);
+		break;
+	case OPT_NUM_RANKS:
+		if (ev_parse_u32(arg, &o->g.num_ranks) || !o->g.num_ranks || o->g.num_ranks > EV_GOAL_MAX_RANKS)
+			return ev_cli_usage_error(&o->cli, "--num-ranks: expected 1..%u, got '%s'", EV_GOAL_MAX_RANKS, arg);
+		break;
+	case OPT_CPU:
+		if ((rc = ev_cli_word_find(cpus, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--cpu: expected dense or lane, got '%s'", arg);
+		o->g.cpu = rc ? EV_GOAL_CPU_LANE : EV_GOAL_CPU_DENSE;
+		break;
+	case OPT_NIC:
+		if (parse_nic(&o->g, arg))
+			return ev_cli_usage_error(&o->cli, "--nic: expected 0, channel[:N] or rail[:N] (N 1..256), got '%s'", arg);
+		break;
+	case OPT_RANKS_PER_NODE:
+		if (ev_parse_u32(arg, &o->g.ranks_per_node) || !o->g.ranks_per_node)
+			return ev_cli_usage_error(&o->cli, "--ranks-per-node: expected a positive number, got '%s'", arg);
+		break;
+	case OPT_NO_CHECK: o->g.check = 0; break;
+	case OPT_KEEP_SYNC: o->g.keep_sync = 1; break;
+	case 's':
+		o->stats = 1;
+		o->stats_file = arg;
+		break;
+	case 'w':
+		if (ev_parse_u32(arg, &w) || w < 2 || w > EV_GOAL_MAX_WINDOW)
+			return ev_cli_usage_error(&o->cli, "--window: expected 2..%u ops, got '%s'", EV_GOAL_MAX_WINDOW, arg);
+		o->g.window = w; /* rounded up to a power of two by the library */
+		break;
+	case 'T': o->tmpdir = arg; break;
 	}
+	return 0;
+}
+
+static const struct ev_cli_opts options = { "bp:crs::w:T:", longopts, on_opt, usage };
+
+/* What the options say together, and the inputs.  Returns EV_CLI_RUN or
+ * the exit status. */
+static int setup(struct opts *o, char **inputs, int ninputs)
+{
+	static char *stdin_only[] = { (char *)"-" };
 	int some = !ev_goal_ranks_empty(&o->sel);
 	if (o->concat && !o->per_rank_dir && !o->join_dir)
 		return ev_cli_usage_error(&o->cli, "--concat and --delete-parts need --per-rank=DIR");
-	if (o->join_dir && (o->per_rank_dir || optind < argc))
+	if (o->join_dir && (o->per_rank_dir || ninputs))
 		return ev_cli_usage_error(&o->cli, "--join reads the parts in DIR: it takes no FILE and no --per-rank");
 	if (some && !o->per_rank_dir)
 		return ev_cli_usage_error(&o->cli, "--ranks writes some rank parts: it needs --per-rank=DIR");
 	if (some && o->concat)
 		return ev_cli_usage_error(&o->cli, "--ranks writes only some parts: join them with --join once every worker is done");
-	static char *stdin_only[] = { (char *)"-" };
-	o->inputs = optind < argc ? argv + optind : stdin_only;
-	o->ninputs = optind < argc ? argc - optind : 1;
-	return -1;
+	o->inputs = ninputs ? inputs : stdin_only;
+	o->ninputs = ninputs ? ninputs : 1;
+	return EV_CLI_RUN;
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev2goal");
 	ev_goal_opts_init(&o.g);
-	int status = parse_args(&o, argc, argv);
-	if (status < 0)
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = setup(&o, argv + first, argc - first);
+	if (status == EV_CLI_RUN)
 		status = run(&o); /* ev_cli_init removes -o's temp file on a signal; the spool has no name */
 	ev_goal_ranks_free(&o.sel);
 	return ev_cli_finish(&o.cli, status);

@@ -6,7 +6,6 @@
  * estimate, the input loop and the messages.  The timeline itself (tracks
  * and lanes, flows, counters, the JSON and its gzip) is the library's.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,9 +147,8 @@ static int timeline_error(const struct opts *o, const ev_reader *r)
 		return ev_cli_error(cli, "%s: record %llu: more than --max-events=%llu trace events; stopped (filter the "
 		                    "stream with ev-view, or raise --max-events)", name, recno,
 		                    (unsigned long long)o->p.max_events);
-	/* Out of order: the words of docs/FORMAT.md §7, as every tool says it. */
-	return ev_cli_error(cli, "%s: record %llu: %s%s", name, recno, e->msg,
-	                    rc == EV_ERR_ORDER ? "; sort with ev-merge --sort" : "");
+	/* Out of order: e->msg has ev_cli_order_text's words. */
+	return ev_cli_error(cli, "%s: record %llu: %s", name, recno, e->msg);
 }
 
 static int add_record(void *ctx, ev_reader *r, struct ev_rec *rec)
@@ -234,74 +232,70 @@ static int run(struct opts *o)
 	return status;
 }
 
-/* Returns -1 to go on, else the exit status (help, version, usage error). */
-static int parse_args(struct opts *o, int argc, char **argv)
+enum { OPT_LAYOUT = 256, OPT_RANK_PREFIX, OPT_TIME, OPT_NO_FLOWS, OPT_NO_COUNTERS, OPT_MAX_PENDING, OPT_MAX_EVENTS };
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "gzip", no_argument, NULL, 'z' },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "rank-prefix", no_argument, NULL, OPT_RANK_PREFIX },
+	{ "time", required_argument, NULL, OPT_TIME },
+	{ "no-flows", no_argument, NULL, OPT_NO_FLOWS },
+	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
+	{ "max-pending", required_argument, NULL, OPT_MAX_PENDING },
+	{ "max-events", required_argument, NULL, OPT_MAX_EVENTS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int on_opt(void *ctx, int code, const char *arg)
 {
-	enum { O_LAYOUT = 256, O_RANK_PREFIX, O_TIME, O_NO_FLOWS, O_NO_COUNTERS, O_MAX_PENDING, O_MAX_EVENTS };
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "gzip", no_argument, NULL, 'z' },
-		{ "layout", required_argument, NULL, O_LAYOUT },
-		{ "rank-prefix", no_argument, NULL, O_RANK_PREFIX },
-		{ "time", required_argument, NULL, O_TIME },
-		{ "no-flows", no_argument, NULL, O_NO_FLOWS },
-		{ "no-counters", no_argument, NULL, O_NO_COUNTERS },
-		{ "max-pending", required_argument, NULL, O_MAX_PENDING },
-		{ "max-events", required_argument, NULL, O_MAX_EVENTS },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "zv", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o->cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return 0;
-		case EV_CLI_DONE: return 0;
-		default: break;
-		}
-		switch (c) {
-		case 'z': o->p.gzip = 1; break;
-		case 'v': o->verbose = 1; break;
-		case O_LAYOUT:
-			if (!strcmp(optarg, "rank")) o->p.layout = EV_PERFETTO_LAYOUT_RANK;
-			else if (!strcmp(optarg, "aorta")) o->p.layout = EV_PERFETTO_LAYOUT_AORTA;
-			else return ev_cli_usage_error(&o->cli, "--layout: expected rank or aorta, got '%s'", optarg);
-			break;
-		case O_RANK_PREFIX: o->p.rank_prefix = 1; break;
-		case O_TIME:
-			if (!strcmp(optarg, "relative")) o->p.absolute = 0;
-			else if (!strcmp(optarg, "absolute")) o->p.absolute = 1;
-			else return ev_cli_usage_error(&o->cli, "--time: expected relative or absolute, got '%s'", optarg);
-			break;
-		case O_NO_FLOWS: o->p.no_flows = 1; break;
-		case O_NO_COUNTERS: o->p.no_counters = 1; break;
-		case O_MAX_PENDING:
-			if (ev_parse_u64(optarg, &o->p.max_pending) || o->p.max_pending > 1000000000u)
-				return ev_cli_usage_error(&o->cli, "--max-pending: expected 0 to 1000000000, got '%s'", optarg);
-			break;
-		case O_MAX_EVENTS:
-			if (ev_parse_u64(optarg, &o->p.max_events))
-				return ev_cli_usage_error(&o->cli, "--max-events: expected a number of events, got '%s'", optarg);
-			break;
-		default:
-			return ev_cli_try_help(&o->cli);
-		}
+	static const char *const layouts[] = { "rank", "aorta", NULL }; /* EV_PERFETTO_LAYOUT_* */
+	static const char *const times[] = { "relative", "absolute", NULL };
+	struct opts *o = ctx;
+	int w;
+	switch (code) {
+	case 'z': o->p.gzip = 1; break;
+	case 'v': o->verbose = 1; break;
+	case OPT_LAYOUT:
+		if ((w = ev_cli_word_find(layouts, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--layout: expected rank or aorta, got '%s'", arg);
+		o->p.layout = w ? EV_PERFETTO_LAYOUT_AORTA : EV_PERFETTO_LAYOUT_RANK;
+		break;
+	case OPT_RANK_PREFIX: o->p.rank_prefix = 1; break;
+	case OPT_TIME:
+		if ((w = ev_cli_word_find(times, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--time: expected relative or absolute, got '%s'", arg);
+		o->p.absolute = w;
+		break;
+	case OPT_NO_FLOWS: o->p.no_flows = 1; break;
+	case OPT_NO_COUNTERS: o->p.no_counters = 1; break;
+	case OPT_MAX_PENDING:
+		if (ev_parse_u64(arg, &o->p.max_pending) || o->p.max_pending > 1000000000u)
+			return ev_cli_usage_error(&o->cli, "--max-pending: expected 0 to 1000000000, got '%s'", arg);
+		break;
+	case OPT_MAX_EVENTS:
+		if (ev_parse_u64(arg, &o->p.max_events))
+			return ev_cli_usage_error(&o->cli, "--max-events: expected a number of events, got '%s'", arg);
+		break;
 	}
-	o->inputs = argv + optind;
-	o->ninputs = argc - optind;
-	return -1;
+	return 0;
 }
+
+static const struct ev_cli_opts options = { "zv", longopts, on_opt, usage };
 
 int main(int argc, char **argv)
 {
 	struct opts o;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "ev2perfetto");
 	ev_perfetto_opts_init(&o.p);
 	o.p.max_events = 20000000;
-	int status = parse_args(&o, argc, argv);
-	if (status < 0) {
-		ev_cli_cleanup_on_signal(NULL);
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN) {
+		o.inputs = argv + first;
+		o.ninputs = argc - first;
 		status = run(&o);
 	}
 	return ev_cli_finish(&o.cli, status);

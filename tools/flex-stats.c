@@ -4,7 +4,6 @@
  * command line over ev_flex_stats (lib/flex/stats*.c), which makes the one
  * streaming pass and writes the rows.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +16,6 @@ struct opts {
 	struct ev_flex_stats_opts fs;
 	const char *logs[64];
 	int nlogs;
-	char **inputs;
-	int ninputs;
 };
 
 static void usage(FILE *f)
@@ -110,8 +107,10 @@ static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
 	return 0;
 }
 
-static int run(struct opts *o)
+static int run(struct opts *o, char **inputs, int ninputs)
 {
+	if (o->nlogs && o->fs.table != EV_FLEX_CATEGORIES)
+		return ev_cli_usage_error(&o->cli, "-c applies to the categories table");
 	struct ev_flex_complog cl = { NULL, 0, 0, 0, 0 };
 	ev_strtab *st = ev_strtab_new();
 	ev_output *out = NULL;
@@ -138,7 +137,7 @@ static int run(struct opts *o)
 		goto done;
 	}
 	struct ev_filter flt = { .flags = EV_FILTER_SKIP_TEXT, .rec = filter_rec };
-	if ((ex = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, NULL, &flt, fs)) != 0)
+	if ((ex = ev_filter_run(&o->cli, inputs, (size_t)ninputs, st, NULL, &flt, fs)) != 0)
 		goto done;
 	rc = ev_flex_stats_finish(fs);
 	int crc = ev_table_close(t);
@@ -167,78 +166,74 @@ done:
 	return ex;
 }
 
+enum { OPT_FREQ = 256, OPT_MAX_SAMPLES };
+
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
 	{ "compiler-log", required_argument, NULL, 'c' },
-	{ "freq", required_argument, NULL, 1 },
-	{ "max-samples", required_argument, NULL, 2 },
+	{ "freq", required_argument, NULL, OPT_FREQ },
+	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Options until the first non-option word (with "+") or all of them;
- * -1 to go on, else the exit status (0 after --help or --version). */
-static int take_options(struct opts *o, int argc, char **argv, const char *shortopts)
+static int on_opt(void *ctx, int code, const char *arg)
 {
-	int c;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o->cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o->cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o->cli, 0);
-		default: break;
-		}
-		switch (c) {
-		case 'c':
-			if (o->nlogs == 64)
-				return ev_cli_usage_error(&o->cli, "at most 64 compiler logs");
-			o->logs[o->nlogs++] = optarg;
-			break;
-		case 1: {
-			const char *core = strchr(optarg, ':');
-			int64_t v;
-			if (!core || ev_parse_decimal_scaled(core + 1, strlen(core + 1), 3, &v) || v <= 0)
-				return ev_cli_usage_error(&o->cli, "--freq: expected SOC:CORE in MHz (e.g. 1000:1100), got '%s'", optarg);
-			o->fs.core_khz = (uint64_t)v;
-			break;
-		}
-		case 2:
-			if (ev_parse_u64(optarg, &o->fs.max_samples))
-				return ev_cli_usage_error(&o->cli, "--max-samples: not a number: '%s'", optarg);
-			break;
-		default:
-			return ev_cli_try_help(&o->cli);
-		}
+	struct opts *o = ctx;
+	const char *core;
+	int64_t v;
+	switch (code) {
+	case 'c':
+		if (o->nlogs == 64)
+			return ev_cli_usage_error(&o->cli, "at most 64 compiler logs");
+		o->logs[o->nlogs++] = arg;
+		break;
+	case OPT_FREQ:
+		core = strchr(arg, ':');
+		if (!core || ev_parse_decimal_scaled(core + 1, strlen(core + 1), 3, &v) || v <= 0)
+			return ev_cli_usage_error(&o->cli, "--freq: expected SOC:CORE in MHz (e.g. 1000:1100), got '%s'", arg);
+		o->fs.core_khz = (uint64_t)v;
+		break;
+	case OPT_MAX_SAMPLES:
+		if (ev_parse_u64(arg, &o->fs.max_samples))
+			return ev_cli_usage_error(&o->cli, "--max-samples: not a number: '%s'", arg);
+		break;
 	}
-	return -1;
+	return 0;
+}
+
+/* The options before TABLE (the scan stops at it), then those after it:
+ * they may follow TABLE and the files. */
+static const struct ev_cli_opts before_table = { "+c:", longopts, on_opt, usage };
+static const struct ev_cli_opts after_table = { "c:", longopts, on_opt, usage };
+
+/* TABLE, the first operand.  Returns EV_CLI_RUN or the exit status. */
+static int choose_table(struct opts *o, char **words, int n)
+{
+	unsigned t;
+	if (n == 0)
+		return ev_cli_usage_error(&o->cli, "no TABLE given (summary, categories, stats, active, colls, classes)");
+	int rc = ev_cli_word(&o->cli, "TABLE", words[0], ev_flex_table_names, &t);
+	if (rc)
+		return rc;
+	o->fs.table = (enum ev_flex_table)t;
+	return EV_CLI_RUN;
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o;
-	int rc;
+	int first, more = 0;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "flex-stats");
 	o.fs.core_khz = 1100000;
 	o.fs.max_samples = 8000000;
-	if ((rc = take_options(&o, argc, argv, "+" EV_CLI_COMMON_SHORT "c:")) >= 0)
-		return rc;
-	if (optind >= argc)
-		return ev_cli_usage_error(&o.cli, "no TABLE given (summary, categories, stats, active, colls, classes)");
-	unsigned t;
-	if (ev_cli_word(&o.cli, "TABLE", argv[optind], ev_flex_table_names, &t))
-		return 2;
-	o.fs.table = (enum ev_flex_table)t;
-	/* Options may follow TABLE and the files: scan again from TABLE on
-	 * (optind 0 re-initialises GNU getopt, which permutes). */
-	int sargc = argc - optind;
-	char **sargv = argv + optind;
-	optind = 0;
-	if ((rc = take_options(&o, sargc, sargv, EV_CLI_COMMON_SHORT "c:")) >= 0)
-		return rc;
-	if (o.nlogs && o.fs.table != EV_FLEX_CATEGORIES)
-		return ev_cli_usage_error(&o.cli, "-c applies to the categories table");
-	o.inputs = sargv + optind;
-	o.ninputs = sargc - optind;
-	ev_cli_cleanup_on_signal(NULL);
-	return ev_cli_finish(&o.cli, run(&o));
+	int status = ev_cli_getopt(&o.cli, argc, argv, &before_table, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = choose_table(&o, argv + first, argc - first);
+	/* The second scan has TABLE for its argv[0]. */
+	if (status == EV_CLI_RUN)
+		status = ev_cli_getopt(&o.cli, argc - first, argv + first, &after_table, &o, &more);
+	if (status == EV_CLI_RUN)
+		status = run(&o, argv + first + more, argc - first - more);
+	return ev_cli_finish(&o.cli, status);
 }

@@ -6,7 +6,6 @@
  * its dialect decided on evidence (ev_flex_sniff_*), and the events go
  * through the library's two-pass converter into one time-ordered stream.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,98 +299,117 @@ static int sniff(struct opts *o)
 	return ex;
 }
 
+enum {
+	OPT_FREQ = 256, OPT_NO_TIGHTEN, OPT_DROP_PREP, OPT_NO_COLLS, OPT_RANK, OPT_MAX_OBJECT, OPT_FLEX_TS_FIX,
+	OPT_SNIFF, OPT_STRIP_IDS
+};
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "freq", required_argument, NULL, OPT_FREQ },
+	{ "no-tighten", no_argument, NULL, OPT_NO_TIGHTEN },
+	{ "drop-prep", no_argument, NULL, OPT_DROP_PREP },
+	{ "overlap", required_argument, NULL, 'O' },
+	{ "no-colls", no_argument, NULL, OPT_NO_COLLS },
+	{ "align", required_argument, NULL, 'a' },
+	{ "flex-ts-fix", no_argument, NULL, OPT_FLEX_TS_FIX },
+	{ "sniff", no_argument, NULL, OPT_SNIFF },
+	{ "strip-ids", no_argument, NULL, OPT_STRIP_IDS },
+	{ "rank", required_argument, NULL, OPT_RANK },
+	{ "buffer-size", required_argument, NULL, 'S' },
+	{ "max-object", required_argument, NULL, OPT_MAX_OBJECT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --overlap: acelyzer's async modes are named, and refused, apart from
+ * words that are no mode at all. */
+static int parse_overlap(struct opts *o, const char *arg)
+{
+	static const char *const modes[] = { "tid", "drop", NULL };
+	static const char *const refused[] = { "async", "warn", "shift", NULL };
+	int w = ev_cli_word_find(modes, arg);
+	if (w >= 0) {
+		o->f.overlap = w ? EV_FLEX_OV_DROP : EV_FLEX_OV_TID;
+		return 0;
+	}
+	if (ev_cli_word_find(refused, arg) >= 0)
+		return ev_cli_usage_error(&o->cli, "--overlap=%s: not supported (acelyzer's async is deprecated and incomplete); use tid or drop", arg);
+	return ev_cli_usage_error(&o->cli, "--overlap: expected tid or drop, got '%s'", arg);
+}
+
+static int on_opt(void *ctx, int code, const char *arg)
+{
+	static const char *const aligns[] = { "none", "p2p", NULL };
+	struct opts *o = ctx;
+	uint64_t v;
+	int w;
+	switch (code) {
+	case OPT_FREQ:
+		if (parse_freq(arg, &o->f.soc_khz))
+			return ev_cli_usage_error(&o->cli, "--freq: expected SOC[:CORE] in MHz (e.g. 1000.0:1100.0), got '%s'", arg);
+		break;
+	case OPT_NO_TIGHTEN: o->f.tighten = 0; break;
+	case OPT_DROP_PREP: o->f.drop_prep = 1; break;
+	case OPT_NO_COLLS: o->f.colls = 0; break;
+	case OPT_FLEX_TS_FIX: o->f.ts_fix = 1; break;
+	case OPT_SNIFF: o->sniff = 1; break;
+	case OPT_STRIP_IDS: o->f.strip_ids = 1; break;
+	case 'a':
+		if ((w = ev_cli_word_find(aligns, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--align: expected p2p or none, got '%s'", arg);
+		o->f.align = w;
+		break;
+	case 'O': return parse_overlap(o, arg);
+	case OPT_RANK:
+		if (ev_parse_u64(arg, &v) || v >= UINT32_MAX)
+			return ev_cli_usage_error(&o->cli, "--rank: not a rank: '%s'", arg);
+		o->f.rank = (int64_t)v;
+		break;
+	case 'S':
+		if (ev_parse_size(arg, &o->f.sort_bytes) || o->f.sort_bytes < (1u << 20))
+			return ev_cli_usage_error(&o->cli, "--buffer-size: expected a size of at least 1M, got '%s'", arg);
+		break;
+	case OPT_MAX_OBJECT:
+		if (ev_parse_size(arg, &o->max_object) || o->max_object < 1024 || o->max_object > (1ull << 31))
+			return ev_cli_usage_error(&o->cli, "--max-object: expected a size from 1K to 2G, got '%s'", arg);
+		break;
+	case 'v': o->verbose = 1; break;
+	}
+	return 0;
+}
+
+static const struct ev_cli_opts options = { "a:O:S:v", longopts, on_opt, usage };
+
+/* The inputs, then the stream (or --sniff's lines).  Returns the exit
+ * status. */
+static int convert(struct opts *o, char **inputs, int ninputs)
+{
+	if (ninputs == 0)
+		return ev_cli_usage_error(&o->cli, "no input file");
+	if (o->f.rank >= 0 && ninputs != 1)
+		return ev_cli_usage_error(&o->cli, "--rank applies to a single input");
+	o->inputs = inputs;
+	o->ninputs = ninputs;
+	if (o->ninputs > 65535)
+		return ev_cli_usage_error(&o->cli, "at most 65535 inputs");
+	if (o->sniff)
+		return sniff(o);
+	if (ev_cli_check_binary_out(&o->cli))
+		return 1;
+	return run(o);
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "freq", required_argument, NULL, 1 },
-		{ "no-tighten", no_argument, NULL, 2 },
-		{ "drop-prep", no_argument, NULL, 3 },
-		{ "overlap", required_argument, NULL, 'O' },
-		{ "no-colls", no_argument, NULL, 4 },
-		{ "align", required_argument, NULL, 'a' },
-		{ "flex-ts-fix", no_argument, NULL, 7 },
-		{ "sniff", no_argument, NULL, 8 },
-		{ "strip-ids", no_argument, NULL, 9 },
-		{ "rank", required_argument, NULL, 5 },
-		{ "buffer-size", required_argument, NULL, 'S' },
-		{ "max-object", required_argument, NULL, 6 },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
-	int c;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "flex2ev");
 	ev_flex_opts_init(&o.f);
 	o.max_object = 16u << 20;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "a:O:S:v", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		uint64_t v;
-		switch (c) {
-		case 1:
-			if (parse_freq(optarg, &o.f.soc_khz))
-				return ev_cli_usage_error(&o.cli, "--freq: expected SOC[:CORE] in MHz (e.g. 1000.0:1100.0), got '%s'", optarg);
-			break;
-		case 2: o.f.tighten = 0; break;
-		case 3: o.f.drop_prep = 1; break;
-		case 4: o.f.colls = 0; break;
-		case 7: o.f.ts_fix = 1; break;
-		case 8: o.sniff = 1; break;
-		case 9: o.f.strip_ids = 1; break;
-		case 'a':
-			if (!strcmp(optarg, "p2p"))
-				o.f.align = 1;
-			else if (!strcmp(optarg, "none"))
-				o.f.align = 0;
-			else
-				return ev_cli_usage_error(&o.cli, "--align: expected p2p or none, got '%s'", optarg);
-			break;
-		case 'O':
-			if (!strcmp(optarg, "tid"))
-				o.f.overlap = EV_FLEX_OV_TID;
-			else if (!strcmp(optarg, "drop"))
-				o.f.overlap = EV_FLEX_OV_DROP;
-			else if (!strcmp(optarg, "async") || !strcmp(optarg, "warn") || !strcmp(optarg, "shift"))
-				return ev_cli_usage_error(&o.cli, "--overlap=%s: not supported (acelyzer's async is deprecated and incomplete); use tid or drop", optarg);
-			else
-				return ev_cli_usage_error(&o.cli, "--overlap: expected tid or drop, got '%s'", optarg);
-			break;
-		case 5:
-			if (ev_parse_u64(optarg, &v) || v >= UINT32_MAX)
-				return ev_cli_usage_error(&o.cli, "--rank: not a rank: '%s'", optarg);
-			o.f.rank = (int64_t)v;
-			break;
-		case 'S':
-			if (ev_parse_size(optarg, &o.f.sort_bytes) || o.f.sort_bytes < (1u << 20))
-				return ev_cli_usage_error(&o.cli, "--buffer-size: expected a size of at least 1M, got '%s'", optarg);
-			break;
-		case 6:
-			if (ev_parse_size(optarg, &o.max_object) || o.max_object < 1024 || o.max_object > (1ull << 31))
-				return ev_cli_usage_error(&o.cli, "--max-object: expected a size from 1K to 2G, got '%s'", optarg);
-			break;
-		case 'v': o.verbose = 1; break;
-		default:
-			return ev_cli_try_help(&o.cli);
-		}
-	}
-	if (optind >= argc)
-		return ev_cli_usage_error(&o.cli, "no input file");
-	if (o.f.rank >= 0 && argc - optind != 1)
-		return ev_cli_usage_error(&o.cli, "--rank applies to a single input");
-	o.inputs = argv + optind;
-	o.ninputs = argc - optind;
-	if (o.ninputs > 65535)
-		return ev_cli_usage_error(&o.cli, "at most 65535 inputs");
-	if (o.sniff)
-		return ev_cli_finish(&o.cli, sniff(&o));
-	if (ev_cli_check_binary_out(&o.cli))
-		return 1;
-	ev_cli_cleanup_on_signal(NULL);
-	return ev_cli_finish(&o.cli, run(&o));
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = convert(&o, argv + first, argc - first);
+	return ev_cli_finish(&o.cli, status);
 }

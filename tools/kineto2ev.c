@@ -7,7 +7,6 @@
  * in bounded memory and links GPU events to their ops while writing.
  */
 #include <ctype.h>
-#include <getopt.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,82 +442,93 @@ done:
 	return status;
 }
 
+enum {
+	OPT_RULES = 256, OPT_PYTHON, OPT_NO_API, OPT_RANK, OPT_MAX_OBJECT, OPT_MAX_TOKENS, OPT_CLIP, OPT_LINK_WINDOW
+};
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "python", no_argument, NULL, OPT_PYTHON },
+	{ "no-api", no_argument, NULL, OPT_NO_API },
+	{ "rank", required_argument, NULL, OPT_RANK },
+	{ "buffer-size", required_argument, NULL, 'S' },
+	{ "max-object", required_argument, NULL, OPT_MAX_OBJECT },
+	{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "clip", no_argument, NULL, OPT_CLIP },
+	{ "link-window", required_argument, NULL, OPT_LINK_WINDOW },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int on_opt(void *ctx, int code, const char *arg)
+{
+	struct opts *o = ctx;
+	uint64_t v;
+	switch (code) {
+	case OPT_RULES:
+		if (ev_rules_parse(arg, &o->rules) != EV_OK)
+			return ev_cli_usage_error(&o->cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", arg);
+		break;
+	case 'v': o->verbose = 1; break;
+	case OPT_PYTHON: o->python = 1; break;
+	case OPT_NO_API: o->no_api = 1; break;
+	case OPT_CLIP: o->clip = 1; break;
+	case OPT_RANK:
+		if (ev_parse_u64(arg, &v) || v > UINT32_MAX)
+			return ev_cli_usage_error(&o->cli, "--rank: not a rank: '%s'", arg);
+		o->rank = (int64_t)v;
+		break;
+	case 'S':
+		if (ev_parse_size(arg, &o->sort_bytes) || o->sort_bytes < (1u << 20))
+			return ev_cli_usage_error(&o->cli, "--buffer-size: expected a size of at least 1M, got '%s'", arg);
+		break;
+	case OPT_MAX_OBJECT:
+		if (ev_parse_size(arg, &o->max_object) || o->max_object < 1024 || o->max_object > (1ull << 31))
+			return ev_cli_usage_error(&o->cli, "--max-object: expected a size from 1K to 2G, got '%s'", arg);
+		break;
+	case OPT_LINK_WINDOW:
+		if (ev_parse_u64(arg, &v) || v < 1024 || v > (1u << 26))
+			return ev_cli_usage_error(&o->cli, "--link-window: expected 1024 to 67108864, got '%s'", arg);
+		o->link_window = (uint32_t)v;
+		break;
+	case OPT_MAX_TOKENS:
+		if (ev_parse_u64(arg, &v) || v < 16 || v > 100000000)
+			return ev_cli_usage_error(&o->cli, "--max-tokens: expected 16 to 100000000, got '%s'", arg);
+		o->max_tokens = (int)v;
+		break;
+	}
+	return 0;
+}
+
+static const struct ev_cli_opts options = { "S:v", longopts, on_opt, usage };
+
+/* The inputs, then the stream.  Returns the exit status. */
+static int convert(struct opts *o, char **inputs, int ninputs)
+{
+	if (ninputs == 0)
+		return ev_cli_usage_error(&o->cli, "no input file");
+	if (o->rank >= 0 && ninputs != 1)
+		return ev_cli_usage_error(&o->cli, "--rank applies to a single input");
+	o->inputs = inputs;
+	o->ninputs = ninputs;
+	if (o->ninputs > 65535)
+		return ev_cli_usage_error(&o->cli, "at most 65535 inputs");
+	return run(o);
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "rules", required_argument, NULL, 1 },
-		{ "python", no_argument, NULL, 2 },
-		{ "no-api", no_argument, NULL, 3 },
-		{ "rank", required_argument, NULL, 4 },
-		{ "buffer-size", required_argument, NULL, 'S' },
-		{ "max-object", required_argument, NULL, 5 },
-		{ "max-tokens", required_argument, NULL, 6 },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "clip", no_argument, NULL, 7 },
-		{ "link-window", required_argument, NULL, 8 },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
-	int c;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "kineto2ev");
 	o.rank = -1;
 	o.sort_bytes = 16u << 20;
 	o.max_object = 16u << 20;
 	o.max_tokens = 1000000;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "S:v", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		uint64_t v;
-		switch (c) {
-		case 1:
-			if (ev_rules_parse(optarg, &o.rules) != EV_OK)
-				return ev_cli_usage_error(&o.cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", optarg);
-			break;
-		case 'v': o.verbose = 1; break;
-		case 2: o.python = 1; break;
-		case 3: o.no_api = 1; break;
-		case 7: o.clip = 1; break;
-		case 4:
-			if (ev_parse_u64(optarg, &v) || v > UINT32_MAX)
-				return ev_cli_usage_error(&o.cli, "--rank: not a rank: '%s'", optarg);
-			o.rank = (int64_t)v;
-			break;
-		case 'S':
-			if (ev_parse_size(optarg, &o.sort_bytes) || o.sort_bytes < (1u << 20))
-				return ev_cli_usage_error(&o.cli, "--buffer-size: expected a size of at least 1M, got '%s'", optarg);
-			break;
-		case 5:
-			if (ev_parse_size(optarg, &o.max_object) || o.max_object < 1024 || o.max_object > (1ull << 31))
-				return ev_cli_usage_error(&o.cli, "--max-object: expected a size from 1K to 2G, got '%s'", optarg);
-			break;
-		case 8:
-			if (ev_parse_u64(optarg, &v) || v < 1024 || v > (1u << 26))
-				return ev_cli_usage_error(&o.cli, "--link-window: expected 1024 to 67108864, got '%s'", optarg);
-			o.link_window = (uint32_t)v;
-			break;
-		case 6:
-			if (ev_parse_u64(optarg, &v) || v < 16 || v > 100000000)
-				return ev_cli_usage_error(&o.cli, "--max-tokens: expected 16 to 100000000, got '%s'", optarg);
-			o.max_tokens = (int)v;
-			break;
-		default:
-			return ev_cli_try_help(&o.cli);
-		}
-	}
-	if (optind >= argc)
-		return ev_cli_usage_error(&o.cli, "no input file");
-	if (o.rank >= 0 && argc - optind != 1)
-		return ev_cli_usage_error(&o.cli, "--rank applies to a single input");
-	o.inputs = argv + optind;
-	o.ninputs = argc - optind;
-	if (o.ninputs > 65535)
-		return ev_cli_usage_error(&o.cli, "at most 65535 inputs");
-	ev_cli_cleanup_on_signal(NULL);
-	return ev_cli_finish(&o.cli, run(&o));
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = convert(&o, argv + first, argc - first);
+	return ev_cli_finish(&o.cli, status);
 }

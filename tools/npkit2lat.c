@@ -7,7 +7,6 @@
  * size) with sample count, mean and order statistics, sorted, so the same
  * inputs always give the same bytes.  coll-expand --lat reads this table.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +19,8 @@ struct opts {
 	unsigned proto;         /* --proto, 0 = infer from each file name */
 	char **require;         /* events that must be present */
 	size_t nrequire;
-	int no_require;
+	int given_require;      /* --require, else the default two */
 	uint64_t max_object;
-	char **inputs;
-	int ninputs;
 };
 
 static const char *const default_required[] = { "RECV_REDUCE_SEND", "DIRECT_RECV_COPY_SEND" };
@@ -104,105 +101,111 @@ static int write_table(struct opts *o, ev_npkit *t)
 	return 0;
 }
 
-static int run(struct opts *o)
+/* Forget the required primitives (a later --require replaces them). */
+static void clear_required(struct opts *o)
 {
+	for (size_t i = 0; i < o->nrequire; i++)
+		free(o->require[i]);
+	o->nrequire = 0;
+}
+
+/* One more required primitive, its NPKIT_EVENT_(GPU_) prefix optional. */
+static int add_required(struct opts *o, const char *prim)
+{
+	char **nr = realloc(o->require, (o->nrequire + 1) * sizeof *nr);
+	if (!nr)
+		return -1;
+	o->require = nr;
+	if (!(nr[o->nrequire] = strdup(ev_npkit_strip_prefix(prim))))
+		return -1;
+	o->nrequire++;
+	return 0;
+}
+
+static int run(struct opts *o, char **inputs, int ninputs)
+{
+	static char *stdin_only[] = { (char *)"-" };
+	for (size_t i = 0; !o->given_require && i < 2; i++)
+		if (add_required(o, default_required[i]))
+			return ev_cli_error(&o->cli, "out of memory");
+	if (ninputs == 0) {
+		inputs = stdin_only;
+		ninputs = 1;
+	}
 	int status = 0;
 	ev_npkit *t = ev_npkit_new();
 	if (!t)
 		return ev_cli_error(&o->cli, "out of memory");
-	for (int i = 0; i < o->ninputs && !status; i++)
-		status = read_file(o, t, o->inputs[i]);
+	for (int i = 0; i < ninputs && !status; i++)
+		status = read_file(o, t, inputs[i]);
 	if (!status)
 		status = write_table(o, t);
 	ev_npkit_free(t);
 	return status;
 }
 
+/* --require: a comma list of primitives, or 'none'. */
 static int parse_require(struct opts *o, const char *arg)
 {
-	if (strcmp(arg, "none") == 0) {
-		o->nrequire = 0;
-		o->no_require = 1;
+	clear_required(o);
+	o->given_require = 1;
+	if (strcmp(arg, "none") == 0)
 		return 0;
-	}
 	char *copy = strdup(arg), *save = NULL;
 	if (!copy)
 		return -1;
-	o->nrequire = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char **nr = realloc(o->require, (o->nrequire + 1) * sizeof *nr);
-		if (!nr) {
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (add_required(o, tok)) {
 			free(copy);
 			return -1;
 		}
-		o->require = nr;
-		if (!(nr[o->nrequire] = strdup(ev_npkit_strip_prefix(tok)))) {
-			free(copy);
-			return -1;
-		}
-		o->nrequire++;
-	}
 	free(copy);
 	return o->nrequire ? 0 : -1;
 }
 
+enum { OPT_MAX_OBJECT = 256 };
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "proto", required_argument, NULL, 'p' },
+	{ "require", required_argument, NULL, 'r' },
+	{ "max-object", required_argument, NULL, OPT_MAX_OBJECT },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int on_opt(void *ctx, int code, const char *arg)
+{
+	struct opts *o = ctx;
+	switch (code) {
+	case 'p':
+		if (ev_proto_parse(arg, &o->proto) || o->proto == 0 || o->proto > EV_PROTO_SIMPLE)
+			return ev_cli_usage_error(&o->cli, "--proto: expected ll, ll128 or simple, got '%s'", arg);
+		break;
+	case 'r':
+		if (parse_require(o, arg))
+			return ev_cli_usage_error(&o->cli, "--require: expected a list of primitives or 'none'");
+		break;
+	case OPT_MAX_OBJECT:
+		if (ev_parse_size(arg, &o->max_object) || o->max_object == 0)
+			return ev_cli_usage_error(&o->cli, "--max-object: not a size: '%s'", arg);
+		break;
+	}
+	return 0;
+}
+
+static const struct ev_cli_opts options = { "p:r:", longopts, on_opt, usage };
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "proto", required_argument, NULL, 'p' },
-		{ "require", required_argument, NULL, 'r' },
-		{ "max-object", required_argument, NULL, 1 },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
-	int c, status;
-	int given_require = 0;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "npkit2lat");
-	ev_cli_cleanup_on_signal(NULL);
 	o.max_object = 64u << 20;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "p:r:", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		switch (c) {
-		case 'p':
-			if (ev_proto_parse(optarg, &o.proto) || o.proto == 0 || o.proto > EV_PROTO_SIMPLE)
-				return ev_cli_usage_error(&o.cli, "--proto: expected ll, ll128 or simple, got '%s'", optarg);
-			break;
-		case 'r':
-			if (parse_require(&o, optarg))
-				return ev_cli_usage_error(&o.cli, "--require: expected a list of primitives or 'none'");
-			given_require = 1;
-			break;
-		case 1:
-			if (ev_parse_size(optarg, &o.max_object) || o.max_object == 0)
-				return ev_cli_usage_error(&o.cli, "--max-object: not a size: '%s'", optarg);
-			break;
-		default:
-			return ev_cli_try_help(&o.cli);
-		}
-	}
-	if (!given_require) {
-		o.require = malloc(sizeof default_required);
-		if (!o.require)
-			return ev_cli_finish(&o.cli, ev_cli_error(&o.cli, "out of memory"));
-		for (size_t i = 0; i < 2; i++)
-			o.require[i] = strdup(default_required[i]);
-		o.nrequire = 2;
-		if (!o.require[0] || !o.require[1])
-			return ev_cli_finish(&o.cli, ev_cli_error(&o.cli, "out of memory"));
-	}
-	static char *stdin_only[] = { (char *)"-" };
-	o.inputs = optind < argc ? argv + optind : stdin_only;
-	o.ninputs = optind < argc ? argc - optind : 1;
-	status = run(&o);
-	for (size_t i = 0; i < o.nrequire; i++)
-		free(o.require[i]);
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = run(&o, argv + first, argc - first);
+	clear_required(&o);
 	free(o.require);
 	return ev_cli_finish(&o.cli, status);
 }

@@ -8,7 +8,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@ struct opts {
 	int verbose;
 	struct ev_map seen;   /* hashes of warnings already said */
 	uint64_t repeated;
+	char *steps;          /* --steps' NAME */
 };
 
 static void usage(FILE *f)
@@ -266,125 +266,148 @@ static int parse_window(struct opts *o, const char *arg)
 	return o->ns.t0 <= o->ns.t1 ? 0 : -1;
 }
 
-/* "NAME[:FROM-TO]" (FROM-TO or a single N). */
-static int parse_steps(struct opts *o, char *arg)
+/* "NAME[:FROM-TO]" (FROM-TO or a single N); NAME is kept in a copy.
+ * Returns 0, -1 when malformed, EV_ERR_NOMEM. */
+static int parse_steps(struct opts *o, const char *arg)
 {
-	char *colon = strrchr(arg, ':');
-	o->ns.steps = arg;
+	const char *colon = strrchr(arg, ':');
 	o->ns.step_from = 0;
 	o->ns.step_to = INT64_MAX;
-	if (!colon)
-		return *arg ? 0 : -1;
-	char *end;
-	errno = 0;
-	long long a = strtoll(colon + 1, &end, 10), b = a;
-	if (end == colon + 1 || a < 0)
+	if (!colon && !*arg)
 		return -1;
-	if (*end == '-') {
-		char *e2;
-		b = strtoll(end + 1, &e2, 10);
-		if (e2 == end + 1 || *e2)
+	if (colon) {
+		char *end;
+		errno = 0;
+		long long a = strtoll(colon + 1, &end, 10), b = a;
+		if (end == colon + 1 || a < 0)
 			return -1;
-	} else if (*end) {
-		return -1;
+		if (*end == '-') {
+			char *e2;
+			b = strtoll(end + 1, &e2, 10);
+			if (e2 == end + 1 || *e2)
+				return -1;
+		} else if (*end) {
+			return -1;
+		}
+		if (errno || b < a || colon == arg)
+			return -1;
+		o->ns.step_from = a;
+		o->ns.step_to = b;
 	}
-	if (errno || b < a || colon == arg)
-		return -1;
-	*colon = '\0';
-	o->ns.step_from = a;
-	o->ns.step_to = b;
+	free(o->steps);
+	if (!(o->steps = strndup(arg, colon ? (size_t)(colon - arg) : strlen(arg))))
+		return EV_ERR_NOMEM;
+	o->ns.steps = o->steps;
 	return 0;
+}
+
+enum { OPT_API = 256, OPT_NODE_REGEX, OPT_RANK_MAP, OPT_NCCL_LOG, OPT_WINDOW, OPT_STEPS };
+
+static const struct option longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "api", no_argument, NULL, OPT_API },
+	{ "node-regex", required_argument, NULL, OPT_NODE_REGEX },
+	{ "rank-map", required_argument, NULL, OPT_RANK_MAP },
+	{ "nccl-log", required_argument, NULL, OPT_NCCL_LOG },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "steps", required_argument, NULL, OPT_STEPS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int on_opt(void *ctx, int code, const char *arg)
+{
+	struct opts *o = ctx;
+	int rc;
+	switch (code) {
+	case OPT_API: o->ns.api = 1; break;
+	case OPT_NODE_REGEX: o->ns.node_regex = arg; break;
+	case OPT_RANK_MAP: o->ns.rank_map = arg; break;
+	case OPT_NCCL_LOG: o->ns.nccl_log = arg; break;
+	case OPT_WINDOW:
+		if (parse_window(o, arg))
+			return ev_cli_usage_error(&o->cli, "--window: expected T0:T1 in ns (T0 <= T1) or 'all', not '%s'", arg);
+		break;
+	case OPT_STEPS:
+		if ((rc = parse_steps(o, arg)) == EV_ERR_NOMEM)
+			return ev_cli_error(&o->cli, "out of memory");
+		if (rc)
+			return ev_cli_usage_error(&o->cli, "--steps: expected NAME or NAME:FROM-TO, not '%s'", arg);
+		break;
+	case 'v': o->verbose = 1; break;
+	}
+	return 0;
+}
+
+static const struct ev_cli_opts options = { "v", longopts, on_opt, usage };
+
+/* The exports named by args, directories searched, into inputs (copies). */
+static int expand_inputs(struct opts *o, char **args, int n, struct ev_vec *inputs)
+{
+	if (n == 0) {
+		if (isatty(STDIN_FILENO)) {
+			fputs("Usage: nsys2ev [options] FILE|DIR...  (nsys2ev --help for more)\n", stderr);
+			return 2;
+		}
+		return ev_cli_usage_error(&o->cli, "no input file (SQLite needs a file, not standard input)");
+	}
+	for (int i = 0; i < n; i++) {
+		struct stat sb;
+		if (stat(args[i], &sb) != 0)
+			return ev_cli_error(&o->cli, "%s: %s", args[i], strerror(errno));
+		if (S_ISDIR(sb.st_mode)) {
+			/* A directory without exports is an error. */
+			size_t before = inputs->len;
+			int status = scan_dir(&o->cli, args[i], inputs, 0);
+			if (!status && inputs->len == before)
+				status = ev_cli_error(&o->cli, "%s: directory holds no .sqlite or .sqlite.gz files", args[i]);
+			if (status)
+				return status;
+			continue;
+		}
+		char *copy = strdup(args[i]), **slot = copy ? ev_vec_push(inputs) : NULL;
+		if (!slot) {
+			free(copy);
+			return ev_cli_error(&o->cli, "out of memory");
+		}
+		*slot = copy;
+	}
+	if (inputs->len > 65535)
+		return ev_cli_usage_error(&o->cli, "at most 65535 inputs");
+	return 0;
+}
+
+/* The inputs, the stream, then a word on warnings not repeated. */
+static int convert(struct opts *o, char **args, int n)
+{
+	struct ev_vec inputs;
+	ev_vec_init(&inputs, sizeof(char *));
+	if (o->cli.quiet)
+		o->ns.warn = NULL;
+	int status = expand_inputs(o, args, n, &inputs);
+	if (!status)
+		status = run(o, inputs.data, inputs.len);
+	if (!status && o->repeated && o->verbose && !o->cli.quiet)
+		ev_cli_warn(&o->cli, "%llu repeated warnings not shown again", (unsigned long long)o->repeated);
+	for (size_t i = 0; i < inputs.len; i++)
+		free(((char **)inputs.data)[i]);
+	ev_vec_free(&inputs);
+	return status;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		EV_CLI_COMMON_LONG,
-		{ "api", no_argument, NULL, 1 },
-		{ "node-regex", required_argument, NULL, 2 },
-		{ "rank-map", required_argument, NULL, 3 },
-		{ "nccl-log", required_argument, NULL, 4 },
-		{ "window", required_argument, NULL, 5 },
-		{ "steps", required_argument, NULL, 6 },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
-	int c;
+	int first;
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "nsys2ev");
 	ev_map_init(&o.seen);
 	o.ns.warn = warn;
 	o.ns.ctx = &o;
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT "v", longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		switch (c) {
-		case 1: o.ns.api = 1; break;
-		case 2: o.ns.node_regex = optarg; break;
-		case 3: o.ns.rank_map = optarg; break;
-		case 4: o.ns.nccl_log = optarg; break;
-		case 5:
-			if (parse_window(&o, optarg))
-				return ev_cli_usage_error(&o.cli, "--window: expected T0:T1 in ns (T0 <= T1) or 'all', not '%s'", optarg);
-			break;
-		case 6:
-			if (parse_steps(&o, optarg))
-				return ev_cli_usage_error(&o.cli, "--steps: expected NAME or NAME:FROM-TO, not '%s'", optarg);
-			break;
-		case 'v': o.verbose = 1; break;
-		default: return ev_cli_try_help(&o.cli);
-		}
-	}
-	if (o.cli.quiet)
-		o.ns.warn = NULL;
-	if (optind >= argc) {
-		if (isatty(STDIN_FILENO)) {
-			fputs("Usage: nsys2ev [options] FILE|DIR...  (nsys2ev --help for more)\n", stderr);
-			return 2;
-		}
-		return ev_cli_usage_error(&o.cli, "no input file (SQLite needs a file, not standard input)");
-	}
-	/* Expand directories; a directory without exports is an error. */
-	struct ev_vec inputs;
-	ev_vec_init(&inputs, sizeof(char *));
-	int status = 0;
-	for (int i = optind; i < argc && !status; i++) {
-		struct stat sb;
-		if (stat(argv[i], &sb) != 0) {
-			status = ev_cli_error(&o.cli, "%s: %s", argv[i], strerror(errno));
-			break;
-		}
-		if (S_ISDIR(sb.st_mode)) {
-			size_t before = inputs.len;
-			status = scan_dir(&o.cli, argv[i], &inputs, 0);
-			if (!status && inputs.len == before)
-				status = ev_cli_error(&o.cli, "%s: directory holds no .sqlite or .sqlite.gz files", argv[i]);
-			continue;
-		}
-		char *copy = strdup(argv[i]), **slot = copy ? ev_vec_push(&inputs) : NULL;
-		if (!slot) {
-			free(copy);
-			status = ev_cli_error(&o.cli, "out of memory");
-			break;
-		}
-		*slot = copy;
-	}
-	if (!status && inputs.len > 65535)
-		status = ev_cli_usage_error(&o.cli, "at most 65535 inputs");
-	if (!status) {
-		ev_cli_cleanup_on_signal(NULL);
-		status = run(&o, inputs.data, inputs.len);
-	}
-	if (!status && o.repeated && o.verbose && !o.cli.quiet)
-		ev_cli_warn(&o.cli, "%llu repeated warnings not shown again", (unsigned long long)o.repeated);
-	for (size_t i = 0; i < inputs.len; i++)
-		free(((char **)inputs.data)[i]);
-	ev_vec_free(&inputs);
+	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = convert(&o, argv + first, argc - first);
+	free(o.steps);
 	ev_map_free(&o.seen);
 	return ev_cli_finish(&o.cli, status);
 }

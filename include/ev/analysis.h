@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ev/analysis.h - analyses over records: clipping, kernel classes, op
- * categories, coverage and distributions.  Their results are written as
- * tables (ev/table.h).
+ * categories, coverage, computation/communication overlap and
+ * distributions.  Their results are written as tables (ev/table.h).
  */
 #ifndef EV_ANALYSIS_H
 #define EV_ANALYSIS_H
@@ -91,6 +91,56 @@ void ev_cover_add(struct ev_cover *c, unsigned k, double start, double end);
 void ev_cover_finish(struct ev_cover *c);
 /* Time covered by classes with (mask & want) == want and (mask & avoid) == 0. */
 double ev_cover_measure(const struct ev_cover *c, unsigned want, unsigned avoid);
+
+/* ------------------------------------------------------------------ */
+/* Computation/communication overlap (lib/analysis/overlap.c): for every   */
+/* compute kernel, the communication kernels that ran at the same time on  */
+/* its rank; per rank, the communication hidden under computation.         */
+
+#define EV_OVERLAP_NAMES 4
+struct ev_overlap_opts {
+	enum ev_rules rules;   /* what is communication */
+	unsigned class_mask;   /* compute kernels reported: bit per enum ev_kclass */
+	int kernel_names;      /* name communication by its kernel, not by the
+	                          collective (allreduce, ...) of the coll or p2p
+	                          record that follows it */
+};
+/* A compute kernel once the stream has passed its end. */
+struct ev_overlap_kernel {
+	struct ev_rec rec;
+	int64_t end;                       /* ev_rec_end(&rec) */
+	uint32_t count;                    /* communication kernels overlapping it */
+	uint64_t best, best_name;          /* the largest single overlap (ns), its name */
+	uint64_t union_ns;                 /* all overlaps, none counted twice */
+	uint64_t names[EV_OVERLAP_NAMES];  /* the first names that overlapped */
+	uint32_t nnames;
+	int more;                          /* more names than names[] holds */
+};
+/* One rank, after ev_overlap_finish. */
+struct ev_overlap_rank {
+	uint32_t src, rank;
+	double comm_ns, hidden_ns;         /* communication time, the part under computation */
+	double overlap_pct;                /* hidden share of comm_ns: HTA's comp_comm_overlap */
+	uint64_t kernels, overlapped;      /* compute kernels reported, those with an overlap */
+};
+/* What the input held, to say why a result is empty. */
+struct ev_overlap_counts { uint64_t kernels, comm, selected; };
+typedef struct ev_overlap ev_overlap;
+/* Names are looked up (and collective names interned) in st.  emit gets
+ * each compute kernel when the stream passes its end, in end order, so that
+ * records written for them keep the stream in time order; a status other
+ * than EV_OK from it is returned by the call that closed the kernel. */
+int ev_overlap_new(ev_overlap **ov, ev_strtab *st, const struct ev_overlap_opts *o,
+                   int (*emit)(void *ctx, const struct ev_overlap_kernel *k), void *ctx) EV_RESULT_USED;
+/* The next record; records must come in time order (the caller checks). */
+int ev_overlap_add(ev_overlap *ov, const struct ev_rec *r) EV_RESULT_USED;
+/* The end of the stream: every open kernel is emitted and the per-rank
+ * totals are made. */
+int ev_overlap_finish(ev_overlap *ov) EV_RESULT_USED;
+/* The totals by (src, rank); *n is 0 before ev_overlap_finish. */
+const struct ev_overlap_rank *ev_overlap_ranks(const ev_overlap *ov, size_t *n);
+struct ev_overlap_counts ev_overlap_counts(const ev_overlap *ov);
+void ev_overlap_free(ev_overlap *ov);
 
 /* ------------------------------------------------------------------ */
 /* Distributions (lib/analysis/dist.c): count, sum, mean, std, min, max exactly, */

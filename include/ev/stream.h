@@ -331,6 +331,10 @@ typedef struct ev_output ev_output;
  * symlink is written through: its target is replaced and keeps its mode.
  * EV_ERR_SAMEFILE when path is an input of this process (see below). */
 int ev_output_open(ev_output **out, const char *path) EV_RESULT_USED;
+/* Buffered writes to a descriptor the caller opened and keeps (standard
+ * error, a file it must write in place): no temp name, never closed here;
+ * name is for messages. */
+int ev_output_fdopen(ev_output **out, int fd, const char *name) EV_RESULT_USED;
 int ev_output_write(ev_output *out, const void *buf, size_t n) EV_RESULT_USED;
 int ev_output_printf(ev_output *out, const char *fmt, ...) EV_PRINTF(2, 3) EV_RESULT_USED;
 int ev_output_putc(ev_output *out, int c) EV_RESULT_USED;

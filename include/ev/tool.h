@@ -6,10 +6,14 @@
 #ifndef EV_TOOL_H
 #define EV_TOOL_H
 
+#include <getopt.h>
+#include <stdio.h>
+
 #include "ev/stream.h"
 
 /* ------------------------------------------------------------------ */
-/* CLI helpers for tools (lib/tool/cli.c).  These print to stderr; they never exit. */
+/* CLI helpers for tools (lib/tool/cli.c, getopt.c).  These print to stderr;
+ * they never exit. */
 
 struct ev_cli {
 	const char *prog;     /* tool name for messages */
@@ -23,8 +27,10 @@ struct ev_cli {
 	uint64_t filter_records;  /* records passed by ev_filter_run */
 };
 
-/* Common long options.  Tools add these rows to their option tables and
- * pass unknown codes to ev_cli_common().  Short letters: h V o q f. */
+/* The common options, in every tool: -h/--help, -V/--version, -o/--output,
+ * -q/--quiet, -f/--force.  A tool's option table starts with
+ * EV_CLI_COMMON_LONG; ev_cli_getopt adds EV_CLI_COMMON_SHORT to the tool's
+ * letters. */
 #define EV_CLI_OPT_HELP 'h'
 #define EV_CLI_OPT_VERSION 'V'
 #define EV_CLI_COMMON_SHORT "hVo:qf"
@@ -35,11 +41,49 @@ struct ev_cli {
 	{ "quiet", no_argument, NULL, 'q' },                 \
 	{ "force", no_argument, NULL, 'f' }
 
-/* Set the program name (basename of argv0 or the given name), ignore
- * nothing: SIGPIPE stays default.  Call first in main(). */
+/* Set the program name (basename of argv0 or the given name), fill closed
+ * standard streams, make `ulimit -f` a write error rather than a signal,
+ * and remove temp outputs on SIGINT, SIGTERM and SIGHUP; SIGPIPE stays
+ * default.  Call first in main(). */
 void ev_cli_init(struct ev_cli *cli, const char *prog);
-/* Handle a common option.  Returns 1 if handled, 0 if not common,
- * or an exit code + 100 for --help/--version (101 = print help, 100 = done). */
+
+/* Options of a tool, for ev_cli_getopt.  Long-only options take codes
+ * from 256 up (an enum of names), so that they never meet a letter. */
+struct ev_cli_opts {
+	/* The tool's own letters in getopt's syntax, "" for none; a leading
+	 * '+' ends the options at the first operand (a subcommand's name). */
+	const char *shortopts;
+	/* The tool's table: EV_CLI_COMMON_LONG first, a zero row last. */
+	const struct option *longopts;
+	/* Each option that is not a common one, with getopt's code and
+	 * argument (NULL for none).  Returns 0 to go on, or the exit status
+	 * to stop with (ev_cli_usage_error's 2, 1 when out of memory).  NULL
+	 * when the tool has no options of its own. */
+	int (*opt)(void *ctx, int code, const char *arg);
+	/* The --help text, printed to f. */
+	void (*usage)(FILE *f);
+};
+/* ev_cli_getopt's "parse went fine: run the tool". */
+enum { EV_CLI_RUN = -1 };
+/* Every tool's option loop: getopt_long over argv with the tool's table,
+ * options after operands accepted (argv is permuted, as GNU tools do) unless
+ * shortopts starts with '+'.  The common options are handled here: --help
+ * prints the usage to stdout, --version the version, -o, -q and -f set cli;
+ * the rest go to opts->opt(ctx, ...).  Options are taken in order and the
+ * first that ends the parse wins (`--help --bogus` prints the help).
+ * Returns EV_CLI_RUN with *first the index of the first operand in argv, or
+ * the exit status: 0 after --help or --version, 2 after getopt's own
+ * message for an unknown option or a missing argument, or what opt
+ * returned.  Either way main ends with ev_cli_finish(cli, status), which
+ * flushes what --help printed.  Parsing starts afresh at argv[1] on every
+ * call, so a tool with subcommands calls it again on the words after the
+ * subcommand's name (argv + *first). */
+int ev_cli_getopt(struct ev_cli *cli, int argc, char **argv, const struct ev_cli_opts *opts, void *ctx, int *first);
+
+/* One common option for a loop of the tool's own (ev_cli_getopt's is
+ * built on it).  Returns EV_CLI_HANDLED (-o, -q, -f), EV_CLI_WANT_HELP
+ * (--help: the caller prints the usage), EV_CLI_DONE (--version, printed)
+ * or EV_CLI_NOT_MINE for any other code. */
 enum { EV_CLI_NOT_MINE = 0, EV_CLI_HANDLED = 1, EV_CLI_WANT_HELP = 2, EV_CLI_DONE = 3 };
 int ev_cli_common(struct ev_cli *cli, int opt, const char *arg);
 /* Print "prog (evkit) X.Y.Z" and "ev format M.m" to stdout. */
@@ -61,9 +105,16 @@ int ev_cli_usage_error(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF
 /* After getopt has printed its own message for a bad option: print
  * "Try 'prog --help'." and return 2. */
 int ev_cli_try_help(const struct ev_cli *cli);
+/* A record out of time order, in the one wording of docs/FORMAT.md §7:
+ * "out of order (ts T after U); sort with ev-merge --sort" into buf (for
+ * library messages; returns snprintf's count), and the whole message,
+ * "prog: INPUT: record N: " and that, on stderr (returns 1, the data error
+ * exit status).  ts is the record's time, last the time before it. */
+int ev_cli_order_text(char *buf, size_t n, int64_t ts, int64_t last);
+int ev_cli_order_error(const struct ev_cli *cli, const char *input, uint64_t recno, int64_t ts, int64_t last);
 /* Report a library status for a file:
  *   "prog: FILE: record N: message" (reader errors, with errdetail)
- * Returns the exit code: 0 for EV_ERR_PIPE (quiet), else 1. */
+ * Returns the exit code 1 (quietly for EV_ERR_PIPE). */
 int ev_cli_reader_error(const struct ev_cli *cli, const ev_reader *r, int status);
 /* "prog: FILE: strerror/ev_strerror" for open/write failures; quiet for
  * EV_ERR_PIPE.  Returns 1 (or 1 quietly for EV_ERR_PIPE). */
@@ -100,6 +151,10 @@ int ev_cli_word(const struct ev_cli *cli, const char *option, const char *arg, c
  * sets every bit.  Returns 0, or prints as above and returns 2. */
 int ev_cli_word_list(const struct ev_cli *cli, const char *option, const char *arg, const char *const *words,
                      unsigned *mask);
+/* The lookup alone: the index of arg in words, or -1.  For an option whose
+ * message for a bad word is the tool's own (one that tests hold to, or
+ * that says more than the list). */
+int ev_cli_word_find(const char *const *words, const char *arg);
 /* Refuse an option that the chosen subcommand does not read:
  * "prog SUB: --opt does not apply (it is for: a, b)".  Returns 2. */
 int ev_cli_not_for(const struct ev_cli *cli, const char *sub, const char *option, const char *for_subs);

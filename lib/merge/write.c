@@ -96,9 +96,10 @@ static int advance(ev_merge *m, size_t i)
 			return rc;
 		}
 		if (!m->o.sort && ev_order_check(&in->order, in->rec.ts) != EV_OK) {
-			ev_say(&m->o.say, EV_SAY_ERROR, "%s: record %llu: out of order (ts %lld after %lld); use ev-merge --sort",
-			       ev_reader_name(in->r), (unsigned long long)ev_reader_recno(in->r), (long long)in->rec.ts,
-			       (long long)in->order.last_ts);
+			char why[128];
+			ev_cli_order_text(why, sizeof why, in->rec.ts, in->order.last_ts);
+			ev_say(&m->o.say, EV_SAY_ERROR, "%s: record %llu: %s", ev_reader_name(in->r),
+			       (unsigned long long)ev_reader_recno(in->r), why);
 			return EV_ERR_ORDER;
 		}
 		if (in->rec.src != in->last_src) {

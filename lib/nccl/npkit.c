@@ -306,17 +306,33 @@ static int cmp_row(const void *a, const void *b)
 }
 
 /* Integral values as integers, others with enough digits to round-trip. */
-static const char *num(char *buf, size_t n, double x)
+/* A sample statistic as the table has always printed it: an integer
+ * without a point, else every digit (%.17g). */
+static int num_cell(ev_table *t, double x)
 {
+	char b[32];
 	if (x == floor(x) && x < 9e15)
-		snprintf(buf, n, "%.0f", x);
+		snprintf(b, sizeof b, "%.0f", x);
 	else
-		snprintf(buf, n, "%.17g", x);
-	return buf;
+		snprintf(b, sizeof b, "%.17g", x);
+	return ev_table_str_raw(t, b);
+}
+
+/* ev_table_fixed's one decimal; a sum that overflowed stays printf's
+ * "inf" rather than an empty cell. */
+static int mean_cell(ev_table *t, double x)
+{
+	char b[16];
+	if (isfinite(x))
+		return ev_table_fixed(t, x, 1);
+	snprintf(b, sizeof b, "%.1f", x);
+	return ev_table_str_raw(t, b);
 }
 
 int ev_npkit_write(ev_npkit *t, ev_output *out)
 {
+	static const char *const cols[] = { "primitive", "proto", "size_bytes", "n", "mean_ns",
+		                            "p10", "p50", "p90", "min", "max" };
 	if (t->n)
 		qsort(t->rows, t->n, sizeof *t->rows, cmp_row);
 	/* the rows moved: the index of the duplicate check is stale */
@@ -325,14 +341,22 @@ int ev_npkit_write(ev_npkit *t, ev_output *out)
 	for (size_t i = 0; i < t->n; i++)
 		if (ev_map_put(&t->seen, row_key(t->rows[i].prim, t->rows[i].proto, t->rows[i].size), i + 1))
 			return EV_ERR_NOMEM;
-	int rc = ev_output_printf(out, "primitive\tproto\tsize_bytes\tn\tmean_ns\tp10\tp50\tp90\tmin\tmax\n");
+	ev_table *tb;
+	int rc = ev_table_open(&tb, out, EV_TABLE_TSV, cols, sizeof cols / sizeof cols[0]);
 	for (size_t i = 0; i < t->n && !rc; i++) {
 		const struct ev_npkit_row *r = &t->rows[i];
-		char b[5][32];
-		rc = ev_output_printf(out, "%s\t%s\t%llu\t%llu\t%.1f\t%s\t%s\t%s\t%s\t%s\n", r->prim,
-		                      ev_proto_name(r->proto), (unsigned long long)r->size, (unsigned long long)r->n,
-		                      r->mean, num(b[0], 32, r->p10), num(b[1], 32, r->p50), num(b[2], 32, r->p90),
-		                      num(b[3], 32, r->min), num(b[4], 32, r->max));
+		/* Names as read (raw), the mean with one decimal. */
+		rc = ev_table_str_raw(tb, r->prim);
+		rc = rc ? rc : ev_table_str_raw(tb, ev_proto_name(r->proto));
+		rc = rc ? rc : ev_table_u64(tb, r->size);
+		rc = rc ? rc : ev_table_u64(tb, r->n);
+		rc = rc ? rc : mean_cell(tb, r->mean);
+		rc = rc ? rc : num_cell(tb, r->p10);
+		rc = rc ? rc : num_cell(tb, r->p50);
+		rc = rc ? rc : num_cell(tb, r->p90);
+		rc = rc ? rc : num_cell(tb, r->min);
+		rc = rc ? rc : num_cell(tb, r->max);
 	}
-	return rc;
+	int crc = ev_table_close(tb);
+	return rc ? rc : crc;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ev/tool.h"
 #include "nccl/sched_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -812,8 +813,9 @@ int ev_nccl_sched_feed(struct ev_nccl_sched *s, const struct ev_rec *rec, uint64
 	}
 	if (s->started && rec->ts < s->last_ts) {
 		s->pend_recno = recno;
-		return sched_fail(s, EV_ERR_ORDER, "out of order (ts %lld after %lld); sort with ev-merge --sort",
-		                  (long long)rec->ts, (long long)s->last_ts);
+		char why[128];
+		ev_cli_order_text(why, sizeof why, rec->ts, s->last_ts);
+		return sched_fail(s, EV_ERR_ORDER, "%s", why);
 	}
 	s->started = 1;
 	s->last_ts = rec->ts;

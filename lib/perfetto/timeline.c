@@ -56,8 +56,11 @@ int ev_perfetto_add(ev_perfetto *p, const struct ev_rec *r)
 	if (p->err.status)
 		return p->err.status;
 	int64_t last = p->order.last_ts;
-	if (ev_order_check(&p->order, r->ts) != EV_OK)
-		return pf_fail(p, EV_ERR_ORDER, "out of order (ts %lld after %lld)", (long long)r->ts, (long long)last);
+	if (ev_order_check(&p->order, r->ts) != EV_OK) {
+		char why[128];
+		ev_cli_order_text(why, sizeof why, r->ts, last);
+		return pf_fail(p, EV_ERR_ORDER, "%s", why);
+	}
 	if (!p->have_base) {
 		p->base = r->ts;
 		p->have_base = 1;

@@ -174,7 +174,7 @@ int ev_output_open(ev_output **out, const char *path)
 	}
 	if (!path || strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
-		o->is_stdout = 1;
+		o->keep_fd = 1;
 		o->name = strdup("standard output");
 	} else {
 		o->path = target_of(path);
@@ -399,12 +399,33 @@ static void release(ev_output *o)
 	free(o);
 }
 
+int ev_output_fdopen(ev_output **out, int fd, const char *name)
+{
+	ev_output *o = calloc(1, sizeof *o);
+	*out = NULL;
+	if (!o)
+		return EV_ERR_NOMEM;
+	o->fd = fd;
+	o->keep_fd = 1;
+	o->temp_slot = -1;
+	o->cap = o->alloc = OUT_BUF;
+	o->buf = malloc(OUT_BUF + OUT_SLACK);
+	o->name = strdup(name);
+	if (!o->buf || !o->name) {
+		release(o);
+		return EV_ERR_NOMEM;
+	}
+	*out = o;
+	return EV_OK;
+}
+
 int ev_output_close(ev_output *o)
 {
 	int rc = flush_buf(o);
 	int e = o->saved_errno;
-	if (o->is_stdout) {
-		/* ev_cli_finish closes stdout and reports delayed errors. */
+	if (o->keep_fd) {
+		/* ev_cli_finish closes stdout and reports delayed errors; any
+		 * other kept descriptor is the caller's to close. */
 	} else {
 		if (close(o->fd) != 0 && rc == EV_OK) {
 			e = errno;
@@ -429,7 +450,7 @@ void ev_output_abort(ev_output *o)
 {
 	if (!o)
 		return;
-	if (!o->is_stdout && o->fd >= 0)
+	if (!o->keep_fd && o->fd >= 0)
 		close(o->fd);
 	if (o->tmp && o->fd >= 0)
 		unlink(o->tmp);

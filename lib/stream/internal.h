@@ -90,7 +90,7 @@ struct ev_input {
 };
 
 struct ev_output {
-	int fd, is_stdout, direct, err, saved_errno;
+	int fd, keep_fd, direct, err, saved_errno; /* keep_fd: the caller's (stdout, ev_output_fdopen) */
 	char *path, *tmp, *name;
 	/* buf[0, len) waits to be written.  A reservation that ends within
 	 * cap is taken without a call.  To a regular file (block != 0) cap is

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -174,6 +175,20 @@ int ev_cli_try_help(const struct ev_cli *cli)
 {
 	fprintf(stderr, "Try '%s --help'.\n", cli->prog);
 	return 2;
+}
+
+/* The words of docs/FORMAT.md §7, in one place: every tool and library
+ * part that meets a record out of time order says it so. */
+int ev_cli_order_text(char *buf, size_t n, int64_t ts, int64_t last)
+{
+	return snprintf(buf, n, "out of order (ts %" PRId64 " after %" PRId64 "); sort with ev-merge --sort", ts, last);
+}
+
+int ev_cli_order_error(const struct ev_cli *cli, const char *input, uint64_t recno, int64_t ts, int64_t last)
+{
+	char why[128];
+	ev_cli_order_text(why, sizeof why, ts, last);
+	return ev_cli_error(cli, "%s: record %" PRIu64 ": %s", input, recno, why);
 }
 
 int ev_cli_reader_error(const struct ev_cli *cli, const ev_reader *r, int status)

@@ -3,8 +3,8 @@
  * filter.c - the input loop of every tool that reads ev streams, written
  * once so that no tool can get it wrong: open each input (stdin for none),
  * report open errors naming the file, read records and metadata, check time
- * order with the message docs/FORMAT.md §7 fixes, show progress on a
- * terminal, map every status to the tool's message format and exit status.
+ * order (ev_cli_order_error's message), show progress on a terminal, map
+ * every status to the tool's message format and exit status.
  * Temp outputs are removed on signals by ev_cli_init's handler.
  */
 #include <errno.h>
@@ -91,9 +91,7 @@ static int run_one(struct ev_cli *cli, ev_reader *r, size_t idx, ev_input *in, u
 			continue;
 		}
 		if ((f->flags & EV_FILTER_ORDER) && ev_order_check(&order, rec.ts) != EV_OK)
-			return ev_cli_error(cli, "%s: record %" PRIu64 ": out of order (ts %" PRId64 " after %" PRId64
-			                    "); sort with ev-merge --sort",
-			                    ev_reader_name(r), ev_reader_recno(r), rec.ts, order.last_ts);
+			return ev_cli_order_error(cli, ev_reader_name(r), ev_reader_recno(r), rec.ts, order.last_ts);
 		cli->filter_records++;
 		if ((rc = f->rec(ctx, r, &rec)) != EV_OK)
 			return rc == EV_FILTER_STOP ? 0 : report(cli, r, rc);

@@ -16,14 +16,22 @@ static void list_words(const char *const *words, char *buf, size_t n)
 		o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", words[i]);
 }
 
+int ev_cli_word_find(const char *const *words, const char *arg)
+{
+	for (int i = 0; words[i]; i++)
+		if (strcmp(arg, words[i]) == 0)
+			return i;
+	return -1;
+}
+
 int ev_cli_word(const struct ev_cli *cli, const char *option, const char *arg, const char *const *words,
                 unsigned *idx)
 {
-	for (unsigned i = 0; words[i]; i++)
-		if (strcmp(arg, words[i]) == 0) {
-			*idx = i;
-			return 0;
-		}
+	int i = ev_cli_word_find(words, arg);
+	if (i >= 0) {
+		*idx = (unsigned)i;
+		return 0;
+	}
 	char list[512];
 	list_words(words, list, sizeof list);
 	return ev_cli_usage_error(cli, "%s: '%s' is not one of: %s", option, arg, list);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_analysis.c - unit tests of the analysis helpers in the library:
- * coverage sweep, distributions and quantile sketch, tables (to an
- * output and to a sink), kernel classification and the JSON tokenizer's
- * strictness.
+ * coverage sweep, the computation/communication overlap sweep,
+ * distributions and quantile sketch, tables (to an output and to a sink),
+ * kernel classification and the JSON tokenizer's strictness.
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +37,96 @@ static void test_cover(void)
 	ev_cover_init(&c);
 	ev_cover_finish(&c);
 	CHECK(ev_cover_measure(&c, 0, 0) == 0 && !c.started);
+}
+
+/* What the overlap sweep emitted, in order. */
+struct overlap_seen {
+	struct ev_overlap_kernel k[4];
+	int n;
+};
+
+static int overlap_emit(void *ctx, const struct ev_overlap_kernel *k)
+{
+	struct overlap_seen *seen = ctx;
+	if (seen->n < 4)
+		seen->k[seen->n] = *k;
+	seen->n++;
+	return EV_OK;
+}
+
+static struct ev_rec kernel(ev_strtab *st, uint32_t rank, uint32_t stream, int64_t ts, int64_t dur, const char *name)
+{
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_KERNEL;
+	r.rank = rank;
+	r.stream = stream;
+	r.ts = ts;
+	r.dur = dur;
+	CHECK(ev_strtab_intern(st, name, strlen(name), &r.name) == EV_OK);
+	return r;
+}
+
+static void test_overlap(void)
+{
+	static const char gemm[] = "ampere_sgemm_128x64_nn", nccl[] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+	ev_strtab *st = ev_strtab_new();
+	struct overlap_seen seen = { .n = 0 };
+	struct ev_overlap_opts o = { EV_RULES_TRACELENS, 1u << EV_KC_GEMM, 0 };
+	ev_overlap *ov = NULL;
+	CHECK(st && ev_overlap_new(&ov, st, &o, overlap_emit, &seen) == EV_OK);
+	if (!ov) {
+		ev_strtab_free(st);
+		return;
+	}
+	/* Rank 0: a GEMM [0,100) under two communication kernels, [20,50)
+	 * (its allreduce record follows) and [40,140); rank 1: a GEMM [5,15)
+	 * alone.  The elementwise kernel at 200 closes rank 0's GEMM. */
+	struct ev_rec r[6];
+	r[0] = kernel(st, 0, 7, 0, 100, gemm);
+	r[1] = kernel(st, 1, 7, 5, 10, gemm);
+	r[2] = kernel(st, 0, 8, 20, 30, nccl);
+	ev_rec_init(&r[3]);
+	r[3].type = EV_COLL;
+	r[3].op = EV_OP_ALLREDUCE;
+	r[3].stream = 8;
+	r[3].ts = 20;
+	r[4] = kernel(st, 0, 8, 40, 100, nccl);
+	r[5] = kernel(st, 0, 7, 200, 10, "elementwise_kernel");
+	for (int i = 0; i < 6; i++)
+		CHECK(ev_overlap_add(ov, &r[i]) == EV_OK);
+	/* Rank 1's GEMM closed first (the stream passed 15 at 20), alone. */
+	CHECK(seen.n == 2 && seen.k[0].rec.rank == 1 && seen.k[0].count == 0 && seen.k[0].union_ns == 0);
+	CHECK(ev_overlap_finish(ov) == EV_OK && seen.n == 2);
+	const struct ev_overlap_kernel *k = &seen.k[1];
+	uint64_t allreduce, nccl_id;
+	CHECK(ev_strtab_intern(st, "allreduce", 9, &allreduce) == EV_OK);
+	CHECK(ev_strtab_intern(st, nccl, strlen(nccl), &nccl_id) == EV_OK);
+	/* Two overlaps, 30 and 60 ns, 80 ns together: the first named by its
+	 * collective, the second (no record after it) by its kernel. */
+	CHECK(k->rec.rank == 0 && k->end == 100 && k->count == 2);
+	CHECK(k->best == 60 && k->best_name == nccl_id && k->union_ns == 80);
+	CHECK(k->nnames == 2 && k->names[0] == allreduce && k->names[1] == nccl_id && !k->more);
+	/* Per rank: communication [20,140) = 120 ns, 80 of it under the GEMM. */
+	size_t n;
+	const struct ev_overlap_rank *t = ev_overlap_ranks(ov, &n);
+	CHECK(n == 2 && t[0].rank == 0 && t[1].rank == 1);
+	CHECK(t[0].comm_ns == 120 && t[0].hidden_ns == 80 && fabs(t[0].overlap_pct - 200.0 / 3) < 1e-9);
+	CHECK(t[0].kernels == 1 && t[0].overlapped == 1 && t[1].kernels == 1 && t[1].overlapped == 0);
+	CHECK(t[1].comm_ns == 0 && t[1].overlap_pct == 0);
+	struct ev_overlap_counts c = ev_overlap_counts(ov);
+	CHECK(c.kernels == 5 && c.comm == 2 && c.selected == 2);
+	ev_overlap_free(ov);
+	/* --kernel-names: the first overlap keeps its kernel's name. */
+	struct overlap_seen seen2 = { .n = 0 };
+	o.kernel_names = 1;
+	CHECK(ev_overlap_new(&ov, st, &o, overlap_emit, &seen2) == EV_OK);
+	for (int i = 0; ov && i < 6; i++)
+		CHECK(ev_overlap_add(ov, &r[i]) == EV_OK);
+	CHECK(ov && ev_overlap_finish(ov) == EV_OK);
+	CHECK(seen2.n == 2 && seen2.k[1].nnames == 1 && seen2.k[1].names[0] == nccl_id);
+	ev_overlap_free(ov);
+	ev_strtab_free(st);
 }
 
 static void test_dist_exact(void)
@@ -459,6 +549,7 @@ int main(void)
 	RUN(test_gemm_layout);
 	RUN(test_table_f64_exact);
 	RUN(test_cover);
+	RUN(test_overlap);
 	RUN(test_dist_exact);
 	RUN(test_dist_sketch);
 	RUN(test_sort_f64);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_tool.c - the tool driver's library parts: option words, the
- * same-file guard that keeps inputs from being overwritten, and the
- * signal-cleanup registry past its first block of slots.
+ * test_tool.c - the tool driver's library parts: the option loop, option
+ * words, the order message, the same-file guard that keeps inputs from
+ * being overwritten, and the signal-cleanup registry past its first block
+ * of slots.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,6 +30,111 @@ static void test_words(void)
 	CHECK(ev_cli_word_list(&cli, "--only", "all", words, &mask) == 0 && mask == 7);
 	fprintf(stderr, "(an expected usage message follows)\n");
 	CHECK(ev_cli_word_list(&cli, "--only", "coll,,x", words, &mask) == 2);
+}
+
+/* A tool of the test's own for ev_cli_getopt: -x and --level=N. */
+enum { OPT_LEVEL = 256 };
+struct getopt_tool {
+	struct ev_cli cli;
+	int x, level, calls, helped;
+};
+static struct getopt_tool *helped_tool;
+
+static int tool_opt(void *ctx, int code, const char *arg)
+{
+	struct getopt_tool *t = ctx;
+	t->calls++;
+	if (code == 'x') {
+		t->x++;
+		return 0;
+	}
+	if (code == OPT_LEVEL && arg && arg[0] >= '0' && arg[0] <= '9' && !arg[1]) {
+		t->level = arg[0] - '0';
+		return 0;
+	}
+	return ev_cli_usage_error(&t->cli, "--level: not a digit: '%s'", arg ? arg : "");
+}
+
+static void tool_usage(FILE *f)
+{
+	helped_tool->helped += f == stdout;
+}
+
+static const struct option tool_longopts[] = {
+	EV_CLI_COMMON_LONG,
+	{ "level", required_argument, NULL, OPT_LEVEL },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* argv as a program gets it: writable strings, NULL after the last. */
+static void make_argv(char (*buf)[32], char **argv, const char *const *words, int *argc)
+{
+	int n = 0;
+	for (; words[n]; n++) {
+		snprintf(buf[n], sizeof buf[n], "%s", words[n]);
+		argv[n] = buf[n];
+	}
+	argv[n] = NULL;
+	*argc = n;
+}
+
+/* Parse words with the test tool (its letters in shortopts); *first is
+ * where the operands start, -1 when the parse stopped. */
+static int parse(struct getopt_tool *t, const char *shortopts, const char *const *words, char **argv, int *first)
+{
+	static char buf[16][32];
+	struct ev_cli_opts opts = { shortopts, tool_longopts, tool_opt, tool_usage };
+	int argc;
+	make_argv(buf, argv, words, &argc);
+	memset(t, 0, sizeof *t);
+	ev_cli_init(&t->cli, "test_tool");
+	helped_tool = t;
+	*first = -1;
+	return ev_cli_getopt(&t->cli, argc, argv, &opts, t, first);
+}
+
+static void test_getopt(void)
+{
+	struct getopt_tool t;
+	char *argv[16];
+	int first;
+	/* Common options, the tool's own, and options after the operands. */
+	static const char *const mixed[] = { "prog", "-q", "in1", "--level=3", "-o", "out", "-x", "in2", "-f", NULL };
+	CHECK(parse(&t, "x", mixed, argv, &first) == EV_CLI_RUN);
+	CHECK(t.cli.quiet && !t.cli.progress && t.cli.force && strcmp(t.cli.output, "out") == 0);
+	CHECK(t.x == 1 && t.level == 3 && t.calls == 2 && !t.helped);
+	CHECK(first == 7 && strcmp(argv[first], "in1") == 0 && strcmp(argv[first + 1], "in2") == 0 && !argv[first + 2]);
+	/* --help anywhere: the usage on stdout, exit 0, nothing after it read. */
+	static const char *const help[] = { "prog", "in", "--help", "--nope", "--level=9", NULL };
+	CHECK(parse(&t, "x", help, argv, &first) == 0 && t.helped == 1 && t.calls == 0 && first == -1);
+	/* Unknown options and missing arguments: getopt's message, exit 2. */
+	static const char *const unknown[] = { "prog", "--nope", "--help", NULL };
+	fprintf(stderr, "(expected usage messages follow)\n");
+	CHECK(parse(&t, "x", unknown, argv, &first) == 2 && !t.helped && first == -1);
+	static const char *const missing[] = { "prog", "-x", "--level", NULL };
+	CHECK(parse(&t, "x", missing, argv, &first) == 2 && t.x == 1 && t.calls == 1);
+	/* The tool's own refusal stops the parse with its status. */
+	static const char *const bad[] = { "prog", "--level=x", "-x", NULL };
+	CHECK(parse(&t, "x", bad, argv, &first) == 2 && t.calls == 1 && t.x == 0);
+	/* '+': the options end at the first operand (a subcommand); a second
+	 * call parses the words after it, afresh. */
+	static const char *const sub[] = { "prog", "-q", "table", "-x", "file", "--level=2", NULL };
+	CHECK(parse(&t, "+x", sub, argv, &first) == EV_CLI_RUN && first == 2 && t.x == 0 && t.cli.quiet);
+	static const struct ev_cli_opts after_sub = { "x", tool_longopts, tool_opt, tool_usage };
+	int more;
+	CHECK(ev_cli_getopt(&t.cli, 6 - first, argv + first, &after_sub, &t, &more) == EV_CLI_RUN);
+	CHECK(t.x == 1 && t.level == 2 && more == 3 && strcmp(argv[first + more], "file") == 0);
+	/* No operands: first is argc. */
+	static const char *const none[] = { "prog", "-x", NULL };
+	CHECK(parse(&t, "x", none, argv, &first) == EV_CLI_RUN && first == 2);
+}
+
+/* The one wording of a record out of time order. */
+static void test_order_text(void)
+{
+	char buf[128];
+	ev_cli_order_text(buf, sizeof buf, -5, 7);
+	CHECK(strcmp(buf, "out of order (ts -5 after 7); sort with ev-merge --sort") == 0);
 }
 
 static void test_same_file(void)
@@ -99,6 +205,8 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	RUN(test_getopt);
+	RUN(test_order_text);
 	RUN(test_words);
 	RUN(test_same_file);
 	RUN(test_temp_registry);
