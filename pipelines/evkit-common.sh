@@ -37,8 +37,11 @@
 # their control bytes are shown as '?' so that they cannot drive the
 # terminal (the C tools show them as \xNN).
 evk_msg() {
-	printf '%s: %s' "${EVK_PROG:-evkit}" "$*" | LC_ALL=C tr '\001-\037\177' '?' >&2
-	printf '\n' >&2
+	# One write, the newline with it: jobs running side by side print
+	# whole lines.
+	local LC_ALL=C s="${EVK_PROG:-evkit}: $*"
+	s=${s//[$'\001'-$'\037'$'\177']/?}
+	printf '%s\n' "$s" >&2
 }
 
 # evk_show FILE...: the messages the tools of a stage wrote to FILE..., each

@@ -147,7 +147,7 @@ static int timeline_error(const struct opts *o, const ev_reader *r)
 		return ev_cli_error(cli, "%s: record %llu: more than --max-events=%llu trace events; stopped (filter the "
 		                    "stream with ev-view, or raise --max-events)", name, recno,
 		                    (unsigned long long)o->p.max_events);
-	/* Out of order: e->msg has ev_cli_order_text's words. */
+	/* Out of order: e->msg has ev_order_text's words. */
 	return ev_cli_error(cli, "%s: record %llu: %s", name, recno, e->msg);
 }
 

@@ -178,7 +178,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	struct opts *o = ctx;
 	switch (code) {
 	case 'p':
-		if (ev_proto_parse(arg, &o->proto) || o->proto == 0 || o->proto > EV_PROTO_SIMPLE)
+		if (ev_proto_parse(arg, &o->proto) || o->proto == 0 || o->proto >= EV_PROTO_COUNT)
 			return ev_cli_usage_error(&o->cli, "--proto: expected ll, ll128 or simple, got '%s'", arg);
 		break;
 	case 'r':

@@ -53,7 +53,7 @@ struct ev_perfetto_error {
 	int status;    /* the EV_ERR_* code returned */
 	int in_output; /* 1: writing the caller's ev_output failed; status is its
 	                  code and msg is empty (the caller names its output) */
-	char msg[256]; /* EV_ERR_ORDER: ev_cli_order_text's words;
+	char msg[256]; /* EV_ERR_ORDER: ev_order_text's words;
 	                  EV_ERR_LIMIT: "more than N trace events";
 	                  EV_ERR_NOMEM: "out of memory" */
 };

@@ -53,6 +53,10 @@ enum ev_status {
 
 /* A static English description of a status ("truncated stream", ...). */
 const char *ev_strerror(int status);
+/* A record out of time order, in the one wording of docs/FORMAT.md §7:
+ * "out of order (ts T after U); sort with ev-merge --sort" into buf.  ts is
+ * the record's time, last the time before it.  Returns snprintf's count. */
+int ev_order_text(char *buf, size_t n, int64_t ts, int64_t last);
 
 /* ------------------------------------------------------------------ */
 /* The record.  Decoded form; the encoded form is EV_RECORD_SIZE bytes, */

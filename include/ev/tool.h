@@ -105,12 +105,8 @@ int ev_cli_usage_error(const struct ev_cli *cli, const char *fmt, ...) EV_PRINTF
 /* After getopt has printed its own message for a bad option: print
  * "Try 'prog --help'." and return 2. */
 int ev_cli_try_help(const struct ev_cli *cli);
-/* A record out of time order, in the one wording of docs/FORMAT.md §7:
- * "out of order (ts T after U); sort with ev-merge --sort" into buf (for
- * library messages; returns snprintf's count), and the whole message,
- * "prog: INPUT: record N: " and that, on stderr (returns 1, the data error
- * exit status).  ts is the record's time, last the time before it. */
-int ev_cli_order_text(char *buf, size_t n, int64_t ts, int64_t last);
+/* A record out of time order: "prog: INPUT: record N: " and ev_order_text's
+ * words on stderr.  Returns 1, the data error exit status. */
 int ev_cli_order_error(const struct ev_cli *cli, const char *input, uint64_t recno, int64_t ts, int64_t last);
 /* Report a library status for a file:
  *   "prog: FILE: record N: message" (reader errors, with errdetail)

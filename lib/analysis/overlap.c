@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/stats.h"
 
 struct comp { /* an open compute kernel */
 	struct ev_overlap_kernel k;

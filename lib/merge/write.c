@@ -97,7 +97,7 @@ static int advance(ev_merge *m, size_t i)
 		}
 		if (!m->o.sort && ev_order_check(&in->order, in->rec.ts) != EV_OK) {
 			char why[128];
-			ev_cli_order_text(why, sizeof why, in->rec.ts, in->order.last_ts);
+			ev_order_text(why, sizeof why, in->rec.ts, in->order.last_ts);
 			ev_say(&m->o.say, EV_SAY_ERROR, "%s: record %llu: %s", ev_reader_name(in->r),
 			       (unsigned long long)ev_reader_recno(in->r), why);
 			return EV_ERR_ORDER;

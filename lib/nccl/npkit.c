@@ -13,6 +13,7 @@
 
 #include "ev/json.h"
 #include "ev/nccl_sched.h"
+#include "ev/table.h"
 
 struct ev_npkit {
 	struct ev_npkit_row *rows;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev/tool.h"
+#include "ev/stream.h"
 #include "nccl/sched_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -814,7 +814,7 @@ int ev_nccl_sched_feed(struct ev_nccl_sched *s, const struct ev_rec *rec, uint64
 	if (s->started && rec->ts < s->last_ts) {
 		s->pend_recno = recno;
 		char why[128];
-		ev_cli_order_text(why, sizeof why, rec->ts, s->last_ts);
+		ev_order_text(why, sizeof why, rec->ts, s->last_ts);
 		return sched_fail(s, EV_ERR_ORDER, "%s", why);
 	}
 	s->started = 1;

@@ -58,7 +58,7 @@ int ev_perfetto_add(ev_perfetto *p, const struct ev_rec *r)
 	int64_t last = p->order.last_ts;
 	if (ev_order_check(&p->order, r->ts) != EV_OK) {
 		char why[128];
-		ev_cli_order_text(why, sizeof why, r->ts, last);
+		ev_order_text(why, sizeof why, r->ts, last);
 		return pf_fail(p, EV_ERR_ORDER, "%s", why);
 	}
 	if (!p->have_base) {

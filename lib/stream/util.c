@@ -4,8 +4,10 @@
  * integer hash map: small mechanics every tool shares.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -316,4 +318,11 @@ void ev_map_free(struct ev_map *m)
 	free(m->keys);
 	free(m->vals);
 	ev_map_init(m);
+}
+
+/* The words of docs/FORMAT.md §7, in one place: every tool and library
+ * part that meets a record out of time order says it so. */
+int ev_order_text(char *buf, size_t n, int64_t ts, int64_t last)
+{
+	return snprintf(buf, n, "out of order (ts %" PRId64 " after %" PRId64 "); sort with ev-merge --sort", ts, last);
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ev.h"
+#include "ev/tool.h"
 
 /* A standard stream the caller closed (`tool <&-`, `>&-`) is filled with
  * /dev/null opened the wrong way round, so that no file the tool opens
@@ -177,17 +177,10 @@ int ev_cli_try_help(const struct ev_cli *cli)
 	return 2;
 }
 
-/* The words of docs/FORMAT.md §7, in one place: every tool and library
- * part that meets a record out of time order says it so. */
-int ev_cli_order_text(char *buf, size_t n, int64_t ts, int64_t last)
-{
-	return snprintf(buf, n, "out of order (ts %" PRId64 " after %" PRId64 "); sort with ev-merge --sort", ts, last);
-}
-
 int ev_cli_order_error(const struct ev_cli *cli, const char *input, uint64_t recno, int64_t ts, int64_t last)
 {
 	char why[128];
-	ev_cli_order_text(why, sizeof why, ts, last);
+	ev_order_text(why, sizeof why, ts, last);
 	return ev_cli_error(cli, "%s: record %" PRIu64 ": %s", input, recno, why);
 }
 

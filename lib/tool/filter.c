@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ev.h"
+#include "ev/tool.h"
 
 /* Bytes of all inputs that are regular files, for the progress line's
  * share and time left (0 when any size is unknown). */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/tool.h"
 
 int ev_cli_getopt(struct ev_cli *cli, int argc, char **argv, const struct ev_cli_opts *opts, void *ctx, int *first)
 {

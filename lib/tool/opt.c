@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ev.h"
+#include "ev/tool.h"
 
 static void list_words(const char *const *words, char *buf, size_t n)
 {

@@ -133,7 +133,7 @@ static void test_getopt(void)
 static void test_order_text(void)
 {
 	char buf[128];
-	ev_cli_order_text(buf, sizeof buf, -5, 7);
+	ev_order_text(buf, sizeof buf, -5, 7);
 	CHECK(strcmp(buf, "out of order (ts -5 after 7); sort with ev-merge --sort") == 0);
 }
 
