@@ -585,74 +585,70 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int parse_option_cb(void *ctx, int code, const char *arg)
 {
-	struct opts o;
-	int c, rc;
-	memset(&o, 0, sizeof o);
-	ev_cli_init(&o.cli, "ev-stats");
+	return parse_option(ctx, code, arg);
+}
+
+/* Before the subcommand only the common options are taken ('+': the
+ * subcommand's name ends them); after it, every option, also after files. */
+static const struct ev_cli_opts before_sub = { "+", longopts, NULL, usage };
+static const struct ev_cli_opts after_sub = { "", longopts, parse_option_cb, usage };
+
+static void init_opts(struct opts *o)
+{
+	memset(o, 0, sizeof *o);
+	ev_cli_init(&o->cli, "ev-stats");
 	atexit(free_by_keys);
 	/* variance's default classes; ops reads the mask only when --class
 	 * is given (class_given) and otherwise reports every class. */
-	o.so.class_mask = 1u << EV_KC_GEMM;
-	o.so.exact_limit = 262144;
-	o.so.coll_limits.max_open = EV_COLLMATCH_MAX_OPEN;
-	o.threshold = 1.0;
-	for (size_t i = 0; ev_stats_registry[i] && !o.what; i++)
+	o->so.class_mask = 1u << EV_KC_GEMM;
+	o->so.exact_limit = 262144;
+	o->so.coll_limits.max_open = EV_COLLMATCH_MAX_OPEN;
+	o->threshold = 1.0;
+	for (size_t i = 0; ev_stats_registry[i] && !o->what; i++)
 		if (ev_stats_registry[i]->comparable)
-			o.what = ev_stats_registry[i]; /* compare's default --what: the first it can compare */
-	while ((c = getopt_long(argc, argv, "+" EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		return ev_cli_try_help(&o.cli);
-	}
-	if (optind >= argc) {
+			o->what = ev_stats_registry[i]; /* compare's default --what: the first it can compare */
+}
+
+/* The subcommand named by words[0], or the usage error. */
+static int choose_sub(struct opts *o, char **words, int n)
+{
+	if (n <= 0) {
 		char subs[512];
-		size_t n = 0;
-		for (size_t i = 0; ev_stats_registry[i] && n < sizeof subs; i++)
-			n += (size_t)snprintf(subs + n, sizeof subs - n, "%s, ", ev_stats_registry[i]->name);
-		if (n < sizeof subs)
-			snprintf(subs + n, sizeof subs - n, "%s", compare_name);
-		return ev_cli_usage_error(&o.cli, "missing subcommand (%s)", subs);
+		size_t k = 0;
+		for (size_t i = 0; ev_stats_registry[i] && k < sizeof subs; i++)
+			k += (size_t)snprintf(subs + k, sizeof subs - k, "%s, ", ev_stats_registry[i]->name);
+		if (k < sizeof subs)
+			snprintf(subs + k, sizeof subs - k, "%s", compare_name);
+		return ev_cli_usage_error(&o->cli, "missing subcommand (%s)", subs);
 	}
-	const char *subname = argv[optind];
-	/* The subcommand's options may follow its files: restart GNU getopt
-	 * (optind 0) on the words after the subcommand, permuting again. */
-	argc -= optind;
-	argv += optind;
-	optind = 0;
-	if (strcmp(subname, compare_name) && !(o.sub = ev_stats_find(subname)))
-		return ev_cli_usage_error(&o.cli, "unknown subcommand '%s'", subname);
-	while ((c = getopt_long(argc, argv, EV_CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		switch (ev_cli_common(&o.cli, c, optarg)) {
-		case EV_CLI_HANDLED: continue;
-		case EV_CLI_WANT_HELP: usage(stdout); return ev_cli_finish(&o.cli, 0);
-		case EV_CLI_DONE: return ev_cli_finish(&o.cli, 0);
-		default: break;
-		}
-		if ((rc = parse_option(&o, c, optarg)) != 0)
-			return rc;
-	}
-	if (o.sub)
-		o.what = o.sub;
-	if ((rc = check_options(&o)) != 0)
+	if (strcmp(words[0], compare_name) && !(o->sub = ev_stats_find(words[0])))
+		return ev_cli_usage_error(&o->cli, "unknown subcommand '%s'", words[0]);
+	return EV_CLI_RUN;
+}
+
+/* What the options leave to the subcommand: its grouping when --by is not
+ * given, and compare's sources as the first key.  0 or the usage error. */
+static int settle_options(struct opts *o)
+{
+	int rc;
+	if (o->sub)
+		o->what = o->sub;
+	if ((rc = check_options(o)) != 0)
 		return rc;
-	if (!o.by_given) {
+	if (!o->by_given) {
 		/* The analysis's default; compare compares sources, so its
 		 * grouping begins with src: an analysis default that does is
 		 * kept, any other becomes src. */
-		const char *by = o.what->default_by;
-		if (!o.sub && !(by && !strncmp(by, "src", 3) && (by[3] == '\0' || by[3] == ',')))
+		const char *by = o->what->default_by;
+		if (!o->sub && !(by && !strncmp(by, "src", 3) && (by[3] == '\0' || by[3] == ',')))
 			by = "src";
 		if (by)
-			parse_by(&o, by);
+			parse_by(o, by);
 	}
-	struct ev_stats_opts *so = &o.so;
-	if (!o.sub && (so->nby == 0 || so->by[0] != EV_BY_SRC)) {
+	struct ev_stats_opts *so = &o->so;
+	if (!o->sub && (so->nby == 0 || so->by[0] != EV_BY_SRC)) {
 		/* Sources are what compare compares: src is always the first key. */
 		memmove(so->by + 1, so->by, (size_t)(EV_STATS_MAX_BY - 1) * sizeof so->by[0]);
 		memmove(so->by_key + 1, so->by_key, (size_t)(EV_STATS_MAX_BY - 1) * sizeof so->by_key[0]);
@@ -660,7 +656,24 @@ int main(int argc, char **argv)
 		if (so->nby < EV_STATS_MAX_BY)
 			so->nby++;
 	}
-	o.inputs = argv + optind;
-	o.ninputs = optind < argc ? argc - optind : 0;
-	return ev_cli_finish(&o.cli, run(&o));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int first = 0, more = 0;
+	init_opts(&o);
+	int status = ev_cli_getopt(&o.cli, argc, argv, &before_sub, &o, &first);
+	if (status == EV_CLI_RUN)
+		status = choose_sub(&o, argv + first, argc - first);
+	/* The second scan has the subcommand for its argv[0]. */
+	if (status == EV_CLI_RUN)
+		status = ev_cli_getopt(&o.cli, argc - first, argv + first, &after_sub, &o, &more);
+	if (status == EV_CLI_RUN && (status = settle_options(&o)) == 0) {
+		o.inputs = argv + first + more;
+		o.ninputs = argc - first - more;
+		status = run(&o);
+	}
+	return ev_cli_finish(&o.cli, status);
 }
