@@ -82,8 +82,7 @@ static void usage(FILE *f)
 "                         and per operation and channel, for nccl-flows) [ev]\n"
 "  -f, --force            write binary output to a terminal\n"
 "  -q, --quiet            no warnings\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "Tags: a SEND and its RECV carry the same aux (tag) = communicator index (10\n"
 "bits; communicators numbered by id) | channel (6 bits) | message counter of\n"
@@ -94,11 +93,8 @@ static void usage(FILE *f)
 "stderr at the end (deduplicated, with counts), as are collectives seen on\n"
 "fewer ranks than their communicator has and members with no records.\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (bad or truncated input, unknown communicator,\n"
-"     inconsistent collective, an operation over --max-messages, write error)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("bad or truncated input, unknown communicator,\n"
+"     inconsistent collective, an operation over --max-messages, write error")
 "\n"
 "Example:\n"
 "  npkit2lat -o lat.tsv npkit_data_summary_*.json\n"

@@ -63,8 +63,7 @@ static void usage(FILE *f)
 "      --warn-residual=T  warn when a rank's median residual exceeds T [10us]\n"
 "  -f, --force            write binary output to a terminal\n"
 "  -q, --quiet            no progress, warnings or alignment report\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "Alignment reads the inputs twice (a pipe is spooled to a temporary file);\n"
 "inputs holding several ranks go through the external sorter, so the output\n"
@@ -73,10 +72,7 @@ static void usage(FILE *f)
 "gives per rank O, D, anchors used and residuals; the output keeps\n"
 "'#meta align.rank<R>.offset_ns=O align.rank<R>.drift_ppm=D align.rank<R>.t0_ns=T'.\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (bad, truncated or out-of-order input, write error)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("bad, truncated or out-of-order input, write error")
 "\n"
 "Example:\n"
 "  ev-merge -k threads,channels -x '([0-9]+)thread/nccl_([0-9]+)channels' \\\n"

@@ -49,18 +49,14 @@ static void usage(FILE *f)
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
 "  -f, --force            write binary output to a terminal\n"
 "  -q, --quiet            no warnings\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "Table columns: src, rank, stream, ts (kernel start, ns), dur_us, name, sig,\n"
 "comm_count, comm_names (up to 4, ';'-separated, '...' when more),\n"
 "max_overlap_pct and max_overlap_name (the single largest overlap),\n"
 "overlap_us (union) and overlap_pct (of the kernel's duration).\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (malformed, truncated or unordered input)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("malformed, truncated or unordered input")
 "\n"
 "Example:\n"
 "  ev-merge rank*.ev | ev-overlap --table | sort -t$'\\t' -k12,12gr | head\n", f);

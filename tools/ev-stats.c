@@ -113,8 +113,7 @@ static void usage(FILE *f)
 "                         compare's status coloured Better/Worse\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
 "  -q, --quiet            no warnings\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "Options a subcommand does not use are usage errors.\n"
 "\n"
@@ -126,10 +125,7 @@ static void usage(FILE *f)
 "and only-baseline/only-test rows with their side's numbers.  An empty\n"
 "result is explained on stderr.  See docs/ev-stats.md.\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (malformed, truncated or unordered input)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("malformed, truncated or unordered input")
 "\n"
 "Example:\n"
 "  kineto2ev rank*/trace.json.gz | ev-stats timeline --include-unlinked\n", f);

@@ -68,8 +68,7 @@ static void usage(FILE *f)
 "      --from=NS          start time at or after NS\n"
 "      --to=NS            start time before NS\n"
 "\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "Columns: type op rank stream ts dur bytes name sig comm seq peer id channel\n"
 "step aux algo proto dtype redop flags src nthreads chunk_steps slice_steps\n"
@@ -77,10 +76,7 @@ static void usage(FILE *f)
 "for algo, proto, dtype, redop and flags.  With --pack, missing columns are 0\n"
 "(peer -1) and columns may come in any order.\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (bad or truncated input, write error)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("bad or truncated input, write error")
 "\n"
 "Example:\n"
 "  ev-view --type=kernel --rank=0 -c ts,dur,name run.ev | sort -t$'\\t' -k2,2nr | head\n"

@@ -41,14 +41,10 @@ static void usage(FILE *f)
 "                         terminal]\n"
 "  -f, --force            write the workbook to a terminal\n"
 "  -q, --quiet            no warnings\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (a row with the wrong number of fields, more rows\n"
-"     than a sheet holds, a write error)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("a row with the wrong number of fields, more rows\n"
+"     than a sheet holds, a write error")
 "\n"
 "Example:\n"
 "  ev-stats kernels -o kernels.tsv run.ev && ev-xlsx -o report.xlsx kernels.tsv\n",

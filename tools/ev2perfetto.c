@@ -65,8 +65,7 @@ static void usage(FILE *f)
 "  -v, --verbose          print counts on stderr\n"
 "  -q, --quiet            no progress or warnings\n"
 "  -f, --force            write gzip output (-z) to a terminal\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "Slices that overlap on one stream without nesting go to an extra track of\n"
 "that stream ('stream 7 #2'), so every track nests properly.\n"
@@ -79,10 +78,7 @@ static void usage(FILE *f)
 "arrow is drawn backwards from the second's end to the first's start, and\n"
 "a warning counts them.\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (bad, truncated or unordered input, write error)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("bad, truncated or unordered input, write error")
 "\n"
 "Example:\n"
 "  kineto2ev run/torch_profiler/rank*/*.json.gz | ev2perfetto -z -o run.json.gz\n",

@@ -53,13 +53,9 @@ static void usage(FILE *f)
 "      --freq=SOC[:CORE]  clocks in MHz; CORE converts ideal cycles [1000:1100]\n"
 "      --max-samples=N    durations kept exactly for medians [8000000]\n"
 "  -q, --quiet            no warnings\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (bad stream, unreadable log, no records for the table)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("bad stream, unreadable log, no records for the table")
 "\n"
 "Example:\n"
 "  flex2ev job.json | flex-stats categories -c compile.log\n",

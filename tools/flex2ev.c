@@ -75,17 +75,13 @@ static void usage(FILE *f)
 "  -v, --verbose          counts on stderr: events by phase and class, pairs,\n"
 "                         unmatched, p2p, collectives, ranks\n"
 "  -q, --quiet            no warnings\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "A file that is not Flex is refused with one line naming what was seen\n"
 "(a PyTorch profiler trace: use kineto2ev; only metadata events; acelyzer or\n"
 "ev2perfetto output).\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (not a Flex trace, invalid JSON, write error)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("not a Flex trace, invalid JSON, write error")
 "\n"
 "Example:\n"
 "  flex2ev allreduce_tp4.json | ev2perfetto -o tp4.json\n",
@@ -367,13 +363,9 @@ static int on_opt(void *ctx, int code, const char *arg)
 		o->f.rank = (int64_t)v;
 		break;
 	case 'S':
-		if (ev_parse_size(arg, &o->f.sort_bytes) || o->f.sort_bytes < (1u << 20))
-			return ev_cli_usage_error(&o->cli, "--buffer-size: expected a size of at least 1M, got '%s'", arg);
-		break;
+		return ev_cli_buffer_size(&o->cli, arg, &o->f.sort_bytes);
 	case OPT_MAX_OBJECT:
-		if (ev_parse_size(arg, &o->max_object) || o->max_object < 1024 || o->max_object > (1ull << 31))
-			return ev_cli_usage_error(&o->cli, "--max-object: expected a size from 1K to 2G, got '%s'", arg);
-		break;
+		return ev_cli_max_object(&o->cli, arg, &o->max_object);
 	case 'v': o->verbose = 1; break;
 	}
 	return 0;
@@ -385,14 +377,11 @@ static const struct ev_cli_opts options = { "a:O:S:v", longopts, on_opt, usage }
  * status. */
 static int convert(struct opts *o, char **inputs, int ninputs)
 {
-	if (ninputs == 0)
-		return ev_cli_usage_error(&o->cli, "no input file");
-	if (o->f.rank >= 0 && ninputs != 1)
-		return ev_cli_usage_error(&o->cli, "--rank applies to a single input");
+	int rc = ev_cli_converter_inputs(&o->cli, ninputs, o->f.rank);
+	if (rc)
+		return rc;
 	o->inputs = inputs;
 	o->ninputs = ninputs;
-	if (o->ninputs > 65535)
-		return ev_cli_usage_error(&o->cli, "at most 65535 inputs");
 	if (o->sniff)
 		return sniff(o);
 	if (ev_cli_check_binary_out(&o->cli))

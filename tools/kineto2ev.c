@@ -78,16 +78,12 @@ static void usage(FILE *f)
 "                         collectives (inferred), skipped, and how GPU events\n"
 "                         were linked (call stack, External id, none)\n"
 "  -q, --quiet            no progress or warnings\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "Time stamps (microseconds with a fraction) become integer nanoseconds\n"
 "exactly, from the decimal text; with baseTimeNanoseconds, ts = base + ts*1000.\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (invalid or truncated JSON, write error)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("invalid or truncated JSON, write error")
 "\n"
 "Example:\n"
 "  kineto2ev run/torch_profiler/rank*/*.json.gz | ev-view --type=coll -c rank,ts,bytes,seq\n",
@@ -480,13 +476,9 @@ static int on_opt(void *ctx, int code, const char *arg)
 		o->rank = (int64_t)v;
 		break;
 	case 'S':
-		if (ev_parse_size(arg, &o->sort_bytes) || o->sort_bytes < (1u << 20))
-			return ev_cli_usage_error(&o->cli, "--buffer-size: expected a size of at least 1M, got '%s'", arg);
-		break;
+		return ev_cli_buffer_size(&o->cli, arg, &o->sort_bytes);
 	case OPT_MAX_OBJECT:
-		if (ev_parse_size(arg, &o->max_object) || o->max_object < 1024 || o->max_object > (1ull << 31))
-			return ev_cli_usage_error(&o->cli, "--max-object: expected a size from 1K to 2G, got '%s'", arg);
-		break;
+		return ev_cli_max_object(&o->cli, arg, &o->max_object);
 	case OPT_LINK_WINDOW:
 		if (ev_parse_u64(arg, &v) || v < 1024 || v > (1u << 26))
 			return ev_cli_usage_error(&o->cli, "--link-window: expected 1024 to 67108864, got '%s'", arg);
@@ -506,14 +498,11 @@ static const struct ev_cli_opts options = { "S:v", longopts, on_opt, usage };
 /* The inputs, then the stream.  Returns the exit status. */
 static int convert(struct opts *o, char **inputs, int ninputs)
 {
-	if (ninputs == 0)
-		return ev_cli_usage_error(&o->cli, "no input file");
-	if (o->rank >= 0 && ninputs != 1)
-		return ev_cli_usage_error(&o->cli, "--rank applies to a single input");
+	int rc = ev_cli_converter_inputs(&o->cli, ninputs, o->rank);
+	if (rc)
+		return rc;
 	o->inputs = inputs;
 	o->ninputs = ninputs;
-	if (o->ninputs > 65535)
-		return ev_cli_usage_error(&o->cli, "at most 65535 inputs");
 	return run(o);
 }
 

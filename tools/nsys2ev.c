@@ -63,8 +63,7 @@ static void usage(FILE *f)
 "                         NCCL operations matched by correlation id, by the\n"
 "                         time fallback, and unmatched\n"
 "  -q, --quiet            no progress or warnings\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show version and exit\n"
+EV_CLI_HELP_HV
 "\n"
 "Window: by default, a GPU process with 'nsys profiling start' / 'nsys\n"
 "profiling stopped' marks keeps only what lies between them (what is cut is\n"
@@ -74,11 +73,8 @@ static void usage(FILE *f)
 "communicator follow in (node, pid) order.  Time: UTC ns (origin=unix) when\n"
 "every file has TARGET_INFO_SESSION_START_TIME, else the trace clock.\n"
 "\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  data or I/O error (not SQLite, not an nsys export, truncated or\n"
-"     corrupt database, unreadable marker, write error)\n"
-"  2  usage error\n"
+EV_CLI_HELP_EXIT("not SQLite, not an nsys export, truncated or\n"
+"     corrupt database, unreadable marker, write error")
 "\n"
 "Example:\n"
 "  nsys2ev run/*.sqlite | ev-view --type=coll -c rank,ts,dur,op,bytes,seq\n",

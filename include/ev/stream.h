@@ -598,6 +598,21 @@ static inline int ev_order_check(struct ev_order *o, int64_t ts)
 /* ------------------------------------------------------------------ */
 /* Small utilities.                                                     */
 
+/* v in decimal at p, no terminator; returns the end.  p needs room for
+ * 20 bytes.  Inline, as the TSV and JSON writers call it per field. */
+static inline char *ev_put_dec(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
 /* Strict number parsing: the whole string, no sign where unsigned,
  * range-checked.  0 or EV_ERR_ARG / EV_ERR_RANGE. */
 int ev_parse_u64(const char *s, uint64_t *v);
@@ -612,6 +627,11 @@ int ev_parse_size(const char *s, uint64_t *v);
  * Extra fraction digits beyond scale are rounded half away from zero. */
 int ev_parse_decimal_scaled(const char *s, size_t len, unsigned scale, int64_t *v);
 uint64_t ev_now_ns(void); /* monotonic clock */
+/* The message fmt into err[n] (nothing when err is NULL or n is 0), and
+ * rc back: for calls that report through a caller's (err, errlen)
+ * buffer, so that `return ev_errf(err, n, EV_ERR_FORMAT, ...)` is one
+ * statement. */
+int ev_errf(char *err, size_t n, int rc, const char *fmt, ...) EV_PRINTF(4, 5);
 /* Sort doubles ascending in place, allocating nothing (lib/stream/sort_f64.c):
  * qsort in glibc copies the whole array first, doubling the peak memory of
  * a large exact sample store at the moment it is read. */

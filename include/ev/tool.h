@@ -41,6 +41,18 @@ struct ev_cli {
 	{ "quiet", no_argument, NULL, 'q' },                 \
 	{ "force", no_argument, NULL, 'f' }
 
+/* --help text every tool prints alike, written once so that the tools
+ * (and their docs) cannot drift apart: the -h and -V lines of the options,
+ * and the exit statuses, WHY saying what makes a data or I/O error. */
+#define EV_CLI_HELP_HV                                         \
+	"  -h, --help             show this help and exit\n"     \
+	"  -V, --version          show version and exit\n"
+#define EV_CLI_HELP_EXIT(why)                                  \
+	"Exit status:\n"                                        \
+	"  0  success\n"                                        \
+	"  1  data or I/O error (" why ")\n"                    \
+	"  2  usage error\n"
+
 /* Set the program name (basename of argv0 or the given name), fill closed
  * standard streams, make `ulimit -f` a write error rather than a signal,
  * and remove temp outputs on SIGINT, SIGTERM and SIGHUP; SIGPIPE stays
@@ -154,6 +166,15 @@ int ev_cli_word_find(const char *const *words, const char *arg);
 /* Refuse an option that the chosen subcommand does not read:
  * "prog SUB: --opt does not apply (it is for: a, b)".  Returns 2. */
 int ev_cli_not_for(const struct ev_cli *cli, const char *sub, const char *option, const char *for_subs);
+
+/* The JSON converters' checks (lib/tool/conv.c), one rule for flex2ev and
+ * kineto2ev.  -S/--buffer-size: a size of at least 1M; --max-object: 1K
+ * to 2G; the inputs: at least one, at most 65535 (a source number is 16
+ * bits), only one with --rank (rank >= 0).  Each returns 0, or prints the
+ * usage error and returns 2. */
+int ev_cli_buffer_size(const struct ev_cli *cli, const char *arg, uint64_t *v);
+int ev_cli_max_object(const struct ev_cli *cli, const char *arg, uint64_t *v);
+int ev_cli_converter_inputs(const struct ev_cli *cli, int ninputs, int64_t rank);
 
 /* ------------------------------------------------------------------ */
 /* The stream-filter driver (lib/tool/filter.c): the input loop of     */

@@ -228,6 +228,16 @@ int group_row(struct ev_stats *s, struct ev_rowset *rs, const struct gkey *k, st
 	return *out ? by_keys(s, *out, k, n) : EV_ERR_NOMEM;
 }
 
+struct kstat *kstat_row(struct ev_stats *s, struct ev_rowset *rs, const size_t *ord, size_t j, struct ev_row **r,
+                        size_t *n, int *rc)
+{
+	if (*rc || j >= s->g.keys.len)
+		return NULL;
+	if ((*rc = group_row(s, rs, GROUP_KEY(&s->g, ord[j]), r, n)) != EV_OK)
+		return NULL;
+	return GROUP_VAL(&s->g, ord[j]);
+}
+
 struct sort_ctx { const struct ev_stats *s; int (*cmp)(const struct ev_stats *, size_t, size_t); };
 
 static int cmp_slots(const void *a, const void *b, void *arg)
@@ -247,11 +257,15 @@ static int cmp_slots(const void *a, const void *b, void *arg)
 	return ia < ib ? -1 : ia > ib;
 }
 
-size_t *sorted_slots(struct ev_stats *s, int (*cmp)(const struct ev_stats *, size_t, size_t))
+size_t *sorted_slots(struct ev_stats *s, int (*cmp)(const struct ev_stats *, size_t, size_t), int *rc)
 {
-	size_t *ord = malloc((s->g.keys.len + 1) * sizeof *ord);
-	if (!ord)
+	if (*rc)
 		return NULL;
+	size_t *ord = malloc((s->g.keys.len + 1) * sizeof *ord);
+	if (!ord) {
+		*rc = EV_ERR_NOMEM;
+		return NULL;
+	}
 	for (size_t i = 0; i < s->g.keys.len; i++)
 		ord[i] = i;
 	struct sort_ctx c = { s, cmp };

@@ -46,6 +46,19 @@ struct kstat { /* kernels, categories, variance, ops, short */
 	uint32_t total;         /* kernels: index + 1 of the --by group's total */
 };
 
+/* The kstat of key k, created with its first kernel's name and class
+ * (every kernel analysis names a group so); NULL when out of memory.
+ * Inline: called per record. */
+static inline struct kstat *kstat_get(struct groups *g, const struct gkey *k, uint64_t name, unsigned kclass)
+{
+	struct kstat *ks = group_get(g, k, NULL);
+	if (ks && ks->d.n == 0) {
+		ks->name = name;
+		ks->kclass = kclass;
+	}
+	return ks;
+}
+
 struct srcgrp { char *keys; uint32_t first_src; };
 
 /* What every analysis shares.  An analysis's own state is s->state, a
@@ -81,9 +94,18 @@ void by_colspecs(const struct ev_stats_opts *o, struct ev_colspec *c, size_t *n)
 /* A new row of rs for group key k, its --by key columns filled; *n is
  * the next key column. */
 int group_row(struct ev_stats *s, struct ev_rowset *rs, const struct gkey *k, struct ev_row **out, size_t *n);
-/* Slots of s->g sorted by (sg, rank, stream) then cmp; the caller frees. */
-size_t *sorted_slots(struct ev_stats *s, int (*cmp)(const struct ev_stats *, size_t, size_t));
+/* Slots of s->g sorted by (sg, rank, stream) then cmp; the caller frees.
+ * Nothing when *rc is already an error (NULL back), and *rc set when out
+ * of memory, so that a rows function checks once. */
+size_t *sorted_slots(struct ev_stats *s, int (*cmp)(const struct ev_stats *, size_t, size_t), int *rc);
 
+/* A kstat rows function's loop step, for j = 0, 1, ...: a new row of rs
+ * for slot ord[j] (--by keys filled, *n the next key column) and that
+ * slot's kstat.  NULL after the last slot, when *rc is already an error
+ * (a cell the caller failed to fill), or with *rc set when the row cannot
+ * be made. */
+struct kstat *kstat_row(struct ev_stats *s, struct ev_rowset *rs, const size_t *ord, size_t j, struct ev_row **r,
+                        size_t *n, int *rc);
 /* Free the distributions of s->g's slots, all struct kstat. */
 void kstat_free_groups(struct ev_stats *s);
 /* Names of the kernel classes in mask, comma-separated, in buf. */

@@ -20,13 +20,9 @@ static int kernels_rec(struct ev_stats *s, const struct ev_rec *r, int by_class)
 		k.k1 = kc + 1;
 	else
 		k.k1 = r->name;
-	struct kstat *ks = rc ? NULL : group_get(&s->g, &k, NULL);
+	struct kstat *ks = rc ? NULL : kstat_get(&s->g, &k, r->name, kc);
 	if (!ks)
 		return EV_ERR_NOMEM;
-	if (ks->d.n == 0) {
-		ks->name = r->name;
-		ks->kclass = kc;
-	}
 	return ev_dist_add(&ks->d, &s->pool, (double)r->dur / 1e3, r->ts);
 }
 
@@ -85,24 +81,19 @@ static int kernels_rows(struct ev_stats *s, struct ev_rowset *rs, int by_class)
 		{ "count", 0, EV_DIR_NONE }, { "sum_us", 0, EV_DIR_LOWER }, { "mean_us", 0, EV_DIR_LOWER }, { "percent", 0, EV_DIR_NONE },
 	};
 	int rc = by_class ? ev_rowset_init(rs, keys, nk, cvals, 4) : ev_rowset_init(rs, keys, nk, kvals, 10);
-	size_t *ord = rc ? NULL : sorted_slots(s, cmp_sum_desc);
+	size_t *ord = sorted_slots(s, cmp_sum_desc, &rc);
 	double *tot = rc ? NULL : group_totals(s);
 	if (!rc && !tot)
 		rc = EV_ERR_NOMEM;
-	if (!rc && !ord)
-		rc = EV_ERR_NOMEM;
-	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
-		size_t i = ord[j];
-		struct kstat *ks = GROUP_VAL(&s->g, i);
-		struct ev_row *r;
-		size_t n;
-		if ((rc = group_row(s, rs, GROUP_KEY(&s->g, i), &r, &n)) != EV_OK)
-			break;
+	struct ev_row *r;
+	size_t n;
+	struct kstat *ks;
+	for (size_t j = 0; (ks = kstat_row(s, rs, ord, j, &r, &n, &rc)) != NULL; j++) {
 		if (!by_class)
 			rc = ev_row_key(r, n++, str_of(s, ks->name));
 		if (!rc)
 			rc = ev_row_key(r, n, class_name(ks->kclass));
-		double gt = tot[i];
+		double gt = tot[ord[j]];
 		double *v = r->val;
 		v[0] = (double)ks->d.n;
 		v[1] = ks->d.sum;

@@ -219,20 +219,16 @@ static int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
 	};
 	if (!rc)
 		rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
-	size_t *ord = rc ? NULL : sorted_slots(s, cmp_sum_desc);
-	if (!rc && !ord)
-		rc = EV_ERR_NOMEM;
-	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
-		size_t i = ord[j];
-		struct kstat *ks = GROUP_VAL(&s->g, i);
-		struct ev_row *r;
-		size_t n;
-		if ((rc = group_row(s, rs, GROUP_KEY(&s->g, i), &r, &n)) != EV_OK)
-			break;
-		rc = ev_row_key(r, n++, str_of(s, GROUP_KEY(&s->g, i)->k1));
+	size_t *ord = sorted_slots(s, cmp_sum_desc, &rc);
+	struct ev_row *r;
+	size_t n;
+	struct kstat *ks;
+	for (size_t j = 0; (ks = kstat_row(s, rs, ord, j, &r, &n, &rc)) != NULL; j++) {
+		const char *sig = str_of(s, GROUP_KEY(&s->g, ord[j])->k1);
+		rc = ev_row_key(r, n++, sig);
 		rc = rc ? rc : ev_row_key(r, n++, str_of(s, ks->name));
 		rc = rc ? rc : ev_row_key(r, n++, class_name(ks->kclass));
-		rc = rc ? rc : ev_row_key(r, n++, op_category_of(str_of(s, GROUP_KEY(&s->g, i)->k1), str_of(s, ks->name)));
+		rc = rc ? rc : ev_row_key(r, n++, op_category_of(sig, str_of(s, ks->name)));
 		double *v = r->val;
 		v[0] = (double)ks->d.n;
 		v[1] = ks->d.sum;

@@ -59,13 +59,9 @@ static int short_rec(struct ev_stats *s, const struct ev_rec *r)
 	int rc = base_key(s, r, &k);
 	k.k1 = r->sig;
 	k.k2 = r->name;
-	struct kstat *ks = rc ? NULL : group_get(&s->g, &k, NULL);
+	struct kstat *ks = rc ? NULL : kstat_get(&s->g, &k, r->name, EV_KC_OTHER);
 	if (!ks)
 		return EV_ERR_NOMEM;
-	if (ks->d.n == 0) {
-		ks->name = r->name;
-		ks->kclass = EV_KC_OTHER;
-	}
 	return ev_dist_add(&ks->d, &s->pool, (double)r->dur / 1e3, r->ts);
 }
 
@@ -87,19 +83,14 @@ static int summary_rows(struct ev_stats *s, struct ev_rowset *rs)
 		{ "percent_of_total_time", 0, EV_DIR_NONE },
 	};
 	int rc = ev_rowset_init(rs, keys, nk, vals, 4);
-	size_t *ord = rc ? NULL : sorted_slots(s, cmp_sum_desc);
-	if (!rc && !ord)
-		rc = EV_ERR_NOMEM;
+	size_t *ord = sorted_slots(s, cmp_sum_desc, &rc);
 	const struct shorts *sh = s->state;
 	double total_us = sh->any ? ((double)sh->last - (double)sh->first) / 1e3 : 0;
-	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
-		size_t i = ord[j];
-		const struct gkey *gk = GROUP_KEY(&s->g, i);
-		struct kstat *ks = GROUP_VAL(&s->g, i);
-		struct ev_row *row;
-		size_t n;
-		if ((rc = group_row(s, rs, gk, &row, &n)) != EV_OK)
-			break;
+	struct ev_row *row;
+	size_t n;
+	struct kstat *ks;
+	for (size_t j = 0; (ks = kstat_row(s, rs, ord, j, &row, &n, &rc)) != NULL; j++) {
+		const struct gkey *gk = GROUP_KEY(&s->g, ord[j]);
 		rc = ev_row_key(row, n++, gk->k1 ? str_of(s, gk->k1) : "");
 		if (!rc)
 			rc = ev_row_key(row, n, str_of(s, ks->name));

@@ -51,13 +51,9 @@ static int variance_rec(struct ev_stats *s, const struct ev_rec *r)
 	 * instance's, as TraceLens shows it. */
 	k.k1 = (!s->o.key_name && r->sig) ? r->sig : r->name;
 	k.k2 = (!s->o.key_name && r->sig) ? 1 + (uint64_t)layout_of(s, r->name) : 0;
-	struct kstat *ks = rc ? NULL : group_get(&s->g, &k, NULL);
+	struct kstat *ks = rc ? NULL : kstat_get(&s->g, &k, r->name, kc);
 	if (!ks)
 		return EV_ERR_NOMEM;
-	if (ks->d.n == 0) {
-		ks->name = r->name;
-		ks->kclass = kc;
-	}
 	double us = (double)r->dur / 1e3;
 	if (ks->d.n == 0 || us < ks->d.min) {
 		ks->min_rank = r->rank;
@@ -97,9 +93,7 @@ static int variance_rows(struct ev_stats *s, struct ev_rowset *rs)
 		{ "p99_us", 0, EV_DIR_LOWER },
 	};
 	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
-	size_t *ord = rc ? NULL : sorted_slots(s, cmp_range_desc);
-	if (!rc && !ord)
-		rc = EV_ERR_NOMEM;
+	size_t *ord = sorted_slots(s, cmp_range_desc, &rc);
 	uint64_t in_group = 0;
 	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
 		size_t i = ord[j];

@@ -326,6 +326,21 @@ int ev_json_consume(ev_json *j, size_t n)
 	                                      c == -1 ? "truncated JSON inside the event array" : "expected ',' or ']' in the event array");
 }
 
+/* After the '[' of the event array (the top level or the member named
+ * array_key): an empty array is over at once; otherwise the first
+ * element's byte is put back for ev_json_peek/ev_json_next (the end of
+ * input or a read error puts nothing back: the array's next read meets
+ * it).  Both places that open the array share this. */
+static void open_array(ev_json *j)
+{
+	j->st = ST_ARRAY;
+	int c = skip_ws(j);
+	if (c == ']')
+		j->st = ST_AFTER_ARRAY;
+	else if (c >= 0)
+		j->pos--;
+}
+
 int ev_json_next(ev_json *j, struct ev_json_item *it)
 {
 	int c, rc;
@@ -335,14 +350,7 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 			c = skip_ws(j);
 			if (c == '[') {
 				j->bare = 1;
-				j->st = ST_ARRAY;
-				c = skip_ws(j);
-				if (c == ']') {
-					j->st = ST_AFTER_ARRAY;
-					continue;
-				}
-				if (c >= 0)
-					j->pos--;
+				open_array(j);
 				continue;
 			}
 			if (c != '{')
@@ -369,14 +377,7 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 				return fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT, "expected ':'");
 			c = skip_ws(j);
 			if (c == '[' && strcmp(j->key, j->array_key) == 0) {
-				j->st = ST_ARRAY;
-				c = skip_ws(j);
-				if (c == ']') {
-					j->st = ST_AFTER_ARRAY;
-					continue;
-				}
-				if (c >= 0)
-					j->pos--;
+				open_array(j);
 				continue;
 			}
 			it->offset = j->base + j->pos - 1;

@@ -166,6 +166,21 @@ static void pop_ended(struct opstack *s, int64_t ts)
 		s->ops.len--;
 }
 
+/* Open r on the stack of key: what ended before it is popped first; the
+ * new entry is zeroed (ev_vec_push) but for its end.  NULL when out of
+ * memory.  Ops and nccl:* annotations open alike, on stacks of their own. */
+static struct open_op *open_on(ev_kineto *k, uint64_t key, const struct ev_rec *r)
+{
+	struct opstack *s = opstack(k, key);
+	if (!s)
+		return NULL;
+	pop_ended(s, r->ts);
+	struct open_op *o = ev_vec_push(&s->ops);
+	if (o)
+		o->end = ev_rec_end(r);
+	return o;
+}
+
 enum { HOW_STACK = 1, HOW_CALL_EXT = 2, HOW_CALL_ONLY = 3 };
 
 static int link_record(ev_kineto *k, struct ev_rec *r)
@@ -173,14 +188,9 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 	struct ev_kineto_file *fi = &k->files[r->src];
 	uint64_t file = r->src;
 	if (r->type == EV_RANGE && r->op == EV_RG_CPU_OP) {
-		struct opstack *s = opstack(k, kineto_key2(file, r->stream));
-		if (!s)
-			return EV_ERR_NOMEM;
-		pop_ended(s, r->ts);
-		struct open_op *o = ev_vec_push(&s->ops);
+		struct open_op *o = open_on(k, kineto_key2(file, r->stream), r);
 		if (!o)
 			return EV_ERR_NOMEM;
-		o->end = ev_rec_end(r);
 		o->ext = r->id;
 		o->sig = r->sig;
 		if (r->id) {
@@ -195,15 +205,9 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 	}
 	if (r->type == EV_RANGE && r->op == EV_RG_USER && r->aux) {
 		/* An nccl:* annotation: open on its thread's annotation stack. */
-		struct opstack *s = opstack(k, kineto_key2(file | 1ull << 40, r->stream));
-		if (!s)
-			return EV_ERR_NOMEM;
-		pop_ended(s, r->ts);
-		struct open_op *o = ev_vec_push(&s->ops);
+		struct open_op *o = open_on(k, kineto_key2(file | 1ull << 40, r->stream), r);
 		if (!o)
 			return EV_ERR_NOMEM;
-		memset(o, 0, sizeof *o);
-		o->end = ev_rec_end(r);
 		o->coll = r->aux;
 		o->bytes = r->bytes;
 		o->dtype = r->dtype;

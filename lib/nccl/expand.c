@@ -199,6 +199,16 @@ struct chx {
 	uint32_t step;
 };
 
+/* The tails a ring or pipeline channel leaves for what follows: its last
+ * send (the queue's), then its last receive when it had one. */
+static int chx_tails(struct cur *c, const struct chx *x, int has_last_recv, uint32_t last_recv)
+{
+	int rc = x->q.has_last ? sched_tail_add(c->ch, x->q.last) : 0;
+	if (!rc && has_last_recv)
+		rc = sched_tail_add(c->ch, last_recv);
+	return rc;
+}
+
 /* Dependencies of a send: the previous sends of the channel (program
  * order, FIFO slots; see struct sendq) and the data it forwards, else the
  * channel start. */
@@ -308,11 +318,7 @@ static int ring_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 			x.step++;
 		}
 	}
-	if (x.q.has_last && (rc = sched_tail_add(c->ch, x.q.last)))
-		return rc;
-	if (has_last_recv && (rc = sched_tail_add(c->ch, last_recv)))
-		return rc;
-	return 0;
+	return chx_tails(c, &x, has_last_recv, last_recv);
 }
 
 /* Broadcast (pipeline from the root) and Reduce (pipeline to the root). */
@@ -376,11 +382,7 @@ static int pipe_channel(struct ev_nccl_sched *s, struct cur *c, const struct ev_
 		}
 		x.step++;
 	}
-	if (x.q.has_last && (rc = sched_tail_add(c->ch, x.q.last)))
-		return rc;
-	if (has_last_recv && (rc = sched_tail_add(c->ch, last_recv)))
-		return rc;
-	return 0;
+	return chx_tails(c, &x, has_last_recv, last_recv);
 }
 
 /* Tree AllReduce: per chunk reduce up to the root, broadcast down. */

@@ -3,8 +3,6 @@
  * lat.c - the per-primitive latency table (npkit2lat's TSV) and the cost of
  * a reduction or copy of a received slice, interpolated from it.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,17 +21,6 @@ const char *ev_nccl_prim_name(enum ev_nccl_prim p)
 struct lat_pt { uint64_t size; double mean; };
 struct lat_tab { struct lat_pt *pt; size_t n, cap; };
 struct ev_nccl_lat { struct lat_tab t[EV_NCCL_NPRIM][4]; };
-
-static int msg(char *err, size_t n, int rc, const char *fmt, ...) EV_PRINTF(4, 5);
-static int msg(char *err, size_t n, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (err && n)
-		vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 ev_nccl_lat *ev_nccl_lat_new(void)
 {
@@ -85,13 +72,13 @@ int ev_nccl_lat_seal(ev_nccl_lat *L, char *err, size_t errlen)
 				qsort(t->pt, t->n, sizeof *t->pt, cmp_pt);
 			for (size_t i = 1; i < t->n; i++)
 				if (t->pt[i].size == t->pt[i - 1].size)
-					return msg(err, errlen, EV_ERR_FORMAT, "%s %s size %llu appears twice", prim_names[p],
+					return ev_errf(err, errlen, EV_ERR_FORMAT, "%s %s size %llu appears twice", prim_names[p],
 					           ev_proto_name(q), (unsigned long long)t->pt[i].size);
 			if ((p == EV_NCCL_P_RRS || p == EV_NCCL_P_RCS) && t->n)
 				any = 1;
 		}
 	if (!any)
-		return msg(err, errlen, EV_ERR_FORMAT, "no RECV_REDUCE_SEND or DIRECT_RECV_COPY_SEND rows");
+		return ev_errf(err, errlen, EV_ERR_FORMAT, "no RECV_REDUCE_SEND or DIRECT_RECV_COPY_SEND rows");
 	return EV_OK;
 }
 
@@ -115,14 +102,14 @@ int ev_nccl_lat_load(ev_nccl_lat **out, const char *path, char *err, size_t errl
 		char buf[512];
 		int last = rc == EV_ERR_TRUNCATED;
 		if (len >= sizeof buf) {
-			status = msg(err, errlen, EV_ERR_LIMIT, "line %llu: line too long", ln);
+			status = ev_errf(err, errlen, EV_ERR_LIMIT, "line %llu: line too long", ln);
 			break;
 		}
 		memcpy(buf, line, len);
 		buf[len] = '\0';
 		if (!header) {
 			if (strncmp(buf, "primitive\tproto\tsize_bytes\tn\tmean_ns", 36) != 0) {
-				status = msg(err, errlen, EV_ERR_FORMAT, "line 1: not an npkit2lat table (no header row)");
+				status = ev_errf(err, errlen, EV_ERR_FORMAT, "line 1: not an npkit2lat table (no header row)");
 				break;
 			}
 			header = 1;
@@ -139,7 +126,7 @@ int ev_nccl_lat_load(ev_nccl_lat **out, const char *path, char *err, size_t errl
 		double mean;
 		if (nf < 5 || ev_proto_parse(f[1], &proto) || proto == 0 || proto > 3 || ev_parse_u64(f[2], &size) ||
 		    ev_parse_double(f[4], &mean) || mean < 0) {
-			status = msg(err, errlen, EV_ERR_FORMAT, "line %llu: bad row", ln);
+			status = ev_errf(err, errlen, EV_ERR_FORMAT, "line %llu: bad row", ln);
 			break;
 		}
 		int p = -1;
@@ -152,9 +139,9 @@ int ev_nccl_lat_load(ev_nccl_lat **out, const char *path, char *err, size_t errl
 			break;
 	}
 	if (!status && rc < 0 && rc != EV_ERR_TRUNCATED)
-		status = rc == EV_ERR_LIMIT ? msg(err, errlen, EV_ERR_LIMIT, "line too long") : rc;
+		status = rc == EV_ERR_LIMIT ? ev_errf(err, errlen, EV_ERR_LIMIT, "line too long") : rc;
 	if (!status && !header)
-		status = msg(err, errlen, EV_ERR_FORMAT, "empty latency table");
+		status = ev_errf(err, errlen, EV_ERR_FORMAT, "empty latency table");
 	ev_input_close(in);
 	if (!status)
 		status = ev_nccl_lat_seal(L, err, errlen);

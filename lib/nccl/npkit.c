@@ -6,7 +6,6 @@
  */
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,17 +23,6 @@ struct ev_npkit {
 	struct ev_json_tok *toks;
 	int ntoks;
 };
-
-static int msg(char *err, size_t n, int rc, const char *fmt, ...) EV_PRINTF(4, 5);
-static int msg(char *err, size_t n, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (err && n)
-		vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 ev_npkit *ev_npkit_new(void)
 {
@@ -175,12 +163,12 @@ int ev_npkit_add_event(ev_npkit *t, unsigned proto, const char *key, const char 
 	if (n == EV_ERR_NOMEM)
 		return EV_ERR_NOMEM;
 	if (n < 0)
-		return msg(err, errlen, EV_ERR_FORMAT, "event %s: invalid JSON", key);
+		return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: invalid JSON", key);
 	const struct ev_json_tok *tk = t->toks;
 	if (tk[0].type != EV_JT_OBJECT)
-		return msg(err, errlen, EV_ERR_FORMAT, "event %s: expected an object of sizes", key);
+		return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: expected an object of sizes", key);
 	if (tk[0].size == 0)
-		return msg(err, errlen, EV_ERR_FORMAT, "event %s: no sizes", key);
+		return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: no sizes", key);
 	const char *prim = ev_npkit_strip_prefix(key);
 	int i = 1;
 	for (int m = 0; m < tk[0].size; m++) {
@@ -188,16 +176,16 @@ int ev_npkit_add_event(ev_npkit *t, unsigned proto, const char *key, const char 
 		int kl = tk[i].end - tk[i].start;
 		uint64_t size;
 		if (kl <= 0 || kl >= (int)sizeof buf)
-			return msg(err, errlen, EV_ERR_FORMAT, "event %s: bad size key", key);
+			return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: bad size key", key);
 		memcpy(buf, text + tk[i].start, (size_t)kl);
 		buf[kl] = '\0';
 		if (ev_parse_u64(buf, &size))
-			return msg(err, errlen, EV_ERR_FORMAT, "event %s: size key '%s' is not a byte count", key, buf);
+			return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size key '%s' is not a byte count", key, buf);
 		int v = i + 1;
 		if (tk[v].type != EV_JT_ARRAY)
-			return msg(err, errlen, EV_ERR_FORMAT, "event %s: size %s: expected an array of samples", key, buf);
+			return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s: expected an array of samples", key, buf);
 		if (tk[v].size == 0)
-			return msg(err, errlen, EV_ERR_FORMAT, "event %s: size %s: no samples", key, buf);
+			return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s: no samples", key, buf);
 		size_t ns = (size_t)tk[v].size;
 		if (ns > t->scap) {
 			double *s = realloc(t->samples, ns * sizeof *s);
@@ -213,19 +201,19 @@ int ev_npkit_add_event(ev_npkit *t, unsigned proto, const char *key, const char 
 			int el = e->end - e->start;
 			double x;
 			if (e->type != EV_JT_PRIMITIVE || el <= 0 || el >= (int)sizeof num)
-				return msg(err, errlen, EV_ERR_FORMAT, "event %s: size %s: sample %zu is not a number", key, buf,
+				return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s: sample %zu is not a number", key, buf,
 				           k + 1);
 			memcpy(num, text + e->start, (size_t)el);
 			num[el] = '\0';
 			if (ev_parse_double(num, &x) || x < 0)
-				return msg(err, errlen, EV_ERR_FORMAT, "event %s: size %s: sample %zu is not a number >= 0: '%s'",
+				return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s: sample %zu is not a number >= 0: '%s'",
 				           key, buf, k + 1, num);
 			t->samples[k] = x;
 			sum += x;
 		}
 		ev_sort_f64(t->samples, ns); /* in place: qsort would copy them */
 		if (row_exists(t, prim, proto, size))
-			return msg(err, errlen, EV_ERR_FORMAT, "event %s: size %s for protocol %s given twice", key, buf,
+			return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s for protocol %s given twice", key, buf,
 			           ev_proto_name(proto));
 		struct ev_npkit_row *r = new_row(t);
 		if (!r || !(r->prim = strdup(prim)))
@@ -266,7 +254,7 @@ int ev_npkit_read(ev_npkit *t, const char *path, unsigned proto, uint64_t max_ob
 	struct ev_json_item it;
 	while ((rc = ev_json_next(j, &it)) > 0) {
 		if (it.kind != EV_JSON_TOP) {
-			status = msg(err, errlen, EV_ERR_FORMAT, "not an NPKit summary (a JSON array)");
+			status = ev_errf(err, errlen, EV_ERR_FORMAT, "not an NPKit summary (a JSON array)");
 			break;
 		}
 		char *key = strndup(it.key, it.key_len);
@@ -281,7 +269,7 @@ int ev_npkit_read(ev_npkit *t, const char *path, unsigned proto, uint64_t max_ob
 		(*nevents)++;
 	}
 	if (!status && rc < 0)
-		status = rc == EV_ERR_IO ? EV_ERR_IO : msg(err, errlen, EV_ERR_FORMAT, "%s", ev_json_errdetail(j));
+		status = rc == EV_ERR_IO ? EV_ERR_IO : ev_errf(err, errlen, EV_ERR_FORMAT, "%s", ev_json_errdetail(j));
 	ev_json_close(j);
 	ev_input_close(in);
 	return status;

@@ -72,16 +72,9 @@ void pf_puts(struct pf_buf *b, const char *s)
 
 void pf_u64(struct pf_buf *b, uint64_t v)
 {
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	if (!reserve(b, (size_t)n))
+	if (!reserve(b, 20))
 		return;
-	while (n)
-		b->p[b->len++] = tmp[--n];
+	b->len = (size_t)(ev_put_dec(b->p + b->len, v) - b->p);
 }
 
 void pf_i64(struct pf_buf *b, int64_t v)

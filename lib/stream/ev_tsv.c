@@ -30,26 +30,13 @@ int ev_col_index(const char *name, size_t len)
 	return -1;
 }
 
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 static char *put_i64(char *p, int64_t v)
 {
 	if (v < 0) {
 		*p++ = '-';
-		return put_u64(p, (uint64_t)0 - (uint64_t)v);
+		return ev_put_dec(p, (uint64_t)0 - (uint64_t)v);
 	}
-	return put_u64(p, (uint64_t)v);
+	return ev_put_dec(p, (uint64_t)v);
 }
 
 static char *put_str(char *p, const char *s)
@@ -63,7 +50,7 @@ static char *put_enum(char *p, const char *name, unsigned v, int dash_zero)
 {
 	if (dash_zero && v == 0)
 		return put_str(p, "-");
-	return name ? put_str(p, name) : put_u64(p, v);
+	return name ? put_str(p, name) : ev_put_dec(p, v);
 }
 
 static char *put_hex(char *p, uint64_t v)
@@ -138,24 +125,24 @@ int ev_row_write(const struct ev_rowfmt *o, ev_output *out, const struct ev_rec 
 		switch (c) {
 		case EV_COL_TYPE: p = put_enum(p, ev_type_name(r->type), r->type, 0); break;
 		case EV_COL_OP: p = put_enum(p, ev_op_name(r->type, r->op), r->op, 0); break;
-		case EV_COL_RANK: p = put_u64(p, r->rank); break;
-		case EV_COL_STREAM: p = put_u64(p, r->stream); break;
+		case EV_COL_RANK: p = ev_put_dec(p, r->rank); break;
+		case EV_COL_STREAM: p = ev_put_dec(p, r->stream); break;
 		case EV_COL_TS: p = put_i64(p, r->ts); break;
-		case EV_COL_DUR: p = put_u64(p, r->dur); break;
-		case EV_COL_BYTES: p = put_u64(p, r->bytes); break;
+		case EV_COL_DUR: p = ev_put_dec(p, r->dur); break;
+		case EV_COL_BYTES: p = ev_put_dec(p, r->bytes); break;
 		case EV_COL_NAME:
 			p = o->ids ? put_hex(p, r->name) : put_text(p, o->fmt, name, nlen);
 			break;
 		case EV_COL_SIG:
 			p = o->ids ? put_hex(p, r->sig) : put_text(p, o->fmt, sig, slen);
 			break;
-		case EV_COL_COMM: p = put_u64(p, r->comm); break;
-		case EV_COL_SEQ: p = put_u64(p, r->seq); break;
+		case EV_COL_COMM: p = ev_put_dec(p, r->comm); break;
+		case EV_COL_SEQ: p = ev_put_dec(p, r->seq); break;
 		case EV_COL_PEER: p = put_i64(p, r->peer); break;
-		case EV_COL_ID: p = put_u64(p, r->id); break;
-		case EV_COL_CHANNEL: p = put_u64(p, r->channel); break;
-		case EV_COL_STEP: p = put_u64(p, r->step); break;
-		case EV_COL_AUX: p = put_u64(p, r->aux); break;
+		case EV_COL_ID: p = ev_put_dec(p, r->id); break;
+		case EV_COL_CHANNEL: p = ev_put_dec(p, r->channel); break;
+		case EV_COL_STEP: p = ev_put_dec(p, r->step); break;
+		case EV_COL_AUX: p = ev_put_dec(p, r->aux); break;
 		case EV_COL_ALGO: p = put_enum(p, ev_algo_name(r->algo), r->algo, 1); break;
 		case EV_COL_PROTO: p = put_enum(p, ev_proto_name(r->proto), r->proto, 1); break;
 		case EV_COL_DTYPE: p = put_enum(p, ev_dtype_name(r->dtype), r->dtype, 1); break;
@@ -164,11 +151,11 @@ int ev_row_write(const struct ev_rowfmt *o, ev_output *out, const struct ev_rec 
 			ev_flags_format(r->flags, flags, sizeof flags);
 			p = put_str(p, *flags ? flags : "-");
 			break;
-		case EV_COL_SRC: p = put_u64(p, r->src); break;
-		case EV_COL_NTHREADS: p = put_u64(p, r->nthreads); break;
-		case EV_COL_CHUNK_STEPS: p = put_u64(p, r->chunk_steps); break;
-		case EV_COL_SLICE_STEPS: p = put_u64(p, r->slice_steps); break;
-		case EV_COL_STEP_SIZE: p = put_u64(p, r->step_size); break;
+		case EV_COL_SRC: p = ev_put_dec(p, r->src); break;
+		case EV_COL_NTHREADS: p = ev_put_dec(p, r->nthreads); break;
+		case EV_COL_CHUNK_STEPS: p = ev_put_dec(p, r->chunk_steps); break;
+		case EV_COL_SLICE_STEPS: p = ev_put_dec(p, r->slice_steps); break;
+		case EV_COL_STEP_SIZE: p = ev_put_dec(p, r->step_size); break;
 		default: break;
 		}
 		if (q)

@@ -88,11 +88,15 @@ static void reset_emitted(ev_writer *w)
 	memset(w->cache, 0, sizeof w->cache);
 }
 
-static int begin_segment(ev_writer *w)
+/* A segment's "#ev M.m SIZE" line, this writer's version, with rest (the
+ * header's keys, from ' ' on) after it; the segment starts afresh.  The
+ * writer's own header and a copied one (ev_write_line_raw) both come
+ * here, so their bytes cannot drift apart. */
+static int header_line(ev_writer *w, const char *rest, size_t len)
 {
 	int rc = ev_output_printf(w->out, "#ev %d.%d %d", EV_FORMAT_MAJOR, EV_FORMAT_MINOR, EV_RECORD_SIZE);
-	if (!rc && w->hdr_len)
-		rc = ev_output_write(w->out, w->hdr_kv, w->hdr_len);
+	if (!rc && len)
+		rc = ev_output_write(w->out, rest, len);
 	if (!rc)
 		rc = ev_output_putc(w->out, '\n');
 	w->in_segment = 1;
@@ -101,6 +105,8 @@ static int begin_segment(ev_writer *w)
 	reset_emitted(w);
 	return rc;
 }
+
+static int begin_segment(ev_writer *w) { return header_line(w, w->hdr_kv, w->hdr_len); }
 
 static int ensure_escape(ev_writer *w, size_t n)
 {
@@ -311,16 +317,7 @@ static int raw_header(ev_writer *w, const char *line, size_t len)
 		p++;
 	while (p < end && *p != ' ' && *p != '\t')
 		p++;
-	rc = ev_output_printf(w->out, "#ev %d.%d %d", EV_FORMAT_MAJOR, EV_FORMAT_MINOR, EV_RECORD_SIZE);
-	if (!rc)
-		rc = ev_output_write(w->out, p, (size_t)(end - p));
-	if (!rc)
-		rc = ev_output_putc(w->out, '\n');
-	w->in_segment = 1;
-	w->started = 1;
-	w->seg_records = 0;
-	reset_emitted(w);
-	return rc;
+	return header_line(w, p, (size_t)(end - p));
 }
 
 int ev_write_line_raw(ev_writer *w, const char *line, size_t len)
