@@ -28,8 +28,15 @@
 #   jobs          evk_parallel, evk_convert_cmd, evk_convert_files_cmd
 #   reports       evkit-report.sh: rpt_* (HTML), plot_* (gnuplot), tsv_*
 
+# The directory of this file, as dirname prints it (a parameter expansion:
+# the pipelines start thousands of small processes in the tests).
+case "${BASH_SOURCE[0]}" in
+*/*) EVK_LIBDIR="${BASH_SOURCE[0]%/*}" && EVK_LIBDIR="${EVK_LIBDIR:-/}" ;;
+*) EVK_LIBDIR=. ;;
+esac
+
 # shellcheck source=pipelines/evkit-report.sh
-. "$(dirname "${BASH_SOURCE[0]}")/evkit-report.sh"
+. "$EVK_LIBDIR/evkit-report.sh"
 
 # --- errors -----------------------------------------------------------------
 
@@ -96,7 +103,7 @@ evk_need() {
 # bin/ when installed).
 evk_version() {
 	local here v="" t
-	here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+	here="$(cd "$EVK_LIBDIR" && pwd)"
 	for t in "$here/../bin/ev-view" "$here/../../bin/ev-view" "$(command -v ev-view 2>/dev/null || true)"; do
 		if [ -z "$t" ] || [ ! -x "$t" ]; then continue; fi
 		v=$("$t" --version 2>/dev/null | awk 'NR == 1 { print $NF }') && [ -n "$v" ] && break
@@ -111,7 +118,17 @@ export EVK_T0 EVK_PROG EVK_QUIET
 
 # evk_elapsed: seconds since EVK_T0, one decimal.
 evk_elapsed() {
-	awk -v a="$EVK_T0" -v b="${EPOCHREALTIME:-$(date +%s)}" 'BEGIN { printf "%.1f", b - a }'
+	local a="$EVK_T0" b="${EPOCHREALTIME:-}" t
+	# Both SECONDS.MICROSECONDS (EPOCHREALTIME in a locale with a '.'):
+	# shell arithmetic on microseconds, rounded to tenths.  Else awk.
+	if [[ "$a" =~ ^[0-9]+\.[0-9]{6}$ && "$b" =~ ^[0-9]+\.[0-9]{6}$ ]]; then
+		t=$(((10#${b/./} - 10#${a/./} + 50000) / 100000))
+		if [ "$t" -ge 0 ]; then
+			printf '%d.%d' $((t / 10)) $((t % 10))
+			return
+		fi
+	fi
+	awk -v a="$a" -v b="${b:-$(date +%s)}" 'BEGIN { printf "%.1f", b - a }'
 }
 
 # evk_say MSG: a progress line "PROG: [  1.2s] MSG" on stderr (not with
@@ -128,10 +145,16 @@ evk_step() {
 # evk_job_done COUNTFILE TOTAL WHAT: called by a finished job (exported to
 # the job shells): counts it and prints "done K/TOTAL: WHAT".
 evk_job_done() {
-	local k
-	# shellcheck disable=SC2016 # $1 of the inner sh
-	k=$(flock "$1" sh -c 'printf ".\n" >>"$1"; wc -l <"$1"' _ "$1")
-	evk_say "done $((k)) of $2: $3"
+	local fd
+	local -a lines
+	# flock holds the lock on the shell's descriptor (released when it is
+	# closed): the count is read here, not by a sh and a wc.
+	exec {fd}>>"$1"
+	flock "$fd"
+	printf '.\n' >&"$fd"
+	mapfile -t lines <"$1"
+	exec {fd}>&-
+	evk_say "done ${#lines[@]} of $2: $3"
 }
 export -f evk_job_done evk_say evk_msg evk_elapsed
 
@@ -291,12 +314,26 @@ evk_stage_dir() {
 # evk_publish STAGE OUT: move every file of STAGE to the same place in OUT
 # (renames within one file system), then remove STAGE.
 evk_publish() {
-	local stage="$1" out="$2" f rel
+	local stage="$1" out="$2" f rel d
+	# One mkdir for all the directories, one mv per directory (a mv per
+	# file cost a process each): files keep their names, so moving them
+	# into OUT/DIR/ is the same rename.
+	local -A bydir=()
 	while IFS= read -r -d '' f; do
 		rel="${f#"$stage"/}"
-		mkdir -p -- "$out/$(dirname -- "$rel")"
-		mv -f -- "$f" "$out/$rel"
+		d=.
+		[[ "$rel" != */* ]] || d="${rel%/*}"
+		bydir[$d]+="$(printf '%q' "$f") "
 	done < <(find "$stage" -type f -print0)
+	if [ ${#bydir[@]} -gt 0 ]; then
+		local -a dests=() fl
+		for d in "${!bydir[@]}"; do dests+=("$out/$d"); done
+		mkdir -p -- "${dests[@]}"
+		for d in "${!bydir[@]}"; do
+			eval "fl=(${bydir[$d]})"
+			mv -f -- "${fl[@]}" "$out/$d/"
+		done
+	fi
 	rm -rf -- "$stage"
 }
 
@@ -305,9 +342,9 @@ evk_publish() {
 # Slurm job arrays (evkit-slurm.sh, next to this file): --slurm[=OPTS] sets
 # EVK_SLURM=1 and EVK_SLURM_OPTS (sbatch options, split on blanks).
 EVK_SLURM=0 EVK_SLURM_OPTS=""
-if [ -f "$(dirname "${BASH_SOURCE[0]}")/evkit-slurm.sh" ]; then
+if [ -f "$EVK_LIBDIR/evkit-slurm.sh" ]; then
 	# shellcheck source=pipelines/evkit-slurm.sh
-	. "$(dirname "${BASH_SOURCE[0]}")/evkit-slurm.sh"
+	. "$EVK_LIBDIR/evkit-slurm.sh"
 fi
 
 # evk_slurm_help: the --help lines of --slurm.
@@ -390,7 +427,49 @@ evk_safe_path() {
 # evk_label_clean TEXT: a label for tables and file names: control
 # characters (TAB, newline, ...) become spaces, '/' becomes '_'.
 evk_label_clean() {
-	printf '%s' "$1" | tr '\000-\037/' '                                _'
+	# Bytes (C locale), as tr did; a shell string holds no NUL.
+	local LC_ALL=C s="$1"
+	s=${s//[$'\001'-$'\037']/ }
+	printf '%s' "${s//\//_}"
+}
+
+# evk_basename PATH: what basename PATH prints (the last component,
+# trailing '/'s ignored; / for a path of '/'s only), without the process.
+evk_basename() {
+	local p="$1"
+	while [[ "$p" == ?*/ ]]; do p="${p%/}"; done
+	if [ "$p" = / ]; then printf '/\n'; else printf '%s\n' "${p##*/}"; fi
+}
+
+# evk_first_dup WORD...: the first (in sort order) of the words given more
+# than once, or nothing: what sort | uniq -d | head -n 1 prints, with the
+# processes started only when there is a duplicate.
+evk_first_dup() {
+	local w
+	local -A seen=()
+	local -a dups=()
+	for w in "$@"; do
+		[ -z "${seen[$w]+x}" ] || dups+=("$w")
+		seen[$w]=1
+	done
+	[ ${#dups[@]} -eq 0 ] || printf '%s\n' "${dups[@]}" | sort | head -n 1
+}
+
+# evk_dirname PATH: what dirname PATH prints (. for a name without '/';
+# trailing '/'s ignored), without the process.
+evk_dirname() {
+	local p="$1"
+	while [[ "$p" == ?*/ ]]; do p="${p%/}"; done
+	case "$p" in
+	/) ;;
+	*/*)
+		p="${p%/*}"
+		while [[ "$p" == ?*/ ]]; do p="${p%/}"; done
+		p="${p:-/}"
+		;;
+	*) p=. ;;
+	esac
+	printf '%s\n' "$p"
 }
 
 # _evk_find_traces BASE MAXDEPTH: trace files under BASE, NUL-separated,
@@ -510,7 +589,7 @@ _evk_sweep_configs_z() {
 	elif _evk_is_run "$dir"; then
 		# Not a sweep: the directory is one run (files of its own, such as
 		# a sweep's metadata.json, do not make a sweep a run).
-		printf '%s\037\037%s\0' "$(evk_label_clean "$(basename -- "$dir")")" "$dir"
+		printf '%s\037\037%s\0' "$(evk_label_clean "$(evk_basename "$dir")")" "$dir"
 	fi
 }
 
@@ -628,7 +707,13 @@ evk_discover() {
 		labels+=("$label") dirs+=("$d") kvs+=("$kv")
 	done < <(_evk_sweep_configs_z "$dir")
 	[ ${#labels[@]} -gt 0 ] || evk_die "$dir: no run or sweep configuration found (looked for <T>thread/nccl_<C>channels/, <CU>cu_<T>threads/, torch_profiler/rank<N>/, rank<N>/, *.json[.gz] or *.sqlite; for other layouts give --path-regex and --path-keys)"
-	EVK_KEYS=$(printf '%s\n' "${kvs[0]}" | tr ' ' '\n' | sed -n 's/=.*//p' | paste -sd, -)
+	# The names before '=' of the first configuration's words, by the shell.
+	local w
+	local -a words
+	IFS=" " read -ra words <<<"${kvs[0]}"
+	for w in "${words[@]}"; do
+		[[ "$w" != *=* ]] || EVK_KEYS+="${EVK_KEYS:+,}${w%%=*}"
+	done
 	for i in "${!labels[@]}"; do
 		_evk_select_ok "${kvs[$i]}" || continue
 		files=()
@@ -678,6 +763,13 @@ _evk_discover_check() {
 	done
 }
 
+# _evk_key_value TEXT: TEXT with every byte outside A-Za-z0-9_.+:@%-
+# replaced by '_' (C locale: bytes, as tr -c did).
+_evk_key_value() {
+	local LC_ALL=C
+	printf '%s' "${1//[^A-Za-z0-9_.+:@%-]/_}"
+}
+
 # --path-regex mode: every trace file under DIR whose relative path matches;
 # the groups give the keys; 'rank' is the rank, the other keys make the
 # configuration.
@@ -686,7 +778,8 @@ _evk_discover_regex() {
 	local -a keys vals
 	IFS=, read -ra keys <<<"$EVK_REGEX_KEYS"
 	local cfgkeys
-	cfgkeys=$(printf '%s\n' "${keys[@]}" | grep -vx rank | paste -sd, -)
+	cfgkeys=""
+	for key in "${keys[@]}"; do [ "$key" = rank ] || cfgkeys+="${cfgkeys:+,}$key"; done
 	EVK_KEYS="$cfgkeys"
 	local -A cfgfiles=() cfgfilt=()
 	local nmatch=0 ngroups
@@ -702,7 +795,7 @@ _evk_discover_regex() {
 				r="$v"
 				continue
 			fi
-			v=$(printf '%s' "$v" | tr -c 'A-Za-z0-9_.+:@%-' '_')
+			v=$(_evk_key_value "$v")
 			[ -n "$v" ] || v=-
 			kv+="${kv:+ }${keys[$i]}=$v"
 		done
@@ -721,7 +814,7 @@ _evk_discover_regex() {
 		while IFS= read -r -d '' f; do fl+=("${f#*$'\t'}"); done < <(printf '%s\0' "${ent[@]}" | sort -z -t$'\t' -k1,1n -k2,2)
 		label=""
 		for v in $kv; do label+="${label:+_}${v#*=}"; done
-		EVK_CFG_LABEL+=("${label:-$(evk_label_clean "$(basename -- "$dir")")}") EVK_CFG_DIR+=("") EVK_CFG_KV+=("$kv")
+		EVK_CFG_LABEL+=("${label:-$(evk_label_clean "$(evk_basename "$dir")")}") EVK_CFG_DIR+=("") EVK_CFG_KV+=("$kv")
 		EVK_CFG_FILES+=("$(printf '%q ' "${fl[@]}")") EVK_CFG_NFILES+=("${#fl[@]}") EVK_CFG_RANKFILTER+=("${cfgfilt[$kv]:-0}")
 	done < <(printf '%s\n' "${!cfgfiles[@]}" | sort -V)
 	_evk_discover_check "$dir"

@@ -106,25 +106,35 @@ rpt_svg() {
 }
 
 rpt_end() {
-	local when
-	if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+	local when v="" TZ=UTC0
+	# The date by printf (UTC: TZ is local here); date for what printf
+	# cannot read as seconds.
+	if [[ "${SOURCE_DATE_EPOCH:-}" =~ ^[0-9]{1,11}$ ]]; then
+		printf -v when '%(%Y-%m-%d %H:%M UTC)T' "$((10#$SOURCE_DATE_EPOCH))"
+	elif [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
 		when=$(date -u -d "@$SOURCE_DATE_EPOCH" '+%Y-%m-%d %H:%M UTC')
 	else
-		when=$(date -u '+%Y-%m-%d %H:%M UTC')
+		printf -v when '%(%Y-%m-%d %H:%M UTC)T' -1
 	fi
-	printf '<p class="note">Made by evkit %s on %s.</p>\n</body></html>\n' \
-		"$(ev-view --version 2>/dev/null | head -n 1 | awk '{print $3}')" "$when" >>"$RPT_FILE"
+	# The version: the third word of the first line.
+	read -r _ _ v _ < <(ev-view --version 2>/dev/null) || true
+	printf '<p class="note">Made by evkit %s on %s.</p>\n</body></html>\n' "$v" "$when" >>"$RPT_FILE"
 }
 
 # rpt_gnuplot: gnuplot (commands on stdin) without its notices about a flat axis range
 # (one value plotted), which it adjusts by itself.
 rpt_gnuplot() {
-	local err rc=0
-	err=$(mktemp)
-	gnuplot 2>"$err" || rc=$?
-	grep -v '^Warning: empty [a-z0-9]* *range' "$err" >&2 || true
-	rm -f "$err"
-	return $rc
+	local rc=0
+	# Its stderr through grep by a pipe (no temporary file to make and
+	# remove), its stdout kept on fd 3; the status is gnuplot's.
+	{
+		if gnuplot 2>&1 >&3 3>&- | { grep -v '^Warning: empty [a-z0-9]* *range' >&2 3>&- || true; }; then
+			rc=0
+		else
+			rc=${PIPESTATUS[0]}
+		fi
+	} 3>&1
+	return "$rc"
 }
 
 # rpt_gq TEXT: TEXT as a gnuplot single-quoted string ('' is a quote).
@@ -195,7 +205,16 @@ plot_bars() {
 	tail -n +2 "$tsv" >"$tmp/data.tsv"
 	[ -s "$tmp/data.tsv" ] || { rm -rf "$tmp"; return 0; }
 	if [ "$ycols" = '*' ]; then
-		mapfile -t cols < <(head -n 1 "$tsv" | tr '\t' '\n' | grep -vxF -- "$xcol")
+		# The header's fields but XCOL, split by the shell (read would
+		# merge empty fields: TAB is IFS white space).
+		local line="" rest
+		IFS= read -r line <"$tsv" || true
+		cols=()
+		rest="$line"$'\t'
+		while [ -n "$rest" ]; do
+			c="${rest%%$'\t'*}" rest="${rest#*$'\t'}"
+			[ "$c" = "$xcol" ] || cols+=("$c")
+		done
 	else
 		IFS=, read -ra cols <<<"$ycols"
 	fi
@@ -235,7 +254,7 @@ plot_box() {
 	vi=$(tsv_col "$tsv" "$vcol")
 	[ -n "$gi" ] && [ -n "$vi" ] || return 0
 	tmp=$(mktemp -d)
-	tail -n +2 "$tsv" | awk -F'\t' -v g="$gi" -v v="$vi" '$v != "" { print $g "\t" $v }' | sort -t$'\t' -k1,1V |
+	awk -F'\t' -v g="$gi" -v v="$vi" 'NR > 1 && $v != "" { print $g "\t" $v }' "$tsv" | sort -t$'\t' -k1,1V |
 		awk -F'\t' -v d="$tmp" '{ if (!($1 in n)) { n[$1] = ++k; names[k] = $1 } c[$1]++; print n[$1] "\t" $2 > (d "/box.tsv") }
 			END { for (i = 1; i <= k; i++) printf "%s\t%d\n", names[i], c[names[i]] > (d "/groups.tsv") }'
 	[ -s "$tmp/box.tsv" ] || { rm -rf "$tmp"; return 0; }
@@ -266,14 +285,14 @@ plot_heatmap() {
 	ri=$(tsv_col "$tsv" "$rcol") ci=$(tsv_col "$tsv" "$ccol") vi=$(tsv_col "$tsv" "$vcol")
 	[ -n "$ri" ] && [ -n "$ci" ] && [ -n "$vi" ] || return 0
 	tmp=$(mktemp -d)
-	tail -n +2 "$tsv" | awk -F'\t' -v r="$ri" -v c="$ci" -v v="$vi" '
-		{ if (!($r in R)) R[$r] = nr++; if (!($c in C)) C[$c] = nc++; print C[$c] "\t" R[$r] "\t" $v }
-	' >"$tmp/data.tsv"
+	awk -F'\t' -v r="$ri" -v c="$ci" -v v="$vi" '
+		NR > 1 { if (!($r in R)) R[$r] = nr++; if (!($c in C)) C[$c] = nc++; print C[$c] "\t" R[$r] "\t" $v }
+	' "$tsv" >"$tmp/data.tsv"
 	[ -s "$tmp/data.tsv" ] || { rm -rf "$tmp"; return 0; }
 	# White is zero: the colour range is symmetric around it.
 	m=$(awk -F'\t' '{ v = $3 < 0 ? -$3 : $3; if (v > m) m = v } END { print (m > 0 ? m : 1) }' "$tmp/data.tsv")
-	xt=$(tail -n +2 "$tsv" | awk -F'\t' -v c="$ci" -v q="'" '!($c in s) { s[$c] = n++; l = $c; gsub(q, q q, l); printf "%s%s%s%s %d", (n > 1 ? ", " : ""), q, l, q, s[$c] }')
-	yt=$(tail -n +2 "$tsv" | awk -F'\t' -v r="$ri" -v q="'" '!($r in s) { s[$r] = n++; l = $r; gsub(q, q q, l); printf "%s%s%s%s %d", (n > 1 ? ", " : ""), q, l, q, s[$r] }')
+	xt=$(awk -F'\t' -v c="$ci" -v q="'" 'NR > 1 && !($c in s) { s[$c] = n++; l = $c; gsub(q, q q, l); printf "%s%s%s%s %d", (n > 1 ? ", " : ""), q, l, q, s[$c] }' "$tsv")
+	yt=$(awk -F'\t' -v r="$ri" -v q="'" 'NR > 1 && !($r in s) { s[$r] = n++; l = $r; gsub(q, q q, l); printf "%s%s%s%s %d", (n > 1 ? ", " : ""), q, l, q, s[$r] }' "$tsv")
 	rpt_plot "$tmp" "$out" 800 420 "set title $(rpt_gq "$title")
 set xlabel $(rpt_gq "$ccol")
 set ylabel $(rpt_gq "$rcol")
@@ -292,8 +311,11 @@ plot 'data.tsv' using 1:2:3 with image pixels title $(rpt_gq "$vcol")" || { rm -
 # self-contained file.
 rpt_img() {
 	[ -s "$1" ] || return 0
+	# basename FILE .svg, without the process (a file has no trailing '/').
+	local b="${1##*/}"
+	[ "$b" = .svg ] || b="${b%.svg}"
 	{
-		printf '<figure class="plot"><img alt="%s" src="data:image/svg+xml;base64,' "$(rpt_escape "$(basename "$1" .svg)")"
+		printf '<figure class="plot"><img alt="%s" src="data:image/svg+xml;base64,' "$(rpt_escape "$b")"
 		base64 -w 0 "$1"
 		printf '">'
 		[ -z "${2:-}" ] || printf '<figcaption class="note">%s</figcaption>' "$(rpt_escape "$2")"
@@ -305,11 +327,12 @@ rpt_img() {
 rpt_html() { printf '%s\n' "$1" >>"$RPT_FILE"; }
 
 # rpt_tsv2csv IN.tsv OUT.csv: RFC 4180 CSV; fields holding a comma, a quote
-# or leading/trailing blanks are quoted, quotes doubled.
+# or leading/trailing blanks are quoted, quotes doubled.  OUT is written in
+# place: the callers write into a staging directory that is published whole.
 rpt_tsv2csv() {
 	awk -F'\t' '
 	function q(s) { if (s ~ /[",\r]|^ | $/) { gsub(/"/, "\"\"", s); return "\"" s "\"" } return s }
-	{ for (i = 1; i <= NF; i++) printf "%s%s", (i > 1 ? "," : ""), q($i); printf "\r\n" }' "$1" >"$2.tmp" && mv "$2.tmp" "$2"
+	{ for (i = 1; i <= NF; i++) printf "%s%s", (i > 1 ? "," : ""), q($i); printf "\r\n" }' "$1" >"$2"
 }
 
 # tsv_col TSV NAME: the 1-based index of column NAME (empty if absent).
@@ -326,6 +349,18 @@ tsv_col() {
 		line=${line#*"$tab"}
 		i=$((i + 1))
 	done
+}
+
+# tsv_cols TSV NAME...: the indexes of the columns present, comma-separated
+# (a cut -f list).
+tsv_cols() {
+	local tsv="$1" c i sel=""
+	shift
+	for c in "$@"; do
+		i=$(tsv_col "$tsv" "$c")
+		[ -z "$i" ] || sel+="${sel:+,}$i"
+	done
+	printf '%s\n' "$sel"
 }
 
 # tsv_pivot TSV ROWCOL COLCOL VALCOL: a wide table on stdout: one row per
@@ -362,7 +397,7 @@ plot_lines() {
 	[ -n "$xi" ] && [ -n "$si" ] && [ -n "$vi" ] || return 0
 	tmp=$(mktemp -d)
 	# One file per series, numbered in version order of the series value.
-	tail -n +2 "$tsv" | awk -F'\t' -v x="$xi" -v s="$si" -v v="$vi" '$v != "" { print $s "\t" $x "\t" $v }' | sort -t$'\t' -k1,1V -k2,2g |
+	awk -F'\t' -v x="$xi" -v s="$si" -v v="$vi" 'NR > 1 && $v != "" { print $s "\t" $x "\t" $v }' "$tsv" | sort -t$'\t' -k1,1V -k2,2g |
 		awk -F'\t' -v d="$tmp" '
 		{ k = $1 SUBSEP $2; if (!(k in n)) { order[++m] = k; if (!($1 in S)) { S[$1] = ++ns; sname[ns] = $1 } } n[k]++; sum[k] += $3 }
 		END {
@@ -404,7 +439,7 @@ plot_violins() {
 		n=$((n + 1))
 		# Per group: the polygon of the violin (x = slot -/+ density) and
 		# the mean and median segments.
-		tail -n +2 "$tsv" | awk -F'\t' -v g="$gi" -v v="$vi" '$v != "" { print $g "\t" $v }' | sort -t$'\t' -k1,1V -k2,2g |
+		awk -F'\t' -v g="$gi" -v v="$vi" 'NR > 1 && $v != "" { print $g "\t" $v }' "$tsv" | sort -t$'\t' -k1,1V -k2,2g |
 			awk -F'\t' -v poly="$tmp/poly$n" -v stat="$tmp/stat$n" -v tics="$tmp/tics$n" -v q="'" '
 			function flush(   i, j, m, sd, h, lo, hi, y, d, dens, maxd, k, med) {
 				if (cnt == 0) return
@@ -433,7 +468,7 @@ plot_violins() {
 			END { flush(); printf "%d\n", slot > (poly ".n") }'
 		[ -s "$tmp/poly$n" ] || { n=$((n - 1)); continue; }
 		{
-			printf "set title %s\nset xlabel %s\nset xtics (%s)\nset xrange [0.4:%s.6]\n" "$(rpt_gq "by $g")" "$(rpt_gq "$g")" "$(cat "$tmp/tics$n")" "$(cat "$tmp/poly$n.n")"
+			printf "set title %s\nset xlabel %s\nset xtics (%s)\nset xrange [0.4:%s.6]\n" "$(rpt_gq "by $g")" "$(rpt_gq "$g")" "$(<"$tmp/tics$n")" "$(<"$tmp/poly$n.n")"
 			printf "plot 'poly%d' using 1:2 with filledcurves closed fillcolor rgb '#90caf9' fillstyle solid 0.6 border lc rgb '#1565c0' title 'density', " "$n"
 			printf "'stat%d' using (\$1-0.3):2:(0.6):(0) with vectors nohead dashtype 2 lc rgb '#b71c1c' title 'mean', " "$n"
 			printf "'stat%d' using (\$1-0.3):3:(0.6):(0) with vectors nohead lw 2 lc rgb '#222222' title 'median'\n" "$n"
@@ -441,7 +476,7 @@ plot_violins() {
 	done
 	printf 'unset multiplot\n' >>"$gp"
 	local rc=0
-	[ "$n" -eq 0 ] || rpt_plot "$tmp" "$out" $((360 * $#)) 420 "$(cat "$gp")" || rc=$?
+	[ "$n" -eq 0 ] || rpt_plot "$tmp" "$out" $((360 * $#)) 420 "$(<"$gp")" || rc=$?
 	rm -rf "$tmp"
 	return "$rc"
 }
