@@ -57,7 +57,7 @@ DEB_SLOW  := chromium slurm-wlm munge
 DEB_PKGS  := $(DEB_BUILD) $(DEB_DEMO) $(DEB_CHECK)
 
 .PHONY: all deps deps-demo deps-full check check-slow check-full check-noshared test unit units \
-        bats asan ubsan sanitize clean install uninstall demo bench man lint fuzz fuzz-regress help
+        bats asan ubsan san-suite sanitize clean install uninstall demo bench man lint fuzz fuzz-regress help
 
 all: $(TOOLS) $(GENS)
 
