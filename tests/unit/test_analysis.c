@@ -231,13 +231,7 @@ static char *table_text(enum ev_table_fmt fmt)
 	rc = rc ? rc : ev_table_close(t);
 	rc = rc ? rc : ev_output_close(out);
 	static char buf[512];
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-	remove(path);
-	close(fd);
+	unit_read_back(path, fd, buf, sizeof buf);
 	return rc ? NULL : buf;
 }
 

@@ -400,13 +400,7 @@ static const char *rowset_text(const struct ev_rowset *rs)
 		return NULL;
 	int rc = ev_rowset_print(rs, out, EV_TABLE_TSV);
 	rc = rc ? rc : ev_output_close(out);
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-	remove(path);
-	close(fd);
+	unit_read_back(path, fd, buf, sizeof buf);
 	return rc ? NULL : buf;
 }
 
@@ -456,13 +450,7 @@ static char *compare_text(struct env *e, const struct ev_rowset *rs, struct ev_c
 	int rc = ev_stats_compare(e->s, rs, &co, out, cc);
 	rc = rc ? rc : ev_output_close(out);
 	static char buf[4096];
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-	remove(path);
-	close(fd);
+	unit_read_back(path, fd, buf, sizeof buf);
 	return rc ? NULL : buf;
 }
 

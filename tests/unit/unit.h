@@ -7,6 +7,7 @@
 #define EV_UNIT_H
 
 #include <stdio.h>
+#include <unistd.h>
 
 static int failures, checks, tests_passed, tests_failed;
 
@@ -40,5 +41,20 @@ static int unit_report(const char *program)
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
 		}                                                                \
 	} while (0)
+
+/* What a test wrote to the temporary file PATH (its descriptor FD from
+ * mkstemp), read back into buf as a string; the file is removed and FD
+ * closed.  Returns buf (empty when the file cannot be read). */
+static inline char *unit_read_back(const char *path, int fd, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	remove(path);
+	close(fd);
+	return buf;
+}
 
 #endif
