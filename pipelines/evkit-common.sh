@@ -1,12 +1,17 @@
 # shellcheck shell=bash
 # evkit-common.sh - shell functions shared by the evkit pipelines (sourced,
-# not run).  Bash; callers use `set -euo pipefail`.
+# not run).  Bash.
 #
 # A pipeline loads this file only, from beside itself (the source tree's
 # pipelines/) or from ../libexec/evkit (`make install` puts the programs in
 # $(bindir), the helpers in $(libexecdir) = $(prefix)/libexec/evkit):
-#   lib=$(dirname "$0") && [ -f "$lib/evkit-common.sh" ] || lib+=/../libexec/evkit
-#   . "$lib/evkit-common.sh"
+#   case "$0" in */*) lib=${0%/*} ;; *) lib=. ;; esac
+#   [ -f "$lib/evkit-common.sh" ] || lib+=/../libexec/evkit
+#   . "$lib/evkit-common.sh" || exit 1
+# Loaded so by a pipeline (the file sourcing it is the program run), it also
+# starts the pipeline: `set -euo pipefail`, EVK_PROG from the program's
+# name, and evk_supervise with its arguments (below, at the end).  Sourced
+# from anywhere else (the tests), it only defines.
 # This file then loads its companions from its own directory, so that the
 # way to find them is written once: evkit-report.sh always (definitions
 # only, a millisecond), evkit-slurm.sh (--slurm) when it is installed.
@@ -24,7 +29,8 @@
 #   discovery     evk_discover: configurations of a sweep (known layouts, a
 #                 path regex with keys, a single run, a flat folder of JSON),
 #                 --select and --ranks subsets, symlinks followed
-#   options       evk_option: -h, -V, --slurm and the discovery options
+#   options       evk_option: -h, -V, -o, -j, -k, -q, --xlsx, --slurm and
+#                 the discovery options
 #   jobs          evk_parallel, evk_convert_cmd, evk_convert_files_cmd
 #   reports       evkit-report.sh: rpt_* (HTML), plot_* (gnuplot), tsv_*
 
@@ -627,14 +633,26 @@ EOF
 # evk_option OPT ARG: the options the pipelines share, as getopt gives
 # them, so that each pipeline's option loop ends with
 #   --) shift; break ;;
-#   *) evk_option "$1" "$2"; shift 2 ;;
-# -h and -V print the pipeline's usage or version and exit; --slurm and the
-# discovery options (in the getopt of the pipelines that take them) set
-# the variables above and all take an argument, hence the two words.
+#   *) evk_option "$1" "$2"; shift "$EVK_NSHIFT" ;;
+# EVK_NSHIFT is the number of words the option took.  -h and -V print the
+# pipeline's usage or version and exit; -o, -j, -k, -q and --xlsx set the
+# pipeline's out, jobs, keep, quiet (and EVK_QUIET) and xlsx (their defaults
+# are set when the pipeline starts); --slurm and the discovery options set
+# the variables above.  A pipeline gives an option of its own, or another
+# meaning to a letter, in its own cases before this one.
+# shellcheck disable=SC2034 # EVK_NSHIFT, out, jobs...: the pipeline's
 evk_option() {
+	EVK_NSHIFT=2
 	case "$1" in
 	-h | --help) usage; exit 0 ;;
 	-V | --version) evk_version; exit 0 ;;
+	-o | --output | --output-dir) out="$2" ;;
+	-j | --jobs)
+		[[ "$2" =~ ^[1-9][0-9]*$ ]] || evk_usage_error "--jobs: not a positive number: '$2'"
+		jobs="$2" ;;
+	-k | --keep) keep=1 EVK_NSHIFT=1 ;;
+	-q | --quiet) quiet=1 EVK_QUIET=1 EVK_NSHIFT=1 ;;
+	--xlsx) xlsx=1 EVK_NSHIFT=1 ;;
 	--slurm) EVK_SLURM=1 EVK_SLURM_OPTS="$2" ;;
 	-x | --path-regex) EVK_REGEX="$2" ;;
 	-K | --path-keys) EVK_REGEX_KEYS="$2" ;;
@@ -914,3 +932,13 @@ evk_convert_cmd() {
 	fi
 	evk_convert_files_cmd "$out" 0 "$(printf '%q ' "${traces[@]}")" "$@"
 }
+
+# The start of every pipeline, written once (see the top of this file).
+if [ "${BASH_SOURCE[1]-}" = "$0" ]; then
+	set -euo pipefail
+	EVK_PROG=${0##*/}
+	# The shared options' defaults (evk_option).
+	# shellcheck disable=SC2034 # the pipeline's variables
+	out="" keep=0 quiet=0 xlsx=0 jobs=$(nproc 2>/dev/null || echo 2)
+	evk_supervise "$@"
+fi
