@@ -489,6 +489,22 @@ OUT
 	assert_output --partial "$(printf 'base\ttest\t\t5\tcomputation_time\ttime_ms\t\t0.07\t\t\tonly-test\t\t')"
 }
 
+@test "compare --rank-mean: each run's mean over its ranks" {
+	# Base ranks 0 and 1: 100 and 300 us of compute (mean 200); test: one
+	# rank of 150 us (mean 150): -25%, where rank by rank says -50%.
+	printf 'type\trank\tts\tdur\tname\nkernel\t0\t0\t100000\tgemm_a\nkernel\t1\t0\t300000\tgemm_a\n' >"$T/b.tsv"
+	printf 'type\trank\tts\tdur\tname\nkernel\t0\t0\t150000\tgemm_a\n' >"$T/t.tsv"
+	pack "$T/b.tsv" "$T/b.ev"
+	pack "$T/t.tsv" "$T/t.ev"
+	ev-merge -q -o "$T/m.ev" base="$T/b.ev" test="$T/t.ev"
+	run -0 ev-stats compare --what=timeline --no-hta --rank-mean "$T/m.ev"
+	assert_line --index 0 "$(printf 'baseline\ttest\ttype\tmetric\tbase\tvalue\tdiff\tpct\tstatus\tbase_count\ttest_count')"
+	assert_line --index 1 --regexp "$(printf '^base\ttest\tcomputation_time\ttime_ms\t0.2\t0.15\t-0.0500*[0-9]?\t-25.00*[0-9]?\tBetter\t\t$')"
+	refute_output --partial only-
+	run -0 ev-stats compare --what=timeline --no-hta "$T/m.ev"
+	assert_line --index 1 --regexp "$(printf '^base\ttest\t0\t0\tcomputation_time\ttime_ms\t0.1\t0.15\t0.0[45][0-9]*\t(49.9|50)[.0-9]*\tWorse\t')"
+}
+
 @test "an analysis with nothing to report says why on stderr" {
 	printf 'type\tts\tdur\tname\nkernel\t0\t1000\tvectorized_elementwise\n' >"$T/e.tsv"
 	pack "$T/e.tsv" "$T/e.ev"

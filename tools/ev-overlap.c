@@ -290,13 +290,8 @@ static int run(struct opts *o, char **inputs, int ninputs)
 		if (rc)
 			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 	}
-	if (!status) {
-		rc = s.w ? ev_writer_close(s.w) : ev_output_close(s.out);
-		s.w = NULL;
-		s.out = NULL;
-		if (rc)
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-	}
+	if (!status)
+		status = ev_cli_close_ev_output(&o->cli, &s.w, &s.out);
 done:
 	if (s.t) {
 		int ignored = ev_table_close(s.t); /* already failing */

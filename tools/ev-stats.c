@@ -20,7 +20,7 @@
  * options, tables and sheets come from their rows), then compare, which
  * runs one of them (--what) and compares its sources. */
 static const char compare_name[] = "compare";
-static const char *const compare_options[] = { "what", "threshold", "exact-limit", NULL };
+static const char *const compare_options[] = { "what", "threshold", "rank-mean", "exact-limit", NULL };
 static const char compare_help[] = "the first source is the baseline; each other source is\n"
                                    "compared with it (--what); ranks pair by position";
 
@@ -33,6 +33,7 @@ struct opts {
 	struct ev_stats_opts so;
 	int by_given;
 	double threshold;            /* compare: percent */
+	int rank_mean;               /* compare: --rank-mean */
 	int xlsx;                    /* --xlsx: a workbook, the table as one sheet */
 	unsigned given;              /* bit per option code (subcommand checks) */
 	char **inputs;
@@ -102,6 +103,7 @@ static void usage(FILE *f)
 "                         oldest is released incomplete [65536]\n"
 "      --what=A           compare: timeline, kernels, coll or ops [timeline]\n"
 "      --threshold=PCT    compare: changes within PCT percent are Similar [1]\n"
+"      --rank-mean        compare: each run's mean over its ranks, not rank by rank\n"
 "      --exact-limit=N    keep up to N samples in all for exact quantiles;\n"
 "                         past it quantiles come from a sketch within 0.5%\n"
 "                         [262144]\n"
@@ -279,7 +281,7 @@ static int run(struct opts *o)
 		if (rs.rows.len == 0 && !o->cli.quiet)
 			explain_empty(o, &c);
 		if (!o->sub) {
-			struct ev_compare_opts co = { o->threshold, o->fmt, x, compare_name };
+			struct ev_compare_opts co = { o->threshold, o->fmt, x, compare_name, o->rank_mean };
 			struct ev_compare_counts cc;
 			rc = ev_stats_compare(s, &rs, &co, out, &cc);
 			if (!rc && rs.rows.len && !cc.tests && !o->cli.quiet)
@@ -370,7 +372,7 @@ static int parse_by(struct opts *o, const char *arg)
 }
 
 enum optcode {
-	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_EXACT, O_CSV,
+	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_XLSX,
 };
 
@@ -430,6 +432,7 @@ static const struct option longopts[] = {
 	{ "table", required_argument, NULL, O_TABLE },
 	{ "what", required_argument, NULL, O_WHAT },
 	{ "threshold", required_argument, NULL, O_THRESHOLD },
+	{ "rank-mean", no_argument, NULL, O_RANK_MEAN },
 	{ "exact-limit", required_argument, NULL, O_EXACT },
 	{ "csv", no_argument, NULL, O_CSV },
 	{ "json", no_argument, NULL, O_JSON },
@@ -559,6 +562,9 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case O_THRESHOLD:
 		if (ev_parse_double(arg, &o->threshold) != EV_OK || !(o->threshold >= 0))
 			return ev_cli_usage_error(&o->cli, "--threshold: expected a percentage, got '%s'", arg);
+		break;
+	case O_RANK_MEAN:
+		o->rank_mean = 1;
 		break;
 	case O_EXACT:
 		if (ev_parse_u64(arg, &so->exact_limit) != EV_OK)

@@ -391,13 +391,8 @@ static int run(struct opts *o)
 		status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &v);
 	}
 	ev_cli_progress_done(&o->cli);
-	if (!status) {
-		rc = sk.w ? ev_writer_close(sk.w) : ev_output_close(sk.out);
-		sk.w = NULL;
-		sk.out = NULL;
-		if (rc)
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-	}
+	if (!status)
+		status = ev_cli_close_ev_output(&o->cli, &sk.w, &sk.out);
 done:
 	ev_writer_abort(sk.w);
 	ev_output_abort(sk.out);
@@ -492,9 +487,9 @@ static int on_opt(void *ctx, int code, const char *arg)
 
 static const struct ev_cli_opts options = { "pc:MHt:r:s:n:", longopts, on_opt, usage };
 
-/* What the options say together, and the inputs.  Returns EV_CLI_RUN or
+/* What the options say together, and the inputs; then the run.  Returns
  * the exit status. */
-static int setup(struct opts *o, char **inputs, int ninputs)
+static int start(struct opts *o, char **inputs, int ninputs)
 {
 	static char *stdin_only[] = { (char *)"-" };
 	if (o->pack && o->format != FMT_TSV)
@@ -514,7 +509,7 @@ static int setup(struct opts *o, char **inputs, int ninputs)
 	o->inputs = ninputs ? inputs : stdin_only;
 	o->ninputs = ninputs ? ninputs : 1;
 	o->row.fmt = o->format == FMT_CSV ? EV_ROW_CSV : o->format == FMT_JSONL ? EV_ROW_JSONL : EV_ROW_TSV;
-	return EV_CLI_RUN;
+	return run(o);
 }
 
 int main(int argc, char **argv)
@@ -528,9 +523,7 @@ int main(int argc, char **argv)
 	o.row.ncols = EV_NCOLS;
 	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
 	if (status == EV_CLI_RUN)
-		status = setup(&o, argv + first, argc - first);
-	if (status == EV_CLI_RUN)
-		status = run(&o);
+		status = start(&o, argv + first, argc - first);
 	if (o.have_re)
 		regfree(&o.re);
 	free(o.ranks);

@@ -269,7 +269,9 @@ const char *ev_stats_str(const ev_stats *s, uint64_t id);
  * Linear in rows (hashed join). */
 /* xlsx not NULL: the table goes to a new sheet of that workbook instead
  * of out (status coloured Better/Worse there). */
-struct ev_compare_opts { double threshold; enum ev_table_fmt fmt; struct ev_xlsx *xlsx; const char *sheet; };
+/* rank_mean: each side's rows reduced to their mean over ranks first (the
+ * rank key dropped), so that runs compare as wholes. */
+struct ev_compare_opts { double threshold; enum ev_table_fmt fmt; struct ev_xlsx *xlsx; const char *sheet; int rank_mean; };
 struct ev_compare_counts { uint64_t matched, only_base, only_test, tests; };
 int ev_stats_compare(ev_stats *s, const struct ev_rowset *rs, const struct ev_compare_opts *o, ev_output *out,
                      struct ev_compare_counts *c) EV_RESULT_USED;

@@ -129,6 +129,10 @@ int ev_cli_reader_error(const struct ev_cli *cli, const ev_reader *r, int status
 int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status);
 /* The same for a file read: "-" is "standard input". */
 int ev_cli_input_error(const struct ev_cli *cli, const char *file, int status);
+/* Close the tool's ev output (-o): the writer when there is one, else the
+ * byte output (one of them non-NULL); both are cleared.  Returns 0, or 1
+ * with the error said as ev_cli_file_error does. */
+int ev_cli_close_ev_output(const struct ev_cli *cli, ev_writer **w, ev_output **out);
 /* Refuse to write binary ev to a terminal unless -f.  Returns 0 if fine,
  * else prints the message and returns 1. */
 int ev_cli_check_binary_out(const struct ev_cli *cli);

@@ -4,7 +4,8 @@
  * (the group of the lowest source number) and print one line per key and
  * metric.  The join is hashed, so it is linear in rows.  Ranks pair by
  * position (the i-th lowest rank of each side), so that two single-rank
- * runs recorded as rank 3 and rank 1 compare with each other.
+ * runs recorded as rank 3 and rank 1 compare with each other.  With
+ * rank_mean, each side's rows are first reduced to their mean over ranks.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -170,6 +171,88 @@ static int key_lines(const struct printer *p, const char *blabel, const char *tl
 	return rc;
 }
 
+static const char *key_text(const struct ev_row *r, size_t k)
+{
+	return r->key[k] ? r->key[k] : "";
+}
+
+/* The rows of in with the rank key dropped and each value the mean over
+ * the ranks of its (group, other keys), in first-seen order, into out. */
+static int mean_over_ranks(const struct ev_rowset *in, size_t rank_col, struct ev_rowset *out)
+{
+	struct ev_colspec keys[EV_STATS_MAX_BY + 8];
+	size_t nk = 0;
+	if (in->nkeys - 1 > sizeof keys / sizeof keys[0])
+		return EV_ERR_ARG;
+	for (size_t k = 0; k < in->nkeys; k++)
+		if (k != rank_col)
+			keys[nk++] = in->keys[k];
+	int rc = ev_rowset_init(out, keys, nk, in->vals, in->nvals);
+	struct ev_map at; /* hash(sg, keys) -> out row + 1 (next hash on a clash) */
+	ev_map_init(&at);
+	struct ev_vec nranks; /* per out row: rows summed */
+	ev_vec_init(&nranks, sizeof(uint32_t));
+	const struct ev_row *rows = in->rows.data;
+	char *jk = NULL;
+	for (size_t i = 0; !rc && i < in->rows.len; i++) {
+		size_t len = 0;
+		for (size_t k = 0; k < in->nkeys; k++)
+			len += k == rank_col ? 0 : strlen(key_text(&rows[i], k)) + 1;
+		char *p = realloc(jk, len + 1);
+		if (!p) {
+			rc = EV_ERR_NOMEM;
+			break;
+		}
+		jk = p;
+		for (size_t k = 0; k < in->nkeys; k++)
+			if (k != rank_col) {
+				const char *v = key_text(&rows[i], k);
+				size_t n = strlen(v);
+				memcpy(p, v, n);
+				p[n] = '\x1f';
+				p += n + 1;
+			}
+		*p = '\0';
+		struct ev_row *r = NULL;
+		uint64_t h = jhash(rows[i].sg, jk);
+		for (uint64_t *o; !r && (o = ev_map_get(&at, h)); h += 2) {
+			struct ev_row *c = (struct ev_row *)out->rows.data + (*o - 1);
+			int same = c->sg == rows[i].sg;
+			for (size_t k = 0; same && k < in->nkeys; k++)
+				if (k != rank_col)
+					same = !strcmp(key_text(c, k - (k > rank_col)), key_text(&rows[i], k));
+			if (same)
+				r = c;
+		}
+		uint32_t *cnt;
+		if (!r) {
+			if (!(r = ev_rowset_add(out, rows[i].sg)) || !(cnt = ev_vec_push(&nranks))) {
+				rc = EV_ERR_NOMEM;
+				break;
+			}
+			*cnt = 0;
+			for (size_t k = 0; !rc && k < in->nkeys; k++)
+				if (k != rank_col && rows[i].key[k])
+					rc = ev_row_key(r, k - (k > rank_col), rows[i].key[k]);
+			rc = rc ? rc : ev_map_put(&at, h, out->rows.len);
+		}
+		if (rc)
+			break;
+		size_t ri = (size_t)(r - (struct ev_row *)out->rows.data);
+		((uint32_t *)nranks.data)[ri]++;
+		for (size_t v = 0; v < in->nvals; v++)
+			r->val[v] += rows[i].val[v];
+	}
+	struct ev_row *orow = out->rows.data;
+	for (size_t i = 0; !rc && i < out->rows.len; i++)
+		for (size_t v = 0; v < out->nvals; v++)
+			orow[i].val[v] /= ((uint32_t *)nranks.data)[i];
+	free(jk);
+	ev_vec_free(&nranks);
+	ev_map_free(&at);
+	return rc;
+}
+
 static int cmp_first_src(const void *a, const void *b, void *arg)
 {
 	const struct srcgrp *g = arg;
@@ -181,6 +264,18 @@ int ev_stats_compare(ev_stats *s, const struct ev_rowset *rs, const struct ev_co
                      struct ev_compare_counts *cnt)
 {
 	memset(cnt, 0, sizeof *cnt);
+	if (o->rank_mean) {
+		for (size_t k = 1; k < rs->nkeys; k++)
+			if (!strcmp(rs->keys[k].name, "rank")) {
+				struct ev_rowset mean;
+				struct ev_compare_opts mo = *o;
+				mo.rank_mean = 0;
+				int rc = mean_over_ranks(rs, k, &mean);
+				rc = rc ? rc : ev_stats_compare(s, &mean, &mo, out, cnt);
+				ev_rowset_free(&mean);
+				return rc;
+			}
+	}
 	struct join j;
 	memset(&j, 0, sizeof j);
 	j.rs = rs;

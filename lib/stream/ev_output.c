@@ -364,25 +364,18 @@ int ev_output_putc(ev_output *o, int c)
 	return EV_OK;
 }
 
+static int put_bytes(void *ctx, const char *text, size_t len)
+{
+	return ev_output_write(ctx, text, len);
+}
+
 int ev_output_printf(ev_output *o, const char *fmt, ...)
 {
 	va_list ap;
-	char small[512];
 	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof small, fmt, ap);
+	int rc = ev_vformat(put_bytes, o, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return EV_ERR_ARG;
-	if ((size_t)n < sizeof small)
-		return ev_output_write(o, small, (size_t)n);
-	char *p = ev_output_reserve(o, (size_t)n + 1);
-	if (!p)
-		return o->err ? o->err : EV_ERR_NOMEM;
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	o->len += (size_t)n;
-	return EV_OK;
+	return rc;
 }
 
 int ev_output_is_tty(const ev_output *o) { return isatty(o->fd); }

@@ -264,25 +264,17 @@ int ev_write_text(ev_writer *w, const char *line, size_t len)
 	return rc ? rc : ev_output_putc(w->out, '\n');
 }
 
+static int put_text(void *ctx, const char *text, size_t len)
+{
+	return ev_write_text(ctx, text, len);
+}
+
 int ev_write_textf(ev_writer *w, const char *fmt, ...)
 {
-	char small[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof small, fmt, ap);
+	int rc = ev_vformat(put_text, w, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return EV_ERR_ARG;
-	if ((size_t)n < sizeof small)
-		return ev_write_text(w, small, (size_t)n);
-	char *big = malloc((size_t)n + 1);
-	if (!big)
-		return EV_ERR_NOMEM;
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	int rc = ev_write_text(w, big, (size_t)n);
-	free(big);
 	return rc;
 }
 

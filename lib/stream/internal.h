@@ -5,6 +5,7 @@
 #ifndef EV_STREAM_INTERNAL_H
 #define EV_STREAM_INTERNAL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -19,12 +20,15 @@
 /* Is (dev, ino) the file that an open ev_output will replace? */
 int ev_output_replaces(dev_t dev, ino_t ino);
 
+/* fmt with ap, formatted and handed to put(ctx, text, len): on the stack
+ * when short, else in a temporary allocation.  Returns put's status, or
+ * EV_ERR_ARG / EV_ERR_NOMEM. */
+int ev_vformat(int (*put)(void *ctx, const char *text, size_t len), void *ctx, const char *fmt, va_list ap);
+
 /* The reader's ids known defined and the writer's ids already emitted, in
  * front of their hash maps: a cache of two ways a set, the newer first.
- * Ids are content hashes, so their low bits pick the set.  With one way,
- * 500 names cycling through 4096 slots missed on 12% of records (the names
- * that shared a slot evicted each other): ev_map_get was 4% of an ev-view
- * stage. */
+ * Ids are content hashes, so their low bits pick the set; two ways keep
+ * names that share a slot from evicting each other on every record. */
 #define EV_ID_CACHE 4096 /* slots: 2048 sets of two */
 static inline int ev_id_cached(const uint64_t *cache, uint64_t id)
 {

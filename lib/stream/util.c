@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ev/stream.h"
+#include "internal.h"
 
 /* Would x * 10 + d pass UINT64_MAX?  Compares with constants: the
  * (UINT64_MAX - d) / 10 it replaces was a multiply per digit, and digit
@@ -336,4 +337,26 @@ void ev_map_free(struct ev_map *m)
 int ev_order_text(char *buf, size_t n, int64_t ts, int64_t last)
 {
 	return snprintf(buf, n, "out of order (ts %" PRId64 " after %" PRId64 "); sort with ev-merge --sort", ts, last);
+}
+
+int ev_vformat(int (*put)(void *ctx, const char *text, size_t len), void *ctx, const char *fmt, va_list ap)
+{
+	char small[1024];
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	char *p = small;
+	int rc = EV_OK;
+	if (n < 0)
+		rc = EV_ERR_ARG;
+	else if ((size_t)n >= sizeof small && (p = malloc((size_t)n + 1)) == NULL)
+		rc = EV_ERR_NOMEM;
+	if (!rc && p != small)
+		vsnprintf(p, (size_t)n + 1, fmt, again);
+	va_end(again);
+	if (!rc)
+		rc = put(ctx, p, (size_t)n);
+	if (p != small)
+		free(p);
+	return rc;
 }

@@ -214,6 +214,14 @@ int ev_cli_input_error(const struct ev_cli *cli, const char *file, int status)
 	return file_error(cli, !file || strcmp(file, "-") == 0 ? "standard input" : file, status);
 }
 
+int ev_cli_close_ev_output(const struct ev_cli *cli, ev_writer **w, ev_output **out)
+{
+	int rc = *w ? ev_writer_close(*w) : ev_output_close(*out);
+	*w = NULL;
+	*out = NULL;
+	return rc ? ev_cli_file_error(cli, cli->output, rc) : 0;
+}
+
 int ev_cli_check_binary_out(const struct ev_cli *cli)
 {
 	if (cli->force || strcmp(cli->output, "-") != 0 || !isatty(STDOUT_FILENO))
