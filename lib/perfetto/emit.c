@@ -40,7 +40,7 @@ int pf_out_fail(ev_perfetto *p, int status)
 
 /* ---- text --------------------------------------------------------------- */
 
-static int reserve(struct pf_buf *b, size_t n)
+int pf_grow(struct pf_buf *b, size_t n)
 {
 	if (b->cap - b->len >= n)
 		return 1;
@@ -55,26 +55,6 @@ static int reserve(struct pf_buf *b, size_t n)
 	b->p = np;
 	b->cap = ncap;
 	return 1;
-}
-
-void pf_put(struct pf_buf *b, const char *s, size_t n)
-{
-	if (!reserve(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-void pf_puts(struct pf_buf *b, const char *s)
-{
-	pf_put(b, s, strlen(s));
-}
-
-void pf_u64(struct pf_buf *b, uint64_t v)
-{
-	if (!reserve(b, 20))
-		return;
-	b->len = (size_t)(ev_put_dec(b->p + b->len, v) - b->p);
 }
 
 void pf_i64(struct pf_buf *b, int64_t v)
@@ -101,7 +81,7 @@ void pf_us(struct pf_buf *b, int64_t ns)
 
 void pf_jstr(struct pf_buf *b, const char *s, size_t n)
 {
-	if (!reserve(b, 6 * n + 3))
+	if (!pf_room(b, 6 * n + 3))
 		return;
 	b->len += ev_json_escape(s, n, b->p + b->len, b->cap - b->len);
 }

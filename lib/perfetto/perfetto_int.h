@@ -7,6 +7,7 @@
 #ifndef EV_PERFETTO_INT_H
 #define EV_PERFETTO_INT_H
 
+#include <string.h>
 #include <zlib.h>
 
 #include "ev/perfetto.h"
@@ -19,9 +20,31 @@
  * allocation per event.  An allocation failure sets oom and drops text. */
 struct pf_buf { char *p; size_t len, cap; int oom; };
 
-void pf_put(struct pf_buf *b, const char *s, size_t n);
-void pf_puts(struct pf_buf *b, const char *s);
-void pf_u64(struct pf_buf *b, uint64_t v);
+/* Room for n more bytes: 1, or 0 with oom set (the slow path of pf_room). */
+int pf_grow(struct pf_buf *b, size_t n);
+
+/* The puts are inline: an event is a few dozen of them, and a literal's
+ * length is then known where it is written. */
+static inline int pf_room(struct pf_buf *b, size_t n)
+{
+	return b->cap - b->len >= n || pf_grow(b, n);
+}
+static inline void pf_put(struct pf_buf *b, const char *s, size_t n)
+{
+	if (!pf_room(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+static inline void pf_puts(struct pf_buf *b, const char *s)
+{
+	pf_put(b, s, strlen(s));
+}
+static inline void pf_u64(struct pf_buf *b, uint64_t v)
+{
+	if (pf_room(b, 20))
+		b->len = (size_t)(ev_put_dec(b->p + b->len, v) - b->p);
+}
 void pf_i64(struct pf_buf *b, int64_t v);
 void pf_us(struct pf_buf *b, int64_t ns);             /* ns as us, three decimals */
 void pf_jstr(struct pf_buf *b, const char *s, size_t n); /* a quoted JSON string */
