@@ -77,7 +77,7 @@ row() { awk -F'\t' -v t="$1" '$2 == 0 && $3 == t { print $4 "\t" $5 }' "$T/out.t
 	printf 'type\trank\tts\tdur\tname\nkernel\t0\t500\t1\ta\nkernel\t1\t100\t1\tb\nkernel\t0\t400\t1\tc\n' >"$T/o.tsv"
 	pack "$T/o.tsv" "$T/o.ev"
 	run -1 ev-stats timeline "$T/o.ev"
-	assert_output --regexp 'o\.ev: record 3: out of order.*ev-merge --sort'
+	assert_output "ev-stats: $T/o.ev: record 3: out of order (ts 400 after 500); sort with ev-merge --sort"
 }
 
 @test "kernels: count, sum, mean, median, std, p90, p99 per name" {

@@ -205,8 +205,7 @@ static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 	if (rc == EV_OK || rc == EV_ERR_PIPE)
 		return rc;
 	if (rc == EV_ERR_ORDER)
-		ev_cli_error(&lp->o->cli, "%s: record %llu: out of order (rank %u, ts %lld); sort with ev-merge --sort",
-		             ev_reader_name(r), (unsigned long long)ev_reader_recno(r), rec->rank, (long long)rec->ts);
+		ev_cli_order_error(&lp->o->cli, ev_reader_name(r), ev_reader_recno(r), rec->ts, ev_stats_order_last(lp->s));
 	else /* out of memory, or the streamed table's output failed */
 		ev_cli_file_error(&lp->o->cli, lp->o->cli.output, rc);
 	return EV_FILTER_REPORTED;

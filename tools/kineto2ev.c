@@ -113,73 +113,6 @@ static int tok_text(const char *text, const struct ev_json_tok *t, int v, char *
 	return 0;
 }
 
-/* NCCL's pattern (name or enum number in 2.18) -> collective and algorithm. */
-static void flow_pattern(const char *p, struct ev_rec *r)
-{
-	static const struct { const char *name; unsigned op, algo; } map[] = {
-		{ "Ring", EV_OP_UNKNOWN, EV_ALGO_RING }, { "RingTwice", EV_OP_ALLREDUCE, EV_ALGO_RING },
-		{ "PipelineFrom", EV_OP_BROADCAST, EV_ALGO_RING }, { "PipelineTo", EV_OP_REDUCE, EV_ALGO_RING },
-		{ "TreeUp", EV_OP_REDUCE, EV_ALGO_TREE }, { "TreeDown", EV_OP_BROADCAST, EV_ALGO_TREE },
-		{ "TreeUpDown", EV_OP_ALLREDUCE, EV_ALGO_TREE }, { "CollnetChain", EV_OP_ALLREDUCE, EV_ALGO_COLLNET_CHAIN },
-		{ "CollnetDirect", EV_OP_ALLREDUCE, EV_ALGO_COLLNET_DIRECT }, { "Nvls", EV_OP_ALLREDUCE, EV_ALGO_NVLS },
-		{ "NvlsTree", EV_OP_ALLREDUCE, EV_ALGO_NVLS_TREE }, { "Send", EV_OP_SEND, EV_ALGO_UNKNOWN },
-		{ "Recv", EV_OP_RECV, EV_ALGO_UNKNOWN },
-	};
-	char n[32];
-	size_t k = 0;
-	/* "ncclPatternRingTwice", "RING_TWICE", "RingTwice" all compare equal. */
-	if (strncmp(p, "ncclPattern", 11) == 0)
-		p += 11;
-	for (; *p && k + 1 < sizeof n; p++)
-		if (*p != '_')
-			n[k++] = (char)tolower((unsigned char)*p);
-	n[k] = '\0';
-	int64_t num;
-	int isnum = ev_parse_i64(n, &num) == 0;
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-		char m[32];
-		size_t j = 0;
-		for (const char *q = map[i].name; *q; q++)
-			m[j++] = (char)tolower((unsigned char)*q);
-		m[j] = '\0';
-		if ((isnum && num == (int64_t)i) || (!isnum && strcmp(n, m) == 0)) {
-			r->op = (uint8_t)map[i].op;
-			r->algo = (uint8_t)map[i].algo;
-			return;
-		}
-	}
-}
-
-static unsigned flow_proto(const char *p)
-{
-	/* NCCL numbers them LL 0, LL128 1, SIMPLE 2. */
-	if (!strcasecmp(p, "LL") || !strcmp(p, "0"))
-		return EV_PROTO_LL;
-	if (!strcasecmp(p, "LL128") || !strcmp(p, "1"))
-		return EV_PROTO_LL128;
-	if (!strcasecmp(p, "SIMPLE") || !strcmp(p, "2"))
-		return EV_PROTO_SIMPLE;
-	return EV_PROTO_UNKNOWN;
-}
-
-static unsigned flow_stage(const char *st)
-{
-	char l[64];
-	size_t k = 0;
-	for (; *st && k + 1 < sizeof l; st++)
-		l[k++] = (char)tolower((unsigned char)*st);
-	l[k] = '\0';
-	if (strstr(l, "scatter") || strstr(l, "reduce") || !strcmp(l, "rs"))
-		return EV_F_PHASE_RS;
-	if (strstr(l, "gather") || !strcmp(l, "ag"))
-		return EV_F_PHASE_AG;
-	if (strstr(l, "up"))
-		return EV_F_TREE_UP;
-	if (strstr(l, "down"))
-		return EV_F_TREE_DOWN;
-	return 0;
-}
-
 static int is_flow_jsonl(const char *path)
 {
 	const char *b = strrchr(path, '/');
@@ -263,11 +196,11 @@ static int read_flow_jsonl(struct state *s, int i)
 		r.bytes = (uint64_t)bytes;
 		r.id = (uint32_t)fi->events;
 		if (tok_text(text, s->toks, ev_json_get(text, s->toks, 0, "pattern"), buf, sizeof buf) == 0)
-			flow_pattern(buf, &r);
+			ev_nccl_pattern_word(buf, &r);
 		if (tok_text(text, s->toks, ev_json_get(text, s->toks, 0, "protocol"), buf, sizeof buf) == 0)
-			r.proto = (uint8_t)flow_proto(buf);
+			r.proto = (uint8_t)ev_nccl_proto_setting(buf);
 		if (tok_text(text, s->toks, ev_json_get(text, s->toks, 0, "stage"), buf, sizeof buf) == 0)
-			r.flags = (uint16_t)flow_stage(buf);
+			r.flags = (uint16_t)ev_nccl_stage_word(buf);
 		fi->events++;
 		if ((rc = ev_kineto_add(s->k, i, &r)) != EV_OK) {
 			status = ev_cli_error(&o->cli, "%s: %s", fi->path, ev_strerror(rc));

@@ -101,6 +101,21 @@ unsigned ev_nccl_dtype_code(int64_t code); /* ncclInt8 = 0 .. ncclBfloat16 = 9, 
  * "Sum", "AllReduce"), parsed case-insensitively.  0 when unknown. */
 unsigned ev_nccl_algo_word(const char *s, size_t len);
 unsigned ev_nccl_proto_word(const char *s, size_t len);
+/* A protocol as NCCL_PROTO or a flow file gives it: its name in any case,
+ * or NCCL's number (0 LL, 1 LL128, 2 SIMPLE).  0 when unknown. */
+unsigned ev_nccl_proto_setting(const char *s);
+/* NCCL's ncclPattern_t by name ("ncclPatternRingTwice", "RING_TWICE",
+ * "RingTwice") or by its number in 2.18's enum: the collective and the
+ * algorithm it implies, into r's op and algo (left as they are when the
+ * pattern is unknown; op unknown for Ring, which any ring collective uses). */
+void ev_nccl_pattern_word(const char *s, struct ev_rec *r);
+/* A step's stage as the flow extractor writes it ("ReduceScatter",
+ * "AllGather", "rs", "ag", "up", "down", ...): its EV_F_* flag, 0 when
+ * none. */
+unsigned ev_nccl_stage_word(const char *s);
+/* A protocol's name as NCCL prints it ("LL", "LL128", "SIMPLE"); NULL when
+ * unknown. */
+const char *ev_nccl_proto_text(unsigned proto);
 /* An algorithm as NCCL_ALGO lists it: NCCL's name or its kernel-name word
  * in any case ("Ring", "nvlstree", "collnet_direct"), not the "CollNet"
  * of versions before it was split.  0 when unknown. */

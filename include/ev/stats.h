@@ -240,6 +240,8 @@ const char *ev_stats_sheet(const struct ev_stats_analysis *a, unsigned table);
 int ev_stats_new(ev_stats **s, const struct ev_stats_opts *o, ev_strtab *st, ev_meta *meta) EV_RESULT_USED;
 /* One record.  EV_ERR_ORDER when a group's records go back in time. */
 int ev_stats_add(ev_stats *s, const struct ev_rec *r) EV_RESULT_USED;
+/* After EV_ERR_ORDER: the time of the group's record that r went back from. */
+int64_t ev_stats_order_last(const ev_stats *s);
 /* End of input: release what is open (collectives, op instances). */
 int ev_stats_finish(ev_stats *s) EV_RESULT_USED;
 /* The result table (after finish).  rs is initialised by the call. */

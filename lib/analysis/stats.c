@@ -306,6 +306,11 @@ ANALYSES(DECLARE)
 #define ROW(n) &ev_stats_analysis_##n,
 const struct ev_stats_analysis *const ev_stats_registry[] = { ANALYSES(ROW) NULL };
 
+int64_t ev_stats_order_last(const ev_stats *s)
+{
+	return s->order_last;
+}
+
 const struct ev_stats_analysis *ev_stats_find(const char *name)
 {
 	for (size_t i = 0; ev_stats_registry[i]; i++)

@@ -79,6 +79,7 @@ struct ev_stats {
 	struct ev_map class_cache;      /* name id -> class + 1 (under rules) */
 	struct groups g;                /* the analysis's accumulators (a->group_size each) */
 	struct ev_stats_counts n;
+	int64_t order_last;             /* EV_ERR_ORDER: the group's last ts */
 };
 
 /* ---- shared helpers (stats.c) ---- */

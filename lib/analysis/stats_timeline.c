@@ -128,8 +128,10 @@ static int timeline_rec(struct ev_stats *s, const struct ev_rec *r)
 		tm->last_rank = r->rank;
 		tm->last_stream = r->stream;
 	}
-	if (t->started && r->ts < t->last_ts)
+	if (t->started && r->ts < t->last_ts) {
+		s->order_last = t->last_ts;
 		return EV_ERR_ORDER;
+	}
 	if (!t->started) {
 		ev_cover_init(&t->tl);
 		t->started = 1;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ev/nccl.h"
 #include "ev/nccl_sched.h"
 #include "nccl/util.h"
 
@@ -129,7 +130,8 @@ static const char *fine_stage(unsigned flags, unsigned op, const char *pat)
 
 static const char *proto_name(unsigned p)
 {
-	return p == EV_PROTO_LL ? "LL" : p == EV_PROTO_LL128 ? "LL128" : p == EV_PROTO_SIMPLE ? "SIMPLE" : "UNKNOWN";
+	const char *t = ev_nccl_proto_text(p);
+	return t ? t : "UNKNOWN";
 }
 
 static void upper(char *dst, const char *src, size_t n)

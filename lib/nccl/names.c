@@ -455,3 +455,87 @@ unsigned ev_nccl_proto_word(const char *s, size_t len)
 			return protos[i].v;
 	return 0;
 }
+
+const char *ev_nccl_proto_text(unsigned proto)
+{
+	for (size_t i = 0; i < NWORDS(protos); i++)
+		if (protos[i].v == proto)
+			return protos[i].part;
+	return NULL;
+}
+
+unsigned ev_nccl_proto_setting(const char *s)
+{
+	int64_t v;
+	if (ev_parse_i64(s, &v) == EV_OK)
+		return ev_nccl_proto_code(v);
+	return ev_nccl_proto_word(s, strlen(s));
+}
+
+/* NCCL's patterns, in the order of 2.18's ncclPattern_t (the index is its
+ * number), with the collective and the algorithm each implies. */
+static const struct nccl_pattern {
+	const char *name;
+	unsigned op, algo;
+} patterns[] = {
+	{ "Ring", EV_OP_UNKNOWN, EV_ALGO_RING },
+	{ "RingTwice", EV_OP_ALLREDUCE, EV_ALGO_RING },
+	{ "PipelineFrom", EV_OP_BROADCAST, EV_ALGO_RING },
+	{ "PipelineTo", EV_OP_REDUCE, EV_ALGO_RING },
+	{ "TreeUp", EV_OP_REDUCE, EV_ALGO_TREE },
+	{ "TreeDown", EV_OP_BROADCAST, EV_ALGO_TREE },
+	{ "TreeUpDown", EV_OP_ALLREDUCE, EV_ALGO_TREE },
+	{ "CollnetChain", EV_OP_ALLREDUCE, EV_ALGO_COLLNET_CHAIN },
+	{ "CollnetDirect", EV_OP_ALLREDUCE, EV_ALGO_COLLNET_DIRECT },
+	{ "Nvls", EV_OP_ALLREDUCE, EV_ALGO_NVLS },
+	{ "NvlsTree", EV_OP_ALLREDUCE, EV_ALGO_NVLS_TREE },
+	{ "Send", EV_OP_SEND, EV_ALGO_UNKNOWN },
+	{ "Recv", EV_OP_RECV, EV_ALGO_UNKNOWN },
+};
+
+/* a and b equal but for case and underscores. */
+static int same_word(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		while (*a == '_')
+			a++;
+		while (*b == '_')
+			b++;
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+		if (!*a)
+			return 1;
+	}
+}
+
+void ev_nccl_pattern_word(const char *s, struct ev_rec *r)
+{
+	int64_t num;
+	int isnum = ev_parse_i64(s, &num) == EV_OK;
+	if (strncmp(s, "ncclPattern", 11) == 0)
+		s += 11;
+	for (size_t i = 0; i < NWORDS(patterns); i++)
+		if (isnum ? num == (int64_t)i : same_word(s, patterns[i].name)) {
+			r->op = (uint8_t)patterns[i].op;
+			r->algo = (uint8_t)patterns[i].algo;
+			return;
+		}
+}
+
+unsigned ev_nccl_stage_word(const char *st)
+{
+	char l[64];
+	size_t k = 0;
+	for (; *st && k + 1 < sizeof l; st++)
+		l[k++] = (char)tolower((unsigned char)*st);
+	l[k] = '\0';
+	if (strstr(l, "scatter") || strstr(l, "reduce") || !strcmp(l, "rs"))
+		return EV_F_PHASE_RS;
+	if (strstr(l, "gather") || !strcmp(l, "ag"))
+		return EV_F_PHASE_AG;
+	if (strstr(l, "up"))
+		return EV_F_TREE_UP;
+	if (strstr(l, "down"))
+		return EV_F_TREE_DOWN;
+	return 0;
+}

@@ -116,6 +116,26 @@ static void test_words(void)
 	CHECK(ev_nccl_algo_setting("") == 0 && ev_nccl_algo_setting("unknown") == 0);
 }
 
+/* The words of the flow extractor's files: patterns by name or number,
+ * protocols by name or number, stages. */
+static void test_flow_words(void)
+{
+	struct ev_rec r = { 0 };
+	ev_nccl_pattern_word("ncclPatternRingTwice", &r);
+	CHECK(r.op == EV_OP_ALLREDUCE && r.algo == EV_ALGO_RING);
+	ev_nccl_pattern_word("TREE_UP", &r);
+	CHECK(r.op == EV_OP_REDUCE && r.algo == EV_ALGO_TREE);
+	ev_nccl_pattern_word("12", &r); /* Recv in 2.18's enum */
+	CHECK(r.op == EV_OP_RECV && r.algo == EV_ALGO_UNKNOWN);
+	ev_nccl_pattern_word("RingThrice", &r); /* unknown: left as it was */
+	CHECK(r.op == EV_OP_RECV);
+	CHECK(ev_nccl_proto_setting("simple") == EV_PROTO_SIMPLE && ev_nccl_proto_setting("1") == EV_PROTO_LL128);
+	CHECK(ev_nccl_proto_setting("LL64") == 0 && ev_nccl_proto_setting("7") == EV_PROTO_UNKNOWN);
+	CHECK(!strcmp(ev_nccl_proto_text(EV_PROTO_SIMPLE), "SIMPLE") && ev_nccl_proto_text(EV_PROTO_UNKNOWN) == NULL);
+	CHECK(ev_nccl_stage_word("ReduceScatter") == EV_F_PHASE_RS && ev_nccl_stage_word("ag") == EV_F_PHASE_AG);
+	CHECK(ev_nccl_stage_word("tree-down") == EV_F_TREE_DOWN && ev_nccl_stage_word("send") == 0);
+}
+
 struct dcase { const char *spelling; unsigned dt, size; };
 
 /* Every spelling of an element type PyTorch has written into a trace:
@@ -280,6 +300,7 @@ int main(void)
 {
 	RUN(test_kernel_decode);
 	RUN(test_words);
+	RUN(test_flow_words);
 	RUN(test_tables_complete);
 	RUN(test_classifier);
 	RUN(test_torch_dtypes);
