@@ -15,7 +15,8 @@
 # Prints one line per fault and exits 1; prints nothing and exits 0 when
 # the graph is clean.  Run by `make lint`.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# The tree: the argument, or the source tree this script is in.
+cd "${1:-$(dirname "$0")/..}"
 
 doc=docs/ARCHITECTURE.md
 
