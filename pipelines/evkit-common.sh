@@ -17,7 +17,7 @@
 # only, a millisecond), evkit-slurm.sh (--slurm) when it is installed.
 #
 # What a pipeline gets here:
-#   errors        evk_die, evk_usage_error, evk_need
+#   errors        evk_die, evk_usage_error, evk_need, evk_rename_in
 #   conventions   evk_version (--version), evk_say / evk_step (progress with
 #                 elapsed time on stderr; EVK_QUIET=1 silences it)
 #   signals       evk_supervise: the pipeline runs as a worker in its own
@@ -628,6 +628,20 @@ evk_discovery_help() {
                         (repeatable: all must hold)
       --ranks=LIST      only these ranks, e.g. 0,2,4-7
 EOF
+}
+
+# evk_rename_in TEMP NAME FILE...: in the message files FILE..., the path of
+# TEMP, a temporary file a stage read, replaced by NAME, the user's words
+# for it: a message never names a file the user cannot see.
+evk_rename_in() {
+	local from="$1" to="$2" f line text
+	shift 2
+	for f in "$@"; do
+		[ -s "$f" ] || continue
+		text=""
+		while IFS= read -r line || [ -n "$line" ]; do text+="${line//"$from"/"$to"}"$'\n'; done <"$f"
+		printf '%s' "$text" >"$f"
+	done
 }
 
 # evk_option OPT ARG: the options the pipelines share, as getopt gives

@@ -233,6 +233,11 @@ EOF
 	[[ "$stderr" == *"coll-expand: warning: chose allreduce of 1048576 bytes on 2 ranks"*"[2 operations]"* ]]
 	run -0 bash -c 'jq -r .algoSource "$1"/proxy_flow_rank*.jsonl | sort -u' _ "$T/out"
 	assert_output model
+	# A stream converted here is named by the inputs, not its temporary path.
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour stock --nodes 1 --gpus 2 --iters 1 "$T/nsys" >/dev/null
+	run -0 --separate-stderr nccl-flows -o "$T/out2" "$T/nsys"/*.sqlite
+	[[ "$stderr" == *"coll-expand: warning: $T/nsys/nsys_nid000000.sqlite (converted): the trace does not say"* ]]
+	[[ "$stderr" != *nccl-flows.*/all.ev* ]]
 }
 
 @test "symlinked exports, gzipped ones included, and symlinked folders are read like the files" {

@@ -44,6 +44,13 @@ gen_nsys() {
 	assert_output ""
 }
 
+@test "stock NCCL: the converted stream is named by the exports, never by its temporary path" {
+	gen_nsys stock "$T/nsys"
+	run -0 --separate-stderr nsys2goal -i "$T/nsys" -o "$T/out"
+	[[ "$stderr" == *"coll-expand: warning: $T/nsys (converted): the trace does not say which algorithm"* ]]
+	[[ "$stderr" != *.nsys2goal.* && "$stderr" != *trace.ev* ]]
+}
+
 @test "a failing stage shows its own message" {
 	gen_nsys annotated "$T/nsys"
 	run -1 nsys2goal -q -i "$T/nsys" -o "$T/out" --max-messages=2
