@@ -136,62 +136,6 @@ EV_CLI_HELP_EXIT("malformed, truncated or unordered input")
 /* ------------------------------------------------------------------ */
 /* Messages: what was seen when a table is empty or partial.            */
 
-/* Say on stderr why an analysis has no rows (never silent): no records,
- * the analysis's own reason, else no GPU events. */
-static void explain_empty(const struct opts *o, const struct ev_stats_counts *c)
-{
-	char msg[1024];
-	const char *sub = sub_name(o);
-	if (c->records == 0)
-		ev_cli_warn(&o->cli, "%s: no records in the input: empty table", sub);
-	else if (o->what->explain && o->what->explain(&o->so, c, msg, sizeof msg))
-		ev_cli_warn(&o->cli, "%s: %s", sub, msg);
-	else
-		ev_cli_warn(&o->cli, "%s: no GPU events (kernel, memcpy, memset) among %llu records: empty table", sub,
-		            (unsigned long long)c->records);
-}
-
-static void report(const struct opts *o, const struct ev_stats_counts *c)
-{
-	if (o->cli.quiet)
-		return;
-	if (c->coll_incomplete) {
-		ev_cli_warn(&o->cli, "%llu collectives were not seen on every rank of their communicator",
-		            (unsigned long long)c->coll_incomplete);
-		if (c->coll_evicted)
-			ev_cli_warn(&o->cli, "%llu of them released early, oldest first, past --max-open=%zu open collectives or "
-			            "%u arrivals held", (unsigned long long)c->coll_evicted, o->so.coll_limits.max_open,
-			            EV_COLLMATCH_MAX_HELD);
-		if (c->coll_unsized)
-			ev_cli_warn(&o->cli, "%llu of them have no communicator size (no aux, no #comm nranks=)",
-			            (unsigned long long)c->coll_unsized);
-	}
-	if (c->coll_mismatch)
-		ev_cli_warn(&o->cli, "%llu collective arrivals differ in kind or size from another rank's at the same (comm, "
-		            "seq): the ranks' traces do not hold the same collectives (cut or sampled traces?), so those "
-		            "pairs are not one collective", (unsigned long long)c->coll_mismatch);
-	if (c->ops_window)
-		ev_cli_warn(&o->cli, "%llu op instances closed while open: more than 65536 open at once (a later kernel of one "
-		            "counts as a new instance)", (unsigned long long)c->ops_window);
-	if (c->sketched)
-		ev_cli_warn(&o->cli, "quantiles of the largest groups come from a sketch (within %.1f%%): over --exact-limit",
-		            EV_DIST_SKETCH_ERR * 100);
-	/* Empty cells and conventions that would read as facts: said once,
-	 * counted. */
-	if (c->hta_one_step)
-		ev_cli_warn(&o->cli, "%llu rank(s) have one ProfilerStep: HTA's rows keep every GPU event, as HTA does with "
-		            "fewer than two steps", (unsigned long long)c->hta_one_step);
-	if (c->hta_no_step)
-		ev_cli_warn(&o->cli, "%llu rank(s) have no ProfilerStep: HTA's rows keep every GPU event, as HTA does with "
-		            "fewer than two steps", (unsigned long long)c->hta_no_step);
-	if (c->no_comm)
-		ev_cli_warn(&o->cli, "%llu rank(s) have no communication: hta_comm_comp_overlap_time's percent left empty "
-		            "(HTA gives NaN)", (unsigned long long)c->no_comm);
-	if (c->one_instance)
-		ev_cli_warn(&o->cli, "%llu row(s) of a single instance: std left empty (a sample std needs two)",
-		            (unsigned long long)c->one_instance);
-}
-
 /* ------------------------------------------------------------------ */
 
 struct loop { struct opts *o; ev_stats *s; };
@@ -270,15 +214,16 @@ static int run(struct opts *o)
 	}
 	struct ev_stats_counts c;
 	ev_stats_get_counts(s, &c);
-	report(o, &c);
+	struct ev_say say = { ev_cli_say, &o->cli };
+	ev_stats_say_notes(s, &say);
 	if (each) {
 		rc = ev_table_close(each);
 		each = NULL;
-		if (!rc && c.streamed == 0 && !o->cli.quiet)
-			explain_empty(o, &c);
+		if (!rc && c.streamed == 0)
+			ev_stats_say_empty(s, sub_name(o), &say);
 	} else if ((rc = ev_stats_rows(s, &rs)) == EV_OK) {
-		if (rs.rows.len == 0 && !o->cli.quiet)
-			explain_empty(o, &c);
+		if (rs.rows.len == 0)
+			ev_stats_say_empty(s, sub_name(o), &say);
 		if (!o->sub) {
 			struct ev_compare_opts co = { o->threshold, o->fmt, x, compare_name, o->rank_mean };
 			struct ev_compare_counts cc;

@@ -247,6 +247,12 @@ int ev_stats_finish(ev_stats *s) EV_RESULT_USED;
 /* The result table (after finish).  rs is initialised by the call. */
 int ev_stats_rows(ev_stats *s, struct ev_rowset *rs) EV_RESULT_USED;
 void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c);
+/* After finish: what the reader must know of the result (collectives not
+ * seen on every rank, sketched quantiles, empty cells...), each said once
+ * through say as a warning.  NULL say: nothing. */
+void ev_stats_say_notes(const ev_stats *s, const struct ev_say *say);
+/* Why the table called name has no rows, through say. */
+void ev_stats_say_empty(const ev_stats *s, const char *name, const struct ev_say *say);
 /* Number of source groups seen. */
 size_t ev_stats_nsrcgroups(const ev_stats *s);
 void ev_stats_free(ev_stats *s);
