@@ -91,3 +91,60 @@ PY
 	assert_output --partial "is also an input"
 	cmp "$T/g.ev" <(kineto2ev -q -o - "$T"/g/rank*/trace.json)
 }
+
+# A two-rank run with collectives, as one merged stream (T/m.ev).
+two_ranks() {
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --ranks 2 --iters 2 --channels 28 --threads 256 "$T/k" >/dev/null
+	local r
+	for r in 0 1; do kineto2ev -q -o "$T/r$r.ev" "$T"/k/*/*/torch_profiler/rank$r/*.json*; done
+	ev-merge -q -o "$T/m.ev" "$T/r0.ev" "$T/r1.ev"
+}
+
+@test "report: every table from one pass equals the table ev-stats makes alone" {
+	two_ranks
+	run -0 --separate-stderr ev-stats report -o "$T/rep" "$T/m.ev"
+	run -0 ls "$T/rep"
+	assert_output "$(printf '%s.tsv\n' coll_analysis coll_each gpu_timeline kernel_summary kernel_summary_by_category ops_unique_args short_kernel_histogram short_kernels_summary)"
+	local sheet cmd
+	while read -r sheet cmd; do
+		# shellcheck disable=SC2086 # cmd is a word list
+		ev-stats $cmd -q -o "$T/one.tsv" "$T/m.ev"
+		cmp "$T/one.tsv" "$T/rep/$sheet.tsv" || { echo "report's $sheet differs from ev-stats $cmd" >&2; return 1; }
+	done <<'LIST'
+gpu_timeline timeline --by=rank
+kernel_summary kernels --by=rank
+kernel_summary_by_category categories --by=rank
+ops_unique_args ops --by=rank
+coll_analysis coll --by=
+coll_each coll --by= --table=each
+short_kernels_summary short --by=rank
+short_kernel_histogram short --by= --table=histogram
+LIST
+	# --csv writes CSV files; a workbook has a sheet per table but the
+	# streamed one.
+	ev-stats report -q --csv -o "$T/csv" "$T/m.ev"
+	ev-stats kernels --by=rank --csv -q -o "$T/one.csv" "$T/m.ev"
+	cmp "$T/one.csv" "$T/csv/kernel_summary.csv"
+	ev-stats report -q --xlsx -o "$T/r.xlsx" "$T/m.ev"
+	run -0 python3 -c 'import openpyxl, sys; print(" ".join(openpyxl.load_workbook(sys.argv[1]).sheetnames))' "$T/r.xlsx"
+	assert_output "gpu_timeline kernel_summary kernel_summary_by_category ops_unique_args coll_analysis short_kernels_summary short_kernel_histogram"
+}
+
+@test "report: an analysis's notes once, named by its table; usage errors" {
+	two_ranks
+	# Rank 1 alone: its collectives were not seen on rank 0.
+	run -0 --separate-stderr ev-stats report -o "$T/rep" "$T/r1.ev"
+	run -0 grep -c 'collectives were not seen on every rank' <<<"$stderr"
+	assert_output 1
+	[[ "$stderr" == *"ev-stats: warning: coll_analysis: "*" collectives were not seen on every rank of their communicator"* ]]
+	run -2 ev-stats report "$T/m.ev"
+	assert_output --partial "report: -o DIR is required"
+	run -2 ev-stats report --by=rank -o "$T/x" "$T/m.ev"
+	assert_output --partial "report: --by does not apply"
+	run -2 ev-stats report --table=each -o "$T/x" "$T/m.ev"
+	assert_output --partial "report: --table does not apply"
+	# -o an existing file, not a directory: the error names it
+	: >"$T/f"
+	run -1 ev-stats report -o "$T/f" "$T/m.ev"
+	assert_output --partial "$T/f"
+}

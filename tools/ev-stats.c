@@ -23,6 +23,10 @@ static const char compare_name[] = "compare";
 static const char *const compare_options[] = { "what", "threshold", "rank-mean", "exact-limit", NULL };
 static const char compare_help[] = "the first source is the baseline; each other source is\n"
                                    "compared with it (--what); ranks pair by position";
+/* report: the tables of TraceLens's perf report in one pass (lib/analysis/report.c). */
+static const char report_name[] = "report";
+static const char report_help[] = "every table of TraceLens's perf report in one pass:\n"
+                                  "a workbook (--xlsx -o FILE) or a file per table (-o DIR)";
 
 struct opts {
 	struct ev_cli cli;
@@ -35,6 +39,7 @@ struct opts {
 	double threshold;            /* compare: percent */
 	int rank_mean;               /* compare: --rank-mean */
 	int xlsx;                    /* --xlsx: a workbook, the table as one sheet */
+	int report;                  /* the report subcommand */
 	unsigned given;              /* bit per option code (subcommand checks) */
 	char **inputs;
 	int ninputs;
@@ -42,7 +47,7 @@ struct opts {
 
 static const char *sub_name(const struct opts *o)
 {
-	return o->sub ? o->sub->name : compare_name;
+	return o->sub ? o->sub->name : o->report ? report_name : compare_name;
 }
 
 /* A subcommand's --help entry: its name, then its description's lines
@@ -74,6 +79,7 @@ static void usage(FILE *f)
 	for (size_t i = 0; ev_stats_registry[i]; i++)
 		usage_sub(f, ev_stats_registry[i]->name, ev_stats_registry[i]->help);
 	usage_sub(f, compare_name, compare_help);
+	usage_sub(f, report_name, report_help);
 	fputs(
 "\n"
 "Options:\n"
@@ -113,7 +119,9 @@ static void usage(FILE *f)
 "                         kernel_summary, ops_unique_args, coll_analysis,\n"
 "                         short_kernels_summary, ...), frozen header, filters;\n"
 "                         compare's status coloured Better/Worse\n"
-"  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
+"  -o, --output=FILE      write to FILE (via a temporary name) [stdout];\n"
+"                         report: a directory, a file per table named by\n"
+"                         its sheet (with --xlsx a workbook)\n"
 "  -q, --quiet            no warnings\n"
 EV_CLI_HELP_HV
 "\n"
@@ -134,25 +142,43 @@ EV_CLI_HELP_EXIT("malformed, truncated or unordered input")
 }
 
 /* ------------------------------------------------------------------ */
-/* Messages: what was seen when a table is empty or partial.            */
 
-/* ------------------------------------------------------------------ */
+struct loop { struct opts *o; ev_stats *s; ev_report *rep; };
 
-struct loop { struct opts *o; ev_stats *s; };
-
-/* One record into the analysis.  Order is checked per group by the
- * analysis (a stream may interleave ranks and sources). */
+/* One record into the analysis (or every table of the report).  Order is
+ * checked per group by the analysis (a stream may interleave ranks and
+ * sources). */
 static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 {
 	struct loop *lp = ctx;
-	int rc = ev_stats_add(lp->s, rec);
+	int rc = lp->rep ? ev_report_add(lp->rep, rec) : ev_stats_add(lp->s, rec);
 	if (rc == EV_OK || rc == EV_ERR_PIPE)
 		return rc;
 	if (rc == EV_ERR_ORDER)
-		ev_cli_order_error(&lp->o->cli, ev_reader_name(r), ev_reader_recno(r), rec->ts, ev_stats_order_last(lp->s));
+		ev_cli_order_error(&lp->o->cli, ev_reader_name(r), ev_reader_recno(r), rec->ts,
+		                   lp->rep ? ev_report_order_last(lp->rep) : ev_stats_order_last(lp->s));
 	else /* out of memory, or the streamed table's output failed */
 		ev_cli_file_error(&lp->o->cli, lp->o->cli.output, rc);
 	return EV_FILTER_REPORTED;
+}
+
+/* The report: one pass, every table into the workbook x or the
+ * directory -o. */
+static int run_report(struct opts *o, ev_strtab *st, ev_meta *meta, ev_xlsx *x)
+{
+	struct ev_say say = { ev_cli_say, &o->cli };
+	struct ev_report_out ro = { o->cli.output, x, o->cli.output, o->fmt, &say };
+	ev_report *rep = NULL;
+	int status = 0, rc = ev_report_new(&rep, &o->so, &ro, st, meta);
+	struct loop lp = { o, NULL, rep };
+	struct ev_filter f = { EV_FILTER_SKIP_TEXT, NULL, NULL, on_rec, NULL, NULL };
+	if (rc)
+		status = ev_cli_file_error(&o->cli, rep ? ev_report_path(rep) : o->cli.output, rc);
+	else if ((status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &lp)) == 0 &&
+	         (rc = ev_report_close(rep)) != EV_OK)
+		status = ev_cli_file_error(&o->cli, ev_report_path(rep), rc);
+	ev_report_free(rep);
+	return status;
 }
 
 static int run(struct opts *o)
@@ -180,9 +206,14 @@ static int run(struct opts *o)
 			status = ev_cli_error(&o->cli, "%s: %s", o->cli.output, x ? ev_xlsx_error(x) : ev_strerror(rc));
 			goto done;
 		}
-	} else if ((rc = ev_output_open(&out, o->cli.output)) != EV_OK) {
+	} else if (!o->report && (rc = ev_output_open(&out, o->cli.output)) != EV_OK) {
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
+	}
+	if (o->report) {
+		if ((status = run_report(o, st, meta, x)) != 0)
+			goto done;
+		goto close;
 	}
 	o->so.analysis = what;
 	/* A streamed table is written as the analysis goes, not from rows. */
@@ -203,7 +234,7 @@ static int run(struct opts *o)
 		status = ev_cli_error(&o->cli, "out of memory");
 		goto done;
 	}
-	struct loop lp = { o, s };
+	struct loop lp = { o, s, NULL };
 	struct ev_filter f = { EV_FILTER_SKIP_TEXT, NULL, NULL, on_rec, NULL, NULL };
 	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &lp);
 	if (status)
@@ -240,13 +271,14 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
+close:
 	if (x) {
 		char err[256];
 		rc = ev_xlsx_close(x, err, sizeof err);
 		x = NULL;
 		if (rc)
 			status = ev_cli_error(&o->cli, "%s: %s", o->cli.output, err);
-	} else {
+	} else if (out) {
 		rc = ev_output_close(out);
 		out = NULL;
 		if (rc)
@@ -566,10 +598,11 @@ static int choose_sub(struct opts *o, char **words, int n)
 		for (size_t i = 0; ev_stats_registry[i] && k < sizeof subs; i++)
 			k += (size_t)snprintf(subs + k, sizeof subs - k, "%s, ", ev_stats_registry[i]->name);
 		if (k < sizeof subs)
-			snprintf(subs + k, sizeof subs - k, "%s", compare_name);
+			snprintf(subs + k, sizeof subs - k, "%s, %s", compare_name, report_name);
 		return ev_cli_usage_error(&o->cli, "missing subcommand (%s)", subs);
 	}
-	if (strcmp(words[0], compare_name) && !(o->sub = ev_stats_find(words[0])))
+	o->report = !strcmp(words[0], report_name);
+	if (!o->report && strcmp(words[0], compare_name) && !(o->sub = ev_stats_find(words[0])))
 		return ev_cli_usage_error(&o->cli, "unknown subcommand '%s'", words[0]);
 	return EV_CLI_RUN;
 }
@@ -579,6 +612,18 @@ static int choose_sub(struct opts *o, char **words, int n)
 static int settle_options(struct opts *o)
 {
 	int rc;
+	if (o->report) {
+		/* Each table has its own grouping and --table: those options,
+		 * and compare's, do not apply. */
+		for (const struct option *p = longopts; p->name; p++)
+			if (p->val < 32 && (o->given & (1u << p->val)) &&
+			    (p->val == O_BY || p->val == O_TABLE || listed(compare_options, p->name) ||
+			     !strcmp(p->name, "class") || !strcmp(p->name, "key") || !strcmp(p->name, "top")))
+				return ev_cli_usage_error(&o->cli, "report: --%s does not apply (each table has its own)", p->name);
+		if (!strcmp(o->cli.output, "-"))
+			return ev_cli_usage_error(&o->cli, "report: -o DIR is required (-o FILE with --xlsx)");
+		return 0;
+	}
 	if (o->sub)
 		o->what = o->sub;
 	if ((rc = check_options(o)) != 0)

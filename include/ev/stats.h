@@ -284,4 +284,40 @@ struct ev_compare_counts { uint64_t matched, only_base, only_test, tests; };
 int ev_stats_compare(ev_stats *s, const struct ev_rowset *rs, const struct ev_compare_opts *o, ev_output *out,
                      struct ev_compare_counts *c) EV_RESULT_USED;
 
+/* ------------------------------------------------------------------ */
+/* The per-rank report (lib/analysis/report.c): the tables of TraceLens's
+ * perf report that the analyses make, from one pass.  Its tables, i = 0
+ * .. ev_report_tables() - 1: each one's sheet, and its columns when its
+ * rows are written as they come, else NULL. */
+size_t ev_report_tables(void);
+const char *ev_report_table_sheet(size_t i);
+const char *const *ev_report_table_stream_cols(size_t i);
+typedef struct ev_report ev_report;
+/* Where the tables go: a workbook (x, written to x_path), a sheet per table
+ * but the streamed ones; else a file per table, DIR/SHEET.EXT in fmt,
+ * DIR made when missing.  say: each table's notes and empty-table reason,
+ * as "sheet: ..." warnings. */
+struct ev_report_out {
+	const char *dir;
+	struct ev_xlsx *x;
+	const char *x_path;
+	enum ev_table_fmt fmt;
+	const struct ev_say *say;
+};
+/* base: the options every table shares (rules, timeline's, limits); its
+ * analysis, table, grouping and stream are the report's.  The streamed
+ * tables' files are opened here.  On error *r may be set (ev_report_path
+ * names the file): free it. */
+int ev_report_new(ev_report **r, const struct ev_stats_opts *base, const struct ev_report_out *out,
+                  ev_strtab *st, ev_meta *meta) EV_RESULT_USED;
+/* One record into every table; EV_ERR_ORDER as ev_stats_add. */
+int ev_report_add(ev_report *r, const struct ev_rec *rec) EV_RESULT_USED;
+int64_t ev_report_order_last(const ev_report *r);
+/* End of input: every table finished, said, written and closed. */
+int ev_report_close(ev_report *r) EV_RESULT_USED;
+/* The file the last error concerns. */
+const char *ev_report_path(const ev_report *r);
+/* Frees r; the files of tables not closed are removed. */
+void ev_report_free(ev_report *r);
+
 #endif /* EV_STATS_H */
