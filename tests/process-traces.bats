@@ -156,9 +156,20 @@ EOF
 	run -0 process-traces -q -z -m -n job -o "$T/out" "$KRUN"
 	for f in "$KJOB"/job_*.csv "$KJOB"/job_categories.txt; do cmp "$f" "$T/out/${f##*/}"; done
 	[ ! -e "$T/out/job.ev" ]
+	# The messages streamed into the timeline give the timeline of the
+	# stored expansion (-k).
+	cmp <(gzip -dc "$KJOB/job.json.gz") <(gzip -dc "$T/out/job.json.gz")
 	# Neither run touched the inputs.
 	(cd "$KRUN" && find . -type f -exec sha256sum {} + | sort) >"$T/after"
 	cmp "$BATS_FILE_TMPDIR/run.sha" "$T/after"
+}
+
+@test "-m: a timeline that could outgrow the free space is refused up front, with the estimate" {
+	run -1 process-traces -q -m --max-events=999999999999999 -o "$T/out" "$KRUN"
+	assert_output --regexp "^process-traces: -m: the timeline of every NCCL message may reach about [0-9]+ MB \(--max-events=999999999999999 events of ~150 bytes\), more than the [0-9]+ MB free in ${TMPDIR:-/tmp}, where it is written first; free space there, set TMPDIR to a larger file system, or give a smaller --max-events"
+	[ ! -e "$T/out" ]
+	run -2 process-traces -q -m --max-events=lots -o "$T/out" "$KRUN"
+	assert_output --partial "--max-events: expected a count of trace events, got 'lots'"
 }
 
 @test "a bad trace fails and leaves the previous outputs as they were" {
