@@ -30,6 +30,7 @@ struct ev_hta_result {
 	double comm_time;        /* union of COMMUNICATION events */
 	double comm_comp_overlap;/* |comm ∩ comp| */
 	uint64_t kept, dropped_unlaunched, dropped_last_step;
+	uint64_t dropped_pruned; /* GPU events whose launch was let go as too old to match */
 	int no_cpu_events;       /* no runtime call seen: every GPU event kept, as HTA does */
 	int no_steps;            /* CPU events but no ProfilerStep: every GPU event kept, as HTA does */
 	int one_step;            /* one ProfilerStep: every GPU event kept, as HTA does */
@@ -50,6 +51,10 @@ struct ev_hta {
 	struct ev_cover after;    /* from step_start on: events launched before it */
 	struct ev_map launch;     /* correlation id + 1 -> launch time (ns, biased) */
 	int64_t newest_launch;
+	int64_t max_delay;        /* longest launch-to-start seen, ns */
+	size_t prune_at;          /* launch map size that starts the next pruning */
+	uint64_t pruned_corr;     /* highest correlation id let go + 1, 0 none */
+	uint64_t dropped_pruned;
 	uint64_t kept_before, kept_after_total, dropped_unlaunched, dropped_last;
 	uint64_t launched_total, all_total;
 };

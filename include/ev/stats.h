@@ -186,6 +186,7 @@ struct ev_stats_counts {
 	 * tool says why once (set by finish; counted per rank or row). */
 	uint64_t hta_one_step;  /* timeline: ranks with one ProfilerStep: HTA keeps every GPU event */
 	uint64_t hta_no_step;   /* timeline: ranks with CPU events, no ProfilerStep: the same */
+	uint64_t hta_pruned;    /* timeline: GPU events whose launch was let go as too old to match */
 	uint64_t no_comm;       /* timeline: ranks without communication: overlap percent empty */
 	uint64_t one_instance;  /* kernels, ops: rows of one instance: std empty */
 };

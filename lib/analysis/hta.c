@@ -19,10 +19,17 @@
 #include "ev/stream.h"
 
 enum { C_COMP = 0, C_COMM = 1, C_OTHER = 2 };
-/* Launch times kept at most this long after the newest launch: a launch
- * whose GPU event has not started a minute later has none. */
-#define LAUNCH_WINDOW_NS 60000000000LL
-#define LAUNCH_PRUNE_AT (1u << 20)
+/* Launches wait in a map for their GPU events.  A launch older than the
+ * newest by twice the longest launch-to-start delay seen (at least a
+ * second, at most a minute) is let go: its event would start later than
+ * any has.  The map is pruned when it has doubled since the last pruning,
+ * so it holds about twice the launches of that window, whatever the
+ * trace's length.  Correlation ids grow, so an event that finds no launch
+ * but has an id at or below the highest let go is counted as pruned, not
+ * as launched outside the trace. */
+#define LAUNCH_WINDOW_MIN_NS 1000000000LL
+#define LAUNCH_WINDOW_MAX_NS 60000000000LL
+#define LAUNCH_PRUNE_MIN (1u << 14)
 
 void ev_hta_init(struct ev_hta *h)
 {
@@ -32,6 +39,7 @@ void ev_hta_init(struct ev_hta *h)
 	ev_cover_init(&h->before);
 	ev_cover_init(&h->after);
 	ev_map_init(&h->launch);
+	h->prune_at = LAUNCH_PRUNE_MIN;
 	h->round_us = 1;
 }
 
@@ -62,16 +70,23 @@ static unsigned cls(int kind)
 	return kind == EV_HTA_COMPUTATION ? C_COMP : kind == EV_HTA_COMMUNICATION ? C_COMM : C_OTHER;
 }
 
-/* Drop launches far older than the newest: bounded memory whatever the
- * number of runtime calls without a GPU event (synchronisations...). */
+/* Let go of the launches too old to match (above). */
 static int prune(struct ev_hta *h)
 {
+	int64_t window = 2 * h->max_delay;
+	window = window < LAUNCH_WINDOW_MIN_NS ? LAUNCH_WINDOW_MIN_NS
+	         : window > LAUNCH_WINDOW_MAX_NS ? LAUNCH_WINDOW_MAX_NS : window;
 	struct ev_map keep;
 	ev_map_init(&keep);
 	for (size_t i = 0; i < h->launch.cap; i++) {
 		uint64_t k = h->launch.keys[i];
-		if (!k || (int64_t)h->launch.vals[i] < h->newest_launch - LAUNCH_WINDOW_NS)
+		if (!k)
 			continue;
+		if ((int64_t)h->launch.vals[i] < h->newest_launch - window) {
+			if (k > h->pruned_corr)
+				h->pruned_corr = k;
+			continue;
+		}
 		if (ev_map_put(&keep, k, h->launch.vals[i]) != EV_OK) {
 			ev_map_free(&keep);
 			return EV_ERR_NOMEM;
@@ -79,6 +94,7 @@ static int prune(struct ev_hta *h)
 	}
 	ev_map_free(&h->launch);
 	h->launch = keep;
+	h->prune_at = 2 * keep.len > LAUNCH_PRUNE_MIN ? 2 * keep.len : LAUNCH_PRUNE_MIN;
 	return EV_OK;
 }
 
@@ -89,7 +105,7 @@ int ev_hta_launch(struct ev_hta *h, uint32_t correlation, int64_t ts)
 		return EV_OK;
 	if (ts > h->newest_launch || h->launch.len == 0)
 		h->newest_launch = ts;
-	if (h->launch.len >= LAUNCH_PRUNE_AT) {
+	if (h->launch.len >= h->prune_at) {
 		int rc = prune(h);
 		if (rc != EV_OK)
 			return rc;
@@ -158,10 +174,16 @@ void ev_hta_gpu(struct ev_hta *h, int64_t ts, int64_t end, int kind, uint32_t co
 	h->all_total++;
 	uint64_t *launch = correlation ? ev_map_get(&h->launch, (uint64_t)correlation + 1) : NULL;
 	if (!launch) {
-		h->dropped_unlaunched++;
+		if (correlation && (uint64_t)correlation + 1 <= h->pruned_corr)
+			h->dropped_pruned++;
+		else
+			h->dropped_unlaunched++;
 		return;
 	}
 	int64_t lt = (int64_t)*launch;
+	int64_t delay;
+	if (!__builtin_sub_overflow(ts, lt, &delay) && delay > h->max_delay)
+		h->max_delay = delay;
 	h->launched_total++;
 	ev_cover_add(&h->launched, c, s, e);
 	if (h->have_step && lt < h->step_start) {
@@ -191,6 +213,7 @@ void ev_hta_finish(struct ev_hta *h, struct ev_hta_result *out)
 {
 	memset(out, 0, sizeof *out);
 	out->dropped_unlaunched = h->dropped_unlaunched;
+	out->dropped_pruned = h->dropped_pruned;
 	if (!h->any_cpu || h->step_names < 2) {
 		/* No CPU events, or fewer than two ProfilerSteps: HTA skips its
 		 * filter and keeps every GPU event, launched in the trace or not. */
@@ -199,7 +222,7 @@ void ev_hta_finish(struct ev_hta *h, struct ev_hta_result *out)
 		out->no_cpu_events = !h->any_cpu;
 		out->no_steps = h->any_cpu && h->step_names == 0;
 		out->one_step = h->any_cpu && h->step_names == 1;
-		out->dropped_unlaunched = 0;
+		out->dropped_unlaunched = out->dropped_pruned = 0;
 		out->kept = h->all_total;
 		return;
 	}

@@ -39,6 +39,10 @@ void ev_stats_say_notes(const ev_stats *s, const struct ev_say *say)
 	if (c->hta_no_step)
 		ev_say(say, EV_SAY_WARN, "%llu rank(s) have no ProfilerStep: HTA's rows keep every GPU event, as HTA "
 		       "does with fewer than two steps", (unsigned long long)c->hta_no_step);
+	if (c->hta_pruned)
+		ev_say(say, EV_SAY_WARN, "%llu GPU event(s) started later after their launch than twice the longest "
+		       "delay seen before (at least 1 s): their launch was no longer held, so HTA's rows leave them out",
+		       (unsigned long long)c->hta_pruned);
 	if (c->no_comm)
 		ev_say(say, EV_SAY_WARN, "%llu rank(s) have no communication: hta_comm_comp_overlap_time's percent left "
 		       "empty (HTA gives NaN)", (unsigned long long)c->no_comm);

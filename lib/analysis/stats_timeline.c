@@ -215,6 +215,7 @@ static int timeline_finish(struct ev_stats *s)
 		const struct ev_hta_result *hr = &tm->results[t->hta - 1];
 		s->n.hta_one_step += hr->one_step != 0;
 		s->n.hta_no_step += hr->no_steps != 0;
+		s->n.hta_pruned += hr->dropped_pruned;
 		s->n.no_comm += hr->comm_time == 0;
 	}
 	free(shown);

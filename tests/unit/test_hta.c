@@ -192,6 +192,30 @@ static void test_launch_window(void)
 			break;
 	CHECK(h.launch.len < (1u << 21));
 	ev_hta_free(&h);
+
+	/* Launches every 100 us, each kernel 20 us later: the map holds about
+	 * twice the launches of a second (the window's least), not the
+	 * million of the trace, and every kernel still finds its launch. */
+	struct ev_hta_result r;
+	ev_hta_init(&h);
+	ev_hta_cpu_event(&h);
+	ev_hta_step(&h, 0, 1); /* two steps: HTA's filter applies */
+	ev_hta_step(&h, 1, 2);
+	size_t most = 0;
+	for (uint32_t i = 1; i <= 1000000; i++) {
+		int64_t t = (int64_t)i * 100000;
+		CHECK(ev_hta_launch(&h, i, t) == EV_OK);
+		ev_hta_gpu(&h, t + 20000, t + 50000, EV_HTA_COMPUTATION, i);
+		most = h.launch.len > most ? h.launch.len : most;
+	}
+	CHECK(most <= 4 * 10000 + (1u << 14));
+	/* A kernel of a launch let go is counted as such, not as unlaunched;
+	 * one of a launch the trace never had is unlaunched. */
+	ev_hta_gpu(&h, (int64_t)1000001 * 100000, (int64_t)1000001 * 100000 + 10, EV_HTA_COMPUTATION, 5);
+	ev_hta_gpu(&h, (int64_t)1000001 * 100000, (int64_t)1000001 * 100000 + 10, EV_HTA_COMPUTATION, 2000000);
+	ev_hta_finish(&h, &r);
+	CHECK(r.dropped_pruned == 1 && r.dropped_unlaunched == 1);
+	ev_hta_free(&h);
 }
 
 static void test_extreme_times(void)
