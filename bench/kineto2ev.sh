@@ -2,7 +2,7 @@
 # kineto2ev: speed and peak RSS on real Kineto traces (HTA's and TraceLens's
 # test traces in ../shared/data, when present) and on generated ones at 1x
 # and 10x, against floors measured in the same run on the same files: `cat`,
-# `gzip -dc` and a plain zlib read loop (bin/zread, tests/gen/zread.c) of the
+# `gzip -dc` and a plain zlib read loop (bin/bench-zread, tests/gen/bench-zread.c) of the
 # same JSON gzipped, and Python's json.load (/usr/bin/python3).
 #
 # Each measure is the median of 5 runs, interleaved with the other commands
@@ -76,7 +76,7 @@ one_file() { # one_file LABEL JSON
 		convgz "kineto2ev -q -o /dev/null '$f.gz'" \
 		cat "cat '$f'" \
 		gz "gzip -dc '$f.gz'" \
-		zr "zread '$f.gz'" \
+		zr "bench-zread '$f.gz'" \
 		py "$PY -c 'import json, sys; json.load(open(sys.argv[1]))' '$f'"
 	echo
 	echo "$1 (each measure: $reps runs in a row; times per run; medians of 5 interleaved rounds)"
@@ -88,7 +88,7 @@ one_file() { # one_file LABEL JSON
 	row "kineto2ev, .json.gz input" "$bytes" convgz
 	row "cat (floor)" "$bytes" cat
 	row "gzip -dc (floor)" "$bytes" gz
-	row "zlib read loop, bin/zread (floor)" "$bytes" zr
+	row "zlib read loop, bench-zread (floor)" "$bytes" zr
 	row "python3 json.load (floor)" "$bytes" py
 	echo
 	echo "CPU ratios: json.load / kineto2ev $(ratio "$py_cpu" "$conv_cpu"); json.load / (kineto2ev | ev-stats timeline) $(ratio "$py_cpu" "$pipe_cpu");" \

@@ -13,7 +13,7 @@ tools() {
 	local t
 	for t in "$EV_BIN"/*; do
 		[ -x "$t" ] || continue
-		case "$(basename "$t")" in gen-*) continue ;; esac
+		case "$(basename "$t")" in gen-* | bench-*) continue ;; esac
 		basename "$t"
 	done
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * zread - the floor of reading a gzip file: inflate it with zlib, in large
+ * bench-zread - the floor of reading a gzip file: inflate it with zlib, in large
  * blocks, and throw the bytes away.  bench/ divides a converter's time on
  * a .json.gz by this, the least any reader of the file must spend.
  *
- *   zread FILE...   prints the inflated size of each FILE with -v
+ *   bench-zread FILE...   prints the inflated size of each FILE with -v
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 	int verbose = argc > 1 && strcmp(argv[1], "-v") == 0, status = 0;
 	static char buf[1 << 20];
 	if (argc < 2 + verbose) {
-		fputs("Usage: zread [-v] FILE...\n", stderr);
+		fputs("Usage: bench-zread [-v] FILE...\n", stderr);
 		return 2;
 	}
 	for (int i = 1 + verbose; i < argc; i++) {
@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 			total += (unsigned)n;
 		if (!f || n < 0) {
 			int e;
-			fprintf(stderr, "zread: %s: %s\n", argv[i], f ? gzerror(f, &e) : "cannot open");
+			fprintf(stderr, "bench-zread: %s: %s\n", argv[i], f ? gzerror(f, &e) : "cannot open");
 			status = 1;
 		} else if (verbose) {
 			printf("%llu %s\n", total, argv[i]);
