@@ -73,3 +73,56 @@ sys.stdout.write("#ev 1.0 96 clock=ns\n#meta a=" + "x" * (65 << 20) + "\n#end\n"
 	run -1 bash -c 'cat "$1" | ev-view' _ "$T/long.ev"
 	assert_output "ev-view: standard input: line 2: line longer than the limit of 67108864 bytes"
 }
+
+@test "standard output onto an input is refused before anything is written" {
+	gen-kineto -q --ranks 2 --iters 12 "$T/g"
+	kineto2ev -q -o "$T/g.ev" "$T/g/rank0/trace.json" "$T/g/rank1/trace.json"
+	kineto2ev -q -o "$T/one.ev" "$T/g/rank0/trace.json"
+	gen-kineto -q --ranks 2 --iters 1 "$T/s"
+	kineto2ev -q "$T/s/rank0/trace.json" "$T/s/rank1/trace.json" | coll-expand -q -o "$T/ce.ev"
+	# A big input first: its output would pass the write buffer before the
+	# last input, the output itself, is opened.  ulimit -f bounds a
+	# regression that would read its own output without end.
+	for t in "ev-view --ev" ev-view ev-merge "ev-stats timeline" "ev-overlap --summary" coll-expand ev2perfetto ev2goal; do
+		big="$T/g.ev"
+		[ "$t" != ev2goal ] || big="$T/ce.ev"
+		cp "$T/one.ev" "$T/y.ev"
+		run -1 bash -c "ulimit -f 16384; $t \"\$1\" \"\$2\" >>\"\$2\"" _ "$big" "$T/y.ev"
+		assert_output "${t%% *}: $T/y.ev: input file is output file (standard output): refusing to read what is being written"
+		cmp "$T/y.ev" "$T/one.ev"
+		# Standard input that is standard output.
+		run -1 bash -c "ulimit -f 16384; $t <\"\$1\" >>\"\$1\"" _ "$T/y.ev"
+		assert_output --partial "standard input: input file is output file (standard output)"
+		cmp "$T/y.ev" "$T/one.ev"
+	done
+	# Converters with their own input loops.
+	cp "$T/g/rank0/trace.json" "$T/t.json"
+	run -1 bash -c 'ulimit -f 16384; kineto2ev "$1" >>"$1"' _ "$T/t.json"
+	assert_output "kineto2ev: $T/t.json: input file is output file (standard output): refusing to read what is being written"
+	cmp "$T/t.json" "$T/g/rank0/trace.json"
+	cp "$TESTS_DIR/fixtures/flex2ev/job.json" "$T/job.json"
+	run -1 bash -c 'ulimit -f 16384; flex2ev "$1" >>"$1"' _ "$T/job.json"
+	assert_output --partial "$T/job.json: input file is output file"
+	cmp "$T/job.json" "$TESTS_DIR/fixtures/flex2ev/job.json"
+	cp "$TESTS_DIR/fuzz/corpus/nsys/seed-annotated-min.sqlite" "$T/n.sqlite"
+	run -1 bash -c 'ulimit -f 16384; nsys2ev -q "$1" >>"$1"' _ "$T/n.sqlite"
+	assert_output "nsys2ev: $T/n.sqlite: input file is output file (standard output): refusing to read what is being written"
+	cmp "$T/n.sqlite" "$TESTS_DIR/fuzz/corpus/nsys/seed-annotated-min.sqlite"
+	ev-view --no-meta "$T/one.ev" >"$T/one.tsv"
+	cp "$T/one.tsv" "$T/y.tsv"
+	run -1 bash -c 'ulimit -f 16384; ev-view --pack "$1" >>"$1"' _ "$T/y.tsv"
+	cmp "$T/y.tsv" "$T/one.tsv"
+	# -o naming standard output by a path: the same file, the same check.
+	for p in /dev/stdout /dev/fd/1 /proc/self/fd/1; do
+		cp "$T/one.ev" "$T/y.ev"
+		run -1 bash -c "ulimit -f 16384; ev-merge -o $p \"\$1\" >>\"\$1\"" _ "$T/y.ev"
+		assert_output --partial "$T/y.ev: is also an input"
+		cmp "$T/y.ev" "$T/one.ev"
+		# Through a pipe, those names still write to it.
+		run -0 bash -c "ev-view --ev -o $p \"\$1\" | cmp - \"\$1\"" _ "$T/one.ev"
+	done
+	# Standard output that is a file but no input is written as before.
+	run -0 bash -c 'ev-view --ev "$1" >"$2"' _ "$T/one.ev" "$T/z.ev"
+	cmp "$T/z.ev" "$T/one.ev"
+}
+

@@ -384,7 +384,7 @@ static int convert(struct opts *o, char **inputs, int ninputs)
 	o->ninputs = ninputs;
 	if (o->sniff)
 		return sniff(o);
-	if (ev_cli_check_binary_out(&o->cli))
+	if (ev_cli_note_inputs(&o->cli, inputs, (size_t)ninputs) || ev_cli_check_binary_out(&o->cli))
 		return 1;
 	return run(o);
 }

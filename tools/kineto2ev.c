@@ -503,6 +503,8 @@ static int convert(struct opts *o, char **inputs, int ninputs)
 		return rc;
 	o->inputs = inputs;
 	o->ninputs = ninputs;
+	if (ev_cli_note_inputs(&o->cli, inputs, (size_t)ninputs))
+		return 1;
 	return run(o);
 }
 

@@ -382,6 +382,8 @@ static int convert(struct opts *o, char **args, int n)
 		o->ns.warn = NULL;
 	int status = expand_inputs(o, args, n, &inputs);
 	if (!status)
+		status = ev_cli_note_inputs(&o->cli, inputs.data, inputs.len);
+	if (!status)
 		status = run(o, inputs.data, inputs.len);
 	if (!status && o->repeated && o->verbose && !o->cli.quiet)
 		ev_cli_warn(&o->cli, "%llu repeated warnings not shown again", (unsigned long long)o->repeated);

@@ -49,6 +49,7 @@ enum ev_status {
 	EV_ERR_GZIP = -12,   /* corrupt or truncated gzip data */
 	EV_ERR_COLLISION = -13, /* two texts with one string id */
 	EV_ERR_SAMEFILE = -14, /* an output is the same file as an input */
+	EV_ERR_SAMEOUT = -15,  /* standard output is a regular file that is also an input */
 };
 
 /* A static English description of a status ("truncated stream", ...). */
@@ -333,7 +334,8 @@ typedef struct ev_output ev_output;
 /* Open path ("-" or NULL = stdout).  A file is written as
  * "<dir>/.<base>.XXXXXX" and renamed over path by ev_output_close.  A
  * symlink is written through: its target is replaced and keeps its mode.
- * EV_ERR_SAMEFILE when path is an input of this process (see below). */
+ * EV_ERR_SAMEFILE when path is an input of this process, EV_ERR_SAMEOUT
+ * when standard output is a regular file that is one (see below). */
 int ev_output_open(ev_output **out, const char *path) EV_RESULT_USED;
 /* Buffered writes to a descriptor the caller opened and keeps (standard
  * error, a file it must write in place): no temp name, never closed here;
@@ -363,7 +365,9 @@ void ev_temp_unregister(int slot);
  * remembered (device and inode, for the life of the process), and so is the
  * file an open ev_output will replace (symlinks followed); opening an output
  * onto a remembered input, or an input that an open output will replace,
- * fails with EV_ERR_SAMEFILE.  Tools that read files by other means (SQLite)
+ * fails with EV_ERR_SAMEFILE.  Standard output opened as an ev_output is
+ * remembered the same way when it is a regular file (`tool x >> x`, as
+ * cat's "input file is output file"): EV_ERR_SAMEOUT.  Tools that read files by other means (SQLite)
  * note them with ev_files_note_input(); ev_files_check_output() asks before
  * anything is written. */
 int ev_files_note_input(int fd) EV_RESULT_USED;

@@ -214,6 +214,12 @@ struct ev_filter {
  * 0, or 1 after an error (quietly for a reader that went away). */
 int ev_filter_run(struct ev_cli *cli, char *const *inputs, size_t n, ev_strtab *st, ev_meta *meta,
                   const struct ev_filter *f, void *ctx);
+/* Note every input (ev_files_note_input_path, "-" standard input) before
+ * the first is read, so that an input that is also the output (`-o x x`,
+ * `tool a x >> x`) is refused before anything is written; ev_filter_run
+ * does it, a tool with its own input loop calls it first.  Returns 0, or
+ * prints "prog: FILE: message" and returns 1. */
+int ev_cli_note_inputs(const struct ev_cli *cli, char *const *inputs, size_t n);
 /* Records the driver has passed to `rec` so far, over all inputs. */
 uint64_t ev_filter_records(const struct ev_cli *cli);
 
