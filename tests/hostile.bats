@@ -126,3 +126,20 @@ sys.stdout.write("#ev 1.0 96 clock=ns\n#meta a=" + "x" * (65 << 20) + "\n#end\n"
 	cmp "$T/z.ev" "$T/one.ev"
 }
 
+@test "binary output to a terminal is refused by any name of the terminal" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	kineto2ev -q -o "$T/k.ev" "$TESTS_DIR/fixtures/kineto2ev/small.json"
+	for p in /dev/tty /dev/stdout /dev/fd/1 /proc/self/fd/1; do
+		run -0 script -qec "ev-view --ev -o $p '$T/k.ev'; echo rc=\$?" /dev/null
+		assert_output --partial "ev-view: $p: refusing to write binary ev output to a terminal"
+		assert_output --partial "rc=1"
+		run -0 script -qec "ev-merge -o $p '$T/k.ev'; echo rc=\$?" /dev/null
+		assert_output --partial "rc=1"
+	done
+	# -f writes anyway; a text output goes to the terminal as ever.
+	run -0 script -qec "ev-view --ev -f -o /dev/tty '$T/k.ev'; echo rc=\$?" /dev/null
+	assert_output --partial "#ev 1."
+	assert_output --partial "rc=0"
+	run -0 script -qec "ev-view -o /dev/tty '$T/k.ev' | head -c 3; echo; echo rc=\$?" /dev/null
+	assert_output --partial "type"
+}

@@ -129,8 +129,9 @@ int ev_cli_reader_error(const struct ev_cli *cli, const ev_reader *r, int status
 int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status);
 /* The same for a file read: "-" is "standard input". */
 int ev_cli_input_error(const struct ev_cli *cli, const char *file, int status);
-/* Refuse to write binary ev to a terminal unless -f.  Returns 0 if fine,
- * else prints the message and returns 1. */
+/* Refuse to write binary ev to a terminal unless -f: standard output, or
+ * -o naming a terminal by any path (/dev/tty, /dev/stdout, /proc/self/fd/1).
+ * Returns 0 if fine, else prints the message and returns 1. */
 int ev_cli_check_binary_out(const struct ev_cli *cli);
 /* Progress line on stderr (only when cli->progress, i.e. stderr is a
  * terminal and not -q): at most once a second, after the first second;
