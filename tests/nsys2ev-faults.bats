@@ -194,3 +194,15 @@ PY
 	done
 	[ "$n" -gt 5 ] && [ "$fails" -eq 0 ]
 }
+
+@test "a string longer than an ev line may be: refused, naming the file and row, nothing written" {
+	local f="$BATS_TEST_TMPDIR/long.sqlite"
+	cp "$BATS_FILE_TMPDIR/good.sqlite" "$f"
+	# The first kernel's name grows past 64 MiB, the readers' line limit.
+	sqlite3 "$f" "UPDATE StringIds SET value = value || replace(hex(zeroblob(33554432)), '00', 'xx')
+	              WHERE id = (SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1)"
+	run -1 nsys2ev -q -o "$BATS_TEST_TMPDIR/x.ev" "$f"
+	assert_output "nsys2ev: $f: CUPTI_ACTIVITY_KIND_KERNEL: row 1: a string longer than an ev line may be (67108864 bytes, the readers' limit): refusing to write what readers reject"
+	[ ! -e "$BATS_TEST_TMPDIR/x.ev" ]
+	rm -f "$f"
+}

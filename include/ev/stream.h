@@ -309,7 +309,10 @@ int ev_input_line(ev_input *in, const char **line, size_t *len) EV_RESULT_USED;
  * consumed: read it with ev_input_line. */
 const char *ev_input_plain_line(ev_input *in, size_t n);
 void ev_input_set_line_limit(ev_input *in, size_t max);
-size_t ev_input_line_limit(const ev_input *in); /* default 64 MiB */
+size_t ev_input_line_limit(const ev_input *in); /* default EV_LINE_MAX */
+/* The longest line (without its LF) a reader takes by default, and so the
+ * longest a writer emits (docs/FORMAT.md §9): 64 MiB. */
+#define EV_LINE_MAX ((size_t)64 << 20)
 /* Read buffer (and gzip input buffer) of inputs opened from now on: default
  * 256 KiB (it stays in the L2 cache, and each 4 KiB of it is a page fault at
  * first touch), clamped to [64 KiB, 16 MiB].  A tool that holds many inputs open
@@ -483,7 +486,9 @@ int ev_writer_open(ev_writer **w, const char *path, ev_strtab *strtab) EV_RESULT
  * ("origin", "unix").  "clock" defaults to "ns". */
 int ev_writer_header(ev_writer *w, const char *key, const char *val) EV_RESULT_USED;
 /* Write one record; emits #str lines for name/sig first when this segment
- * has not defined them.  EV_ERR_NOSTR when strtab lacks the text. */
+ * has not defined them.  EV_ERR_NOSTR when strtab lacks the text.  Every
+ * writer refuses a line that readers would (EV_LINE_MAX): EV_ERR_LIMIT
+ * for a string whose #str line would be longer, nothing of it written. */
 int ev_write(ev_writer *w, const struct ev_rec *rec) EV_RESULT_USED;
 /* Write a record given as its escaped line (from ev_reader_record_line)
  * without re-encoding it; rec must be that line's decoded form (its strings
@@ -496,7 +501,8 @@ int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, s
 int ev_write_run(ev_writer *w, const char *span, size_t len, uint64_t n) EV_RESULT_USED;
 /* Write a metadata text line (without '\n').  Exact duplicates of lines
  * already written in this output are dropped.  #ev/#str/#end lines are
- * refused with EV_ERR_ARG (use the functions here). */
+ * refused with EV_ERR_ARG (use the functions here), lines longer than
+ * EV_LINE_MAX with EV_ERR_LIMIT. */
 int ev_write_text(ev_writer *w, const char *line, size_t len) EV_RESULT_USED;
 /* printf into a text line (no '\n' in fmt), deduplicated as above. */
 int ev_write_textf(ev_writer *w, const char *fmt, ...) EV_PRINTF(2, 3) EV_RESULT_USED;

@@ -182,6 +182,10 @@ struct ev_nsys {
 	size_t bufcap;
 	unsigned char *blob;
 	size_t blobcap;
+	/* The row being converted, for a write the output refuses (a string
+	 * over the line limit): at_row 0 outside the time merge. */
+	int at_file, at_kind;
+	uint64_t at_row;
 };
 
 /* report.c */

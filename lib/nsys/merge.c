@@ -499,6 +499,9 @@ int nsys_pass2(struct ev_nsys *s, void (*progress)(void *, uint64_t), void *ctx)
 	while (n && !rc) {
 		struct cursor *c = &h[0];
 		sqlite3_stmt *st = s->files[c->file].cur[c->kind];
+		s->at_file = c->file;
+		s->at_kind = c->kind;
+		s->at_row = c->row;
 		switch (c->kind) {
 		case CUR_KERNEL: rc = do_kernel(s, c->file, st, c->start, c->ts, c->row); break;
 		case CUR_MEMCPY:
@@ -520,6 +523,8 @@ int nsys_pass2(struct ev_nsys *s, void (*progress)(void *, uint64_t), void *ctx)
 			progress(ctx, ev_writer_count(s->w));
 	}
 	free(h);
+	if (!rc)
+		s->at_row = 0;
 	/* Statuses from the queues carry no message of their own. */
 	if (rc && rc != EV_ERR_PIPE && !s->err[0])
 		rc = rc == EV_ERR_NOMEM ? nsys_nomem(s) : nsys_write_status(s, rc);

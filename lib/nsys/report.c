@@ -47,6 +47,16 @@ int nsys_write_status(struct ev_nsys *s, int rc)
 		return rc;
 	if (rc == EV_ERR_NOMEM)
 		return nsys_nomem(s);
+	/* Only a string can pass the line limit: the export's, named where
+	 * it was met. */
+	if (rc == EV_ERR_LIMIT && s->at_row)
+		return nsys_fail(s, rc, "%s: %s: row %llu: a string longer than an ev line may be (%zu bytes, "
+		                 "the readers' limit): refusing to write what readers reject",
+		                 s->files[s->at_file].path, nsys_cur_table[s->at_kind], (unsigned long long)s->at_row,
+		                 (size_t)EV_LINE_MAX);
+	if (rc == EV_ERR_LIMIT)
+		return nsys_fail(s, rc, "a string of the export is longer than an ev line may be (%zu bytes, the "
+		                 "readers' limit): refusing to write what readers reject", (size_t)EV_LINE_MAX);
 	const char *name = s->w ? ev_output_name(ev_writer_output(s->w)) : "output";
 	if (rc == EV_ERR_IO && errno)
 		return nsys_fail(s, rc, "%s: %s", name, strerror(errno));

@@ -551,6 +551,58 @@ static void test_meta(void)
 	ev_meta_free(m);
 }
 
+/* Writers emit nothing a reader refuses: a string whose #str line passes
+ * EV_LINE_MAX, as it is or once escaped, and a text line longer than it,
+ * are EV_ERR_LIMIT; a line of exactly EV_LINE_MAX is written and read. */
+static void test_writer_line_limit(void)
+{
+	ev_strtab *st = ev_strtab_new();
+	size_t n = EV_LINE_MAX - 22; /* "#str " + 16 hex digits + ' ' */
+	char *text = malloc(EV_LINE_MAX + 2);
+	CHECK(st && text);
+	if (!st || !text)
+		return;
+	memset(text, 'x', EV_LINE_MAX + 1);
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_KERNEL;
+	const char *p = path_in_tmp("limit.ev");
+	ev_writer *w;
+	/* One byte too long. */
+	CHECK(ev_strtab_intern(st, text, n + 1, &r.name) == EV_OK);
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	CHECK(ev_write(w, &r) == EV_ERR_LIMIT);
+	ev_writer_abort(w);
+	/* Short enough as it is, too long escaped (a backslash is two bytes). */
+	text[0] = '\\';
+	CHECK(ev_strtab_intern(st, text, n, &r.name) == EV_OK);
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	CHECK(ev_write(w, &r) == EV_ERR_LIMIT);
+	/* A text line: one byte too long, or a #str line given whole. */
+	text[0] = '#';
+	CHECK(ev_write_text(w, text, EV_LINE_MAX + 1) == EV_ERR_LIMIT);
+	CHECK(ev_write_line_raw(w, text, EV_LINE_MAX + 1) == EV_ERR_LIMIT);
+	ev_writer_abort(w);
+	CHECK(access(p, F_OK) != 0);
+	/* Exactly at the limit: written, and read back. */
+	text[0] = 'x';
+	CHECK(ev_strtab_intern(st, text, n, &r.name) == EV_OK);
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	CHECK(ev_write(w, &r) == EV_OK);
+	CHECK(ev_writer_close(w) == EV_OK);
+	ev_strtab *st2 = ev_strtab_new();
+	ev_reader *rd;
+	struct ev_rec got;
+	CHECK(ev_reader_open(&rd, p, st2, NULL) == EV_OK);
+	CHECK(ev_read(rd, &got) == EV_REC && got.name == r.name);
+	CHECK(ev_read(rd, &got) == EV_EOF);
+	ev_reader_close(rd);
+	ev_strtab_free(st2);
+	remove(p);
+	free(text);
+	ev_strtab_free(st);
+}
+
 static void test_numbers(void)
 {
 	uint64_t u;
@@ -1158,6 +1210,7 @@ int main(void)
 	RUN(test_strings);
 	RUN(test_segments_and_errors);
 	RUN(test_meta);
+	RUN(test_writer_line_limit);
 	RUN(test_numbers);
 	RUN(test_gzip_input);
 	RUN(test_plain_line);
