@@ -143,3 +143,23 @@ sys.stdout.write("#ev 1.0 96 clock=ns\n#meta a=" + "x" * (65 << 20) + "\n#end\n"
 	run -0 script -qec "ev-view -o /dev/tty '$T/k.ev' | head -c 3; echo; echo rc=\$?" /dev/null
 	assert_output --partial "type"
 }
+
+@test "two lines that describe one communicator differently are an error naming both" {
+	# Identical repeats, and a line that only fills members left unknown, are fine.
+	sed '2a #comm 7 nranks=2 ranks=0,1\n#comm 7 nranks=2 ranks=-1,1' "$TESTS_DIR/fixtures/coll-expand/ar2.tsv" >"$T/same.tsv"
+	ev-view --pack -o "$T/same.ev" "$T/same.tsv"
+	run -0 coll-expand -o "$T/x.ev" "$T/same.ev"
+	# Another size further down the stream.
+	sed '6a #comm 7 nranks=4 ranks=0,1,2,3' "$TESTS_DIR/fixtures/coll-expand/ar2.tsv" >"$T/size.tsv"
+	ev-view --pack -o "$T/size.ev" "$T/size.tsv"
+	run -1 coll-expand -o "$T/x.ev" "$T/size.ev"
+	assert_output --regexp "^coll-expand: $T/size.ev: line [0-9]+: #comm 7 nranks=4 ranks=0,1,2,3: conflicts with line 2 \(#comm 7 nranks=2 ranks=0,1\): 4 ranks here, 2 there$"
+	# Other members; in another input.
+	printf '#ev 1.0 96 clock=ns\n#comm 7 nranks=2 ranks=1,0\n#end 0\n' >"$T/other.ev"
+	rm -f "$T/x.ev"
+	for t in coll-expand ev-view "ev-stats coll" ev-merge; do
+		run -1 $t -o "$T/x.ev" "$T/same.ev" "$T/other.ev"
+		assert_output "${t%% *}: $T/other.ev: line 2: #comm 7 nranks=2 ranks=1,0: conflicts with $T/same.ev line 2 (#comm 7 nranks=2 ranks=0,1): comm rank 0 is global rank 1 here, 0 there"
+		[ ! -e "$T/x.ev" ]
+	done
+}

@@ -394,10 +394,21 @@ typedef struct ev_meta ev_meta;
 ev_meta *ev_meta_new(void);
 void ev_meta_free(ev_meta *m);
 /* Parse one text line (without '\n') and add it.  Lines other than the six
- * kinds above are ignored (EV_OK).  EV_ERR_FORMAT on a malformed line. */
+ * kinds above are ignored (EV_OK).  EV_ERR_FORMAT on a malformed line, and
+ * on a #comm line that contradicts an earlier one of the same id (another
+ * size, or another global rank for a member both name): then
+ * ev_meta_conflict() describes the earlier line. */
 int ev_meta_add_line(ev_meta *m, const char *line, size_t len) EV_RESULT_USED;
+/* The same, saying where the line is (input name, line number) so that a
+ * conflict found later can name it. */
+int ev_meta_add_line_at(ev_meta *m, const char *line, size_t len, const char *name, uint64_t lineno) EV_RESULT_USED;
+/* After ev_meta_add_line failed on a conflict: "line 3 (#comm 7 nranks=4
+ * ...)" or "a.ev line 3 (...)" when name differs from the failing line's;
+ * NULL after any other result. */
+const char *ev_meta_conflict(const ev_meta *m);
 /* Lookups return NULL when absent.  Later lines of the same key merge
- * into (#tree nodes, #rank/#src/#comm key=values) or replace earlier ones. */
+ * into (#tree nodes, #rank/#src/#comm key=values, #comm members a line
+ * left unknown, -1) or replace earlier ones (#ring). */
 const struct ev_src_info *ev_meta_src(const ev_meta *m, uint32_t n);
 const struct ev_rank_info *ev_meta_rank(const ev_meta *m, uint32_t rank);
 const struct ev_comm_info *ev_meta_comm(const ev_meta *m, uint64_t id);
