@@ -163,3 +163,52 @@ sys.stdout.write("#ev 1.0 96 clock=ns\n#meta a=" + "x" * (65 << 20) + "\n#end\n"
 		[ ! -e "$T/x.ev" ]
 	done
 }
+
+@test "numbers too big for their field are out of range, not 'not a number'" {
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":0,"ts":%s,"dur":%s}]}\n' 1e300 1 >"$T/ts.json"
+	run -1 kineto2ev -o "$T/x.ev" "$T/ts.json"
+	assert_output "kineto2ev: $T/ts.json: byte 16: ts out of range (microseconds beyond 2^63 ns)"
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":0,"ts":%s,"dur":%s}]}\n' 1 99999999999999999999 >"$T/dur.json"
+	run -1 kineto2ev -o "$T/x.ev" "$T/dur.json"
+	assert_output "kineto2ev: $T/dur.json: byte 16: dur out of range (microseconds beyond 2^63 ns)"
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":0,"ts":%s,"dur":%s}]}\n' 1 '"x"' >"$T/nan.json"
+	run -1 kineto2ev -o "$T/x.ev" "$T/nan.json"
+	assert_output "kineto2ev: $T/nan.json: byte 16: dur is not a number"
+	# ev-view --pack and flex2ev alike.
+	printf 'type\top\trank\tstream\tts\tdur\nkernel\tgemm\t0\t7\t5\t99999999999999999999\n' >"$T/dur.tsv"
+	run -1 ev-view --pack -o "$T/x.ev" "$T/dur.tsv"
+	assert_output "ev-view: $T/dur.tsv: line 2: dur value '99999999999999999999' out of range"
+	printf 'type\top\trank\tstream\tts\tdur\nkernel\tgemm\t0\t7\tabc\t5\n' >"$T/ts.tsv"
+	run -1 ev-view --pack -o "$T/x.ev" "$T/ts.tsv"
+	assert_output "ev-view: $T/ts.tsv: line 2: bad ts value 'abc'"
+	sed '0,/"ph": *"X"/s/"ph": *"X"/"ph": "X", "ts": 99999999999999999999/' "$TESTS_DIR/fixtures/flex2ev/job.json" >"$T/job.json"
+	! cmp -s "$T/job.json" "$TESTS_DIR/fixtures/flex2ev/job.json"
+	run -1 flex2ev -o "$T/x.ev" "$T/job.json"
+	assert_output --regexp "^flex2ev: $T/job.json: record [0-9]+: ts or dur out of range \(microseconds beyond 2\^63 ns\)$"
+	[ ! -e "$T/x.ev" ]
+}
+
+@test "standard input is named alike, and nsys2ev says it cannot read it" {
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":0,"ts":1,"dur":"x"}]}\n' >"$T/nan.json"
+	run -1 bash -c 'kineto2ev - <"$1"' _ "$T/nan.json"
+	assert_output "kineto2ev: standard input: byte 16: dur is not a number"
+	run -2 nsys2ev - </dev/null
+	assert_output --partial "nsys2ev: -: nsys2ev reads SQLite files (nsys export --type sqlite), not standard input"
+}
+
+@test "a gzip member without its trailer is a truncated gzip stream, in JSON too" {
+	gen-kineto -q --ranks 1 --iters 1 "$T/g"
+	gzip -c "$T/g/rank0/trace.json" >"$T/t.json.gz"
+	n=$(stat -c %s "$T/t.json.gz")
+	# The document ends, its gzip trailer (CRC and size, 8 bytes) does not.
+	head -c $((n - 8)) "$T/t.json.gz" >"$T/notrailer.json.gz"
+	run -1 kineto2ev -o "$T/x.ev" "$T/notrailer.json.gz"
+	assert_output --regexp "^kineto2ev: $T/notrailer.json.gz: gzip: the file ends inside the compressed data, after [0-9]+ compressed bytes .*truncated"
+	# A bare event array the same.
+	python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["traceEvents"], sys.stdout)' "$T/g/rank0/trace.json" | gzip -c >"$T/bare.json.gz"
+	n=$(stat -c %s "$T/bare.json.gz")
+	head -c $((n - 4)) "$T/bare.json.gz" >"$T/bare-cut.json.gz"
+	run -1 kineto2ev -o "$T/x.ev" "$T/bare-cut.json.gz"
+	assert_output --partial "gzip: the file ends inside the compressed data"
+	[ ! -e "$T/x.ev" ]
+}

@@ -206,3 +206,14 @@ PY
 	[ ! -e "$BATS_TEST_TMPDIR/x.ev" ]
 	rm -f "$f"
 }
+
+@test "a streamId outside 0..2^32-1 is counted and said, never wrapped" {
+	local f="$BATS_TEST_TMPDIR/stream.sqlite"
+	cp "$BATS_FILE_TMPDIR/good.sqlite" "$f"
+	sqlite3 "$f" "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = -5 WHERE rowid IN
+	              (SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 2)"
+	run -0 --separate-stderr nsys2ev -o "$BATS_TEST_TMPDIR/x.ev" "$f"
+	[[ "$stderr" == *"$f: CUPTI_ACTIVITY_KIND_KERNEL: 2 rows: streamId is outside 0..2^32-1; stream 0 (first: row 1)"* ]]
+	run -0 ev-view -M -c stream "$BATS_TEST_TMPDIR/x.ev"
+	refute_output --partial 4294967291
+}

@@ -35,6 +35,7 @@ enum nsys_warn_kind {
 	W_NO_STRING,  /* a string id StringIds does not hold */
 	W_BAD_UTC,    /* utcEpochNs/systemClockNs not integers */
 	W_BAD_INT,    /* other numbers that are not integers (ids, sizes) */
+	W_BAD_STREAM, /* a streamId outside 0..2^32-1 */
 	NWARN
 };
 

@@ -81,6 +81,7 @@ void nsys_notes_flush(struct ev_nsys *s)
 		[W_NO_STRING] = "string id not in StringIds; empty name",
 		[W_BAD_UTC] = "utcEpochNs or systemClockNs is not an integer or not a plausible UTC time; the trace clock is used",
 		[W_BAD_INT] = "a number is not an integer (id, size, grid or pid); read as 0",
+		[W_BAD_STREAM] = "streamId is outside 0..2^32-1; stream 0",
 	};
 	for (int i = 0; i < s->nfiles; i++) {
 		struct file *f = &s->files[i];
