@@ -116,8 +116,13 @@ sys.stdout.write("#ev 1.0 96 clock=ns\n#meta a=" + "x" * (65 << 20) + "\n#end\n"
 	for p in /dev/stdout /dev/fd/1 /proc/self/fd/1; do
 		cp "$T/one.ev" "$T/y.ev"
 		run -1 bash -c "ulimit -f 16384; ev-merge -o $p \"\$1\" >>\"\$1\"" _ "$T/y.ev"
-		assert_output --partial "$T/y.ev: is also an input"
+		assert_output "ev-merge: $T/y.ev: input file is output file (standard output): refusing to read what is being written"
 		cmp "$T/y.ev" "$T/one.ev"
+		# Written where standard output stands: `>>` appends, as it
+		# does to plain standard output, instead of a file renamed over it.
+		cp "$T/g.ev" "$T/log.ev"
+		run -0 bash -c "ev-view --ev -o $p \"\$1\" >>\"\$2\"" _ "$T/one.ev" "$T/log.ev"
+		cat "$T/g.ev" "$T/one.ev" | cmp - "$T/log.ev"
 		# Through a pipe, those names still write to it.
 		run -0 bash -c "ev-view --ev -o $p \"\$1\" | cmp - \"\$1\"" _ "$T/one.ev"
 	done

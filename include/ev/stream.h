@@ -337,6 +337,8 @@ typedef struct ev_output ev_output;
 /* Open path ("-" or NULL = stdout).  A file is written as
  * "<dir>/.<base>.XXXXXX" and renamed over path by ev_output_close.  A
  * symlink is written through: its target is replaced and keeps its mode.
+ * A path that leads to the regular file standard output writes
+ * (/dev/stdout, /proc/self/fd/1) is standard output, written in place.
  * EV_ERR_SAMEFILE when path is an input of this process, EV_ERR_SAMEOUT
  * when standard output is a regular file that is one (see below). */
 int ev_output_open(ev_output **out, const char *path) EV_RESULT_USED;

@@ -156,6 +156,21 @@ static char *target_of(const char *path)
 	return strdup(path);
 }
 
+/* Does path (/dev/stdout, /dev/fd/1, /proc/self/fd/1, or the file's own
+ * name) lead to the regular file standard output writes?  Then standard
+ * output is written in place, where it stands (`>>` appends): a file
+ * renamed over it would leave the shell's descriptor on the old file and
+ * lose what the redirection holds. */
+static int names_stdout(const char *path)
+{
+	struct stat ps, os;
+	int e = errno;
+	int same = stat(path, &ps) == 0 && S_ISREG(ps.st_mode) && fstat(STDOUT_FILENO, &os) == 0 &&
+	           ps.st_dev == os.st_dev && ps.st_ino == os.st_ino;
+	errno = e;
+	return same;
+}
+
 int ev_output_open(ev_output **out, const char *path)
 {
 	ev_output *o = calloc(1, sizeof *o);
@@ -172,10 +187,10 @@ int ev_output_open(ev_output **out, const char *path)
 		rc = EV_ERR_NOMEM;
 		goto fail;
 	}
-	if (!path || strcmp(path, "-") == 0) {
+	if (!path || strcmp(path, "-") == 0 || names_stdout(path)) {
 		o->fd = STDOUT_FILENO;
 		o->keep_fd = 1;
-		o->name = strdup("standard output");
+		o->name = strdup(path && strcmp(path, "-") != 0 ? path : "standard output");
 		/* `tool x >> x`: standard output is one of the inputs, read
 		 * already or to be read later; either way, refused before a byte
 		 * is written. */
