@@ -194,3 +194,26 @@ PY
 	done
 	[ "$n" -gt 5 ] && [ "$fails" -eq 0 ]
 }
+
+@test "a string longer than an ev line may be: refused, naming the file and row, nothing written" {
+	local f="$BATS_TEST_TMPDIR/long.sqlite"
+	cp "$BATS_FILE_TMPDIR/good.sqlite" "$f"
+	# The first kernel's name grows past 64 MiB, the readers' line limit.
+	sqlite3 "$f" "UPDATE StringIds SET value = value || replace(hex(zeroblob(33554432)), '00', 'xx')
+	              WHERE id = (SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1)"
+	run -1 nsys2ev -q -o "$BATS_TEST_TMPDIR/x.ev" "$f"
+	assert_output "nsys2ev: $f: CUPTI_ACTIVITY_KIND_KERNEL: row 1: a string longer than an ev line may be (67108864 bytes, the readers' limit): refusing to write what readers reject"
+	[ ! -e "$BATS_TEST_TMPDIR/x.ev" ]
+	rm -f "$f"
+}
+
+@test "a streamId outside 0..2^32-1 is counted and said, never wrapped" {
+	local f="$BATS_TEST_TMPDIR/stream.sqlite"
+	cp "$BATS_FILE_TMPDIR/good.sqlite" "$f"
+	sqlite3 "$f" "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = -5 WHERE rowid IN
+	              (SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 2)"
+	run -0 --separate-stderr nsys2ev -o "$BATS_TEST_TMPDIR/x.ev" "$f"
+	[[ "$stderr" == *"$f: CUPTI_ACTIVITY_KIND_KERNEL: 2 rows: streamId is outside 0..2^32-1; stream 0 (first: row 1)"* ]]
+	run -0 ev-view -M -c stream "$BATS_TEST_TMPDIR/x.ev"
+	refute_output --partial 4294967291
+}

@@ -369,6 +369,7 @@ static int run(struct opts *o)
 	struct ev_tsv_packer pk;
 	ev_tsv_packer_init(&pk);
 	if (o->pack) {
+		status = ev_cli_note_inputs(&o->cli, o->inputs, (size_t)o->ninputs);
 		for (int i = 0; i < o->ninputs && !status; i++) {
 			ev_input *in;
 			if ((rc = ev_input_open(&in, o->inputs[i])) != EV_OK) {

@@ -183,7 +183,7 @@ static int run(struct ev_cli *cli, char **tables, int n)
 		created = strtoll(sde, NULL, 10);
 	else if (created < 0)
 		created = (long long)time(NULL);
-	if (strcmp(cli->output, "-") == 0 && ev_cli_check_binary_out(cli))
+	if (ev_cli_check_binary_out(cli))
 		return 1;
 	ev_xlsx *x;
 	int r = ev_xlsx_open(&x, cli->output, created);

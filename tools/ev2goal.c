@@ -247,7 +247,8 @@ static int run(struct opts *o)
 {
 	if (o->join_dir)
 		return join(o, o->join_dir, o->delete_parts, 0);
-	if (o->g.binary && !o->per_rank_dir && ev_cli_check_binary_out(&o->cli))
+	if (ev_cli_note_inputs(&o->cli, o->inputs, (size_t)o->ninputs) ||
+	    (o->g.binary && !o->per_rank_dir && ev_cli_check_binary_out(&o->cli)))
 		return 1;
 	const char *base = o->tmpdir ? o->tmpdir : getenv("TMPDIR");
 	if (o->per_rank_dir && mkdir(o->per_rank_dir, 0777) && errno != EEXIST)

@@ -134,6 +134,8 @@ static int read_file(struct opts *o, ev_flex_reader *rd, ev_flex_conv *conv, uin
 	case EV_FLEX_RE_TOKENS:
 		return ev_cli_error(&o->cli, "%s: record %llu: too many JSON tokens in one event", path, rec);
 	case EV_FLEX_RE_EVENT:
+		if (rc == EV_ERR_RANGE)
+			return ev_cli_error(&o->cli, "%s: record %llu: ts or dur out of range (microseconds beyond 2^63 ns)", path, rec);
 		return ev_cli_error(&o->cli, "%s: record %llu: bad event (ts, dur or a string)", path, rec);
 	case EV_FLEX_RE_CONVERT:
 		if (rc == EV_ERR_RANGE)
@@ -384,7 +386,7 @@ static int convert(struct opts *o, char **inputs, int ninputs)
 	o->ninputs = ninputs;
 	if (o->sniff)
 		return sniff(o);
-	if (ev_cli_check_binary_out(&o->cli))
+	if (ev_cli_note_inputs(&o->cli, inputs, (size_t)ninputs) || ev_cli_check_binary_out(&o->cli))
 		return 1;
 	return run(o);
 }

@@ -113,6 +113,12 @@ static int tok_text(const char *text, const struct ev_json_tok *t, int v, char *
 	return 0;
 }
 
+/* An input as messages name it: "-" is standard input, as in every tool. */
+static const char *shown(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "standard input" : path;
+}
+
 static int is_flow_jsonl(const char *path)
 {
 	const char *b = strrchr(path, '/');
@@ -137,7 +143,7 @@ static int read_flow_jsonl(struct state *s, int i)
 	while ((rc = ev_input_line(in, &line, &len)) == EV_REC || rc == EV_ERR_TRUNCATED) {
 		uint64_t lineno = ev_input_lineno(in);
 		if (rc == EV_ERR_TRUNCATED) {
-			status = ev_cli_error(&o->cli, "%s: line %llu: truncated (no newline at the end)", fi->path,
+			status = ev_cli_error(&o->cli, "%s: line %llu: truncated (no newline at the end)", shown(fi->path),
 			                      (unsigned long long)lineno);
 			break;
 		}
@@ -149,7 +155,7 @@ static int read_flow_jsonl(struct state *s, int i)
 		const char *text = line;
 		int n = ev_json_tokenize(text, len, s->toks, s->o->max_tokens);
 		if (n <= 0 || s->toks[0].type != EV_JT_OBJECT) {
-			status = ev_cli_error(&o->cli, "%s: line %llu: not a JSON object", fi->path, (unsigned long long)lineno);
+			status = ev_cli_error(&o->cli, "%s: line %llu: not a JSON object", shown(fi->path), (unsigned long long)lineno);
 			break;
 		}
 		if (ev_json_get(text, s->toks, 0, "nsteps") >= 0 && ev_json_get(text, s->toks, 0, "step") < 0) {
@@ -184,7 +190,7 @@ static int read_flow_jsonl(struct state *s, int i)
 		    step > UINT32_MAX) {
 			status = ev_cli_error(&o->cli,
 			                      "%s: line %llu: a flow step needs op SEND/RECV and non-negative opCount, rank, channel, step, peer, bytes",
-			                      fi->path, (unsigned long long)lineno);
+			                      shown(fi->path), (unsigned long long)lineno);
 			break;
 		}
 		if (fi->rank < 0)
@@ -203,15 +209,15 @@ static int read_flow_jsonl(struct state *s, int i)
 			r.flags = (uint16_t)ev_nccl_stage_word(buf);
 		fi->events++;
 		if ((rc = ev_kineto_add(s->k, i, &r)) != EV_OK) {
-			status = ev_cli_error(&o->cli, "%s: %s", fi->path, ev_strerror(rc));
+			status = ev_cli_error(&o->cli, "%s: %s", shown(fi->path), ev_strerror(rc));
 			break;
 		}
 	}
 	if (!status && rc < 0 && rc != EV_ERR_TRUNCATED)
-		status = ev_cli_file_error(&o->cli, fi->path, rc);
+		status = ev_cli_file_error(&o->cli, shown(fi->path), rc);
 	if (!status && fi->events == 0)
 		status = ev_cli_error(&o->cli, "%s: no flow steps (proxy_flow files hold proxy ops: give flow_steps_rank<r>.jsonl)",
-		                      fi->path);
+		                      shown(fi->path));
 	ev_input_close(in);
 	return status;
 }
@@ -228,7 +234,7 @@ static int read_file(struct state *s, int i)
 	if (strcmp(fi->path, "-") != 0 && ev_flex_sniff_file(fi->path, 1000, EV_SNIFF_FLEX_ONLY, &d, err, sizeof err) == EV_OK &&
 	    d == EV_DIALECT_FLEX)
 		return ev_cli_error(&o->cli, "%s: this is an IBM AIU (Flex) trace, not a PyTorch profiler trace: convert it "
-		                    "with flex2ev (%s)", fi->path, err);
+		                    "with flex2ev (%s)", shown(fi->path), err);
 	int rc = ev_input_open(&in, fi->path);
 	if (rc)
 		return ev_cli_input_error(&o->cli, fi->path, rc);
@@ -239,9 +245,9 @@ static int read_file(struct state *s, int i)
 	if (rc == EV_ERR_NOMEM)
 		return ev_cli_error(&o->cli, "out of memory");
 	if (rc)
-		return ev_cli_error(&o->cli, "%s: %s", fi->path, *err ? err : ev_strerror(rc));
+		return ev_cli_error(&o->cli, "%s: %s", shown(fi->path), *err ? err : ev_strerror(rc));
 	if (fi->events == 0 && fi->skipped == 0)
-		return ev_cli_error(&o->cli, "%s: no trace events", fi->path);
+		return ev_cli_error(&o->cli, "%s: no trace events", shown(fi->path));
 	return 0;
 }
 
@@ -249,26 +255,26 @@ static int read_file(struct state *s, int i)
 static void file_warnings(struct opts *o, const struct ev_kineto_file *fi)
 {
 	if (fi->neg_dur)
-		ev_cli_warn(&o->cli, "%s: %llu events with a negative duration: made 0", fi->path, (unsigned long long)fi->neg_dur);
+		ev_cli_warn(&o->cli, "%s: %llu events with a negative duration: made 0", shown(fi->path), (unsigned long long)fi->neg_dur);
 	if (fi->big_stream)
-		ev_cli_warn(&o->cli, "%s: %llu events with a stream, pid or tid outside 0..2^32-1: made 0", fi->path,
+		ev_cli_warn(&o->cli, "%s: %llu events with a stream, pid or tid outside 0..2^32-1: made 0", shown(fi->path),
 		            (unsigned long long)fi->big_stream);
 	if (fi->unmatched_b)
-		ev_cli_warn(&o->cli, "%s: %llu B events without their E: dropped", fi->path, (unsigned long long)fi->unmatched_b);
+		ev_cli_warn(&o->cli, "%s: %llu B events without their E: dropped", shown(fi->path), (unsigned long long)fi->unmatched_b);
 	if (fi->unmatched_e)
-		ev_cli_warn(&o->cli, "%s: %llu E events without their B: skipped", fi->path, (unsigned long long)fi->unmatched_e);
+		ev_cli_warn(&o->cli, "%s: %llu E events without their B: skipped", shown(fi->path), (unsigned long long)fi->unmatched_e);
 	if (fi->inferred_colls)
 		ev_cli_warn(&o->cli, "%s: %llu collectives without collective arguments (PyTorch <= 2.1): inferred from kernel names "
-		            "in the default group, ordered per rank", fi->path, (unsigned long long)fi->inferred_colls);
+		            "in the default group, ordered per rank", shown(fi->path), (unsigned long long)fi->inferred_colls);
 	if (fi->inferred_no_size)
 		ev_cli_warn(&o->cli, "%s: %llu inferred collectives have no nccl:* annotation around their launch: bytes 0",
-		            fi->path, (unsigned long long)fi->inferred_no_size);
+		            shown(fi->path), (unsigned long long)fi->inferred_no_size);
 	/* Some GPU events without a launching call are normal at the edges of
 	 * a capture (-v counts them); none linked at all means op-level
 	 * analyses of this file will find nothing. */
 	if (fi->gpu_events && fi->linked_stack + fi->linked_ext + fi->linked_call_only == 0)
 		ev_cli_warn(&o->cli, "%s: none of %llu GPU events has a launching call or an op (no runtime events or "
-		            "cpu_ops in the trace?): op-level analyses will find nothing", fi->path,
+		            "cpu_ops in the trace?): op-level analyses will find nothing", shown(fi->path),
 		            (unsigned long long)fi->gpu_events);
 }
 
@@ -296,11 +302,11 @@ static int run(struct opts *o)
 			int64_t r;
 			int how = ev_kineto_rank_from_path(fi->path, &r);
 			if (how != 1 && (r < 0 || r > UINT32_MAX)) {
-				status = ev_cli_error(&o->cli, "%s: rank %lld from the path is out of range; set --rank", fi->path, (long long)r);
+				status = ev_cli_error(&o->cli, "%s: rank %lld from the path is out of range; set --rank", shown(fi->path), (long long)r);
 				break;
 			}
 			if (how == 2)
-				ev_cli_warn(&o->cli, "%s: the path names several ranks: using %lld (set --rank or distributedInfo)", fi->path,
+				ev_cli_warn(&o->cli, "%s: the path names several ranks: using %lld (set --rank or distributedInfo)", shown(fi->path),
 				            (long long)r);
 			if (how != 1) {
 				fi->rank = r;
@@ -308,7 +314,7 @@ static int run(struct opts *o)
 				fi->rank = o->rank;
 			} else {
 				fi->rank = i;
-				ev_cli_warn(&o->cli, "%s: no rank in distributedInfo or the path; using %d (set --rank)", fi->path, i);
+				ev_cli_warn(&o->cli, "%s: no rank in distributedInfo or the path; using %d (set --rank)", shown(fi->path), i);
 			}
 		}
 	}
@@ -318,7 +324,7 @@ static int run(struct opts *o)
 		for (int j = 0; j < i; j++)
 			if (ev_kineto_file(s.k, i)->rank == ev_kineto_file(s.k, j)->rank) {
 				status = ev_cli_error(&o->cli, "%s and %s are both rank %lld; convert them separately or give ranks in the paths",
-				                      ev_kineto_file(s.k, j)->path, ev_kineto_file(s.k, i)->path,
+				                      shown(ev_kineto_file(s.k, j)->path), shown(ev_kineto_file(s.k, i)->path),
 				                      (long long)ev_kineto_file(s.k, i)->rank);
 				goto done;
 			}
@@ -351,7 +357,7 @@ static int run(struct opts *o)
 			ev_cli_note(&o->cli, "%s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
 			        "%llu collectives, %llu skipped; %llu inferred collectives; GPU events %llu: %llu linked through "
 			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op",
-			        fi->path, (long long)fi->rank, (unsigned long long)fi->events, (unsigned long long)fi->kernels,
+			        shown(fi->path), (long long)fi->rank, (unsigned long long)fi->events, (unsigned long long)fi->kernels,
 			        (unsigned long long)fi->unlinked, (unsigned long long)(fi->colls + fi->inferred_colls),
 			        (unsigned long long)fi->skipped, (unsigned long long)fi->inferred_colls, (unsigned long long)fi->gpu_events,
 			        (unsigned long long)fi->linked_stack, (unsigned long long)fi->linked_ext,
@@ -436,6 +442,8 @@ static int convert(struct opts *o, char **inputs, int ninputs)
 		return rc;
 	o->inputs = inputs;
 	o->ninputs = ninputs;
+	if (ev_cli_note_inputs(&o->cli, inputs, (size_t)ninputs))
+		return 1;
 	return run(o);
 }
 

@@ -349,6 +349,10 @@ static int expand_inputs(struct opts *o, char **args, int n, struct ev_vec *inpu
 	}
 	for (int i = 0; i < n; i++) {
 		struct stat sb;
+		/* SQLite opens a file by name: a stream cannot be read. */
+		if (strcmp(args[i], "-") == 0)
+			return ev_cli_usage_error(&o->cli, "-: nsys2ev reads SQLite files (nsys export --type sqlite), not "
+			                          "standard input; name the export file");
 		if (stat(args[i], &sb) != 0)
 			return ev_cli_error(&o->cli, "%s: %s", args[i], strerror(errno));
 		if (S_ISDIR(sb.st_mode)) {
@@ -381,6 +385,8 @@ static int convert(struct opts *o, char **args, int n)
 	if (o->cli.quiet)
 		o->ns.warn = NULL;
 	int status = expand_inputs(o, args, n, &inputs);
+	if (!status)
+		status = ev_cli_note_inputs(&o->cli, inputs.data, inputs.len);
 	if (!status)
 		status = run(o, inputs.data, inputs.len);
 	if (!status && o->repeated && o->verbose && !o->cli.quiet)

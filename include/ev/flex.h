@@ -112,7 +112,8 @@ struct ev_flex_event {
 	int32_t peers[EV_FLEX_MAX_PEERS];
 };
 /* Parse the object at token i.  buf (capacity >= 2 * len + 64) holds the
- * unescaped strings.  EV_OK, EV_ERR_FORMAT (not an object, bad ts/escape). */
+ * unescaped strings.  EV_OK, EV_ERR_FORMAT (not an object, bad ts/escape),
+ * EV_ERR_RANGE (a ts or dur in microseconds that does not fit 64-bit ns). */
 int ev_flex_event_parse(const char *text, const struct ev_json_tok *t, int i, char *buf, size_t cap,
                         struct ev_flex_event *e) EV_RESULT_USED;
 

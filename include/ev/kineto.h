@@ -61,7 +61,9 @@ int ev_kineto_scan_prefix(const char *text, size_t len, uint32_t max_tokens, str
                           size_t *used) EV_RESULT_USED;
 /* Integer value of a number or numeric string (a fraction is truncated). */
 int ev_kspan_i64(const struct ev_kspan *s, int64_t *v);
-/* Microseconds written in decimal to integer nanoseconds, exactly. */
+/* Microseconds written in decimal to integer nanoseconds, exactly.
+ * Returns 0, EV_ERR_FORMAT (not a number) or EV_ERR_RANGE (a number whose
+ * nanoseconds do not fit 64 bits). */
 int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns);
 /* Unescaped text of a string (or the raw text of another value) into
  * out[cap]; the length, or (size_t)-1 on a bad escape or too long. */

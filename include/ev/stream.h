@@ -49,6 +49,7 @@ enum ev_status {
 	EV_ERR_GZIP = -12,   /* corrupt or truncated gzip data */
 	EV_ERR_COLLISION = -13, /* two texts with one string id */
 	EV_ERR_SAMEFILE = -14, /* an output is the same file as an input */
+	EV_ERR_SAMEOUT = -15,  /* standard output is a regular file that is also an input */
 };
 
 /* A static English description of a status ("truncated stream", ...). */
@@ -308,7 +309,10 @@ int ev_input_line(ev_input *in, const char **line, size_t *len) EV_RESULT_USED;
  * consumed: read it with ev_input_line. */
 const char *ev_input_plain_line(ev_input *in, size_t n);
 void ev_input_set_line_limit(ev_input *in, size_t max);
-size_t ev_input_line_limit(const ev_input *in); /* default 64 MiB */
+size_t ev_input_line_limit(const ev_input *in); /* default EV_LINE_MAX */
+/* The longest line (without its LF) a reader takes by default, and so the
+ * longest a writer emits (docs/FORMAT.md §9): 64 MiB. */
+#define EV_LINE_MAX ((size_t)64 << 20)
 /* Read buffer (and gzip input buffer) of inputs opened from now on: default
  * 256 KiB (it stays in the L2 cache, and each 4 KiB of it is a page fault at
  * first touch), clamped to [64 KiB, 16 MiB].  A tool that holds many inputs open
@@ -333,7 +337,10 @@ typedef struct ev_output ev_output;
 /* Open path ("-" or NULL = stdout).  A file is written as
  * "<dir>/.<base>.XXXXXX" and renamed over path by ev_output_close.  A
  * symlink is written through: its target is replaced and keeps its mode.
- * EV_ERR_SAMEFILE when path is an input of this process (see below). */
+ * A path that leads to the regular file standard output writes
+ * (/dev/stdout, /proc/self/fd/1) is standard output, written in place.
+ * EV_ERR_SAMEFILE when path is an input of this process, EV_ERR_SAMEOUT
+ * when standard output is a regular file that is one (see below). */
 int ev_output_open(ev_output **out, const char *path) EV_RESULT_USED;
 /* Buffered writes to a descriptor the caller opened and keeps (standard
  * error, a file it must write in place): no temp name, never closed here;
@@ -363,7 +370,9 @@ void ev_temp_unregister(int slot);
  * remembered (device and inode, for the life of the process), and so is the
  * file an open ev_output will replace (symlinks followed); opening an output
  * onto a remembered input, or an input that an open output will replace,
- * fails with EV_ERR_SAMEFILE.  Tools that read files by other means (SQLite)
+ * fails with EV_ERR_SAMEFILE.  Standard output opened as an ev_output is
+ * remembered the same way when it is a regular file (`tool x >> x`, as
+ * cat's "input file is output file"): EV_ERR_SAMEOUT.  Tools that read files by other means (SQLite)
  * note them with ev_files_note_input(); ev_files_check_output() asks before
  * anything is written. */
 int ev_files_note_input(int fd) EV_RESULT_USED;
@@ -387,10 +396,21 @@ typedef struct ev_meta ev_meta;
 ev_meta *ev_meta_new(void);
 void ev_meta_free(ev_meta *m);
 /* Parse one text line (without '\n') and add it.  Lines other than the six
- * kinds above are ignored (EV_OK).  EV_ERR_FORMAT on a malformed line. */
+ * kinds above are ignored (EV_OK).  EV_ERR_FORMAT on a malformed line, and
+ * on a #comm line that contradicts an earlier one of the same id (another
+ * size, or another global rank for a member both name): then
+ * ev_meta_conflict() describes the earlier line. */
 int ev_meta_add_line(ev_meta *m, const char *line, size_t len) EV_RESULT_USED;
+/* The same, saying where the line is (input name, line number) so that a
+ * conflict found later can name it. */
+int ev_meta_add_line_at(ev_meta *m, const char *line, size_t len, const char *name, uint64_t lineno) EV_RESULT_USED;
+/* After ev_meta_add_line failed on a conflict: "line 3 (#comm 7 nranks=4
+ * ...)" or "a.ev line 3 (...)" when name differs from the failing line's;
+ * NULL after any other result. */
+const char *ev_meta_conflict(const ev_meta *m);
 /* Lookups return NULL when absent.  Later lines of the same key merge
- * into (#tree nodes, #rank/#src/#comm key=values) or replace earlier ones. */
+ * into (#tree nodes, #rank/#src/#comm key=values, #comm members a line
+ * left unknown, -1) or replace earlier ones (#ring). */
 const struct ev_src_info *ev_meta_src(const ev_meta *m, uint32_t n);
 const struct ev_rank_info *ev_meta_rank(const ev_meta *m, uint32_t rank);
 const struct ev_comm_info *ev_meta_comm(const ev_meta *m, uint64_t id);
@@ -479,7 +499,9 @@ int ev_writer_open(ev_writer **w, const char *path, ev_strtab *strtab) EV_RESULT
  * ("origin", "unix").  "clock" defaults to "ns". */
 int ev_writer_header(ev_writer *w, const char *key, const char *val) EV_RESULT_USED;
 /* Write one record; emits #str lines for name/sig first when this segment
- * has not defined them.  EV_ERR_NOSTR when strtab lacks the text. */
+ * has not defined them.  EV_ERR_NOSTR when strtab lacks the text.  Every
+ * writer refuses a line that readers would (EV_LINE_MAX): EV_ERR_LIMIT
+ * for a string whose #str line would be longer, nothing of it written. */
 int ev_write(ev_writer *w, const struct ev_rec *rec) EV_RESULT_USED;
 /* Write a record given as its escaped line (from ev_reader_record_line)
  * without re-encoding it; rec must be that line's decoded form (its strings
@@ -492,7 +514,8 @@ int ev_write_escaped(ev_writer *w, const struct ev_rec *rec, const char *line, s
 int ev_write_run(ev_writer *w, const char *span, size_t len, uint64_t n) EV_RESULT_USED;
 /* Write a metadata text line (without '\n').  Exact duplicates of lines
  * already written in this output are dropped.  #ev/#str/#end lines are
- * refused with EV_ERR_ARG (use the functions here). */
+ * refused with EV_ERR_ARG (use the functions here), lines longer than
+ * EV_LINE_MAX with EV_ERR_LIMIT. */
 int ev_write_text(ev_writer *w, const char *line, size_t len) EV_RESULT_USED;
 /* printf into a text line (no '\n' in fmt), deduplicated as above. */
 int ev_write_textf(ev_writer *w, const char *fmt, ...) EV_PRINTF(2, 3) EV_RESULT_USED;

@@ -133,8 +133,9 @@ int ev_cli_input_error(const struct ev_cli *cli, const char *file, int status);
  * byte output (one of them non-NULL); both are cleared.  Returns 0, or 1
  * with the error said as ev_cli_file_error does. */
 int ev_cli_close_ev_output(const struct ev_cli *cli, ev_writer **w, ev_output **out);
-/* Refuse to write binary ev to a terminal unless -f.  Returns 0 if fine,
- * else prints the message and returns 1. */
+/* Refuse to write binary ev to a terminal unless -f: standard output, or
+ * -o naming a terminal by any path (/dev/tty, /dev/stdout, /proc/self/fd/1).
+ * Returns 0 if fine, else prints the message and returns 1. */
 int ev_cli_check_binary_out(const struct ev_cli *cli);
 /* Progress line on stderr (only when cli->progress, i.e. stderr is a
  * terminal and not -q): at most once a second, after the first second;
@@ -218,6 +219,12 @@ struct ev_filter {
  * 0, or 1 after an error (quietly for a reader that went away). */
 int ev_filter_run(struct ev_cli *cli, char *const *inputs, size_t n, ev_strtab *st, ev_meta *meta,
                   const struct ev_filter *f, void *ctx);
+/* Note every input (ev_files_note_input_path, "-" standard input) before
+ * the first is read, so that an input that is also the output (`-o x x`,
+ * `tool a x >> x`) is refused before anything is written; ev_filter_run
+ * does it, a tool with its own input loop calls it first.  Returns 0, or
+ * prints "prog: FILE: message" and returns 1. */
+int ev_cli_note_inputs(const struct ev_cli *cli, char *const *inputs, size_t n);
 /* Records the driver has passed to `rec` so far, over all inputs. */
 uint64_t ev_filter_records(const struct ev_cli *cli);
 

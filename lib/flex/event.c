@@ -240,15 +240,17 @@ int ev_flex_event_parse(const char *text, const struct ev_json_tok *t, int i, ch
 			if (tok_u64(text, t, v, &e->tid))
 				e->tid = ev_hash64(text + t[v].start, (size_t)(t[v].end - t[v].start));
 		} else if (kl == 2 && !memcmp(key, "ts", 2)) {
-			if (t[v].type != EV_JT_PRIMITIVE ||
-			    ev_parse_decimal_scaled(text + t[v].start, (size_t)(t[v].end - t[v].start), 3, &e->ts))
-				return EV_ERR_FORMAT;
+			int rc = t[v].type != EV_JT_PRIMITIVE ? EV_ERR_FORMAT
+			         : ev_parse_decimal_scaled(text + t[v].start, (size_t)(t[v].end - t[v].start), 3, &e->ts);
+			if (rc)
+				return rc == EV_ERR_RANGE ? rc : EV_ERR_FORMAT;
 			e->have_ts = 1;
 		} else if (kl == 3 && !memcmp(key, "dur", 3)) {
 			int64_t d;
-			if (t[v].type != EV_JT_PRIMITIVE ||
-			    ev_parse_decimal_scaled(text + t[v].start, (size_t)(t[v].end - t[v].start), 3, &d))
-				return EV_ERR_FORMAT;
+			int rc = t[v].type != EV_JT_PRIMITIVE ? EV_ERR_FORMAT
+			         : ev_parse_decimal_scaled(text + t[v].start, (size_t)(t[v].end - t[v].start), 3, &d);
+			if (rc)
+				return rc == EV_ERR_RANGE ? rc : EV_ERR_FORMAT;
 			e->dur = d < 0 ? 0 : (uint64_t)d;
 			e->have_dur = d >= 0 ? 1 : -1;
 		} else if (kl == 4 && !memcmp(key, "attr", 4)) {

@@ -112,8 +112,8 @@ int ev_flex_read_file(ev_flex_reader *rd, ev_flex_conv *c, uint16_t src, const c
 			rd->cap = it.len * 2 + 64;
 		}
 		struct ev_flex_event e;
-		if (ev_flex_event_parse(it.text, rd->toks, 0, rd->buf, rd->cap, &e) != EV_OK) {
-			rc = fail(res, EV_ERR_FORMAT, EV_FLEX_RE_EVENT, n);
+		if ((rc = ev_flex_event_parse(it.text, rd->toks, 0, rd->buf, rd->cap, &e)) != EV_OK) {
+			rc = fail(res, rc == EV_ERR_RANGE ? rc : EV_ERR_FORMAT, EV_FLEX_RE_EVENT, n);
 			goto out;
 		}
 		if ((rc = ev_flex_conv_event(c, src, &e)) != EV_OK) {

@@ -414,6 +414,10 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 		case ST_AFTER_ARRAY:
 			c = skip_ws(j);
 			if (j->bare) {
+				/* A read error here (a gzip member without its
+				 * trailer) is that error, not trailing data. */
+				if (c < -1)
+					return input_error(j, c);
 				if (c != -1)
 					return fail(j, EV_ERR_FORMAT, "data after the end of the array");
 				j->st = ST_DONE;
@@ -425,6 +429,8 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 			}
 			if (c == '}') {
 				c = skip_ws(j);
+				if (c < -1)
+					return input_error(j, c);
 				if (c != -1)
 					return fail(j, EV_ERR_FORMAT, "data after the end of the document");
 				j->st = ST_DONE;

@@ -465,16 +465,19 @@ int ev_kspan_i64(const struct ev_kspan *s, int64_t *v)
  * double (rare in traces). */
 static __attribute__((noinline)) int span_us_to_ns_text(const struct ev_kspan *s, int64_t *ns)
 {
-	if (ev_parse_decimal_scaled(s->p, s->n, 3, ns) == 0)
-		return 0;
+	int rc = ev_parse_decimal_scaled(s->p, s->n, 3, ns);
+	if (rc != EV_ERR_ARG)
+		return rc; /* read, or digits too many for 64-bit ns */
 	char buf[64];
 	double d;
 	if (s->n >= sizeof buf)
-		return -1;
+		return EV_ERR_FORMAT;
 	memcpy(buf, s->p, s->n);
 	buf[s->n] = '\0';
-	if (ev_parse_double(buf, &d) || d * 1000.0 > 9.2e18 || d * 1000.0 < -9.2e18)
-		return -1;
+	if (ev_parse_double(buf, &d))
+		return EV_ERR_FORMAT;
+	if (!(d * 1000.0 <= 9.2e18 && d * 1000.0 >= -9.2e18))
+		return EV_ERR_RANGE;
 	*ns = (int64_t)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
 	return 0;
 }
@@ -482,7 +485,7 @@ static __attribute__((noinline)) int span_us_to_ns_text(const struct ev_kspan *s
 int ev_kspan_us_to_ns(const struct ev_kspan *s, int64_t *ns)
 {
 	if (s->type != 'n')
-		return -1;
+		return EV_ERR_FORMAT;
 	/* The scanner read the integer part: add three decimals, rounded half
 	 * away from zero at the fourth as ev_parse_decimal_scaled does.  Up to
 	 * 9e15 us nothing can overflow; beyond, and with an exponent, the

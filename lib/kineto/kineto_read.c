@@ -464,16 +464,20 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 		return EV_OK;
 	struct ev_rec r;
 	ev_rec_init(&r);
-	if (ev_kspan_us_to_ns(&e->f[EV_KF_TS], &r.ts) != 0) {
-		snprintf(err, errn, "byte %llu: event without a numeric ts", (unsigned long long)offset);
+	if ((rc = ev_kspan_us_to_ns(&e->f[EV_KF_TS], &r.ts)) != 0) {
+		if (rc == EV_ERR_RANGE)
+			snprintf(err, errn, "byte %llu: ts out of range (microseconds beyond 2^63 ns)", (unsigned long long)offset);
+		else
+			snprintf(err, errn, "byte %llu: event without a numeric ts", (unsigned long long)offset);
 		return EV_ERR_FORMAT;
 	}
 	if (r.ts > 1000000000000000000LL)
 		k->absolute_ts = 1;
 	if (e->f[EV_KF_DUR].type) {
 		int64_t d;
-		if (ev_kspan_us_to_ns(&e->f[EV_KF_DUR], &d) != 0) {
-			snprintf(err, errn, "byte %llu: dur is not a number", (unsigned long long)offset);
+		if ((rc = ev_kspan_us_to_ns(&e->f[EV_KF_DUR], &d)) != 0) {
+			snprintf(err, errn, rc == EV_ERR_RANGE ? "byte %llu: dur out of range (microseconds beyond 2^63 ns)"
+			                                       : "byte %llu: dur is not a number", (unsigned long long)offset);
 			return EV_ERR_FORMAT;
 		}
 		if (d < 0)

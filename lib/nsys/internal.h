@@ -35,6 +35,7 @@ enum nsys_warn_kind {
 	W_NO_STRING,  /* a string id StringIds does not hold */
 	W_BAD_UTC,    /* utcEpochNs/systemClockNs not integers */
 	W_BAD_INT,    /* other numbers that are not integers (ids, sizes) */
+	W_BAD_STREAM, /* a streamId outside 0..2^32-1 */
 	NWARN
 };
 
@@ -182,6 +183,10 @@ struct ev_nsys {
 	size_t bufcap;
 	unsigned char *blob;
 	size_t blobcap;
+	/* The row being converted, for a write the output refuses (a string
+	 * over the line limit): at_row 0 outside the time merge. */
+	int at_file, at_kind;
+	uint64_t at_row;
 };
 
 /* report.c */

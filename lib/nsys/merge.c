@@ -161,6 +161,17 @@ static int64_t col_i(struct ev_nsys *s, struct file *f, sqlite3_stmt *st, int i,
 	return v;
 }
 
+/* A stream id (column 4): outside 0..2^32-1 it fits no ev stream field
+ * (-5 would become 4294967291); counted and said, stream 0. */
+static uint32_t col_stream(struct ev_nsys *s, struct file *f, sqlite3_stmt *st, uint64_t row, int kind)
+{
+	int64_t v = col_i(s, f, st, 4, row, kind);
+	if (v >= 0 && v <= (int64_t)UINT32_MAX)
+		return (uint32_t)v;
+	nsys_note(s, f, W_BAD_STREAM, nsys_cur_table[kind], row);
+	return 0;
+}
+
 static int put(struct ev_nsys *s, struct gpu *g, const struct ev_rec *r)
 {
 	return nsys_in_window(s, g, r->ts) ? nsys_write_status(s, ev_write(s->w, r)) : 0;
@@ -179,7 +190,7 @@ static int do_kernel(struct ev_nsys *s, int fi, sqlite3_stmt *st, int64_t start,
 	ev_rec_init(&r);
 	r.type = EV_KERNEL;
 	r.rank = (uint32_t)g->rank;
-	r.stream = (uint32_t)col_i(s, f, st, 4, row, CUR_KERNEL);
+	r.stream = col_stream(s, f, st, row, CUR_KERNEL);
 	r.ts = ts;
 	r.dur = dur_of(s, f, st, 1, start, row, CUR_KERNEL);
 	r.id = (uint32_t)col_i(s, f, st, 5, row, CUR_KERNEL);
@@ -210,7 +221,7 @@ static int do_mem(struct ev_nsys *s, int fi, sqlite3_stmt *st, int kind, int64_t
 	ev_rec_init(&r);
 	r.type = kind == CUR_MEMCPY ? EV_MEMCPY : EV_MEMSET;
 	r.rank = (uint32_t)g->rank;
-	r.stream = (uint32_t)col_i(s, f, st, 4, row, kind);
+	r.stream = col_stream(s, f, st, row, kind);
 	r.ts = ts;
 	r.dur = dur_of(s, f, st, 1, start, row, kind);
 	r.id = (uint32_t)col_i(s, f, st, 5, row, kind);
@@ -499,6 +510,9 @@ int nsys_pass2(struct ev_nsys *s, void (*progress)(void *, uint64_t), void *ctx)
 	while (n && !rc) {
 		struct cursor *c = &h[0];
 		sqlite3_stmt *st = s->files[c->file].cur[c->kind];
+		s->at_file = c->file;
+		s->at_kind = c->kind;
+		s->at_row = c->row;
 		switch (c->kind) {
 		case CUR_KERNEL: rc = do_kernel(s, c->file, st, c->start, c->ts, c->row); break;
 		case CUR_MEMCPY:
@@ -520,6 +534,8 @@ int nsys_pass2(struct ev_nsys *s, void (*progress)(void *, uint64_t), void *ctx)
 			progress(ctx, ev_writer_count(s->w));
 	}
 	free(h);
+	if (!rc)
+		s->at_row = 0;
 	/* Statuses from the queues carry no message of their own. */
 	if (rc && rc != EV_ERR_PIPE && !s->err[0])
 		rc = rc == EV_ERR_NOMEM ? nsys_nomem(s) : nsys_write_status(s, rc);

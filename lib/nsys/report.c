@@ -47,6 +47,16 @@ int nsys_write_status(struct ev_nsys *s, int rc)
 		return rc;
 	if (rc == EV_ERR_NOMEM)
 		return nsys_nomem(s);
+	/* Only a string can pass the line limit: the export's, named where
+	 * it was met. */
+	if (rc == EV_ERR_LIMIT && s->at_row)
+		return nsys_fail(s, rc, "%s: %s: row %llu: a string longer than an ev line may be (%zu bytes, "
+		                 "the readers' limit): refusing to write what readers reject",
+		                 s->files[s->at_file].path, nsys_cur_table[s->at_kind], (unsigned long long)s->at_row,
+		                 (size_t)EV_LINE_MAX);
+	if (rc == EV_ERR_LIMIT)
+		return nsys_fail(s, rc, "a string of the export is longer than an ev line may be (%zu bytes, the "
+		                 "readers' limit): refusing to write what readers reject", (size_t)EV_LINE_MAX);
 	const char *name = s->w ? ev_output_name(ev_writer_output(s->w)) : "output";
 	if (rc == EV_ERR_IO && errno)
 		return nsys_fail(s, rc, "%s: %s", name, strerror(errno));
@@ -71,6 +81,7 @@ void nsys_notes_flush(struct ev_nsys *s)
 		[W_NO_STRING] = "string id not in StringIds; empty name",
 		[W_BAD_UTC] = "utcEpochNs or systemClockNs is not an integer or not a plausible UTC time; the trace clock is used",
 		[W_BAD_INT] = "a number is not an integer (id, size, grid or pid); read as 0",
+		[W_BAD_STREAM] = "streamId is outside 0..2^32-1; stream 0",
 	};
 	for (int i = 0; i < s->nfiles; i++) {
 		struct file *f = &s->files[i];

@@ -3,7 +3,8 @@
  * ev_files.c - inputs are sacred: the files this process reads, by device
  * and inode, and the files its open outputs will replace, so that
  * `tool -o x x` (or through a symlink, or `tool -o x < x`) fails before
- * anything is written instead of renaming the result over the trace.
+ * anything is written instead of renaming the result over the trace, and
+ * `tool x >> x` fails instead of reading its own output without end.
  * Memory grows with the number of distinct files, not with their size.
  */
 #include <errno.h>
@@ -56,9 +57,8 @@ int ev_files_note_input(int fd)
 	struct stat st;
 	if (fstat(fd, &st) != 0)
 		return EV_OK; /* nothing to protect that we can name */
-	if (ev_output_replaces(st.st_dev, st.st_ino))
-		return EV_ERR_SAMEFILE;
-	return add_input(&st);
+	int same = ev_output_replaces(st.st_dev, st.st_ino);
+	return same ? same : add_input(&st);
 }
 
 int ev_files_note_input_path(const char *path)
@@ -66,9 +66,8 @@ int ev_files_note_input_path(const char *path)
 	struct stat st;
 	if (!path || strcmp(path, "-") == 0 || stat(path, &st) != 0)
 		return EV_OK;
-	if (ev_output_replaces(st.st_dev, st.st_ino))
-		return EV_ERR_SAMEFILE;
-	return add_input(&st);
+	int same = ev_output_replaces(st.st_dev, st.st_ino);
+	return same ? same : add_input(&st);
 }
 
 int ev_files_check_output(const char *path)
@@ -80,4 +79,15 @@ int ev_files_check_output(const char *path)
 		return EV_OK; /* a new file cannot be an input */
 	}
 	return S_ISREG(st.st_mode) && known_input(&st) ? EV_ERR_SAMEFILE : EV_OK;
+}
+
+int ev_files_check_output_fd(int fd)
+{
+	struct stat st;
+	int e = errno;
+	if (fstat(fd, &st) != 0) {
+		errno = e;
+		return EV_OK; /* a closed descriptor: the write reports it */
+	}
+	return S_ISREG(st.st_mode) && known_input(&st) ? EV_ERR_SAMEOUT : EV_OK;
 }

@@ -96,7 +96,7 @@ int ev_input_fdopen(ev_input **out, int fd, int own, const char *name)
 	in->own = own;
 	in->chunk = default_chunk;
 	in->cap = in->chunk;
-	in->line_limit = 64u << 20;
+	in->line_limit = EV_LINE_MAX;
 	in->buf = malloc(in->cap);
 	in->name = strdup(name ? name : "input");
 	if (!in->buf || !in->name) {

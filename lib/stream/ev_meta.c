@@ -3,16 +3,31 @@
  * ev_meta.c - parsed metadata text lines (#src #rank #comm #ring #tree
  * #meta), kept in order of first appearance and looked up by key.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ev/stream.h"
+
+/* A communicator and the line that gave its size, to name it when a later
+ * line contradicts it (info first: the vector's pointer is to both). */
+struct comm_rec {
+	struct ev_comm_info info;
+	int sized;          /* a line gave nranks= or ranks= */
+	char *origin;       /* that line's input name (NULL: not said) */
+	uint64_t line;      /* and number */
+	char *text;         /* its first bytes */
+};
+#define COMM_TEXT 160
 
 struct ev_meta {
 	struct ev_vec src, rank, comm, ring, tree; /* vectors of pointers */
 	struct ev_map src_ix, rank_ix, comm_ix, ring_ix, tree_ix; /* key -> index + 1 */
 	struct ev_kv *kv;
 	size_t nkv;
+	const char *at_name; /* where the line being added is (ev_meta_add_line_at) */
+	uint64_t at_line;
+	char conflict[COMM_TEXT + 1200];
 };
 
 ev_meta *ev_meta_new(void)
@@ -56,9 +71,11 @@ void ev_meta_free(ev_meta *m)
 		free(r);
 	}
 	for (size_t i = 0; i < m->comm.len; i++) {
-		struct ev_comm_info *c = PTR(&m->comm, i);
-		free(c->ranks);
-		free_kv(c->kv, c->nkv);
+		struct comm_rec *c = PTR(&m->comm, i);
+		free(c->info.ranks);
+		free_kv(c->info.kv, c->info.nkv);
+		free(c->origin);
+		free(c->text);
 		free(c);
 	}
 	for (size_t i = 0; i < m->ring.len; i++) {
@@ -255,39 +272,108 @@ static int add_rank(ev_meta *m, char **f, size_t n)
 	return add_kvs(&ri->kv, &ri->nkv, f + 2, n - 2);
 }
 
-static int add_comm(ev_meta *m, char **f, size_t n)
+/* Remember the line that sized communicator c, for a later conflict. */
+static int comm_origin(ev_meta *m, struct comm_rec *c, const char *line, size_t len)
+{
+	char *o = m->at_name ? strdup(m->at_name) : NULL;
+	char *t = malloc(COMM_TEXT + 4);
+	if ((m->at_name && !o) || !t) {
+		free(o);
+		free(t);
+		return EV_ERR_NOMEM;
+	}
+	snprintf(t, COMM_TEXT + 4, "%.*s%s", (int)(len > COMM_TEXT ? COMM_TEXT : len), line, len > COMM_TEXT ? "..." : "");
+	free(c->origin);
+	free(c->text);
+	c->origin = o;
+	c->text = t;
+	c->line = m->at_line;
+	return EV_OK;
+}
+
+/* Does a line of size nr (when sized) and members a (NULL: none given)
+ * contradict what c holds?  Another size, or another global rank for a
+ * member both know, is two communicators under one id: whichever a tool
+ * took, its answer would be wrong for the other.  A member one of them
+ * leaves unknown (-1) is no contradiction. */
+static int comm_conflict(ev_meta *m, const struct comm_rec *c, int sized, uint32_t nr, const int32_t *a)
+{
+	char why[96];
+	uint32_t i = 0;
+	if (c->sized && sized && c->info.nranks != nr) {
+		snprintf(why, sizeof why, "%u ranks here, %u there", nr, c->info.nranks);
+	} else {
+		while (a && c->info.ranks && i < nr && !(a[i] >= 0 && c->info.ranks[i] >= 0 && a[i] != c->info.ranks[i]))
+			i++;
+		if (!a || !c->info.ranks || i == nr)
+			return EV_OK;
+		snprintf(why, sizeof why, "comm rank %u is global rank %d here, %d there", i, (int)a[i], (int)c->info.ranks[i]);
+	}
+	int same = c->origin && m->at_name && strcmp(c->origin, m->at_name) == 0;
+	if (c->origin && c->line)
+		snprintf(m->conflict, sizeof m->conflict, "%s%sline %llu (%s): %s", same ? "" : c->origin, same ? "" : " ",
+		         (unsigned long long)c->line, c->text, why);
+	else
+		snprintf(m->conflict, sizeof m->conflict, "an earlier line (%s): %s", c->text ? c->text : "#comm", why);
+	return EV_ERR_FORMAT;
+}
+
+static int add_comm(ev_meta *m, char **f, size_t n, const char *line, size_t len)
 {
 	uint64_t id;
-	int created;
+	int created = 0;
 	if (n < 2 || ev_parse_u64(f[1], &id))
 		return EV_ERR_FORMAT;
-	/* Comm id 0 is legal; index it under a substitute key. */
-	struct ev_comm_info *c = find_or_add(&m->comm, &m->comm_ix, id ? id : UINT64_MAX, sizeof *c, &created);
-	if (!c)
-		return EV_ERR_NOMEM;
-	c->id = id;
-	int rc = add_kvs(&c->kv, &c->nkv, f + 2, n - 2);
-	if (rc)
-		return rc;
-	const char *nr = ev_kv_get(c->kv, c->nkv, "nranks");
-	const char *rk = ev_kv_get(c->kv, c->nkv, "ranks");
-	if (nr && ev_parse_u32(nr, &c->nranks))
-		return EV_ERR_FORMAT;
-	if (rk) {
-		int32_t *a;
-		uint32_t cnt;
-		rc = parse_int_list(rk, &a, &cnt);
-		if (rc)
-			return rc;
-		if (nr && cnt != c->nranks) {
-			free(a);
-			return EV_ERR_FORMAT;
-		}
-		free(c->ranks);
-		c->ranks = a;
-		c->nranks = cnt;
+	/* The line's own size and members first, checked against earlier
+	 * lines of the id before anything of it is merged. */
+	struct ev_kv *kv = NULL;
+	size_t nkv = 0;
+	int32_t *a = NULL;
+	uint32_t nr = 0, cnt = 0;
+	int rc = add_kvs(&kv, &nkv, f + 2, n - 2);
+	const char *nrs = rc ? NULL : ev_kv_get(kv, nkv, "nranks");
+	const char *rk = rc ? NULL : ev_kv_get(kv, nkv, "ranks");
+	if (nrs && ev_parse_u32(nrs, &nr))
+		rc = EV_ERR_FORMAT;
+	if (!rc && rk && (rc = parse_int_list(rk, &a, &cnt)) == EV_OK) {
+		if (nrs && cnt != nr)
+			rc = EV_ERR_FORMAT;
+		nr = cnt;
 	}
-	return EV_OK;
+	int sized = nrs || rk;
+	/* Comm id 0 is legal; index it under a substitute key. */
+	struct comm_rec *c = rc ? NULL : find_or_add(&m->comm, &m->comm_ix, id ? id : UINT64_MAX, sizeof *c, &created);
+	if (!rc && !c)
+		rc = EV_ERR_NOMEM;
+	if (!rc && !created)
+		rc = comm_conflict(m, c, sized, nr, a);
+	/* The line named later is the last that told something new: the
+	 * size, or a member left unknown before. */
+	int news = !rc && (created || (sized && !c->sized) || (a && !c->info.ranks));
+	for (uint32_t i = 0; !rc && !news && a && i < nr; i++)
+		news = c->info.ranks[i] < 0 && a[i] >= 0;
+	if (!rc && news)
+		rc = comm_origin(m, c, line, len);
+	for (size_t i = 0; !rc && i < nkv; i++)
+		rc = kv_set(&c->info.kv, &c->info.nkv, kv[i].key, strlen(kv[i].key), kv[i].val);
+	if (!rc) {
+		c->info.id = id;
+		if (sized) {
+			c->info.nranks = nr;
+			c->sized = 1;
+		}
+		if (a && c->info.ranks) {
+			for (uint32_t i = 0; i < nr; i++)
+				if (c->info.ranks[i] < 0)
+					c->info.ranks[i] = a[i];
+		} else if (a) {
+			c->info.ranks = a;
+			a = NULL;
+		}
+	}
+	free(a);
+	free_kv(kv, nkv);
+	return rc;
 }
 
 static int add_ring(ev_meta *m, char **f, size_t n)
@@ -383,10 +469,23 @@ static int add_tree(ev_meta *m, char **f, size_t n)
 	return EV_OK;
 }
 
+int ev_meta_add_line_at(ev_meta *m, const char *line, size_t len, const char *name, uint64_t lineno)
+{
+	m->at_name = name;
+	m->at_line = lineno;
+	int rc = ev_meta_add_line(m, line, len);
+	m->at_name = NULL;
+	m->at_line = 0;
+	return rc;
+}
+
+const char *ev_meta_conflict(const ev_meta *m) { return m->conflict[0] ? m->conflict : NULL; }
+
 int ev_meta_add_line(ev_meta *m, const char *line, size_t len)
 {
 	char *f[4096];
 	int rc;
+	m->conflict[0] = '\0';
 	if (len < 5 || line[0] != '#')
 		return EV_OK;
 	/* Only the six metadata keywords are parsed; others are ignored. */
@@ -428,7 +527,7 @@ int ev_meta_add_line(ev_meta *m, const char *line, size_t len)
 	switch (which) {
 	case 1: rc = add_src(m, f, n); break;
 	case 2: rc = add_rank(m, f, n); break;
-	case 3: rc = add_comm(m, f, n); break;
+	case 3: rc = add_comm(m, f, n, line, len); break;
 	case 4: rc = add_ring(m, f, n); break;
 	case 5: rc = add_tree(m, f, n); break;
 	default: rc = add_kvs(&m->kv, &m->nkv, f + 1, n - 1); break;

@@ -87,8 +87,8 @@ int ev_output_replaces(dev_t dev, ino_t ino)
 {
 	for (const struct ev_output *o = open_outputs; o; o = o->next_open)
 		if (o->replaces && o->dev == dev && o->ino == ino)
-			return 1;
-	return 0;
+			return o->replaces;
+	return EV_OK;
 }
 
 static void forget_open(struct ev_output *o)
@@ -156,6 +156,21 @@ static char *target_of(const char *path)
 	return strdup(path);
 }
 
+/* Does path (/dev/stdout, /dev/fd/1, /proc/self/fd/1, or the file's own
+ * name) lead to the regular file standard output writes?  Then standard
+ * output is written in place, where it stands (`>>` appends): a file
+ * renamed over it would leave the shell's descriptor on the old file and
+ * lose what the redirection holds. */
+static int names_stdout(const char *path)
+{
+	struct stat ps, os;
+	int e = errno;
+	int same = stat(path, &ps) == 0 && S_ISREG(ps.st_mode) && fstat(STDOUT_FILENO, &os) == 0 &&
+	           ps.st_dev == os.st_dev && ps.st_ino == os.st_ino;
+	errno = e;
+	return same;
+}
+
 int ev_output_open(ev_output **out, const char *path)
 {
 	ev_output *o = calloc(1, sizeof *o);
@@ -172,10 +187,24 @@ int ev_output_open(ev_output **out, const char *path)
 		rc = EV_ERR_NOMEM;
 		goto fail;
 	}
-	if (!path || strcmp(path, "-") == 0) {
+	if (!path || strcmp(path, "-") == 0 || names_stdout(path)) {
 		o->fd = STDOUT_FILENO;
 		o->keep_fd = 1;
-		o->name = strdup("standard output");
+		o->name = strdup(path && strcmp(path, "-") != 0 ? path : "standard output");
+		/* `tool x >> x`: standard output is one of the inputs, read
+		 * already or to be read later; either way, refused before a byte
+		 * is written. */
+		if ((rc = ev_files_check_output_fd(o->fd)) != EV_OK) {
+			errno = 0;
+			goto fail;
+		}
+		if (fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			o->replaces = EV_ERR_SAMEOUT;
+			o->dev = st.st_dev;
+			o->ino = st.st_ino;
+			o->next_open = open_outputs;
+			open_outputs = o;
+		}
 	} else {
 		o->path = target_of(path);
 		o->name = strdup(path);
@@ -187,7 +216,10 @@ int ev_output_open(ev_output **out, const char *path)
 			errno = 0;
 			goto fail;
 		}
-		int exists = stat(o->path, &st) == 0;
+		/* A pipe or terminal reached through /dev/fd/N or /proc/self/fd/N
+		 * has no name to resolve (its link reads "pipe:[N]"): the path
+		 * itself is what to open. */
+		int exists = stat(o->path, &st) == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
 		if (exists && !S_ISREG(st.st_mode)) {
 			/* Devices and FIFOs (/dev/null, /dev/full) cannot be renamed over. */
 			o->direct = 1;
@@ -199,7 +231,7 @@ int ev_output_open(ev_output **out, const char *path)
 		} else if ((rc = open_temp(o, o->path, exists ? &st : NULL)) != EV_OK) {
 			goto fail;
 		} else if (exists) {
-			o->replaces = 1;
+			o->replaces = EV_ERR_SAMEFILE;
 			o->dev = st.st_dev;
 			o->ino = st.st_ino;
 			o->next_open = open_outputs;

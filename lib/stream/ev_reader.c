@@ -439,9 +439,12 @@ int ev_read(ev_reader *r, struct ev_rec *rec)
 				return rc;
 		} else {
 			structural = 0;
-			rc = ev_meta_add_line(r->meta, line, len);
+			rc = ev_meta_add_line_at(r->meta, line, len, ev_input_name(r->in), r->lineno);
 			if (rc == EV_ERR_NOMEM)
 				return fail(r, rc, "out of memory");
+			if (rc && ev_meta_conflict(r->meta))
+				return fail(r, rc, "%.*s%s: conflicts with %s", (int)(len > 120 ? 120 : len), line,
+				            len > 120 ? "..." : "", ev_meta_conflict(r->meta));
 			if (rc)
 				return fail(r, rc, "malformed metadata line");
 		}

@@ -226,6 +226,10 @@ static int parse_header_row(struct ev_tsv_packer *pk, char *line, size_t len)
 	return EV_OK;
 }
 
+/* A number's parse status as the packer reports it: too big for its
+ * field (EV_ERR_RANGE) is told apart from not a number at all. */
+static int num_status(int rc) { return rc == EV_ERR_RANGE ? rc : rc ? EV_ERR_FORMAT : EV_OK; }
+
 static int parse_field(int c, char *s, size_t len, struct ev_rec *r, ev_strtab *st, const char **what)
 {
 	unsigned v;
@@ -243,8 +247,8 @@ static int parse_field(int c, char *s, size_t len, struct ev_rec *r, ev_strtab *
 		return EV_OK;
 	case EV_COL_RANK: return ev_parse_u32(s, &r->rank) ? EV_ERR_FORMAT : EV_OK;
 	case EV_COL_STREAM: return ev_parse_u32(s, &r->stream) ? EV_ERR_FORMAT : EV_OK;
-	case EV_COL_TS: return ev_parse_i64(s, &r->ts) ? EV_ERR_FORMAT : EV_OK;
-	case EV_COL_DUR: return ev_parse_u64(s, &r->dur) ? EV_ERR_FORMAT : EV_OK;
+	case EV_COL_TS: return num_status(ev_parse_i64(s, &r->ts));
+	case EV_COL_DUR: return num_status(ev_parse_u64(s, &r->dur));
 	case EV_COL_BYTES: return ev_parse_u64(s, &r->bytes) ? EV_ERR_FORMAT : EV_OK;
 	case EV_COL_NAME:
 	case EV_COL_SIG: {
@@ -368,6 +372,8 @@ int ev_tsv_pack_line(struct ev_tsv_packer *pk, char *line, size_t len, struct ev
 		} else if ((rc = parse_field(pk->map[i], p, flen, r, st, &what)) != EV_OK) {
 			if (rc == EV_ERR_COLLISION)
 				snprintf(pk->err, sizeof pk->err, "%s: %s", what, ev_strerror(rc));
+			else if (rc == EV_ERR_RANGE)
+				snprintf(pk->err, sizeof pk->err, "%s value '%.*s' out of range", what, (int)(flen > 60 ? 60 : flen), p);
 			else
 				snprintf(pk->err, sizeof pk->err, "bad %s value '%.*s'", what, (int)(flen > 60 ? 60 : flen), p);
 			return rc == EV_ERR_COLLISION ? rc : EV_ERR_FORMAT;

@@ -11,6 +11,7 @@
 #include "ev/stream.h"
 #include "internal.h"
 
+#define STR_PREFIX 22 /* "#str " + 16 hex digits + ' ' */
 
 struct ev_writer {
 	ev_output *out;
@@ -133,10 +134,16 @@ static int emit_str(ev_writer *w, uint64_t id)
 	text = ev_strtab_get(w->st, id, &len);
 	if (!text)
 		return EV_ERR_NOSTR;
+	/* "#str " + 16 hex digits + ' ' + the escaped text: never longer
+	 * than a reader takes (the text alone may tell before escaping). */
+	if (len > EV_LINE_MAX - STR_PREFIX)
+		return EV_ERR_LIMIT;
 	int rc = ensure_escape(w, 2 * len + 1);
 	if (rc)
 		return rc;
 	size_t elen = ev_text_escape(text, len, w->esc, w->esc_cap);
+	if (elen > EV_LINE_MAX - STR_PREFIX)
+		return EV_ERR_LIMIT;
 	rc = ev_output_printf(w->out, "#str %016llx ", (unsigned long long)id);
 	if (!rc)
 		rc = ev_output_write(w->out, w->esc, elen);
@@ -253,6 +260,8 @@ int ev_write_text(ev_writer *w, const char *line, size_t len)
 	if (len < 1 || line[0] != '#' || memchr(line, '\n', len) ||
 	    is_kw(line, len, "#ev") || is_kw(line, len, "#str") || is_kw(line, len, "#end"))
 		return EV_ERR_ARG;
+	if (len > EV_LINE_MAX)
+		return EV_ERR_LIMIT;
 	uint64_t h = ev_hash64(line, len);
 	if (ev_map_get(&w->texts, h))
 		return EV_OK;
@@ -317,6 +326,8 @@ int ev_write_line_raw(ev_writer *w, const char *line, size_t len)
 	int rc;
 	if (len < 2 || line[0] != '#' || memchr(line, '\n', len))
 		return EV_ERR_ARG;
+	if (len > EV_LINE_MAX)
+		return EV_ERR_LIMIT;
 	if (is_kw(line, len, "#ev"))
 		return raw_header(w, line, len);
 	if (is_kw(line, len, "#end"))

@@ -17,8 +17,12 @@
 
 #include "ev/stream.h"
 
-/* Is (dev, ino) the file that an open ev_output will replace? */
+/* Is (dev, ino) the file that an open ev_output will replace
+ * (EV_ERR_SAMEFILE) or write in place as standard output (EV_ERR_SAMEOUT)?
+ * EV_OK when neither. */
 int ev_output_replaces(dev_t dev, ino_t ino);
+/* Is fd a regular file that this process reads?  EV_ERR_SAMEOUT or EV_OK. */
+int ev_files_check_output_fd(int fd);
 
 /* fmt with ap, formatted and handed to put(ctx, text, len): on the stack
  * when short, else in a temporary allocation.  Returns put's status, or
@@ -106,7 +110,10 @@ struct ev_output {
 	size_t block;      /* regular file: written in blocks of this size ... */
 	uint64_t pos;      /* ... aligned to it; the file offset of buf[0] */
 	int temp_slot;
-	int replaces; /* dev/ino name an existing file that the rename replaces */
+	/* dev/ino name an existing file that the rename replaces
+	 * (EV_ERR_SAMEFILE) or that standard output writes (EV_ERR_SAMEOUT);
+	 * 0 for neither. */
+	int replaces;
 	dev_t dev;
 	ino_t ino;
 	struct ev_output *next_open;

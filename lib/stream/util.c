@@ -45,6 +45,7 @@ const char *ev_strerror(int status)
 	case EV_ERR_GZIP: return "corrupt gzip data";
 	case EV_ERR_COLLISION: return "string id collision";
 	case EV_ERR_SAMEFILE: return "is also an input: refusing to overwrite an input";
+	case EV_ERR_SAMEOUT: return "input file is output file (standard output): refusing to read what is being written";
 	default: return "unknown error";
 	}
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ev/tool.h"
@@ -222,11 +223,37 @@ int ev_cli_close_ev_output(const struct ev_cli *cli, ev_writer **w, ev_output **
 	return rc ? ev_cli_file_error(cli, cli->output, rc) : 0;
 }
 
+/* Does path lead to a terminal?  Any name of one counts (/dev/tty,
+ * /dev/stdout, /dev/fd/1, /proc/self/fd/1, /dev/pts/N): a character device
+ * is opened, without becoming the controlling terminal and without
+ * waiting, and asked. */
+static int path_is_tty(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISCHR(st.st_mode))
+		return 0;
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* opening the output will say why */
+	int tty = isatty(fd);
+	close(fd);
+	return tty;
+}
+
 int ev_cli_check_binary_out(const struct ev_cli *cli)
 {
-	if (cli->force || strcmp(cli->output, "-") != 0 || !isatty(STDOUT_FILENO))
+	if (cli->force)
 		return 0;
-	ev_cli_error(cli, "refusing to write binary ev output to a terminal; use -o FILE or a pipe (-f to force)");
+	if (strcmp(cli->output, "-") == 0) {
+		if (!isatty(STDOUT_FILENO))
+			return 0;
+		ev_cli_error(cli, "refusing to write binary ev output to a terminal; use -o FILE or a pipe (-f to force)");
+		return 1;
+	}
+	if (!path_is_tty(cli->output))
+		return 0;
+	ev_cli_error(cli, "%s: refusing to write binary ev output to a terminal; use -o FILE or a pipe (-f to force)",
+	             cli->output);
 	return 1;
 }
 

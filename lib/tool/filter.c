@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ev/tool.h"
 
@@ -104,6 +105,25 @@ static int run_one(struct ev_cli *cli, ev_reader *r, size_t idx, ev_input *in, u
 	return 0;
 }
 
+int ev_cli_note_inputs(const struct ev_cli *cli, char *const *inputs, size_t n)
+{
+	/* Standard output, when it is the output and a regular file, is
+	 * compared here too: the message then names the input, whichever of
+	 * the two the tool opens first. */
+	struct stat out, in;
+	int to_file = strcmp(cli->output, "-") == 0 && fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode);
+	for (size_t i = 0; i < n; i++) {
+		int is_stdin = strcmp(inputs[i], "-") == 0;
+		if (to_file && (is_stdin ? fstat(STDIN_FILENO, &in) : stat(inputs[i], &in)) == 0 &&
+		    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			return ev_cli_input_error(cli, inputs[i], EV_ERR_SAMEOUT);
+		int rc = is_stdin ? ev_files_note_input(STDIN_FILENO) : ev_files_note_input_path(inputs[i]);
+		if (rc != EV_OK)
+			return ev_cli_input_error(cli, inputs[i], rc);
+	}
+	return 0;
+}
+
 int ev_filter_run(struct ev_cli *cli, char *const *inputs, size_t n, ev_strtab *st, ev_meta *meta,
                   const struct ev_filter *f, void *ctx)
 {
@@ -112,6 +132,10 @@ int ev_filter_run(struct ev_cli *cli, char *const *inputs, size_t n, ev_strtab *
 		inputs = stdin_only;
 		n = 1;
 	}
+	/* All inputs before the first is read: the output of a filter starts
+	 * with the first input, and the last may be the output itself. */
+	if (ev_cli_note_inputs(cli, inputs, n))
+		return 1;
 	if (cli->progress && !cli->progress_total)
 		cli->progress_total = total_size(inputs, n);
 	uint64_t done_bytes = 0;

@@ -548,7 +548,98 @@ static void test_meta(void)
 	CHECK(ev_meta_add_line(m, bad1, strlen(bad1)) == EV_ERR_FORMAT);
 	const char *bad2 = "#ring x 0 1";
 	CHECK(ev_meta_add_line(m, bad2, strlen(bad2)) == EV_ERR_FORMAT);
+	CHECK(ev_meta_conflict(m) == NULL);
 	ev_meta_free(m);
+}
+
+/* One #comm id, several lines: repeats and members left unknown merge,
+ * another size or another member is a conflict naming the earlier line,
+ * and leaves what was known as it was. */
+static void test_meta_comm_conflict(void)
+{
+	ev_meta *m = ev_meta_new();
+	const char *ok[] = {
+		"#comm 9 nranks=3 ranks=4,-1,-1",
+		"#comm 9 nranks=3 ranks=4,-1,-1",
+		"#comm 9 name=pg1",
+		"#comm 9 ranks=-1,5,-1",
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+		CHECK(ev_meta_add_line_at(m, ok[i], strlen(ok[i]), "a.ev", i + 1) == EV_OK);
+	const struct ev_comm_info *c = ev_meta_comm(m, 9);
+	CHECK(c && c->nranks == 3 && c->ranks[0] == 4 && c->ranks[1] == 5 && c->ranks[2] == -1);
+	CHECK(c && strcmp(ev_kv_get(c->kv, c->nkv, "name"), "pg1") == 0);
+	const char *size = "#comm 9 nranks=4";
+	CHECK(ev_meta_add_line_at(m, size, strlen(size), "a.ev", 7) == EV_ERR_FORMAT);
+	CHECK(ev_meta_conflict(m) &&
+	      strcmp(ev_meta_conflict(m), "line 4 (#comm 9 ranks=-1,5,-1): 4 ranks here, 3 there") == 0);
+	const char *member = "#comm 9 nranks=3 ranks=4,6,7";
+	CHECK(ev_meta_add_line_at(m, member, strlen(member), "b.ev", 2) == EV_ERR_FORMAT);
+	CHECK(ev_meta_conflict(m) && strcmp(ev_meta_conflict(m), "a.ev line 4 (#comm 9 ranks=-1,5,-1): comm rank 1 is "
+	                                    "global rank 6 here, 5 there") == 0);
+	CHECK(c->nranks == 3 && c->ranks[1] == 5 && c->ranks[2] == -1);
+	/* A line added without a place still names the earlier one's. */
+	CHECK(ev_meta_add_line(m, member, strlen(member)) == EV_ERR_FORMAT);
+	CHECK(ev_meta_conflict(m) && strncmp(ev_meta_conflict(m), "a.ev line 4 (", 13) == 0);
+	ev_meta_free(m);
+	m = ev_meta_new();
+	CHECK(ev_meta_add_line(m, ok[0], strlen(ok[0])) == EV_OK);
+	CHECK(ev_meta_add_line(m, size, strlen(size)) == EV_ERR_FORMAT);
+	CHECK(ev_meta_conflict(m) && strcmp(ev_meta_conflict(m), "an earlier line (#comm 9 nranks=3 ranks=4,-1,-1): 4 "
+	                                    "ranks here, 3 there") == 0);
+	ev_meta_free(m);
+}
+
+/* Writers emit nothing a reader refuses: a string whose #str line passes
+ * EV_LINE_MAX, as it is or once escaped, and a text line longer than it,
+ * are EV_ERR_LIMIT; a line of exactly EV_LINE_MAX is written and read. */
+static void test_writer_line_limit(void)
+{
+	ev_strtab *st = ev_strtab_new();
+	size_t n = EV_LINE_MAX - 22; /* "#str " + 16 hex digits + ' ' */
+	char *text = malloc(EV_LINE_MAX + 2);
+	CHECK(st && text);
+	if (!st || !text)
+		return;
+	memset(text, 'x', EV_LINE_MAX + 1);
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_KERNEL;
+	const char *p = path_in_tmp("limit.ev");
+	ev_writer *w;
+	/* One byte too long. */
+	CHECK(ev_strtab_intern(st, text, n + 1, &r.name) == EV_OK);
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	CHECK(ev_write(w, &r) == EV_ERR_LIMIT);
+	ev_writer_abort(w);
+	/* Short enough as it is, too long escaped (a backslash is two bytes). */
+	text[0] = '\\';
+	CHECK(ev_strtab_intern(st, text, n, &r.name) == EV_OK);
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	CHECK(ev_write(w, &r) == EV_ERR_LIMIT);
+	/* A text line: one byte too long, or a #str line given whole. */
+	text[0] = '#';
+	CHECK(ev_write_text(w, text, EV_LINE_MAX + 1) == EV_ERR_LIMIT);
+	CHECK(ev_write_line_raw(w, text, EV_LINE_MAX + 1) == EV_ERR_LIMIT);
+	ev_writer_abort(w);
+	CHECK(access(p, F_OK) != 0);
+	/* Exactly at the limit: written, and read back. */
+	text[0] = 'x';
+	CHECK(ev_strtab_intern(st, text, n, &r.name) == EV_OK);
+	CHECK(ev_writer_open(&w, p, st) == EV_OK);
+	CHECK(ev_write(w, &r) == EV_OK);
+	CHECK(ev_writer_close(w) == EV_OK);
+	ev_strtab *st2 = ev_strtab_new();
+	ev_reader *rd;
+	struct ev_rec got;
+	CHECK(ev_reader_open(&rd, p, st2, NULL) == EV_OK);
+	CHECK(ev_read(rd, &got) == EV_REC && got.name == r.name);
+	CHECK(ev_read(rd, &got) == EV_EOF);
+	ev_reader_close(rd);
+	ev_strtab_free(st2);
+	remove(p);
+	free(text);
+	ev_strtab_free(st);
 }
 
 static void test_numbers(void)
@@ -1158,6 +1249,8 @@ int main(void)
 	RUN(test_strings);
 	RUN(test_segments_and_errors);
 	RUN(test_meta);
+	RUN(test_meta_comm_conflict);
+	RUN(test_writer_line_limit);
 	RUN(test_numbers);
 	RUN(test_gzip_input);
 	RUN(test_plain_line);
