@@ -604,3 +604,12 @@ send_deps() {
 	run -2 coll-expand --sends=lazy "$T/s.ev"
 	assert_output --partial "--sends: expected fifo or serial, got 'lazy'"
 }
+
+@test "latency table: a mean over 2^53 ns is an error naming the line" {
+	printf 'primitive\tproto\tsize_bytes\tn\tmean_ns\tp10\tp50\tp90\tmin\tmax\n' >"$T/lat.tsv"
+	printf 'RECV_REDUCE_SEND\tsimple\t4\t1\t1e300\t1\t1\t1\t1\t1\n' >>"$T/lat.tsv"
+	mkcoll "$T/a.ev" 4 allreduce 1048576 ring simple float32 2
+	run -1 coll-expand --lat "$T/lat.tsv" -o "$T/out.ev" "$T/a.ev"
+	assert_output "coll-expand: $T/lat.tsv: line 2: mean_ns 1e300 is over 2^53 ns (104 days)"
+	[ ! -e "$T/out.ev" ]
+}

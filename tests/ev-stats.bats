@@ -598,3 +598,45 @@ OUT
 	assert_output ""
 	[ ! -e "$T/out.tsv" ]
 }
+
+# names N FILE.ev: N kernels of N names k1..kN, then k1 and kN again.
+many_names() {
+	awk -v n="$1" 'BEGIN { print "type\tts\tdur\tname"; for (i = 1; i <= n; i++) printf "kernel\t%d\t1000\tk%d\n", i * 1000, i
+	                      printf "kernel\t%d\t3000\tk1\nkernel\t%d\t3000\tk%d\n", (n + 1) * 1000, (n + 5) * 1000, n }' >"$T/names.tsv"
+	pack "$T/names.tsv" "$2"
+}
+
+@test "kernels: past --max-names the other names share one counted row, said on stderr" {
+	many_names 200000 "$T/n.ev"
+	run -0 --separate-stderr ev-stats kernels --max-names=1000 -o "$T/out.tsv" "$T/n.ev"
+	[[ "${stderr_lines[0]}" =~ ^"ev-stats: warning: kernels: 199001 kernels of about "([0-9]+)" other names past --max-names=1000 share the row '(other names)'"$ ]]
+	n=${BASH_REMATCH[1]}
+	[ "$n" -gt 198000 ] && [ "$n" -lt 200000 ]
+	run -0 wc -l <"$T/out.tsv"
+	assert_output 1002
+	# the first 1000 names keep their rows; k200000's second kernel is folded too
+	run -0 awk -F'\t' '$1 == "(other names)" || $1 == "k1" || $1 == "k1000" || $1 == "k1001" { print $1, $2, $3, $4 }' "$T/out.tsv"
+	assert_output - <<'EOF'
+(other names) (mixed) 199001 199003
+k1 other 2 4
+k1000 other 1 1
+EOF
+	# no limit: every name has its row
+	run -0 ev-stats kernels -q --max-names=0 -o "$T/all.tsv" "$T/n.ev"
+	run -0 wc -l <"$T/all.tsv"
+	assert_output 200001
+	run -2 ev-stats kernels --max-names=x "$T/n.ev"
+	assert_output --partial -- "--max-names: expected a count"
+	run -2 ev-stats categories --max-names=10 "$T/n.ev"
+	assert_output --partial "--max-names does not apply (it is for: kernels)"
+}
+
+@test "kernels: out of memory names the input and the bound, not the output" {
+	[[ "$EV_BIN" != *asan* ]] || skip "ulimit -v cannot be combined with ASan's shadow memory"
+	many_names 200000 "$T/n.ev"
+	run -1 bash -c 'ulimit -v 60000; ev-stats kernels --max-names=0 -o "$1/out.tsv" "$1/n.ev"' _ "$T"
+	assert_output --regexp "^ev-stats: $T/n.ev: record [0-9]+: out of memory holding the table's groups \(--max-names bounds a kernels table\)\$"
+	[ ! -e "$T/out.tsv" ]
+	# the bound keeps the same input within the same memory
+	run -0 bash -c 'ulimit -v 60000; ev-stats kernels -q --max-names=1000 -o "$1/out.tsv" "$1/n.ev"' _ "$T"
+}

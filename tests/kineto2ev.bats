@@ -73,6 +73,33 @@ OUT
 	assert_output 1700000000000002500
 }
 
+@test "baseTimeNanoseconds: an overflowing base is an error naming the file and the value" {
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":2.5,"dur":1,"args":{}}],"baseTimeNanoseconds":9223372036854775000}' >"$T/b.json"
+	run -1 kineto2ev --rank=0 -o "$T/b.ev" "$T/b.json"
+	assert_output --partial "b.json: baseTimeNanoseconds 9223372036854775000 + the last event's end (3500 ns) passes"
+	[ ! -e "$T/b.ev" ]
+}
+
+@test "baseTimeNanoseconds: non-numeric, negative and out-of-range values are errors" {
+	for v in '1e400' '18446744073709551616' '"x"' '-5' '"12abc"' 'true' '[1]'; do
+		printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":2.5,"dur":1,"args":{}}],"baseTimeNanoseconds":%s}' "$v" >"$T/b.json"
+		run -1 kineto2ev --rank=0 -o "$T/b.ev" "$T/b.json"
+		assert_output --partial "b.json: baseTimeNanoseconds $v is not"
+		[ ! -e "$T/b.ev" ]
+	done
+	# a numeric string and exponent notation are read; null is no base
+	for v in '"1700000000000000000"' '1.7e18'; do
+		printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":2.5,"dur":1,"args":{}}],"baseTimeNanoseconds":%s}' "$v" >"$T/b.json"
+		run -0 kineto2ev -q --rank=0 -o "$T/b.ev" "$T/b.json"
+		run -0 ev-view -M -H -c ts "$T/b.ev"
+		assert_output 1700000000000002500
+	done
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":2.5,"dur":1,"args":{}}],"baseTimeNanoseconds":null}' >"$T/b.json"
+	run -0 kineto2ev --rank=0 -o "$T/b.ev" "$T/b.json"
+	run -0 ev-view -M -H -c ts "$T/b.ev"
+	assert_output 2500
+}
+
 @test "several files: ranks from paths, one stream in time order" {
 	mkdir -p "$T/rank0" "$T/rank_1"
 	printf '[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":5,"dur":1},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":1}]' >"$T/rank0/t.json"

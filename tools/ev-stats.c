@@ -110,6 +110,9 @@ static void usage(FILE *f)
 "      --what=A           compare: timeline, kernels, coll or ops [timeline]\n"
 "      --threshold=PCT    compare: changes within PCT percent are Similar [1]\n"
 "      --rank-mean        compare: each run's mean over its ranks, not rank by rank\n"
+"      --max-names=N      kernels: names with a row of their own, the first\n"
+"                         seen; the others share one row '(other names)',\n"
+"                         said on stderr; 0 for no limit [1000000]\n"
 "      --exact-limit=N    keep up to N samples in all for exact quantiles;\n"
 "                         past it quantiles come from a sketch within 0.5%\n"
 "                         [262144]\n"
@@ -145,6 +148,13 @@ EV_CLI_HELP_EXIT("malformed, truncated or unordered input")
 
 struct loop { struct opts *o; ev_stats *s; ev_report *rep; };
 
+/* Memory ran out making the table: it grows with the input's names. */
+static int input_oom(const struct opts *o)
+{
+	return ev_cli_error(&o->cli, "%s%s: out of memory making the table (--max-names bounds a kernels table)",
+	                    o->ninputs ? o->inputs[0] : "standard input", o->ninputs > 1 ? " and the other inputs" : "");
+}
+
 /* One record into the analysis (or every table of the report).  Order is
  * checked per group by the analysis (a stream may interleave ranks and
  * sources). */
@@ -157,7 +167,10 @@ static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 	if (rc == EV_ERR_ORDER)
 		ev_cli_order_error(&lp->o->cli, ev_reader_name(r), ev_reader_recno(r), rec->ts,
 		                   lp->rep ? ev_report_order_last(lp->rep) : ev_stats_order_last(lp->s));
-	else /* out of memory, or the streamed table's output failed */
+	else if (rc == EV_ERR_NOMEM) /* the groups grow with the input's names */
+		ev_cli_error(&lp->o->cli, "%s: record %llu: out of memory holding the table's groups (--max-names bounds a "
+		             "kernels table)", ev_reader_name(r), (unsigned long long)ev_reader_recno(r));
+	else /* the streamed table's output failed */
 		ev_cli_file_error(&lp->o->cli, lp->o->cli.output, rc);
 	return EV_FILTER_REPORTED;
 }
@@ -240,7 +253,7 @@ static int run(struct opts *o)
 	if (status)
 		goto done;
 	if ((rc = ev_stats_finish(s)) != EV_OK) {
-		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+		status = rc == EV_ERR_NOMEM ? input_oom(o) : ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
 	struct ev_stats_counts c;
@@ -268,7 +281,7 @@ static int run(struct opts *o)
 		}
 	}
 	if (rc) {
-		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+		status = rc == EV_ERR_NOMEM ? input_oom(o) : ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
 close:
@@ -349,7 +362,7 @@ static int parse_by(struct opts *o, const char *arg)
 
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
-	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_XLSX,
+	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_XLSX,
 };
 
 /* Whether list (NULL-terminated, may be NULL) holds name. */
@@ -418,6 +431,7 @@ static const struct option longopts[] = {
 	{ "max-open", required_argument, NULL, O_MAX_OPEN },
 	{ "short-us", required_argument, NULL, O_SHORT_US },
 	{ "bins", required_argument, NULL, O_BINS },
+	{ "max-names", required_argument, NULL, O_MAX_NAMES },
 	{ "xlsx", no_argument, NULL, O_XLSX },
 	{ NULL, 0, NULL, 0 },
 };
@@ -543,8 +557,9 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		o->rank_mean = 1;
 		break;
 	case O_EXACT:
-		if (ev_parse_u64(arg, &so->exact_limit) != EV_OK)
-			return ev_cli_usage_error(&o->cli, "--exact-limit: expected a count, got '%s'", arg);
+	case O_MAX_NAMES:
+		if (ev_parse_u64(arg, c == O_EXACT ? &so->exact_limit : &so->max_names) != EV_OK)
+			return ev_cli_usage_error(&o->cli, "--%s: expected a count, got '%s'", c == O_EXACT ? "exact-limit" : "max-names", arg);
 		break;
 	case O_MAX_OPEN: {
 		uint64_t v;
@@ -582,6 +597,7 @@ static void init_opts(struct opts *o)
 	 * is given (class_given) and otherwise reports every class. */
 	o->so.class_mask = 1u << EV_KC_GEMM;
 	o->so.exact_limit = 262144;
+	o->so.max_names = 1000000;
 	o->so.coll_limits.max_open = EV_COLLMATCH_MAX_OPEN;
 	o->threshold = 1.0;
 	for (size_t i = 0; ev_stats_registry[i] && !o->what; i++)

@@ -82,8 +82,11 @@ EV_CLI_HELP_HV
 "\n"
 "Time stamps (microseconds with a fraction) become integer nanoseconds\n"
 "exactly, from the decimal text; with baseTimeNanoseconds, ts = base + ts*1000.\n"
+"A base that is not an integer from 0 to 2^63-1 ns, or that pushes a time\n"
+"past 2^63-1 ns, is an error.\n"
 "\n"
-EV_CLI_HELP_EXIT("invalid or truncated JSON, write error")
+EV_CLI_HELP_EXIT("invalid or truncated JSON, a bad baseTimeNanoseconds,\n"
+"     write error")
 "\n"
 "Example:\n"
 "  kineto2ev run/torch_profiler/rank*/*.json.gz | ev-view --type=coll -c rank,ts,bytes,seq\n",

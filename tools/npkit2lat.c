@@ -21,7 +21,10 @@ struct opts {
 	size_t nrequire;
 	int given_require;      /* --require, else the default two */
 	uint64_t max_object;
+	int unit;               /* --unit: UNIT_AUTO, UNIT_NS or UNIT_US */
 };
+
+enum { UNIT_AUTO, UNIT_NS, UNIT_US };
 
 static const char *const default_required[] = { "RECV_REDUCE_SEND", "DIRECT_RECV_COPY_SEND" };
 
@@ -41,21 +44,55 @@ static void usage(FILE *f)
 "                         from each file name: *LL128*, *LL*, *Simple*]\n"
 "  -r, --require=LIST     primitives every input must have\n"
 "                         [RECV_REDUCE_SEND,DIRECT_RECV_COPY_SEND]; 'none' for none\n"
+"  -u, --unit=UNIT        unit of the samples: ns, us (scaled to ns) or auto:\n"
+"                         inferred per file, and said on stderr [auto]\n"
 "      --max-object=SIZE  largest single event object accepted [64M]\n"
 "  -q, --quiet            no warnings\n"
 EV_CLI_HELP_HV
 "\n"
 "Statistics: mean is the arithmetic mean (one decimal); p10, p50 and p90 are\n"
-"nearest-rank percentiles of the sorted samples.  Samples must be numbers >= 0.\n"
-"The same (primitive, protocol, size) in two inputs is an error.\n"
+"nearest-rank percentiles of the sorted samples.  Samples must be numbers from\n"
+"0 to 2^53 (104 days in ns).  The same (primitive, protocol, size) in two\n"
+"inputs is an error.\n"
+"\n"
+"Unit: NPKit summaries are in ns, older nccl_goal_generator ones in us.  With\n"
+"--unit=auto a file is taken as us when, read as ns, the fastest primitive at\n"
+"its largest size would move more than 1000 GB/s, or its smallest mean would\n"
+"be under 10 ns; else as ns.  Either way stderr says which, and why (-q: not).\n"
 "\n"
 EV_CLI_HELP_EXIT("invalid or truncated JSON, missing events,\n"
-"     non-numeric samples, write error")
+"     non-numeric, infinite or over-2^53 samples, write error")
 "\n"
 "Example:\n"
 "  npkit2lat -o lat.tsv npkit_data_summary_Simple.json npkit_data_summary_LL.json\n"
 "  coll-expand --lat lat.tsv run.ev | ev2goal -o run.goal\n",
 	f);
+}
+
+/* The unit of the rows of one file (from `first`): as --unit says, else
+ * inferred and said; microseconds are scaled to ns. */
+static int settle_unit(struct opts *o, ev_npkit *t, size_t first, const char *path)
+{
+	int us = o->unit == UNIT_US;
+	if (o->unit == UNIT_AUTO) {
+		struct ev_npkit_unit u;
+		ev_npkit_guess_unit(t, first, &u);
+		us = u.us;
+		if (!u.known)
+			ev_cli_warn(&o->cli, "%s: every mean is 0: samples taken as ns (--unit sets it)", path);
+		else if (us)
+			ev_cli_warn(&o->cli, "%s: samples taken as microseconds and scaled to ns: read as ns, %s would "
+			            "move %llu bytes at %.4g GB/s and the shortest mean would be %.4g ns (--unit=ns keeps "
+			            "them as they are)", path, u.prim, (unsigned long long)u.size, u.gbps, u.min_mean);
+		else if (!o->cli.quiet)
+			ev_cli_note(&o->cli, "%s: samples taken as nanoseconds: %s moves %llu bytes at %.4g GB/s, the "
+			            "shortest mean is %.4g ns (--unit=us if they are microseconds)", path, u.prim,
+			            (unsigned long long)u.size, u.gbps, u.min_mean);
+	}
+	char err[512];
+	if (us && ev_npkit_scale(t, first, 1000, err, sizeof err) != EV_OK)
+		return ev_cli_error(&o->cli, "%s: %s", path, err);
+	return 0;
 }
 
 /* One summary file into the table; the library parses, this reports. */
@@ -79,7 +116,7 @@ static int read_file(struct opts *o, ev_npkit *t, const char *path)
 		if (!ev_npkit_has(t, first, o->require[q]))
 			return ev_cli_error(&o->cli, "%s: missing event NPKIT_EVENT_GPU_%s (see --require)", path,
 			                    o->require[q]);
-	return 0;
+	return settle_unit(o, t, first, path);
 }
 
 static int write_table(struct opts *o, ev_npkit *t)
@@ -166,6 +203,7 @@ static const struct option longopts[] = {
 	{ "proto", required_argument, NULL, 'p' },
 	{ "require", required_argument, NULL, 'r' },
 	{ "max-object", required_argument, NULL, OPT_MAX_OBJECT },
+	{ "unit", required_argument, NULL, 'u' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -181,6 +219,13 @@ static int on_opt(void *ctx, int code, const char *arg)
 		if (parse_require(o, arg))
 			return ev_cli_usage_error(&o->cli, "--require: expected a list of primitives or 'none'");
 		break;
+	case 'u': {
+		static const char *const units[] = { "auto", "ns", "us", NULL }; /* in UNIT_* order */
+		unsigned w;
+		int rc = ev_cli_word(&o->cli, "--unit", arg, units, &w);
+		o->unit = (int)w;
+		return rc;
+	}
 	case OPT_MAX_OBJECT:
 		if (ev_parse_size(arg, &o->max_object) || o->max_object == 0)
 			return ev_cli_usage_error(&o->cli, "--max-object: not a size: '%s'", arg);
@@ -189,7 +234,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	return 0;
 }
 
-static const struct ev_cli_opts options = { "p:r:", longopts, on_opt, usage };
+static const struct ev_cli_opts options = { "p:r:u:", longopts, on_opt, usage };
 
 int main(int argc, char **argv)
 {

@@ -92,6 +92,7 @@ struct ev_kineto_file {
 	const char *path;
 	int64_t base_ns;       /* baseTimeNanoseconds */
 	int have_base;
+	int64_t last_end;      /* latest end of its events before the base (0 none) */
 	int64_t rank;          /* -1 until known */
 	int64_t world, pid, device;
 	uint64_t events, kernels, gpu_events, colls, inferred_colls, skipped;
@@ -123,8 +124,10 @@ int ev_kineto_read(ev_kineto *k, int i, ev_input *in, char *err, size_t errn) EV
 int ev_kineto_event(ev_kineto *k, int i, const char *text, size_t len, uint64_t offset, char *err,
                     size_t errn) EV_RESULT_USED;
 /* A top-level member of input i's document (distributedInfo,
- * baseTimeNanoseconds, deviceProperties, ...). */
-int ev_kineto_top(ev_kineto *k, int i, const char *key, size_t key_len, const char *text, size_t len) EV_RESULT_USED;
+ * baseTimeNanoseconds, deviceProperties, ...).  EV_ERR_RANGE with a message
+ * in err for a baseTimeNanoseconds that is not a time in ns from 0 to 2^63-1. */
+int ev_kineto_top(ev_kineto *k, int i, const char *key, size_t key_len, const char *text, size_t len, char *err,
+                  size_t errn) EV_RESULT_USED;
 /* Add a ready record from input i (other dialects of the same run). */
 int ev_kineto_add(ev_kineto *k, int i, struct ev_rec *r) EV_RESULT_USED;
 /* Write the headers, #src/#rank/#comm lines and every record in time

@@ -90,8 +90,13 @@ void ev_nccl_lat_free(ev_nccl_lat *L);
 /* ------------------------------------------------------------------ */
 /* NPKit summaries -> latency rows (npkit2lat).                        */
 
+/* The longest time a sample may be, in ns: 2^53 (104 days), past which a
+ * double no longer holds every integer; larger values are no primitive's
+ * time but a corrupt or foreign file. */
+#define EV_NPKIT_MAX_NS 9007199254740992.0
+
 struct ev_npkit_row {
-	char *prim;             /* event name without the NPKIT_EVENT_(GPU_) prefix */
+	const char *prim;       /* event name without the NPKIT_EVENT_(GPU_) prefix (shared by its rows) */
 	unsigned proto;
 	uint64_t size, n;
 	double mean, p10, p50, p90, min, max;
@@ -113,6 +118,29 @@ int ev_npkit_add_event(ev_npkit *t, unsigned proto, const char *event, const cha
 /* Does any row added since row `first` have primitive prim? */
 int ev_npkit_has(const ev_npkit *t, size_t first, const char *prim);
 size_t ev_npkit_count(const ev_npkit *t);
+/* What the rows added since `first` say about their unit.  Read as ns,
+ * the fastest primitive at the largest size moves size / mean bytes per
+ * ns (= GB/s), and the smallest mean is a primitive's shortest time.  The
+ * rule: microseconds when that bandwidth passes EV_NPKIT_US_GBPS (no GPU
+ * primitive moves a TB/s) or the smallest mean is below EV_NPKIT_US_MIN_NS
+ * (none finishes in under 10 ns); else nanoseconds.  Real summaries in ns
+ * give at most 95 GB/s and at least 91 ns; the same in us at least 15,000
+ * GB/s and at most 0.9 ns. */
+#define EV_NPKIT_US_GBPS 1000.0
+#define EV_NPKIT_US_MIN_NS 10.0
+struct ev_npkit_unit {
+	int us;                 /* 1: the rule says microseconds */
+	int known;              /* 0: no row with a mean above 0 (taken as ns) */
+	const char *prim;       /* the fastest primitive at the largest size */
+	uint64_t size;          /* the largest size */
+	double gbps;            /* size / its mean, the mean read as ns */
+	double min_mean;        /* the smallest mean above 0, read as ns */
+};
+void ev_npkit_guess_unit(const ev_npkit *t, size_t first, struct ev_npkit_unit *u);
+/* Multiply the times of the rows added since `first` by f (1000: us to
+ * ns).  EV_OK, or EV_ERR_RANGE with the message in err when a time would
+ * pass EV_NPKIT_MAX_NS. */
+int ev_npkit_scale(ev_npkit *t, size_t first, double f, char *err, size_t errlen);
 /* Sort (protocol, primitive, size) and write the TSV table. */
 int ev_npkit_write(ev_npkit *t, ev_output *out);
 

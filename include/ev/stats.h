@@ -161,6 +161,9 @@ struct ev_stats_opts {
 	uint64_t top;                      /* variance: K widest per group, 0 all */
 	unsigned table;                    /* --table: index into analysis->tables */
 	uint64_t exact_limit;              /* exact quantile samples in all */
+	uint64_t max_names;                /* kernels: names with a row of their own (the
+	                                      first seen); the others share the row
+	                                      EV_STATS_OTHER_NAMES.  0: no limit */
 	struct ev_collmatch_limits coll_limits;
 	ev_table *stream;                  /* a table with stream_cols: rows go here */
 	uint64_t short_ns;                 /* short: threshold, 0 = EV_SHORT_DEFAULT_NS */
@@ -189,7 +192,11 @@ struct ev_stats_counts {
 	uint64_t hta_pruned;    /* timeline: GPU events whose launch was let go as too old to match */
 	uint64_t no_comm;       /* timeline: ranks without communication: overlap percent empty */
 	uint64_t one_instance;  /* kernels, ops: rows of one instance: std empty */
+	uint64_t folded_kernels; /* kernels: kernels of names past max_names */
+	uint64_t folded_names;   /* kernels: those names, estimated (within 0.1% to 10^7) */
 };
+/* The name cell of the row of the names past max_names. */
+#define EV_STATS_OTHER_NAMES "(other names)"
 
 typedef struct ev_stats ev_stats;
 

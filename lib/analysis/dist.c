@@ -30,6 +30,9 @@ static double log_gamma(void)
  * budget however many distributions fill and drain over a long input
  * (malloc's heap would keep the holes). */
 #define STORE_MAP_BYTES (64u * 1024)
+/* The first store: small, as most groups of a table per name (kernels
+ * seen once or twice) never need more. */
+#define FIRST_CAP 2u
 
 static int store_mapped(size_t cap)
 {
@@ -140,10 +143,10 @@ int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t 
 	if (d->len == d->cap) {
 		/* Double, but not past what the budget still allows: the exact
 		 * store then never holds much more than the budget. */
-		size_t cap = d->cap ? 2 * d->cap : 16;
+		size_t cap = d->cap ? 2 * d->cap : FIRST_CAP;
 		uint64_t room = pool->budget > pool->used ? pool->budget - pool->used : 0;
 		if (cap - d->len > room)
-			cap = d->len + (room > 16 ? (size_t)room : 16);
+			cap = d->len + (room > FIRST_CAP ? (size_t)room : FIRST_CAP);
 		int rc = store_grow(d, cap);
 		if (rc)
 			return rc;

@@ -288,8 +288,6 @@ void kstat_free_groups(struct ev_stats *s)
 	for (size_t i = 0; i < s->g.keys.len; i++) {
 		struct kstat *ks = GROUP_VAL(&s->g, i);
 		ev_dist_free(&ks->d);
-		ev_dist_free(&ks->tflops);
-		ev_dist_free(&ks->tbs);
 	}
 }
 

@@ -41,9 +41,15 @@ struct kstat { /* kernels, categories, variance, ops, short */
 	unsigned kclass;
 	uint32_t min_rank, max_rank;
 	uint32_t min_src, max_src;
-	double gflop, mbytes;   /* ops: per instance, 0 unknown */
+};
+
+/* ops' accumulator: a kstat (first, so that the kstat helpers take it)
+ * and the GEMM numbers only ops has; kept apart so that a table with a
+ * group per kernel name holds no more than it uses. */
+struct opstat {
+	struct kstat k;
+	double gflop, mbytes;   /* per instance, 0 unknown */
 	struct ev_dist tflops, tbs;
-	uint32_t total;         /* kernels: index + 1 of the --by group's total */
 };
 
 /* The kstat of key k, created with its first kernel's name and class

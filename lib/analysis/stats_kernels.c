@@ -9,6 +9,40 @@
 
 #include "analysis/stats_impl.h"
 
+/* The group key of the names past max_names (a name id is a string's
+ * hash: this one is not expected to be a name's). */
+#define OTHER_KEY UINT64_MAX
+/* Folded names are counted in a fixed bitmap (linear counting: n is
+ * about -m ln(share of bits clear)), not remembered one by one. */
+#define FOLD_BITS (1u << 22)
+
+struct kernels {
+	struct ev_map names; /* name -> 1: the names with a row of their own */
+	uint64_t nnames;
+	uint64_t *fold_map;  /* FOLD_BITS bits, on the first folded kernel */
+};
+
+/* The key of r's name: its own, or OTHER_KEY when it is past max_names. */
+static int name_key(struct ev_stats *s, const struct ev_rec *r, uint64_t *key)
+{
+	struct kernels *st = s->state;
+	uint64_t m = r->name ? r->name : 1; /* (a map key is never 0) */
+	*key = r->name;
+	if (!s->o.max_names || ev_map_get(&st->names, m))
+		return EV_OK;
+	if (st->nnames < s->o.max_names) {
+		st->nnames++;
+		return ev_map_put(&st->names, m, 1);
+	}
+	if (!st->fold_map && !(st->fold_map = calloc(FOLD_BITS / 64, sizeof *st->fold_map)))
+		return EV_ERR_NOMEM;
+	uint32_t b = (uint32_t)((r->name * 0x9E3779B97F4A7C15ull) >> 42);
+	st->fold_map[b / 64] |= 1ull << (b % 64);
+	s->n.folded_kernels++;
+	*key = OTHER_KEY;
+	return EV_OK;
+}
+
 static int kernels_rec(struct ev_stats *s, const struct ev_rec *r, int by_class)
 {
 	if (!is_gpu(r))
@@ -18,11 +52,11 @@ static int kernels_rec(struct ev_stats *s, const struct ev_rec *r, int by_class)
 	unsigned kc = class_of(s, r);
 	if (by_class)
 		k.k1 = kc + 1;
-	else
-		k.k1 = r->name;
+	else if (!rc)
+		rc = name_key(s, r, &k.k1);
 	struct kstat *ks = rc ? NULL : kstat_get(&s->g, &k, r->name, kc);
 	if (!ks)
-		return EV_ERR_NOMEM;
+		return rc ? rc : EV_ERR_NOMEM;
 	return ev_dist_add(&ks->d, &s->pool, (double)r->dur / 1e3, r->ts);
 }
 
@@ -89,10 +123,11 @@ static int kernels_rows(struct ev_stats *s, struct ev_rowset *rs, int by_class)
 	size_t n;
 	struct kstat *ks;
 	for (size_t j = 0; (ks = kstat_row(s, rs, ord, j, &r, &n, &rc)) != NULL; j++) {
+		int other = !by_class && GROUP_KEY(&s->g, ord[j])->k1 == OTHER_KEY;
 		if (!by_class)
-			rc = ev_row_key(r, n++, str_of(s, ks->name));
+			rc = ev_row_key(r, n++, other ? EV_STATS_OTHER_NAMES : str_of(s, ks->name));
 		if (!rc)
-			rc = ev_row_key(r, n, class_name(ks->kclass));
+			rc = ev_row_key(r, n, other ? "(mixed)" : class_name(ks->kclass));
 		double gt = tot[ord[j]];
 		double *v = r->val;
 		v[0] = (double)ks->d.n;
@@ -125,12 +160,30 @@ static int by_name_rows(struct ev_stats *s, struct ev_rowset *rs)
 	return kernels_rows(s, rs, 0);
 }
 
-/* End of input: count the names seen once, whose std is left empty. */
+/* End of input: count the names seen once, whose std is left empty, and
+ * estimate the names folded past max_names. */
 static int by_name_finish(struct ev_stats *s)
 {
+	struct kernels *st = s->state;
 	for (size_t i = 0; i < s->g.keys.len; i++)
 		s->n.one_instance += ((struct kstat *)GROUP_VAL(&s->g, i))->d.n < 2;
+	if (st->fold_map) {
+		uint64_t set = 0;
+		for (size_t i = 0; i < FOLD_BITS / 64; i++)
+			set += (uint64_t)__builtin_popcountll(st->fold_map[i]);
+		/* every bit set: at least that many (the estimate is unbounded) */
+		double m = FOLD_BITS;
+		s->n.folded_names = set == FOLD_BITS ? FOLD_BITS : (uint64_t)llround(-m * log1p(-(double)set / m));
+	}
 	return EV_OK;
+}
+
+static void by_name_free(struct ev_stats *s)
+{
+	struct kernels *st = s->state;
+	kstat_free_groups(s);
+	ev_map_free(&st->names);
+	free(st->fold_map);
 }
 
 static int by_class_rec(struct ev_stats *s, const struct ev_rec *r)
@@ -143,7 +196,8 @@ static int by_class_rows(struct ev_stats *s, struct ev_rowset *rs)
 	return kernels_rows(s, rs, 1);
 }
 
-static const char *const kernels_options[] = { "exact-limit", NULL };
+static const char *const kernels_options[] = { "exact-limit", "max-names", NULL };
+static const char *const categories_options[] = { "exact-limit", NULL };
 
 const struct ev_stats_analysis ev_stats_analysis_kernels = {
 	.name = "kernels",
@@ -152,18 +206,19 @@ const struct ev_stats_analysis ev_stats_analysis_kernels = {
 	        "p99 (microseconds) and share of kernel time",
 	.options = kernels_options,
 	.comparable = 1,
+	.state_size = sizeof(struct kernels),
 	.group_size = sizeof(struct kstat),
 	.rec = by_name_rec,
 	.finish = by_name_finish,
 	.rows = by_name_rows,
-	.free = kstat_free_groups,
+	.free = by_name_free,
 };
 
 const struct ev_stats_analysis ev_stats_analysis_categories = {
 	.name = "categories",
 	.sheet = "kernel_summary_by_category",
 	.help = "time per kernel class (gemm, comm, attention, ...)",
-	.options = kernels_options,
+	.options = categories_options,
 	.group_size = sizeof(struct kstat),
 	.rec = by_class_rec,
 	.rows = by_class_rows,

@@ -46,6 +46,10 @@ void ev_stats_say_notes(const ev_stats *s, const struct ev_say *say)
 	if (c->no_comm)
 		ev_say(say, EV_SAY_WARN, "%llu rank(s) have no communication: hta_comm_comp_overlap_time's percent left "
 		       "empty (HTA gives NaN)", (unsigned long long)c->no_comm);
+	if (c->folded_kernels)
+		ev_say(say, EV_SAY_WARN, "kernels: %llu kernels of about %llu other names past --max-names=%llu share the "
+		       "row '%s'", (unsigned long long)c->folded_kernels, (unsigned long long)c->folded_names,
+		       (unsigned long long)s->o.max_names, EV_STATS_OTHER_NAMES);
 	if (c->one_instance)
 		ev_say(say, EV_SAY_WARN, "%llu row(s) of a single instance: std left empty (a sample std needs two)",
 		       (unsigned long long)c->one_instance);

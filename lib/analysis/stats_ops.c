@@ -34,21 +34,21 @@ static int inst_close(struct ev_stats *s, struct inst *in)
 	k.sg = in->key.sg;
 	k.rank = has_by(&s->o, EV_BY_RANK) ? in->key.rank : 0;
 	k.k1 = in->key.k2; /* the signature */
-	struct kstat *ks = group_get(&s->g, &k, NULL);
-	if (!ks)
+	struct opstat *os = group_get(&s->g, &k, NULL);
+	if (!os)
 		return EV_ERR_NOMEM;
-	if (ks->d.n == 0) {
-		ks->name = in->name;
-		ks->kclass = in->kclass;
-		ev_gemm_model(str_of(s, in->key.k2), &ks->gflop, &ks->mbytes);
+	if (os->k.d.n == 0) {
+		os->k.name = in->name;
+		os->k.kclass = in->kclass;
+		ev_gemm_model(str_of(s, in->key.k2), &os->gflop, &os->mbytes);
 	}
 	uint64_t busy = in->busy + ev_span(in->start, in->end);
 	double us = (double)busy / 1e3;
-	int rc = ev_dist_add(&ks->d, &s->pool, us, in->start);
-	if (!rc && ks->gflop > 0 && us > 0)
-		rc = ev_dist_add(&ks->tflops, &s->pool, ks->gflop / 1e3 / (us / 1e6), in->start);
-	if (!rc && ks->mbytes > 0 && us > 0)
-		rc = ev_dist_add(&ks->tbs, &s->pool, ks->mbytes * 1048576.0 / 1e12 / (us / 1e6), in->start);
+	int rc = ev_dist_add(&os->k.d, &s->pool, us, in->start);
+	if (!rc && os->gflop > 0 && us > 0)
+		rc = ev_dist_add(&os->tflops, &s->pool, os->gflop / 1e3 / (us / 1e6), in->start);
+	if (!rc && os->mbytes > 0 && us > 0)
+		rc = ev_dist_add(&os->tbs, &s->pool, os->mbytes * 1048576.0 / 1e12 / (us / 1e6), in->start);
 	in->live = 0;
 	return rc;
 }
@@ -237,12 +237,13 @@ static int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
 		v[4] = ks->d.n > 1 ? ev_dist_std(&ks->d) : NAN; /* one instance: no sample std */
 		v[5] = ks->d.min;
 		v[6] = ks->d.max;
-		v[7] = ks->gflop > 0 ? ks->gflop : NAN;
-		v[8] = ks->mbytes > 0 ? ks->mbytes : NAN;
-		v[9] = ks->gflop > 0 && ks->mbytes > 0 ? ks->gflop * 1e9 / (ks->mbytes * 1048576.0) : NAN;
-		v[10] = ks->tflops.n ? ks->tflops.mean : NAN;
-		v[11] = ks->tflops.n ? ev_dist_quantile(&ks->tflops, 0.5) : NAN;
-		v[12] = ks->tbs.n ? ks->tbs.mean : NAN;
+		struct opstat *os = (struct opstat *)ks;
+		v[7] = os->gflop > 0 ? os->gflop : NAN;
+		v[8] = os->mbytes > 0 ? os->mbytes : NAN;
+		v[9] = os->gflop > 0 && os->mbytes > 0 ? os->gflop * 1e9 / (os->mbytes * 1048576.0) : NAN;
+		v[10] = os->tflops.n ? os->tflops.mean : NAN;
+		v[11] = os->tflops.n ? ev_dist_quantile(&os->tflops, 0.5) : NAN;
+		v[12] = os->tbs.n ? os->tbs.mean : NAN;
 	}
 	free(ord);
 	return rc;
@@ -251,6 +252,11 @@ static int ops_rows(struct ev_stats *s, struct ev_rowset *rs)
 static void ops_free(struct ev_stats *s)
 {
 	struct ops *op = s->state;
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		struct opstat *os = GROUP_VAL(&s->g, i);
+		ev_dist_free(&os->tflops);
+		ev_dist_free(&os->tbs);
+	}
 	kstat_free_groups(s);
 	free(op->inst);
 	ev_map_free(&op->inst_idx);
@@ -278,7 +284,7 @@ const struct ev_stats_analysis ev_stats_analysis_ops = {
 	.options = ops_options,
 	.comparable = 1,
 	.state_size = sizeof(struct ops),
-	.group_size = sizeof(struct kstat),
+	.group_size = sizeof(struct opstat),
 	.init = ops_init,
 	.rec = ops_rec,
 	.finish = ops_finish,

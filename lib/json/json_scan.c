@@ -11,6 +11,10 @@
 
 #define JSMN_STATIC
 #define JSMN_STRICT
+/* Parent links: closing a container finds its parent at once.  Without
+ * them jsmn looks back over every token so far, which makes an object of
+ * n arrays (an NPKit event with n sizes) quadratic. */
+#define JSMN_PARENT_LINKS
 #include <jsmn.h>
 
 #include "ev/json.h"

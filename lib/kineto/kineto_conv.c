@@ -110,6 +110,9 @@ int ev_kineto_add(ev_kineto *k, int i, struct ev_rec *r)
 {
 	r->src = (uint16_t)i;
 	r->rank = (uint32_t)i; /* replaced by the file's rank on output */
+	int64_t end = ev_rec_end(r);
+	if (end > k->files[i].last_end)
+		k->files[i].last_end = end; /* checked against the base at the end of the file */
 	return ev_sorter_add(k->sorter, r);
 }
 

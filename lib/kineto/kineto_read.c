@@ -564,18 +564,46 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	return EV_OK;
 }
 
-int ev_kineto_top(ev_kineto *k, int fidx, const char *key, size_t key_len, const char *text, size_t len)
+/* baseTimeNanoseconds: an integer number of ns (a number or a numeric
+ * string, exponent notation allowed) from 0 to 2^63-1; null is no base.
+ * Anything else is an error: ignoring it would mix trace-relative and
+ * Unix times between ranks without a word. */
+static int base_time(struct ev_kineto_file *fi, const char *text, size_t len, char *err, size_t errn)
+{
+	if (len == 4 && memcmp(text, "null", 4) == 0)
+		return EV_OK;
+	int quoted = len >= 2 && text[0] == '"' && text[len - 1] == '"';
+	struct ev_kspan s = { .p = quoted ? text + 1 : text, .n = (uint32_t)(quoted ? len - 2 : len),
+	                      .type = quoted ? '"' : 'n' };
+	int64_t v;
+	int numeric = s.n > 0 && (s.p[0] == '-' || (s.p[0] >= '0' && s.p[0] <= '9'));
+	for (uint32_t i = 0; numeric && i < s.n; i++)
+		numeric = strchr("0123456789+-.eE", s.p[i]) != NULL;
+	int shown = len > 40 ? 40 : (int)len;
+	if (!numeric || ev_kspan_i64(&s, &v) != 0) {
+		if (!numeric)
+			snprintf(err, errn, "baseTimeNanoseconds %.*s%s is not a number of nanoseconds", shown, text,
+			         shown < (int)len ? "..." : "");
+		else
+			snprintf(err, errn, "baseTimeNanoseconds %.*s%s is not a number of nanoseconds from 0 to 2^63-1",
+			         shown, text, shown < (int)len ? "..." : "");
+		return EV_ERR_RANGE;
+	}
+	if (v < 0) {
+		snprintf(err, errn, "baseTimeNanoseconds %.*s is not a Unix time (negative)", shown, text);
+		return EV_ERR_RANGE;
+	}
+	fi->base_ns = v;
+	fi->have_base = 1;
+	return EV_OK;
+}
+
+int ev_kineto_top(ev_kineto *k, int fidx, const char *key, size_t key_len, const char *text, size_t len, char *err,
+                  size_t errn)
 {
 	struct ev_kineto_file *fi = &k->files[fidx];
-	if (key_len == 19 && memcmp(key, "baseTimeNanoseconds", 19) == 0) {
-		struct ev_kspan s = { .p = text, .n = (uint32_t)len, .type = 'n' };
-		int64_t v;
-		if (len < 32 && ev_kspan_i64(&s, &v) == 0) {
-			fi->base_ns = v;
-			fi->have_base = 1;
-		}
-		return EV_OK;
-	}
+	if (key_len == 19 && memcmp(key, "baseTimeNanoseconds", 19) == 0)
+		return base_time(fi, text, len, err, errn);
 	if (key_len == 15 && memcmp(key, "distributedInfo", 15) == 0)
 		return kineto_distributed_info(k, fidx, text, len);
 	return EV_OK;
@@ -666,7 +694,7 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 			else if (it.key_len == 9 && memcmp(it.key, "otherData", 9) == 0 &&
 			         (fi->processed = ev_processed_producer(it.text, it.len)) != NULL)
 				break;
-			if ((rc = ev_kineto_top(k, fidx, it.key, it.key_len, it.text, it.len)) != EV_OK)
+			if ((rc = ev_kineto_top(k, fidx, it.key, it.key_len, it.text, it.len, err, errn)) != EV_OK)
 				break;
 			continue;
 		}
@@ -700,6 +728,13 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 	if (rc >= 0 && (fi->rank < -1 || fi->rank > MAX_RANK)) {
 		snprintf(err, errn, "distributedInfo: rank %lld is out of range (0 to %lld)", (long long)fi->rank,
 		         (long long)MAX_RANK);
+		return EV_ERR_RANGE;
+	}
+	if (rc >= 0 && fi->have_base && fi->last_end > 0 && fi->base_ns > INT64_MAX - fi->last_end) {
+		/* Every time is base + ts: past 2^63-1 ns (year 2262) it would
+		 * wrap round to negative times. */
+		snprintf(err, errn, "baseTimeNanoseconds %lld + the last event's end (%lld ns) passes 2^63-1 ns "
+		         "(year 2262): not a Unix time in nanoseconds", (long long)fi->base_ns, (long long)fi->last_end);
 		return EV_ERR_RANGE;
 	}
 	if (rc >= 0 && (fi->world < 0 || fi->world > MAX_GROUP)) {

@@ -129,6 +129,11 @@ int ev_nccl_lat_load(ev_nccl_lat **out, const char *path, char *err, size_t errl
 			status = ev_errf(err, errlen, EV_ERR_FORMAT, "line %llu: bad row", ln);
 			break;
 		}
+		if (mean > EV_NPKIT_MAX_NS) {
+			/* no primitive takes 104 days: a corrupt table, not a time */
+			status = ev_errf(err, errlen, EV_ERR_FORMAT, "line %llu: mean_ns %s is over 2^53 ns (104 days)", ln, f[4]);
+			break;
+		}
 		int p = -1;
 		for (int i = 0; i < EV_NCCL_NPRIM; i++)
 			if (strcmp(prim_names[i], f[0]) == 0)

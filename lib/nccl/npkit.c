@@ -18,6 +18,9 @@ struct ev_npkit {
 	struct ev_npkit_row *rows;
 	size_t n, cap;
 	struct ev_map seen;     /* key of (prim, proto, size) -> row index + 1 */
+	char **names;           /* each primitive's name once, shared by its rows */
+	size_t nnames, names_cap;
+	struct ev_map name_of;  /* hash of a name -> index in names + 1 */
 	double *samples;        /* scratch for one size's samples */
 	size_t scap;
 	struct ev_json_tok *toks;
@@ -30,6 +33,7 @@ ev_npkit *ev_npkit_new(void)
 	if (!t)
 		return NULL;
 	ev_map_init(&t->seen);
+	ev_map_init(&t->name_of);
 	t->ntoks = 4096;
 	t->toks = malloc((size_t)t->ntoks * sizeof *t->toks);
 	if (!t->toks) {
@@ -43,8 +47,10 @@ void ev_npkit_free(ev_npkit *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n; i++)
-		free(t->rows[i].prim);
+	for (size_t i = 0; i < t->nnames; i++)
+		free(t->names[i]);
+	free(t->names);
+	ev_map_free(&t->name_of);
 	free(t->rows);
 	free(t->samples);
 	free(t->toks);
@@ -141,6 +147,35 @@ static int row_exists(const ev_npkit *t, const char *prim, unsigned proto, uint6
 	return 0;
 }
 
+/* The shared copy of a primitive's name: one per name, not per row (a
+ * summary may hold very many sizes of one primitive).  A hash collision
+ * just keeps a copy of its own. */
+static const char *intern(ev_npkit *t, const char *prim)
+{
+	uint64_t h = ev_hash64(prim, strlen(prim));
+	h = h ? h : 1;
+	uint64_t *ix = ev_map_get(&t->name_of, h);
+	if (ix && strcmp(t->names[*ix - 1], prim) == 0)
+		return t->names[*ix - 1];
+	if (t->nnames == t->names_cap) {
+		size_t nc = t->names_cap ? 2 * t->names_cap : 8;
+		char **nn = realloc(t->names, nc * sizeof *nn);
+		if (!nn)
+			return NULL;
+		t->names = nn;
+		t->names_cap = nc;
+	}
+	char *c = strdup(prim);
+	if (!c)
+		return NULL;
+	t->names[t->nnames++] = c;
+	if (!ix && ev_map_put(&t->name_of, h, t->nnames)) {
+		free(t->names[--t->nnames]);
+		return NULL;
+	}
+	return c;
+}
+
 static struct ev_npkit_row *new_row(ev_npkit *t)
 {
 	if (t->n == t->cap) {
@@ -169,7 +204,9 @@ int ev_npkit_add_event(ev_npkit *t, unsigned proto, const char *key, const char 
 		return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: expected an object of sizes", key);
 	if (tk[0].size == 0)
 		return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: no sizes", key);
-	const char *prim = ev_npkit_strip_prefix(key);
+	const char *prim = intern(t, ev_npkit_strip_prefix(key));
+	if (!prim)
+		return EV_ERR_NOMEM;
 	int i = 1;
 	for (int m = 0; m < tk[0].size; m++) {
 		char buf[64];
@@ -205,9 +242,16 @@ int ev_npkit_add_event(ev_npkit *t, unsigned proto, const char *key, const char 
 				           k + 1);
 			memcpy(num, text + e->start, (size_t)el);
 			num[el] = '\0';
-			if (ev_parse_double(num, &x) || x < 0)
+			int prc = ev_parse_double(num, &x);
+			if (prc == EV_ERR_RANGE)
+				return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s: sample %zu is not a finite number: '%s'",
+				           key, buf, k + 1, num);
+			if (prc || x < 0)
 				return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s: sample %zu is not a number >= 0: '%s'",
 				           key, buf, k + 1, num);
+			if (x > EV_NPKIT_MAX_NS)
+				return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s: sample %zu is over 2^53 (104 days in "
+				           "ns), no primitive's time: '%s'", key, buf, k + 1, num);
 			t->samples[k] = x;
 			sum += x;
 		}
@@ -216,12 +260,11 @@ int ev_npkit_add_event(ev_npkit *t, unsigned proto, const char *key, const char 
 			return ev_errf(err, errlen, EV_ERR_FORMAT, "event %s: size %s for protocol %s given twice", key, buf,
 			           ev_proto_name(proto));
 		struct ev_npkit_row *r = new_row(t);
-		if (!r || !(r->prim = strdup(prim)))
+		if (!r)
 			return EV_ERR_NOMEM;
-		if (ev_map_put(&t->seen, row_key(prim, proto, size), t->n + 1)) {
-			free(r->prim);
+		r->prim = prim;
+		if (ev_map_put(&t->seen, row_key(prim, proto, size), t->n + 1))
 			return EV_ERR_NOMEM;
-		}
 		t->n++;
 		r->proto = proto;
 		r->size = size;
@@ -281,6 +324,56 @@ int ev_npkit_has(const ev_npkit *t, size_t first, const char *prim)
 		if (strcmp(t->rows[k].prim, prim) == 0)
 			return 1;
 	return 0;
+}
+
+void ev_npkit_guess_unit(const ev_npkit *t, size_t first, struct ev_npkit_unit *u)
+{
+	memset(u, 0, sizeof *u);
+	const struct ev_npkit_row *best = NULL;
+	for (size_t k = first; k < t->n; k++) {
+		const struct ev_npkit_row *r = &t->rows[k];
+		if (!(r->mean > 0))
+			continue;
+		if (!u->known || r->mean < u->min_mean)
+			u->min_mean = r->mean;
+		u->known = 1;
+		if (!best || r->size > best->size || (r->size == best->size && r->mean < best->mean))
+			best = r;
+	}
+	if (!best)
+		return;
+	u->prim = best->prim;
+	u->size = best->size;
+	u->gbps = (double)best->size / best->mean;
+	u->us = u->gbps > EV_NPKIT_US_GBPS || u->min_mean < EV_NPKIT_US_MIN_NS;
+}
+
+/* A sample times f, to the nearest 1e-3: 2.349 us is 2349 ns, not the
+ * 2349.0000000000005 of the binary product, so the table prints what the
+ * file said (to six decimals of the input). */
+static double scaled(double x, double f)
+{
+	return nearbyint(x * f * 1000.0) / 1000.0;
+}
+
+int ev_npkit_scale(ev_npkit *t, size_t first, double f, char *err, size_t errlen)
+{
+	for (size_t k = first; k < t->n; k++) {
+		struct ev_npkit_row *r = &t->rows[k];
+		if (r->max * f > EV_NPKIT_MAX_NS)
+			return ev_errf(err, errlen, EV_ERR_RANGE, "%s size %llu: sample %.17g times %g is over 2^53 ns "
+			           "(104 days), no primitive's time", r->prim, (unsigned long long)r->size, r->max, f);
+	}
+	for (size_t k = first; k < t->n; k++) {
+		struct ev_npkit_row *r = &t->rows[k];
+		r->mean *= f;
+		r->p10 = scaled(r->p10, f);
+		r->p50 = scaled(r->p50, f);
+		r->p90 = scaled(r->p90, f);
+		r->min = scaled(r->min, f);
+		r->max = scaled(r->max, f);
+	}
+	return EV_OK;
 }
 
 static int cmp_row(const void *a, const void *b)

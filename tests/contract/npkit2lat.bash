@@ -5,6 +5,7 @@ contract_good() {
 contract_truncated() {
 	head -c 150 "$TESTS_DIR/fixtures/npkit2lat/small_Simple.json" >"$1"
 }
-CONTRACT_ARGS=(--proto simple)
+# (the unit given: an inferred one is said on stderr, which the contract forbids for good input)
+CONTRACT_ARGS=(--proto simple --unit ns)
 CONTRACT_TRUNC_MSG='truncated'
 CONTRACT_NO_GZIP=

@@ -264,6 +264,38 @@ static void test_stats_kernels(void)
 	env_close(&e);
 }
 
+/* A table per kernel name holds a group per name: no more state than it
+ * uses (ops' GEMM numbers are ops' own), and past max_names the other
+ * names share one row, counted. */
+static void test_stats_kernels_fold(void)
+{
+	CHECK(ev_stats_find("kernels")->group_size <= 176);
+	CHECK(ev_stats_find("categories")->group_size <= 176);
+	struct env e;
+	struct ev_stats_opts o = { 0 };
+	o.analysis = ev_stats_find("kernels");
+	o.max_names = 2;
+	CHECK(env_open(&e, &o, NULL) == EV_OK);
+	struct ev_rec r[] = { kernel(&e, 0, 0, 0, 1000, "a"), kernel(&e, 0, 0, 1000, 3000, "b"),
+		              kernel(&e, 0, 0, 4000, 4000, "c"), kernel(&e, 0, 0, 8000, 8000, "d"),
+		              kernel(&e, 0, 0, 16000, 1000, "a"), kernel(&e, 0, 0, 17000, 16000, "c") };
+	for (size_t i = 0; i < 6; i++)
+		CHECK(ev_stats_add(e.s, &r[i]) == EV_OK);
+	CHECK(ev_stats_finish(e.s) == EV_OK);
+	struct ev_rowset rs;
+	CHECK(ev_stats_rows(e.s, &rs) == EV_OK);
+	CHECK(rs.rows.len == 3);
+	const struct ev_row *x = row(&rs, 0), *a = row(&rs, 2), *b = row(&rs, 1);
+	CHECK(x && !strcmp(x->key[0], "(other names)") && x->val[0] == 3 && x->val[1] == 28);
+	CHECK(a && !strcmp(a->key[0], "a") && a->val[0] == 2);
+	CHECK(b && !strcmp(b->key[0], "b") && b->val[0] == 1);
+	struct ev_stats_counts n;
+	ev_stats_get_counts(e.s, &n);
+	CHECK(n.folded_kernels == 3 && n.folded_names == 2);
+	ev_rowset_free(&rs);
+	env_close(&e);
+}
+
 static void test_stats_timeline_order(void)
 {
 	struct env e;
@@ -492,6 +524,7 @@ int main(void)
 	RUN(test_time_sat);
 	RUN(test_gemm_model);
 	RUN(test_stats_kernels);
+	RUN(test_stats_kernels_fold);
 	RUN(test_stats_timeline_order);
 	RUN(test_stats_coll_config);
 	RUN(test_stats_registry);
