@@ -95,7 +95,13 @@ static void usage(FILE *f)
 "      --top=K            variance: the K widest ranges per group [all]\n"
 "      --table=T          coll: summary, each (one row per collective,\n"
 "                         streamed) or stragglers [summary]; short:\n"
-"                         summary or histogram [summary]\n"
+"                         summary or histogram; idle: breakdown or intervals;\n"
+"                         launch: summary, events or outliers (streamed)\n"
+"      --consecutive-kernel-delay=US  idle: gaps under US are kernel_wait [30]\n"
+"      --runtime-cutoff=US, --launch-delay-cutoff=US  launch: HTA's outlier\n"
+"                         thresholds [50, 100]\n"
+"      --no-memory-events launch: kernel launches only, not cudaMemcpyAsync\n"
+"                         and cudaMemsetAsync\n"
 "      --short-us=N       short: the threshold in microseconds, 1 to 1000 [10]\n"
 "      --bins=N           short: histogram bins, 1 to 100000 [100]\n"
 "      --max-open=N       coll: collectives held open at once; past it the\n"
@@ -109,7 +115,8 @@ static void usage(FILE *f)
 "      --xlsx             an Excel workbook (with -o FILE): the table as one\n"
 "                         sheet named as in TraceLens's reports (gpu_timeline,\n"
 "                         kernel_summary, ops_unique_args, coll_analysis,\n"
-"                         short_kernels_summary, ...), frozen header, filters;\n"
+"                         short_kernels_summary, ...; HTA's function names for\n"
+"                         idle, launch, queue, membw), frozen header, filters;\n"
 "                         compare's status coloured Better/Worse\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
 "  -q, --quiet            no warnings\n"
@@ -371,7 +378,7 @@ static int parse_by(struct opts *o, const char *arg)
 
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_EXACT, O_CSV,
-	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_XLSX,
+	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM, O_XLSX,
 };
 
 /* Whether list (NULL-terminated, may be NULL) holds name. */
@@ -439,6 +446,10 @@ static const struct option longopts[] = {
 	{ "max-open", required_argument, NULL, O_MAX_OPEN },
 	{ "short-us", required_argument, NULL, O_SHORT_US },
 	{ "bins", required_argument, NULL, O_BINS },
+	{ "consecutive-kernel-delay", required_argument, NULL, O_DELAY },
+	{ "runtime-cutoff", required_argument, NULL, O_RUNTIME },
+	{ "launch-delay-cutoff", required_argument, NULL, O_LDELAY },
+	{ "no-memory-events", no_argument, NULL, O_NO_MEM },
 	{ "xlsx", no_argument, NULL, O_XLSX },
 	{ NULL, 0, NULL, 0 },
 };
@@ -538,6 +549,15 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		if (ev_parse_u64(arg, &so->short_bins) != EV_OK || so->short_bins == 0 || so->short_bins > 100000)
 			return ev_cli_usage_error(&o->cli, "--bins: expected 1 to 100000, got '%s'", arg);
 		break;
+	case O_DELAY: case O_RUNTIME: case O_LDELAY: {
+		static const char *const names[] = { "consecutive-kernel-delay", "runtime-cutoff", "launch-delay-cutoff" };
+		int64_t *dst = c == O_DELAY ? &so->hta_delay_us : c == O_RUNTIME ? &so->hta_runtime_us : &so->hta_launch_us;
+		if (ev_parse_i64(arg, dst) != EV_OK || *dst < 0 || *dst > 1000000000)
+			return ev_cli_usage_error(&o->cli, "--%s: expected 0 to 1000000000 us, got '%s'", names[c - O_DELAY], arg);
+		so->hta_set |= 1u << (c - O_DELAY);
+		break;
+	}
+	case O_NO_MEM: so->hta_no_memory = 1; break;
 	case O_XLSX: o->xlsx = 1; break;
 	case O_WHAT: {
 		/* The comparable analyses, in registry order. */

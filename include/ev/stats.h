@@ -165,6 +165,13 @@ struct ev_stats_opts {
 	ev_table *stream;                  /* a table with stream_cols: rows go here */
 	uint64_t short_ns;                 /* short: threshold, 0 = EV_SHORT_DEFAULT_NS */
 	uint64_t short_bins;               /* short: histogram bins, 0 = default */
+	/* HTA's thresholds in whole microseconds, each used when its bit of
+	 * hta_set is on (1 delay, 2 runtime, 4 launch delay), else HTA's
+	 * default: idle's consecutive_kernel_delay (30), launch's
+	 * runtime_cutoff (50) and launch_delay_cutoff (100). */
+	int64_t hta_delay_us, hta_runtime_us, hta_launch_us;
+	unsigned hta_set;
+	int hta_no_memory;                 /* launch: leave out cudaMemcpyAsync/cudaMemsetAsync */
 };
 
 /* Source groups: --by src, a #src key, or "config" make sources into

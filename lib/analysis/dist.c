@@ -199,3 +199,32 @@ void ev_dist_free(struct ev_dist *d)
 	free(d->bucket);
 	memset(d, 0, sizeof *d);
 }
+
+void ev_dist_release(struct ev_dist *d, struct ev_dist_pool *pool)
+{
+	if (!d->sketch)
+		pool->used -= d->len < pool->used ? d->len : pool->used;
+	ev_dist_free(d);
+}
+
+int ev_dist_copy(struct ev_dist *dst, const struct ev_dist *src, struct ev_dist_pool *pool)
+{
+	ev_dist_release(dst, pool);
+	*dst = *src;
+	dst->v = NULL;
+	dst->len = dst->cap = 0;
+	dst->bucket = NULL;
+	if (src->sketch && src->bucket) {
+		size_t nb = (size_t)(src->bmax - src->bmin + 1);
+		if (!(dst->bucket = malloc(nb * sizeof *dst->bucket)))
+			return EV_ERR_NOMEM;
+		memcpy(dst->bucket, src->bucket, nb * sizeof *dst->bucket);
+	} else if (!src->sketch && src->len) {
+		if (store_grow(dst, src->len) != EV_OK)
+			return EV_ERR_NOMEM;
+		memcpy(dst->v, src->v, src->len * sizeof *dst->v);
+		dst->len = src->len;
+		pool->used += src->len;
+	}
+	return EV_OK;
+}
