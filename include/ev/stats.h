@@ -195,6 +195,7 @@ struct ev_stats_counts {
 	uint64_t hta_no_step;   /* timeline: ranks with CPU events, no ProfilerStep: the same */
 	uint64_t no_comm;       /* timeline: ranks without communication: overlap percent empty */
 	uint64_t one_instance;  /* kernels, ops: rows of one instance: std empty */
+	uint64_t bw_from_dur;   /* membw: copies without the trace's bandwidth: bytes / rounded dur */
 };
 
 typedef struct ev_stats ev_stats;

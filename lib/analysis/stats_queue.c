@@ -132,13 +132,18 @@ static int push(struct qrank *qr, const struct qitem *it)
 }
 
 /* Apply the steps at the head of the queue that nothing earlier waits
- * for; with force, a call still unresolved at the head has no GPU event. */
-static int drain(struct ev_stats *s, struct qrank *qr, int force)
+ * for and that no call can still come before: those before microsecond
+ * now (a call of microsecond now may still come, and goes before the
+ * starts of that microsecond).  With force, everything: a call still
+ * unresolved at the head has no GPU event. */
+static int drain(struct ev_stats *s, struct qrank *qr, int64_t now, int force)
 {
 	struct queue *st = s->state;
 	int rc = EV_OK;
 	while (!rc && qr->lo < qr->hi) {
 		struct qitem *it = item(qr, qr->lo);
+		if (!force && it->ts >= now)
+			break;
 		if (it->kind == I_CALL && !it->resolved) {
 			if (!force && qr->hi - qr->lo <= QUEUE_HOLD)
 				break;
@@ -196,20 +201,29 @@ static int queue_rec(struct ev_stats *s, const struct ev_rec *r)
 		it.ts = c->ts_us;
 		it.corr = c->corr;
 		it.kind = I_CALL;
-		rc = push(qr, &it);
-		rc = rc ? rc : ev_map_put(&qr->pending, (uint64_t)c->corr + 1, qr->hi);
-		return rc ? rc : drain(s, qr, 0);
+		if ((rc = push(qr, &it)) != EV_OK)
+			return rc;
+		/* HTA orders its steps by time, launches before starts at the
+		 * same microsecond (its concatenation order, which a stable sort
+		 * keeps): move the call before the starts of its microsecond. */
+		uint64_t at = qr->hi - 1;
+		while (at > qr->lo && item(qr, at - 1)->kind == I_KERNEL && item(qr, at - 1)->ts == it.ts) {
+			*item(qr, at) = *item(qr, at - 1);
+			*item(qr, --at) = it;
+		}
+		rc = ev_map_put(&qr->pending, (uint64_t)c->corr + 1, at + 1);
+		return rc ? rc : drain(s, qr, c->ts_us, 0);
 	}
+	int64_t ts, end;
+	hta_us(qr->h.json_base_ns, r->ts, ev_rec_end(r), &ts, &end);
 	uint64_t *p = r->id ? ev_map_get(&qr->pending, (uint64_t)r->id + 1) : NULL;
 	if (!p || !*p || *p - 1 < qr->lo)
-		return EV_OK;
+		return drain(s, qr, ts, 0);
 	struct qitem *call = item(qr, *p - 1);
 	*p = 0;
 	if (call->resolved || call->corr != r->id)
-		return EV_OK;
+		return drain(s, qr, ts, 0);
 	s->n.selected++;
-	int64_t ts, end;
-	hta_us(qr->h.json_base_ns, r->ts, ev_rec_end(r), &ts, &end);
 	call->stream = r->stream;
 	call->mask = (uint8_t)hta_rank_route_ts(&qr->h, call->ts);
 	call->resolved = 1;
@@ -227,7 +241,7 @@ static int queue_rec(struct ev_stats *s, const struct ev_rec *r)
 		ev_map_free(&qr->pending);
 		qr->pending = keep;
 	}
-	return rc ? rc : drain(s, qr, 0);
+	return rc ? rc : drain(s, qr, ts, 0);
 }
 
 static int queue_finish(struct ev_stats *s)
@@ -235,7 +249,7 @@ static int queue_finish(struct ev_stats *s)
 	struct queue *st = s->state;
 	int rc = EV_OK;
 	for (size_t i = 0; !rc && i < st->ranks.len; i++)
-		rc = drain(s, (struct qrank *)st->ranks.data + i, 1);
+		rc = drain(s, (struct qrank *)st->ranks.data + i, 0, 1);
 	return rc;
 }
 

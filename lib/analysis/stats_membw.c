@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_membw.c - HTA's memory bandwidth summary (get_memory_bw_summary):
+ * per rank and kind of copy (Memcpy DtoH, HtoD, DtoD, ..., Memset) the
+ * bandwidth in use, HTA's time series: +bandwidth when a memcpy or memset
+ * starts, -bandwidth when it ends (a 0 us event lasting 1 us), summed in
+ * time order; the summary is the count, mean, std, min, quartiles and max
+ * of the series' positive values.
+ *
+ * HTA takes a GPU event as memory by its name (Memcpy..., Memset...,
+ * dma...; hipMemcpy... is communication to HTA), the kind from the name's
+ * first 11 characters, and the bandwidth from the trace's "memory bandwidth
+ * (GB/s)": kineto2ev keeps it as the measured duration (aux = bytes / GB/s
+ * in ns, exact), so bytes / aux is the trace's number; without it, bytes /
+ * dur (counted on stderr: the trace's duration is rounded).
+ *
+ * Streaming: each kind keeps its running sum and a heap of the ends still
+ * to come (bounded by the copies running at once).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/hta_rank.h"
+#include "analysis/stats_impl.h"
+
+#define MAX_KINDS 16
+
+struct pend { int64_t end; uint64_t seq; double bw; };
+
+struct mkind {
+	char name[16];
+	double sum;
+	struct pend *heap;
+	size_t n, cap;
+	struct ev_dist d;
+};
+
+struct mstate {
+	struct mkind k[MAX_KINDS];
+	unsigned nk;
+};
+
+struct mrank {
+	struct hta_rank h;
+	struct mstate st[2];
+};
+
+struct membw {
+	struct ev_vec ranks;
+	struct ev_map idx;
+	uint64_t seq;
+};
+
+static int pend_less(const struct pend *a, const struct pend *b)
+{
+	return a->end != b->end ? a->end < b->end : a->seq < b->seq;
+}
+
+static int heap_push(struct mkind *k, const struct pend *p)
+{
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 16;
+		struct pend *n = realloc(k->heap, cap * sizeof *n);
+		if (!n)
+			return EV_ERR_NOMEM;
+		k->heap = n;
+		k->cap = cap;
+	}
+	size_t i = k->n++;
+	k->heap[i] = *p;
+	while (i && pend_less(&k->heap[i], &k->heap[(i - 1) / 2])) {
+		struct pend t = k->heap[i];
+		k->heap[i] = k->heap[(i - 1) / 2];
+		k->heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return EV_OK;
+}
+
+static struct pend heap_pop(struct mkind *k)
+{
+	struct pend top = k->heap[0];
+	k->heap[0] = k->heap[--k->n];
+	for (size_t i = 0;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < k->n && pend_less(&k->heap[l], &k->heap[m]))
+			m = l;
+		if (r < k->n && pend_less(&k->heap[r], &k->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct pend t = k->heap[i];
+		k->heap[i] = k->heap[m];
+		k->heap[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+/* One step of the series: the running sum, a sample when positive. */
+static int add(struct ev_stats *s, struct mkind *k, double bw, int64_t ts)
+{
+	k->sum += bw;
+	return k->sum > 0 ? ev_dist_add(&k->d, &s->pool, k->sum, ts) : EV_OK;
+}
+
+/* The ends before t (all with t = INT64_MAX). */
+static int ends_before(struct ev_stats *s, struct mkind *k, int64_t t)
+{
+	int rc = EV_OK;
+	while (!rc && k->n && k->heap[0].end < t) {
+		struct pend p = heap_pop(k);
+		rc = add(s, k, -p.bw, p.end);
+	}
+	return rc;
+}
+
+static void state_free(struct ev_stats *s, struct mstate *m)
+{
+	for (unsigned i = 0; i < m->nk; i++) {
+		free(m->k[i].heap);
+		ev_dist_release(&m->k[i].d, &s->pool);
+	}
+	memset(m, 0, sizeof *m);
+}
+
+static int state_copy(struct ev_stats *s, struct mstate *dst, const struct mstate *src)
+{
+	state_free(s, dst);
+	for (unsigned i = 0; i < src->nk; i++) {
+		struct mkind *d = &dst->k[i];
+		const struct mkind *o = &src->k[i];
+		*d = *o;
+		d->heap = NULL;
+		d->cap = d->n;
+		ev_dist_init(&d->d);
+		dst->nk = i + 1;
+		if (o->n && !(d->heap = malloc(o->n * sizeof *d->heap)))
+			return EV_ERR_NOMEM;
+		if (o->n)
+			memcpy(d->heap, o->heap, o->n * sizeof *d->heap);
+		if (ev_dist_copy(&d->d, &o->d, &s->pool) != EV_OK)
+			return EV_ERR_NOMEM;
+	}
+	return EV_OK;
+}
+
+/* HTA's kind of a GPU event by its name, or NULL when HTA does not take it
+ * as a memory event (utils.get_kernel_type, get_memory_kernel_type). */
+static const char *kind_of(const char *name, char *buf, size_t n)
+{
+	if (!strncmp(name, "nccl", 4) || !strncmp(name, "hip", 3) || !strncmp(name, "hccl", 4) ||
+	    strstr(name, "ncclKernel"))
+		return NULL;
+	if (!strncmp(name, "Memset", 6))
+		return "Memset";
+	if (!strncmp(name, "Memcpy", 6)) {
+		snprintf(buf, n, "%.11s", name);
+		return buf;
+	}
+	return !strncmp(name, "dma", 3) ? "Memcpy Unknown" : NULL;
+}
+
+static int membw_init(struct ev_stats *s)
+{
+	struct membw *st = s->state;
+	ev_vec_init(&st->ranks, sizeof(struct mrank));
+	ev_map_init(&st->idx);
+	return EV_OK;
+}
+
+static int membw_rec(struct ev_stats *s, const struct ev_rec *r)
+{
+	struct membw *st = s->state;
+	int fresh;
+	struct mrank *mr = hta_rank_of(s, &st->ranks, &st->idx, r, &fresh);
+	if (!mr)
+		return EV_ERR_NOMEM;
+	if (!is_gpu(r)) {
+		const struct hta_call *c;
+		int act = hta_rank_cpu(s, &mr->h, r, &c);
+		if (act == HTA_STEP_FORK)
+			return state_copy(s, &mr->st[1], &mr->st[0]);
+		if (act == HTA_STEP_SWITCH)
+			return state_copy(s, &mr->st[0], &mr->st[1]);
+		return act < 0 ? act : EV_OK;
+	}
+	char buf[16];
+	const char *kind = kind_of(str_of(s, r->name), buf, sizeof buf);
+	if (!kind)
+		return EV_OK;
+	unsigned mask = hta_rank_route(&mr->h, hta_rank_call(&mr->h, r->id));
+	if (!mask)
+		return EV_OK;
+	s->n.selected++;
+	double bw;
+	if (r->aux && r->type != EV_KERNEL) {
+		bw = (double)r->bytes / (double)r->aux;
+	} else {
+		bw = r->dur ? (double)r->bytes / (double)r->dur : 0;
+		s->n.bw_from_dur++;
+	}
+	int64_t ts, end;
+	hta_us(mr->h.json_base_ns, r->ts, ev_rec_end(r), &ts, &end);
+	if (end == ts)
+		end = ts + 1; /* HTA: a 0 us event lasts 1 us */
+	struct pend p = { end, st->seq++, bw };
+	for (int j = 0; j < 2; j++) {
+		if (!(mask & (1u << j)))
+			continue;
+		struct mstate *m = &mr->st[j];
+		unsigned i = 0;
+		while (i < m->nk && strcmp(m->k[i].name, kind))
+			i++;
+		if (i == m->nk) {
+			if (m->nk == MAX_KINDS)
+				continue;
+			snprintf(m->k[m->nk++].name, sizeof m->k[0].name, "%s", kind);
+		}
+		struct mkind *k = &m->k[i];
+		int rc = heap_push(k, &p);
+		rc = rc ? rc : ends_before(s, k, ts);
+		rc = rc ? rc : add(s, k, bw, ts);
+		if (rc)
+			return rc;
+	}
+	return EV_OK;
+}
+
+static int membw_finish(struct ev_stats *s)
+{
+	struct membw *st = s->state;
+	int rc = EV_OK;
+	for (size_t i = 0; i < st->ranks.len; i++)
+		for (int j = 0; j < 2; j++) {
+			struct mstate *m = &((struct mrank *)st->ranks.data + i)->st[j];
+			for (unsigned k = 0; !rc && k < m->nk; k++)
+				rc = ends_before(s, &m->k[k], INT64_MAX);
+		}
+	return rc;
+}
+
+static int cmp_kind(const void *a, const void *b)
+{
+	return strcmp(((const struct mkind *)a)->name, ((const struct mkind *)b)->name);
+}
+
+static int membw_rows(struct ev_stats *s, struct ev_rowset *rs)
+{
+	struct membw *st = s->state;
+	struct ev_colspec keys[EV_STATS_MAX_BY + 2];
+	size_t nk = 0;
+	by_colspecs(&s->o, keys, &nk);
+	keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
+	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
+	static const struct ev_colspec vals[] = {
+		{ "count", 0, 0 },      { "mean_GBps", 0, EV_DIR_HIGHER }, { "std_GBps", 0, 0 },
+		{ "min_GBps", 0, 0 },   { "p25_GBps", 0, 0 },              { "p50_GBps", 0, 0 },
+		{ "p75_GBps", 0, 0 },   { "max_GBps", 0, EV_DIR_HIGHER },
+	};
+	int rc = ev_rowset_init(rs, keys, nk, vals, 8);
+	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
+		struct mrank *mr = (struct mrank *)st->ranks.data + i;
+		struct mstate *m = &mr->st[hta_rank_filtered(&mr->h) ? 1 : 0];
+		qsort(m->k, m->nk, sizeof m->k[0], cmp_kind);
+		for (unsigned j = 0; !rc && j < m->nk; j++) {
+			struct ev_dist *d = &m->k[j].d;
+			if (!d->n)
+				continue;
+			struct gkey k = { .sg = mr->h.sg, .rank = mr->h.rank };
+			struct ev_row *row;
+			size_t n;
+			rc = group_row(s, rs, &k, &row, &n);
+			rc = rc ? rc : ev_row_keyu(row, n, mr->h.rank);
+			rc = rc ? rc : ev_row_key(row, n + 1, m->k[j].name);
+			if (rc)
+				break;
+			s->n.one_instance += d->n == 1;
+			row->val[0] = (double)d->n;
+			row->val[1] = d->mean;
+			row->val[2] = d->n > 1 ? ev_dist_std(d) : NAN;
+			row->val[3] = d->min;
+			row->val[4] = ev_dist_quantile(d, 0.25);
+			row->val[5] = ev_dist_quantile(d, 0.5);
+			row->val[6] = ev_dist_quantile(d, 0.75);
+			row->val[7] = d->max;
+		}
+	}
+	return rc;
+}
+
+static void membw_free(struct ev_stats *s)
+{
+	struct membw *st = s->state;
+	for (size_t i = 0; i < st->ranks.len; i++) {
+		struct mrank *mr = (struct mrank *)st->ranks.data + i;
+		state_free(s, &mr->st[0]);
+		state_free(s, &mr->st[1]);
+		hta_rank_free(&mr->h);
+	}
+	ev_vec_free(&st->ranks);
+	ev_map_free(&st->idx);
+}
+
+static int membw_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
+{
+	(void)o;
+	if (!c->gpu)
+		return 0;
+	snprintf(buf, n, "no memcpy or memset among %llu GPU events (HTA: names Memcpy*, Memset*, dma*): empty table",
+	         (unsigned long long)c->gpu);
+	return 1;
+}
+
+static const char *const membw_options[] = { "exact-limit", NULL };
+
+const struct ev_stats_analysis ev_stats_analysis_membw = {
+	.name = "membw",
+	.sheet = "get_memory_bw_summary",
+	.help = "HTA's memory bandwidth summary: per rank and kind of copy\n"
+	        "(Memcpy DtoH, HtoD, DtoD, Memset) the bandwidth in use over\n"
+	        "time, +GB/s at each start and -GB/s at each end: count,\n"
+	        "mean, std, min, quartiles and max of its positive values",
+	.options = membw_options,
+	.default_by = "config",
+	.state_size = sizeof(struct membw),
+	.init = membw_init,
+	.rec = membw_rec,
+	.finish = membw_finish,
+	.rows = membw_rows,
+	.free = membw_free,
+	.explain = membw_explain,
+};
