@@ -277,6 +277,9 @@ static int run(struct opts *o)
 	struct ev_stats_counts c;
 	ev_stats_get_counts(s, &c);
 	report(o, &c);
+	char note[512];
+	for (unsigned i = 0; what->warning && what->warning(s, i, note, sizeof note); i++)
+		ev_cli_warn(&o->cli, "%s", note);
 	if (each) {
 		rc = ev_table_close(each);
 		each = NULL;

@@ -195,7 +195,6 @@ struct ev_stats_counts {
 	uint64_t hta_no_step;   /* timeline: ranks with CPU events, no ProfilerStep: the same */
 	uint64_t no_comm;       /* timeline: ranks without communication: overlap percent empty */
 	uint64_t one_instance;  /* kernels, ops: rows of one instance: std empty */
-	uint64_t bw_from_dur;   /* membw: copies without the trace's bandwidth: bytes / rounded dur */
 };
 
 typedef struct ev_stats ev_stats;
@@ -233,6 +232,9 @@ struct ev_stats_analysis {
 	/* Why the table is empty, when its own reason: 1 with the message in
 	 * buf, else 0 (ev-stats then says there were no GPU events). */
 	int (*explain)(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n);
+	/* After finish: its i-th warning (what it dropped, guessed or
+	 * approximated) in buf, 1; 0 when there are no more.  NULL: none. */
+	int (*warning)(ev_stats *s, unsigned i, char *buf, size_t n);
 };
 
 /* Every analysis ev-stats runs, in its --help order, NULL-terminated. */

@@ -154,6 +154,21 @@ static int idle_rec(struct ev_stats *s, const struct ev_rec *r)
 	return EV_OK;
 }
 
+static int idle_finish(struct ev_stats *s)
+{
+	struct idle *st = s->state;
+	if (s->o.table != 1)
+		return EV_OK;
+	for (size_t i = 0; i < st->ranks.len; i++) {
+		struct irank *ir = (struct irank *)st->ranks.data + i;
+		const struct ev_vec *v = &ir->st[hta_rank_filtered(&ir->h) ? 1 : 0];
+		for (size_t j = 0; j < v->len; j++)
+			for (int c = 0; c < NCAT; c++)
+				s->n.one_instance += ((const struct istream *)v->data)[j].c[c].d.n == 1;
+	}
+	return EV_OK;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = ((const struct istream *)a)->stream, y = ((const struct istream *)b)->stream;
@@ -199,7 +214,6 @@ static int idle_rows(struct ev_stats *s, struct ev_rowset *rs)
 				rc = rc ? rc : ev_row_key(row, n + 2, cat_name[c]);
 				if (rc)
 					break;
-				s->n.one_instance += stats && ic->d.n == 1;
 				if (!stats) {
 					row->val[0] = ic->sum;
 					row->val[1] = total != 0 ? ic->sum / total : NAN;
@@ -265,6 +279,7 @@ const struct ev_stats_analysis ev_stats_analysis_idle = {
 	.state_size = sizeof(struct idle),
 	.init = idle_init,
 	.rec = idle_rec,
+	.finish = idle_finish,
 	.rows = idle_rows,
 	.free = idle_free,
 	.explain = idle_explain,

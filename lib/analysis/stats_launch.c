@@ -146,6 +146,16 @@ static int launch_rec(struct ev_stats *s, const struct ev_rec *r)
 	return rc;
 }
 
+static int launch_finish(struct ev_stats *s)
+{
+	struct launch *st = s->state;
+	for (size_t i = 0; i < st->ranks.len; i++) {
+		struct lrank *lr = (struct lrank *)st->ranks.data + i;
+		s->n.one_instance += NMET * (lr->st[hta_rank_filtered(&lr->h) ? 1 : 0].d[0].n == 1);
+	}
+	return EV_OK;
+}
+
 static int launch_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
 	struct launch *st = s->state;
@@ -175,7 +185,6 @@ static int launch_rows(struct ev_stats *s, struct ev_rowset *rs)
 			if (rc)
 				break;
 			struct ev_dist *d = &ls->d[m];
-			s->n.one_instance += d->n == 1;
 			row->val[0] = (double)d->n;
 			row->val[1] = d->mean;
 			row->val[2] = d->n > 1 ? ev_dist_std(d) : NAN;
@@ -247,6 +256,7 @@ const struct ev_stats_analysis ev_stats_analysis_launch = {
 	.state_size = sizeof(struct launch),
 	.init = launch_init,
 	.rec = launch_rec,
+	.finish = launch_finish,
 	.rows = launch_rows,
 	.free = launch_free,
 	.explain = launch_explain,

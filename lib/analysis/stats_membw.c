@@ -51,6 +51,7 @@ struct membw {
 	struct ev_vec ranks;
 	struct ev_map idx;
 	uint64_t seq;
+	uint64_t from_dur; /* copies without the trace's bandwidth: bytes / dur */
 };
 
 static int pend_less(const struct pend *a, const struct pend *b)
@@ -199,8 +200,9 @@ static int membw_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (r->aux && r->type != EV_KERNEL) {
 		bw = (double)r->bytes / (double)r->aux;
 	} else {
+		/* No bytes: HTA has no bandwidth either (NaN, never positive). */
 		bw = r->dur ? (double)r->bytes / (double)r->dur : 0;
-		s->n.bw_from_dur++;
+		st->from_dur += r->bytes != 0;
 	}
 	int64_t ts, end;
 	hta_us(mr->h.json_base_ns, r->ts, ev_rec_end(r), &ts, &end);
@@ -239,7 +241,26 @@ static int membw_finish(struct ev_stats *s)
 			for (unsigned k = 0; !rc && k < m->nk; k++)
 				rc = ends_before(s, &m->k[k], INT64_MAX);
 		}
+	for (size_t i = 0; i < st->ranks.len; i++) {
+		struct mrank *mr = (struct mrank *)st->ranks.data + i;
+		const struct mstate *m = &mr->st[hta_rank_filtered(&mr->h) ? 1 : 0];
+		for (unsigned k = 0; k < m->nk; k++)
+			s->n.one_instance += m->k[k].d.n == 1;
+	}
 	return rc;
+}
+
+static int membw_warning(ev_stats *s, unsigned i, char *buf, size_t n)
+{
+	const struct membw *st = s->state;
+	if (i > 0 || !st->from_dur)
+		return 0;
+	snprintf(buf, n,
+	         "%llu memcpy/memset events have no exact bandwidth from the trace (no \"memory bandwidth (GB/s)\", or "
+	         "converted by an older kineto2ev): bytes / duration used, which differs from HTA's where the trace's "
+	         "duration is rounded",
+	         (unsigned long long)st->from_dur);
+	return 1;
 }
 
 static int cmp_kind(const void *a, const void *b)
@@ -277,7 +298,6 @@ static int membw_rows(struct ev_stats *s, struct ev_rowset *rs)
 			rc = rc ? rc : ev_row_key(row, n + 1, m->k[j].name);
 			if (rc)
 				break;
-			s->n.one_instance += d->n == 1;
 			row->val[0] = (double)d->n;
 			row->val[1] = d->mean;
 			row->val[2] = d->n > 1 ? ev_dist_std(d) : NAN;
@@ -309,8 +329,12 @@ static int membw_explain(const struct ev_stats_opts *o, const struct ev_stats_co
 	(void)o;
 	if (!c->gpu)
 		return 0;
-	snprintf(buf, n, "no memcpy or memset among %llu GPU events (HTA: names Memcpy*, Memset*, dma*): empty table",
-	         (unsigned long long)c->gpu);
+	if (c->selected)
+		snprintf(buf, n, "none of %llu memcpy/memset events has a positive bandwidth (no bytes in the trace): "
+		         "empty table, as HTA's", (unsigned long long)c->selected);
+	else
+		snprintf(buf, n, "no memcpy or memset among %llu GPU events (HTA: names Memcpy*, Memset*, dma*): "
+		         "empty table", (unsigned long long)c->gpu);
 	return 1;
 }
 
@@ -332,4 +356,5 @@ const struct ev_stats_analysis ev_stats_analysis_membw = {
 	.rows = membw_rows,
 	.free = membw_free,
 	.explain = membw_explain,
+	.warning = membw_warning,
 };

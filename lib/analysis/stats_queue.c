@@ -54,7 +54,7 @@ struct qrank {
 struct queue {
 	struct ev_vec ranks;
 	struct ev_map idx;
-	uint64_t unmatched; /* calls whose GPU event never came */
+	uint64_t held_out; /* calls given up while QUEUE_HOLD steps waited for their GPU event */
 };
 
 static void streams_free(struct ev_vec *v)
@@ -147,7 +147,7 @@ static int drain(struct ev_stats *s, struct qrank *qr, int64_t now, int force)
 		if (it->kind == I_CALL && !it->resolved) {
 			if (!force && qr->hi - qr->lo <= QUEUE_HOLD)
 				break;
-			st->unmatched++;
+			st->held_out += !force;
 			uint64_t *p = ev_map_get(&qr->pending, (uint64_t)it->corr + 1);
 			if (p && *p == qr->lo + 1)
 				*p = 0; /* stale: the call is gone */
@@ -366,6 +366,18 @@ static int queue_explain(const struct ev_stats_opts *o, const struct ev_stats_co
 	return 1;
 }
 
+static int queue_warning(ev_stats *s, unsigned i, char *buf, size_t n)
+{
+	const struct queue *st = s->state;
+	if (i > 0 || !st->held_out)
+		return 0;
+	snprintf(buf, n,
+	         "%llu launch calls had no GPU event within %u later steps and were left out of the queue length (HTA "
+	         "would count a much later event)",
+	         (unsigned long long)st->held_out, QUEUE_HOLD);
+	return 1;
+}
+
 static const char *const queue_options[] = { NULL };
 
 const struct ev_stats_analysis ev_stats_analysis_queue = {
@@ -384,4 +396,5 @@ const struct ev_stats_analysis ev_stats_analysis_queue = {
 	.rows = queue_rows,
 	.free = queue_free,
 	.explain = queue_explain,
+	.warning = queue_warning,
 };
