@@ -150,3 +150,89 @@ same() {
 	assert_output ''
 	assert_equal "$(wc -l <"$T/ours")" "$(grep -vc '^#' "$E/membw.tsv")"
 }
+
+# A rank of hand-made launches (tests/fixtures/ev-stats/hta.tsv), times in
+# whole microseconds: k1 [20,30) launched at 10; k2 [40,50) launched at 22
+# (before k1 ended); k3 [100,110) launched at 60, its call 12 us long; a
+# memcpy [150,170) launched at 105 and one on stream 9 [160,180) at 106;
+# ProfilerStep#2 starts at 200; k5 [300,310) launched at 210; a kernel at
+# [5,6) whose launch is not in the trace.
+hta_fixture() {
+	pack "$TESTS_DIR/fixtures/ev-stats/hta.tsv" "$T/h.ev"
+}
+
+@test "idle: host_wait, kernel_wait, other; HTA's last step and unlaunched kernels left out" {
+	hta_fixture
+	# Two step names: HTA keeps what was launched before ProfilerStep#2, so
+	# not k5 nor the kernel without a launch.  k2's gap (10) is
+	# kernel_wait, k3's (50) host_wait (launched at 60, after k2 ended at
+	# 50), the memcpy's (40) other.
+	run -0 ev-stats idle -q "$T/h.ev"
+	assert_output - <<'OUT'
+config	rank	stream	idle_category	idle_time_us	idle_time_ratio
+*	0	7	host_wait	50	0.5
+*	0	7	kernel_wait	10	0.1
+*	0	7	other	40	0.4
+*	0	9	other	0	
+OUT
+	# --consecutive-kernel-delay: gaps under 50 us are kernel_wait.
+	run -0 ev-stats idle -q --consecutive-kernel-delay=50 "$T/h.ev"
+	assert_line --index 2 "$(printf '*\t0\t7\tkernel_wait\t50\t0.5')"
+	# One step name: HTA keeps every GPU event, launched in the trace or
+	# not: k1 waits 14 us for the host after the unlaunched kernel, k5 130.
+	sed 's/ProfilerStep#2/ProfilerStep#1/' "$TESTS_DIR/fixtures/ev-stats/hta.tsv" >"$T/one.tsv"
+	pack "$T/one.tsv" "$T/one.ev"
+	run -0 ev-stats idle --table=intervals -q "$T/one.ev"
+	assert_line --index 1 "$(printf '*\t0\t7\thost_wait\t3\t64.66666666666666\t59.37451754189952\t14\t32\t50\t90\t130')"
+}
+
+@test "launch: durations, delays, HTA's outlier lists and options" {
+	hta_fixture
+	# k1: call 5, GPU 10, delay 20-10-5 = 5; k2: 4, 10, 14; k3: 12, 10, 28
+	# (a short GPU kernel: 10 < 12); memcpys: 2, 20, 43 and 1, 20, 53.
+	run -0 ev-stats launch -q "$T/h.ev"
+	assert_output - <<'OUT'
+config	rank	metric	count	mean_us	std_us	min_us	p25_us	p50_us	p75_us	max_us	outliers
+*	0	cpu_duration	5	4.8	4.324349662087931	1	2	4	5	12	0
+*	0	gpu_duration	5	14	5.477225575051661	10	10	10	20	20	1
+*	0	launch_delay	5	28.6	19.83179265724609	5	14	28	43	53	0
+OUT
+	run -0 ev-stats launch -q --runtime-cutoff=4 --launch-delay-cutoff=40 --table=outliers "$T/h.ev"
+	assert_output - <<'OUT'
+src	rank	list	correlation	step	call	name	cpu_duration_us	gpu_duration_us	launch_delay_us
+0	0	runtime_outlier	1	1	cudaLaunchKernel	k1	5	10	5
+0	0	runtime_outlier	3	1	cudaLaunchKernel	k3	12	10	28
+0	0	launch_delay_outlier	4	1	cudaMemcpyAsync	Memcpy HtoD (Pinned -> Device)	2	20	43
+0	0	launch_delay_outlier	7	1	cudaMemcpyAsync	Memcpy HtoD (Pinned -> Device)	1	20	53
+0	0	runtime_outlier	5	2	cudaLaunchKernel	k5	5	10	85
+0	0	launch_delay_outlier	5	2	cudaLaunchKernel	k5	5	10	85
+OUT
+	# Kernel launches only; the streamed rows include the last step's.
+	run -0 ev-stats launch -q --no-memory-events --table=events "$T/h.ev"
+	assert_equal "$(cut -f3,4 <<<"$output" | tr '\n\t' ' :')" "correlation:step 1:1 2:1 3:1 5:2 "
+	run -2 ev-stats idle --runtime-cutoff=4 "$T/h.ev"
+	assert_output --partial "--runtime-cutoff"
+}
+
+@test "queue and membw: the running counts and bandwidths, by hand" {
+	hta_fixture
+	# Stream 7: +1 at 10, -1 at 20, +1 22, -1 40, +1 60, -1 100, +1 105,
+	# -1 150 (k5's launch is in the last step); stream 9: +1 106, -1 160.
+	run -0 ev-stats queue -q "$T/h.ev"
+	assert_output - <<'OUT'
+config	rank	stream	count	mean	std	min	p25	p50	p75	max
+*	0	7	8	0.5	0.5345224838248488	0	0	0.5	1	1
+*	0	9	2	0.5	0.7071067811865476	0	0.25	0.5	0.75	1
+OUT
+	# The trace's bandwidths: 1000 B / 25000 ns = 0.04 GB/s (not the 0.05
+	# of the rounded 20 us), 3000 / 10000 = 0.3: 0.04, 0.34, 0.3, then ~0.
+	run -0 ev-stats membw -q "$T/h.ev"
+	assert_line --index 1 --partial "$(printf '*\t0\tMemcpy HtoD\t3\t0.2266666666666')"
+	assert_line --index 1 --partial "$(printf '\t0.04\t0.17\t0.3\t')"
+	# Without the measured duration (an older stream): bytes / dur, said.
+	sed 's/\t25000$/\t0/' "$TESTS_DIR/fixtures/ev-stats/hta.tsv" >"$T/old.tsv"
+	pack "$T/old.tsv" "$T/old.ev"
+	run -0 --separate-stderr ev-stats membw "$T/old.ev"
+	assert_line --index 1 --partial "$(printf '\t0.05\t')"
+	assert_equal "$stderr" "ev-stats: warning: 1 memcpy/memset events have no exact bandwidth from the trace (no \"memory bandwidth (GB/s)\", or converted by an older kineto2ev): bytes / duration used, which differs from HTA's where the trace's duration is rounded"
+}
