@@ -172,7 +172,7 @@ double ev_dist_quantile(struct ev_dist *d, double q);
 void ev_dist_free(struct ev_dist *d);
 /* ev_dist_free, giving d's exact samples back to the pool's budget. */
 void ev_dist_release(struct ev_dist *d, struct ev_dist_pool *pool);
-/* dst (released first) becomes a copy of src; the pool counts the copy. */
-int ev_dist_copy(struct ev_dist *dst, const struct ev_dist *src, struct ev_dist_pool *pool) EV_RESULT_USED;
+/* d becomes the distribution of d's and src's samples; src is emptied. */
+int ev_dist_merge(struct ev_dist *d, struct ev_dist *src, struct ev_dist_pool *pool) EV_RESULT_USED;
 
 #endif /* EV_ANALYSIS_H */

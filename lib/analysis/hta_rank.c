@@ -208,3 +208,21 @@ int hta_rank_filtered(const struct hta_rank *h)
 {
 	return h->step_names >= 2;
 }
+
+int hta_dist3_fork(struct ev_dist *d, struct ev_dist_pool *pool)
+{
+	ev_dist_release(&d[2], pool);
+	return ev_dist_merge(&d[0], &d[1], pool);
+}
+
+int hta_dist3_switch(struct ev_dist *d, struct ev_dist_pool *pool)
+{
+	ev_dist_release(&d[1], pool);
+	return ev_dist_merge(&d[0], &d[2], pool);
+}
+
+int hta_dist3_final(struct ev_dist *d, int filtered, struct ev_dist_pool *pool)
+{
+	ev_dist_release(&d[filtered ? 1 : 2], pool);
+	return ev_dist_merge(&d[0], &d[filtered ? 2 : 1], pool);
+}

@@ -19,10 +19,17 @@
  * the last is known only at the end, so an analysis keeps two states: state
  * 0 is "no step will follow" and state 1 "the latest step is the last".
  * Before the second step name, state 0 takes every GPU event and state 1
- * those with a launch; at each later step start state 1 becomes a copy of
- * state 0 (hta_rank_step says when), and from then on state 1 takes only
- * what was launched before that start.  The answer is state 1 when the
- * filter applies (hta_rank_filtered), else state 0.
+ * those with a launch; at each later step start state 1 becomes state 0
+ * (hta_rank_cpu says when), and from then on state 1 takes only what was
+ * launched before that start.  The answer is state 1 when the filter
+ * applies (hta_rank_filtered), else state 0.
+ *
+ * Without copies: what the two states count is kept as three parts, [0]
+ * what both hold (everything up to the latest step start), [1] what state
+ * 0 added since and [2] what state 1 added since; at a step start [1] moves
+ * into [0] and [2] is dropped, so each event is moved once.  Only the
+ * analyses' cursors (a stream's last end, a queue's length) are per state
+ * and copied.
  */
 #ifndef EV_HTA_RANK_H
 #define EV_HTA_RANK_H
@@ -86,5 +93,11 @@ unsigned hta_rank_route(const struct hta_rank *h, const struct hta_call *c);
 unsigned hta_rank_route_ts(const struct hta_rank *h, int64_t call_us);
 /* Whether HTA's last-step filter applies: the answer is state 1. */
 int hta_rank_filtered(const struct hta_rank *h);
+
+/* The three parts of a distribution (above): at HTA_STEP_FORK, at
+ * HTA_STEP_SWITCH, and at the end (the answer in d[0]). */
+int hta_dist3_fork(struct ev_dist *d, struct ev_dist_pool *pool) EV_RESULT_USED;
+int hta_dist3_switch(struct ev_dist *d, struct ev_dist_pool *pool) EV_RESULT_USED;
+int hta_dist3_final(struct ev_dist *d, int filtered, struct ev_dist_pool *pool) EV_RESULT_USED;
 
 #endif /* EV_HTA_RANK_H */

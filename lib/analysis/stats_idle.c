@@ -28,19 +28,21 @@ static const char *const cat_name[NCAT] = { "host_wait", "kernel_wait", "other" 
 struct icat {
 	uint64_t kernels;   /* kernels in the category (the first one with no gap included) */
 	double sum;         /* us */
-	struct ev_dist d;   /* the gaps, us */
 };
 
+/* A stream: its cursor per state, its counts in three parts (hta_rank.h:
+ * [0] both states, [1] state 0 since the latest step start, [2] state 1). */
 struct istream {
 	uint32_t stream;
-	int have_prev;
-	int64_t prev_end;   /* us */
-	struct icat c[NCAT];
+	int have_prev[2];
+	int64_t prev_end[2];      /* us */
+	struct icat c[3][NCAT];
+	struct ev_dist d[NCAT][3]; /* the gaps, us */
 };
 
 struct irank {
 	struct hta_rank h;
-	struct ev_vec st[2]; /* struct istream, per state */
+	struct ev_vec streams; /* struct istream */
 };
 
 struct idle {
@@ -53,32 +55,27 @@ static int64_t delay_us(const struct ev_stats *s)
 	return s->o.hta_set & 1 ? s->o.hta_delay_us : 30;
 }
 
-static void streams_free(struct ev_stats *s, struct ev_vec *v)
+/* A step start: HTA_STEP_FORK (state 1 becomes state 0) or SWITCH (state
+ * 0 becomes state 1); the parts of the state that became the other move
+ * into the common part. */
+static int step(struct ev_stats *s, struct irank *ir, int act)
 {
-	for (size_t i = 0; i < v->len; i++)
-		for (int c = 0; c < NCAT; c++)
-			ev_dist_release(&((struct istream *)v->data)[i].c[c].d, &s->pool);
-	ev_vec_free(v);
-	ev_vec_init(v, sizeof(struct istream));
-}
-
-/* dst becomes a copy of src (HTA's last-step fork). */
-static int streams_copy(struct ev_stats *s, struct ev_vec *dst, const struct ev_vec *src)
-{
-	streams_free(s, dst);
-	for (size_t i = 0; i < src->len; i++) {
-		struct istream *d = ev_vec_push(dst);
-		if (!d)
-			return EV_ERR_NOMEM;
-		const struct istream *o = (const struct istream *)src->data + i;
-		*d = *o;
+	int from = act == HTA_STEP_FORK ? 0 : 1, rc = EV_OK;
+	for (size_t i = 0; i < ir->streams.len; i++) {
+		struct istream *is = (struct istream *)ir->streams.data + i;
+		is->have_prev[1 - from] = is->have_prev[from];
+		is->prev_end[1 - from] = is->prev_end[from];
 		for (int c = 0; c < NCAT; c++) {
-			ev_dist_init(&d->c[c].d);
-			if (ev_dist_copy(&d->c[c].d, &o->c[c].d, &s->pool) != EV_OK)
-				return EV_ERR_NOMEM;
+			is->c[0][c].kernels += is->c[1 + from][c].kernels;
+			is->c[0][c].sum += is->c[1 + from][c].sum;
+			memset(&is->c[1][c], 0, sizeof is->c[1][c]);
+			memset(&is->c[2][c], 0, sizeof is->c[2][c]);
+			if (!rc)
+				rc = act == HTA_STEP_FORK ? hta_dist3_fork(is->d[c], &s->pool)
+				                          : hta_dist3_switch(is->d[c], &s->pool);
 		}
 	}
-	return EV_OK;
+	return rc;
 }
 
 static struct istream *stream_of(struct ev_vec *v, uint32_t stream)
@@ -101,20 +98,21 @@ static int idle_init(struct ev_stats *s)
 	return EV_OK;
 }
 
-static int gap(struct ev_stats *s, struct istream *is, const struct hta_call *call, int64_t ts, int64_t end)
+/* The gap before a GPU event in state k. */
+static int gap(struct ev_stats *s, struct istream *is, int k, const struct hta_call *call, int64_t ts, int64_t end)
 {
 	int rc = EV_OK;
-	if (!is->have_prev) {
-		is->c[OTHER].kernels++;
+	if (!is->have_prev[k]) {
+		is->c[1 + k][OTHER].kernels++;
 	} else {
-		int64_t g = ts - is->prev_end;
-		int c = call && call->ts_us > is->prev_end ? HOST_WAIT : g < delay_us(s) ? KERNEL_WAIT : OTHER;
-		is->c[c].kernels++;
-		is->c[c].sum += (double)g;
-		rc = ev_dist_add(&is->c[c].d, &s->pool, (double)g, ts);
+		int64_t g = ts - is->prev_end[k];
+		int c = call && call->ts_us > is->prev_end[k] ? HOST_WAIT : g < delay_us(s) ? KERNEL_WAIT : OTHER;
+		is->c[1 + k][c].kernels++;
+		is->c[1 + k][c].sum += (double)g;
+		rc = ev_dist_add(&is->d[c][1 + k], &s->pool, (double)g, ts);
 	}
-	is->have_prev = 1;
-	is->prev_end = end;
+	is->have_prev[k] = 1;
+	is->prev_end[k] = end;
 	return rc;
 }
 
@@ -125,48 +123,53 @@ static int idle_rec(struct ev_stats *s, const struct ev_rec *r)
 	struct irank *ir = hta_rank_of(s, &st->ranks, &st->idx, r, &fresh);
 	if (!ir)
 		return EV_ERR_NOMEM;
-	if (fresh) {
-		ev_vec_init(&ir->st[0], sizeof(struct istream));
-		ev_vec_init(&ir->st[1], sizeof(struct istream));
-	}
+	if (fresh)
+		ev_vec_init(&ir->streams, sizeof(struct istream));
 	if (!is_gpu(r)) {
 		const struct hta_call *c;
 		int act = hta_rank_cpu(s, &ir->h, r, &c);
-		if (act == HTA_STEP_FORK)
-			return streams_copy(s, &ir->st[1], &ir->st[0]);
-		if (act == HTA_STEP_SWITCH)
-			return streams_copy(s, &ir->st[0], &ir->st[1]);
+		if (act == HTA_STEP_FORK || act == HTA_STEP_SWITCH)
+			return step(s, ir, act);
 		return act < 0 ? act : EV_OK;
 	}
 	const struct hta_call *call = hta_rank_call(&ir->h, r->id);
 	unsigned mask = hta_rank_route(&ir->h, call);
+	if (!mask)
+		return EV_OK;
 	int64_t ts, end;
 	hta_us(ir->h.json_base_ns, r->ts, ev_rec_end(r), &ts, &end);
-	s->n.selected += mask != 0;
+	s->n.selected++;
+	struct istream *is = stream_of(&ir->streams, r->stream);
+	if (!is)
+		return EV_ERR_NOMEM;
 	for (int k = 0; k < 2; k++) {
-		if (!(mask & (1u << k)))
-			continue;
-		struct istream *is = stream_of(&ir->st[k], r->stream);
-		int rc = is ? gap(s, is, call, ts, end) : EV_ERR_NOMEM;
+		int rc = mask & (1u << k) ? gap(s, is, k, call, ts, end) : EV_OK;
 		if (rc)
 			return rc;
 	}
 	return EV_OK;
 }
 
+/* The answer into the common part: state 1 when HTA's filter applies. */
 static int idle_finish(struct ev_stats *s)
 {
 	struct idle *st = s->state;
-	if (s->o.table != 1)
-		return EV_OK;
+	int rc = EV_OK;
 	for (size_t i = 0; i < st->ranks.len; i++) {
 		struct irank *ir = (struct irank *)st->ranks.data + i;
-		const struct ev_vec *v = &ir->st[hta_rank_filtered(&ir->h) ? 1 : 0];
-		for (size_t j = 0; j < v->len; j++)
-			for (int c = 0; c < NCAT; c++)
-				s->n.one_instance += ((const struct istream *)v->data)[j].c[c].d.n == 1;
+		int f = hta_rank_filtered(&ir->h);
+		for (size_t j = 0; j < ir->streams.len; j++) {
+			struct istream *is = (struct istream *)ir->streams.data + j;
+			for (int c = 0; c < NCAT; c++) {
+				is->c[0][c].kernels += is->c[1 + f][c].kernels;
+				is->c[0][c].sum += is->c[1 + f][c].sum;
+				if (!rc)
+					rc = hta_dist3_final(is->d[c], f, &s->pool);
+				s->n.one_instance += s->o.table == 1 && is->d[c][0].n == 1;
+			}
+		}
 	}
-	return EV_OK;
+	return rc;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -193,16 +196,16 @@ static int idle_rows(struct ev_stats *s, struct ev_rowset *rs)
 	int rc = stats ? ev_rowset_init(rs, keys, nk, svals, 8) : ev_rowset_init(rs, keys, nk, bvals, 2);
 	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
 		struct irank *ir = (struct irank *)st->ranks.data + i;
-		struct ev_vec *v = &ir->st[hta_rank_filtered(&ir->h) ? 1 : 0];
+		struct ev_vec *v = &ir->streams;
 		if (v->len)
 			qsort(v->data, v->len, sizeof(struct istream), cmp_u32);
 		for (size_t j = 0; !rc && j < v->len; j++) {
 			struct istream *is = (struct istream *)v->data + j;
 			double total = 0;
 			for (int c = 0; c < NCAT; c++)
-				total += is->c[c].sum;
+				total += is->c[0][c].sum;
 			for (int c = 0; !rc && c < NCAT; c++) {
-				struct icat *ic = &is->c[c];
+				struct icat *ic = &is->c[0][c];
 				if (!ic->kernels)
 					continue;
 				struct gkey k = { .sg = ir->h.sg, .rank = ir->h.rank, .stream = is->stream };
@@ -219,7 +222,7 @@ static int idle_rows(struct ev_stats *s, struct ev_rowset *rs)
 					row->val[1] = total != 0 ? ic->sum / total : NAN;
 					continue;
 				}
-				struct ev_dist *d = &ic->d;
+				struct ev_dist *d = &is->d[c][0];
 				row->val[0] = (double)d->n;
 				row->val[1] = d->n ? d->mean : NAN;
 				row->val[2] = d->n > 1 ? ev_dist_std(d) : NAN;
@@ -239,8 +242,11 @@ static void idle_free(struct ev_stats *s)
 	struct idle *st = s->state;
 	for (size_t i = 0; i < st->ranks.len; i++) {
 		struct irank *ir = (struct irank *)st->ranks.data + i;
-		streams_free(s, &ir->st[0]);
-		streams_free(s, &ir->st[1]);
+		for (size_t j = 0; j < ir->streams.len; j++)
+			for (int c = 0; c < NCAT; c++)
+				for (int k = 0; k < 3; k++)
+					ev_dist_release(&((struct istream *)ir->streams.data)[j].d[c][k], &s->pool);
+		ev_vec_free(&ir->streams);
 		hta_rank_free(&ir->h);
 	}
 	ev_vec_free(&st->ranks);

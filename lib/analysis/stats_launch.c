@@ -32,14 +32,12 @@ enum { T_SUMMARY, T_EVENTS, T_OUTLIERS };
 static const char *const met_name[NMET] = { "cpu_duration", "gpu_duration", "launch_delay" };
 static const char *const list_name[NMET] = { "runtime_outlier", "short_gpu_kernel", "launch_delay_outlier" };
 
-struct lstate {
-	struct ev_dist d[NMET];  /* us */
-	uint64_t outliers[NMET]; /* runtime, short GPU kernels, launch delay */
-};
-
+/* Per rank in three parts (hta_rank.h): [0] both states, [1] state 0
+ * since the latest step start, [2] state 1. */
 struct lrank {
 	struct hta_rank h;
-	struct lstate st[2];
+	struct ev_dist d[NMET][3];  /* us */
+	uint64_t outliers[NMET][3]; /* runtime, short GPU kernels, launch delay */
 };
 
 struct launch {
@@ -57,14 +55,20 @@ static int64_t delay_cutoff(const struct ev_stats *s)
 	return s->o.hta_set & 4 ? s->o.hta_launch_us : 100;
 }
 
-static int state_copy(struct ev_stats *s, struct lstate *dst, const struct lstate *src)
+/* A step start (HTA_STEP_FORK or SWITCH), or the end (act 0: the answer
+ * into part 0). */
+static int step(struct ev_stats *s, struct lrank *lr, int act)
 {
+	int into = act == HTA_STEP_FORK ? 1 : act == HTA_STEP_SWITCH ? 2 : 1 + hta_rank_filtered(&lr->h), rc = EV_OK;
 	for (int m = 0; m < NMET; m++) {
-		dst->outliers[m] = src->outliers[m];
-		if (ev_dist_copy(&dst->d[m], &src->d[m], &s->pool) != EV_OK)
-			return EV_ERR_NOMEM;
+		lr->outliers[m][0] += lr->outliers[m][into];
+		lr->outliers[m][1] = lr->outliers[m][2] = 0;
+		if (!rc)
+			rc = act == HTA_STEP_FORK     ? hta_dist3_fork(lr->d[m], &s->pool)
+			     : act == HTA_STEP_SWITCH ? hta_dist3_switch(lr->d[m], &s->pool)
+			                              : hta_dist3_final(lr->d[m], into == 2, &s->pool);
 	}
-	return EV_OK;
+	return rc;
 }
 
 static int launch_init(struct ev_stats *s)
@@ -106,10 +110,8 @@ static int launch_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (!is_gpu(r)) {
 		const struct hta_call *c;
 		int act = hta_rank_cpu(s, &lr->h, r, &c);
-		if (act == HTA_STEP_FORK)
-			return state_copy(s, &lr->st[1], &lr->st[0]);
-		if (act == HTA_STEP_SWITCH)
-			return state_copy(s, &lr->st[0], &lr->st[1]);
+		if (act == HTA_STEP_FORK || act == HTA_STEP_SWITCH)
+			return step(s, lr, act);
 		return act < 0 ? act : EV_OK;
 	}
 	const struct hta_call *c = hta_rank_call(&lr->h, r->id);
@@ -139,8 +141,8 @@ static int launch_rec(struct ev_stats *s, const struct ev_rec *r)
 		if (!(mask & (1u << k)))
 			continue;
 		for (int m = 0; !rc && m < NMET; m++) {
-			lr->st[k].outliers[m] += (uint64_t)out[m];
-			rc = ev_dist_add(&lr->st[k].d[m], &s->pool, (double)v[m], r->ts);
+			lr->outliers[m][1 + k] += (uint64_t)out[m];
+			rc = ev_dist_add(&lr->d[m][1 + k], &s->pool, (double)v[m], r->ts);
 		}
 	}
 	return rc;
@@ -149,11 +151,13 @@ static int launch_rec(struct ev_stats *s, const struct ev_rec *r)
 static int launch_finish(struct ev_stats *s)
 {
 	struct launch *st = s->state;
-	for (size_t i = 0; i < st->ranks.len; i++) {
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
 		struct lrank *lr = (struct lrank *)st->ranks.data + i;
-		s->n.one_instance += NMET * (lr->st[hta_rank_filtered(&lr->h) ? 1 : 0].d[0].n == 1);
+		rc = step(s, lr, 0);
+		s->n.one_instance += NMET * (lr->d[0][0].n == 1);
 	}
-	return EV_OK;
+	return rc;
 }
 
 static int launch_rows(struct ev_stats *s, struct ev_rowset *rs)
@@ -172,8 +176,7 @@ static int launch_rows(struct ev_stats *s, struct ev_rowset *rs)
 	int rc = ev_rowset_init(rs, keys, nk, vals, 9);
 	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
 		struct lrank *lr = (struct lrank *)st->ranks.data + i;
-		struct lstate *ls = &lr->st[hta_rank_filtered(&lr->h) ? 1 : 0];
-		if (!ls->d[0].n)
+		if (!lr->d[0][0].n)
 			continue;
 		for (int m = 0; !rc && m < NMET; m++) {
 			struct gkey k = { .sg = lr->h.sg, .rank = lr->h.rank };
@@ -184,7 +187,7 @@ static int launch_rows(struct ev_stats *s, struct ev_rowset *rs)
 			rc = rc ? rc : ev_row_key(row, n + 1, met_name[m]);
 			if (rc)
 				break;
-			struct ev_dist *d = &ls->d[m];
+			struct ev_dist *d = &lr->d[m][0];
 			row->val[0] = (double)d->n;
 			row->val[1] = d->mean;
 			row->val[2] = d->n > 1 ? ev_dist_std(d) : NAN;
@@ -193,7 +196,7 @@ static int launch_rows(struct ev_stats *s, struct ev_rowset *rs)
 			row->val[5] = ev_dist_quantile(d, 0.5);
 			row->val[6] = ev_dist_quantile(d, 0.75);
 			row->val[7] = d->max;
-			row->val[8] = (double)ls->outliers[m];
+			row->val[8] = (double)lr->outliers[m][0];
 		}
 	}
 	return rc;
@@ -204,9 +207,9 @@ static void launch_free(struct ev_stats *s)
 	struct launch *st = s->state;
 	for (size_t i = 0; i < st->ranks.len; i++) {
 		struct lrank *lr = (struct lrank *)st->ranks.data + i;
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < 3; k++)
 			for (int m = 0; m < NMET; m++)
-				ev_dist_release(&lr->st[k].d[m], &s->pool);
+				ev_dist_release(&lr->d[m][k], &s->pool);
 		hta_rank_free(&lr->h);
 	}
 	ev_vec_free(&st->ranks);

@@ -29,22 +29,24 @@
 
 struct pend { int64_t end; uint64_t seq; double bw; };
 
-struct mkind {
-	char name[16];
+/* A kind's running sum and pending ends per state (its cursor), its
+ * values in three parts (hta_rank.h). */
+struct mcursor {
 	double sum;
 	struct pend *heap;
 	size_t n, cap;
-	struct ev_dist d;
 };
 
-struct mstate {
-	struct mkind k[MAX_KINDS];
-	unsigned nk;
+struct mkind {
+	char name[16];
+	struct mcursor c[2];
+	struct ev_dist d[3];
 };
 
 struct mrank {
 	struct hta_rank h;
-	struct mstate st[2];
+	struct mkind k[MAX_KINDS];
+	unsigned nk;
 };
 
 struct membw {
@@ -59,7 +61,7 @@ static int pend_less(const struct pend *a, const struct pend *b)
 	return a->end != b->end ? a->end < b->end : a->seq < b->seq;
 }
 
-static int heap_push(struct mkind *k, const struct pend *p)
+static int heap_push(struct mcursor *k, const struct pend *p)
 {
 	if (k->n == k->cap) {
 		size_t cap = k->cap ? 2 * k->cap : 16;
@@ -80,7 +82,7 @@ static int heap_push(struct mkind *k, const struct pend *p)
 	return EV_OK;
 }
 
-static struct pend heap_pop(struct mkind *k)
+static struct pend heap_pop(struct mcursor *k)
 {
 	struct pend top = k->heap[0];
 	k->heap[0] = k->heap[--k->n];
@@ -100,52 +102,47 @@ static struct pend heap_pop(struct mkind *k)
 	return top;
 }
 
-/* One step of the series: the running sum, a sample when positive. */
-static int add(struct ev_stats *s, struct mkind *k, double bw, int64_t ts)
+/* One step of the series in state j: the running sum, a value when
+ * positive. */
+static int add(struct ev_stats *s, struct mkind *k, int j, double bw, int64_t ts)
 {
-	k->sum += bw;
-	return k->sum > 0 ? ev_dist_add(&k->d, &s->pool, k->sum, ts) : EV_OK;
+	k->c[j].sum += bw;
+	return k->c[j].sum > 0 ? ev_dist_add(&k->d[1 + j], &s->pool, k->c[j].sum, ts) : EV_OK;
 }
 
-/* The ends before t (all with t = INT64_MAX). */
-static int ends_before(struct ev_stats *s, struct mkind *k, int64_t t)
+/* The ends before t in state j (all with t = INT64_MAX). */
+static int ends_before(struct ev_stats *s, struct mkind *k, int j, int64_t t)
 {
 	int rc = EV_OK;
-	while (!rc && k->n && k->heap[0].end < t) {
-		struct pend p = heap_pop(k);
-		rc = add(s, k, -p.bw, p.end);
+	while (!rc && k->c[j].n && k->c[j].heap[0].end < t) {
+		struct pend p = heap_pop(&k->c[j]);
+		rc = add(s, k, j, -p.bw, p.end);
 	}
 	return rc;
 }
 
-static void state_free(struct ev_stats *s, struct mstate *m)
+/* A step start (HTA_STEP_FORK: state 1 becomes state 0; SWITCH: the
+ * reverse). */
+static int step(struct ev_stats *s, struct mrank *mr, int act)
 {
-	for (unsigned i = 0; i < m->nk; i++) {
-		free(m->k[i].heap);
-		ev_dist_release(&m->k[i].d, &s->pool);
-	}
-	memset(m, 0, sizeof *m);
-}
-
-static int state_copy(struct ev_stats *s, struct mstate *dst, const struct mstate *src)
-{
-	state_free(s, dst);
-	for (unsigned i = 0; i < src->nk; i++) {
-		struct mkind *d = &dst->k[i];
-		const struct mkind *o = &src->k[i];
-		*d = *o;
-		d->heap = NULL;
-		d->cap = d->n;
-		ev_dist_init(&d->d);
-		dst->nk = i + 1;
-		if (o->n && !(d->heap = malloc(o->n * sizeof *d->heap)))
-			return EV_ERR_NOMEM;
+	int from = act == HTA_STEP_FORK ? 0 : 1, rc = EV_OK;
+	for (unsigned i = 0; !rc && i < mr->nk; i++) {
+		struct mkind *k = &mr->k[i];
+		struct mcursor *d = &k->c[1 - from], *o = &k->c[from];
+		if (o->n > d->cap) {
+			struct pend *h = realloc(d->heap, o->n * sizeof *h);
+			if (!h)
+				return EV_ERR_NOMEM;
+			d->heap = h;
+			d->cap = o->n;
+		}
 		if (o->n)
 			memcpy(d->heap, o->heap, o->n * sizeof *d->heap);
-		if (ev_dist_copy(&d->d, &o->d, &s->pool) != EV_OK)
-			return EV_ERR_NOMEM;
+		d->n = o->n;
+		d->sum = o->sum;
+		rc = act == HTA_STEP_FORK ? hta_dist3_fork(k->d, &s->pool) : hta_dist3_switch(k->d, &s->pool);
 	}
-	return EV_OK;
+	return rc;
 }
 
 /* HTA's kind of a GPU event by its name, or NULL when HTA does not take it
@@ -182,10 +179,8 @@ static int membw_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (!is_gpu(r)) {
 		const struct hta_call *c;
 		int act = hta_rank_cpu(s, &mr->h, r, &c);
-		if (act == HTA_STEP_FORK)
-			return state_copy(s, &mr->st[1], &mr->st[0]);
-		if (act == HTA_STEP_SWITCH)
-			return state_copy(s, &mr->st[0], &mr->st[1]);
+		if (act == HTA_STEP_FORK || act == HTA_STEP_SWITCH)
+			return step(s, mr, act);
 		return act < 0 ? act : EV_OK;
 	}
 	char buf[16];
@@ -209,22 +204,21 @@ static int membw_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (end == ts)
 		end = ts + 1; /* HTA: a 0 us event lasts 1 us */
 	struct pend p = { end, st->seq++, bw };
+	unsigned i = 0;
+	while (i < mr->nk && strcmp(mr->k[i].name, kind))
+		i++;
+	if (i == mr->nk) {
+		if (mr->nk == MAX_KINDS)
+			return EV_OK; /* HTA's kinds are a handful: the 11-character prefixes of copy names */
+		snprintf(mr->k[mr->nk++].name, sizeof mr->k[0].name, "%s", kind);
+	}
+	struct mkind *k = &mr->k[i];
 	for (int j = 0; j < 2; j++) {
 		if (!(mask & (1u << j)))
 			continue;
-		struct mstate *m = &mr->st[j];
-		unsigned i = 0;
-		while (i < m->nk && strcmp(m->k[i].name, kind))
-			i++;
-		if (i == m->nk) {
-			if (m->nk == MAX_KINDS)
-				continue;
-			snprintf(m->k[m->nk++].name, sizeof m->k[0].name, "%s", kind);
-		}
-		struct mkind *k = &m->k[i];
-		int rc = heap_push(k, &p);
-		rc = rc ? rc : ends_before(s, k, ts);
-		rc = rc ? rc : add(s, k, bw, ts);
+		int rc = heap_push(&k->c[j], &p);
+		rc = rc ? rc : ends_before(s, k, j, ts);
+		rc = rc ? rc : add(s, k, j, bw, ts);
 		if (rc)
 			return rc;
 	}
@@ -235,17 +229,14 @@ static int membw_finish(struct ev_stats *s)
 {
 	struct membw *st = s->state;
 	int rc = EV_OK;
-	for (size_t i = 0; i < st->ranks.len; i++)
-		for (int j = 0; j < 2; j++) {
-			struct mstate *m = &((struct mrank *)st->ranks.data + i)->st[j];
-			for (unsigned k = 0; !rc && k < m->nk; k++)
-				rc = ends_before(s, &m->k[k], INT64_MAX);
-		}
 	for (size_t i = 0; i < st->ranks.len; i++) {
 		struct mrank *mr = (struct mrank *)st->ranks.data + i;
-		const struct mstate *m = &mr->st[hta_rank_filtered(&mr->h) ? 1 : 0];
-		for (unsigned k = 0; k < m->nk; k++)
-			s->n.one_instance += m->k[k].d.n == 1;
+		for (unsigned k = 0; !rc && k < mr->nk; k++) {
+			rc = ends_before(s, &mr->k[k], 0, INT64_MAX);
+			rc = rc ? rc : ends_before(s, &mr->k[k], 1, INT64_MAX);
+			rc = rc ? rc : hta_dist3_final(mr->k[k].d, hta_rank_filtered(&mr->h), &s->pool);
+			s->n.one_instance += mr->k[k].d[0].n == 1;
+		}
 	}
 	return rc;
 }
@@ -284,10 +275,9 @@ static int membw_rows(struct ev_stats *s, struct ev_rowset *rs)
 	int rc = ev_rowset_init(rs, keys, nk, vals, 8);
 	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
 		struct mrank *mr = (struct mrank *)st->ranks.data + i;
-		struct mstate *m = &mr->st[hta_rank_filtered(&mr->h) ? 1 : 0];
-		qsort(m->k, m->nk, sizeof m->k[0], cmp_kind);
-		for (unsigned j = 0; !rc && j < m->nk; j++) {
-			struct ev_dist *d = &m->k[j].d;
+		qsort(mr->k, mr->nk, sizeof mr->k[0], cmp_kind);
+		for (unsigned j = 0; !rc && j < mr->nk; j++) {
+			struct ev_dist *d = &mr->k[j].d[0];
 			if (!d->n)
 				continue;
 			struct gkey k = { .sg = mr->h.sg, .rank = mr->h.rank };
@@ -295,7 +285,7 @@ static int membw_rows(struct ev_stats *s, struct ev_rowset *rs)
 			size_t n;
 			rc = group_row(s, rs, &k, &row, &n);
 			rc = rc ? rc : ev_row_keyu(row, n, mr->h.rank);
-			rc = rc ? rc : ev_row_key(row, n + 1, m->k[j].name);
+			rc = rc ? rc : ev_row_key(row, n + 1, mr->k[j].name);
 			if (rc)
 				break;
 			row->val[0] = (double)d->n;
@@ -316,8 +306,12 @@ static void membw_free(struct ev_stats *s)
 	struct membw *st = s->state;
 	for (size_t i = 0; i < st->ranks.len; i++) {
 		struct mrank *mr = (struct mrank *)st->ranks.data + i;
-		state_free(s, &mr->st[0]);
-		state_free(s, &mr->st[1]);
+		for (unsigned k = 0; k < mr->nk; k++) {
+			free(mr->k[k].c[0].heap);
+			free(mr->k[k].c[1].heap);
+			for (int j = 0; j < 3; j++)
+				ev_dist_release(&mr->k[k].d[j], &s->pool);
+		}
 		hta_rank_free(&mr->h);
 	}
 	ev_vec_free(&st->ranks);

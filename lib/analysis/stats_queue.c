@@ -34,12 +34,18 @@ struct qitem {
 	uint8_t kind, mask, resolved;
 };
 
-struct qstream {
-	uint32_t stream;
-	int64_t len;
+/* The values in three parts (hta_rank.h: [0] both states, [1] state 0
+ * since the latest step start, [2] state 1), the length per state. */
+struct qacc {
 	uint64_t n;
 	double s1, s2;
 	struct ev_map hist; /* value + VAL_BIAS -> samples */
+};
+
+struct qstream {
+	uint32_t stream;
+	int64_t len[2];
+	struct qacc a[3];
 };
 
 struct qrank {
@@ -48,7 +54,7 @@ struct qrank {
 	uint64_t lo, hi;
 	size_t cap;
 	struct ev_map pending; /* corr + 1 -> position + 1 of its unresolved call */
-	struct ev_vec st[2];   /* struct qstream per state */
+	struct ev_vec streams; /* struct qstream */
 };
 
 struct queue {
@@ -60,29 +66,61 @@ struct queue {
 static void streams_free(struct ev_vec *v)
 {
 	for (size_t i = 0; i < v->len; i++)
-		ev_map_free(&((struct qstream *)v->data)[i].hist);
+		for (int k = 0; k < 3; k++)
+			ev_map_free(&((struct qstream *)v->data)[i].a[k].hist);
 	ev_vec_free(v);
-	ev_vec_init(v, sizeof(struct qstream));
 }
 
-static int streams_copy(struct ev_vec *dst, const struct ev_vec *src)
+/* d takes src's values; src is emptied. */
+static int acc_merge(struct qacc *d, struct qacc *src)
 {
-	streams_free(dst);
-	for (size_t i = 0; i < src->len; i++) {
-		const struct qstream *o = (const struct qstream *)src->data + i;
-		struct qstream *d = ev_vec_push(dst);
-		if (!d)
+	d->n += src->n;
+	d->s1 += src->s1;
+	d->s2 += src->s2;
+	for (size_t j = 0; j < src->hist.cap; j++) {
+		uint64_t key = src->hist.keys[j], *c;
+		if (!key)
+			continue;
+		if ((c = ev_map_get(&d->hist, key)) != NULL)
+			*c += src->hist.vals[j];
+		else if (ev_map_put(&d->hist, key, src->hist.vals[j]) != EV_OK)
 			return EV_ERR_NOMEM;
-		*d = *o;
-		ev_map_init(&d->hist);
-		for (size_t j = 0; j < o->hist.cap; j++)
-			if (o->hist.keys[j] && ev_map_put(&d->hist, o->hist.keys[j], o->hist.vals[j]) != EV_OK)
-				return EV_ERR_NOMEM;
 	}
+	ev_map_free(&src->hist);
+	memset(src, 0, sizeof *src);
+	ev_map_init(&src->hist);
 	return EV_OK;
 }
 
-static int step(struct ev_vec *v, uint32_t stream, int delta)
+static void acc_clear(struct qacc *a)
+{
+	ev_map_free(&a->hist);
+	memset(a, 0, sizeof *a);
+	ev_map_init(&a->hist);
+}
+
+/* A step start (I_FORK: state 1 becomes state 0; I_SWITCH: the reverse),
+ * or the end (kind -1 - filtered: the answer into part 0). */
+static int fork_streams(struct ev_vec *v, int kind)
+{
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < v->len; i++) {
+		struct qstream *q = (struct qstream *)v->data + i;
+		if (kind == I_FORK || kind == I_SWITCH) {
+			int from = kind == I_FORK ? 0 : 1;
+			q->len[1 - from] = q->len[from];
+			acc_clear(&q->a[2 - from]);
+			rc = acc_merge(&q->a[0], &q->a[1 + from]);
+		} else {
+			int f = -1 - kind;
+			acc_clear(&q->a[2 - f]);
+			rc = acc_merge(&q->a[0], &q->a[1 + f]);
+		}
+	}
+	return rc;
+}
+
+static int step(struct ev_vec *v, int k, uint32_t stream, int delta)
 {
 	struct qstream *a = v->data, *q = NULL;
 	for (size_t i = v->len; i-- > 0;)
@@ -94,19 +132,21 @@ static int step(struct ev_vec *v, uint32_t stream, int delta)
 		if (!(q = ev_vec_push(v)))
 			return EV_ERR_NOMEM;
 		q->stream = stream;
-		ev_map_init(&q->hist);
+		for (int j = 0; j < 3; j++)
+			ev_map_init(&q->a[j].hist);
 	}
-	q->len += delta;
-	double x = (double)q->len;
-	q->n++;
-	q->s1 += x;
-	q->s2 += x * x;
-	uint64_t key = (uint64_t)q->len + VAL_BIAS, *c = ev_map_get(&q->hist, key);
+	q->len[k] += delta;
+	struct qacc *acc = &q->a[1 + k];
+	double x = (double)q->len[k];
+	acc->n++;
+	acc->s1 += x;
+	acc->s2 += x * x;
+	uint64_t key = (uint64_t)q->len[k] + VAL_BIAS, *c = ev_map_get(&acc->hist, key);
 	if (c) {
 		(*c)++;
 		return EV_OK;
 	}
-	return ev_map_put(&q->hist, key, 1);
+	return ev_map_put(&acc->hist, key, 1);
 }
 
 static struct qitem *item(struct qrank *qr, uint64_t pos)
@@ -151,14 +191,12 @@ static int drain(struct ev_stats *s, struct qrank *qr, int64_t now, int force)
 			uint64_t *p = ev_map_get(&qr->pending, (uint64_t)it->corr + 1);
 			if (p && *p == qr->lo + 1)
 				*p = 0; /* stale: the call is gone */
-		} else if (it->kind == I_FORK) {
-			rc = streams_copy(&qr->st[1], &qr->st[0]);
-		} else if (it->kind == I_SWITCH) {
-			rc = streams_copy(&qr->st[0], &qr->st[1]);
+		} else if (it->kind == I_FORK || it->kind == I_SWITCH) {
+			rc = fork_streams(&qr->streams, it->kind);
 		} else {
 			for (int k = 0; !rc && k < 2; k++)
 				if (it->mask & (1u << k))
-					rc = step(&qr->st[k], it->stream, it->kind == I_CALL ? 1 : -1);
+					rc = step(&qr->streams, k, it->stream, it->kind == I_CALL ? 1 : -1);
 		}
 		qr->lo++;
 	}
@@ -182,8 +220,7 @@ static int queue_rec(struct ev_stats *s, const struct ev_rec *r)
 		return EV_ERR_NOMEM;
 	if (fresh) {
 		ev_map_init(&qr->pending);
-		ev_vec_init(&qr->st[0], sizeof(struct qstream));
-		ev_vec_init(&qr->st[1], sizeof(struct qstream));
+		ev_vec_init(&qr->streams, sizeof(struct qstream));
 	}
 	struct qitem it = { 0 };
 	int rc;
@@ -248,8 +285,11 @@ static int queue_finish(struct ev_stats *s)
 {
 	struct queue *st = s->state;
 	int rc = EV_OK;
-	for (size_t i = 0; !rc && i < st->ranks.len; i++)
-		rc = drain(s, (struct qrank *)st->ranks.data + i, 0, 1);
+	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
+		struct qrank *qr = (struct qrank *)st->ranks.data + i;
+		rc = drain(s, qr, 0, 1);
+		rc = rc ? rc : fork_streams(&qr->streams, -1 - hta_rank_filtered(&qr->h));
+	}
 	return rc;
 }
 
@@ -303,11 +343,14 @@ static int queue_rows(struct ev_stats *s, struct ev_rowset *rs)
 	int rc = ev_rowset_init(rs, keys, nk, vals, 8);
 	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
 		struct qrank *qr = (struct qrank *)st->ranks.data + i;
-		struct ev_vec *v = &qr->st[hta_rank_filtered(&qr->h) ? 1 : 0];
+		struct ev_vec *v = &qr->streams;
 		if (v->len)
 			qsort(v->data, v->len, sizeof(struct qstream), cmp_stream);
 		for (size_t j = 0; !rc && j < v->len; j++) {
-			struct qstream *q = (struct qstream *)v->data + j;
+			struct qacc *q = &((struct qstream *)v->data + j)->a[0];
+			uint32_t stream = ((struct qstream *)v->data + j)->stream;
+			if (!q->n)
+				continue;
 			struct vc *vs = malloc((q->hist.len + 1) * sizeof *vs);
 			if (!vs)
 				return EV_ERR_NOMEM;
@@ -316,12 +359,12 @@ static int queue_rows(struct ev_stats *s, struct ev_rowset *rs)
 				if (q->hist.keys[h])
 					vs[nv++] = (struct vc){ (int64_t)(q->hist.keys[h] - VAL_BIAS), q->hist.vals[h] };
 			qsort(vs, nv, sizeof *vs, cmp_vc);
-			struct gkey k = { .sg = qr->h.sg, .rank = qr->h.rank, .stream = q->stream };
+			struct gkey k = { .sg = qr->h.sg, .rank = qr->h.rank, .stream = stream };
 			struct ev_row *row;
 			size_t n;
 			rc = group_row(s, rs, &k, &row, &n);
 			rc = rc ? rc : ev_row_keyu(row, n, qr->h.rank);
-			rc = rc ? rc : ev_row_keyu(row, n + 1, q->stream);
+			rc = rc ? rc : ev_row_keyu(row, n + 1, stream);
 			if (!rc) {
 				double nn = (double)q->n, mean = q->s1 / nn;
 				row->val[0] = nn;
@@ -344,8 +387,7 @@ static void queue_free(struct ev_stats *s)
 	struct queue *st = s->state;
 	for (size_t i = 0; i < st->ranks.len; i++) {
 		struct qrank *qr = (struct qrank *)st->ranks.data + i;
-		streams_free(&qr->st[0]);
-		streams_free(&qr->st[1]);
+		streams_free(&qr->streams);
 		ev_map_free(&qr->pending);
 		free(qr->q);
 		hta_rank_free(&qr->h);
