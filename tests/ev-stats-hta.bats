@@ -175,6 +175,9 @@ config	rank	stream	idle_category	idle_time_us	idle_time_ratio
 *	0	7	other	40	0.4
 *	0	9	other	0	
 OUT
+	# --by rank: the rank column once.
+	run -0 ev-stats idle -q --by rank "$T/h.ev"
+	assert_line --index 0 "$(printf 'rank\tstream\tidle_category\tidle_time_us\tidle_time_ratio')"
 	# --consecutive-kernel-delay: gaps under 50 us are kernel_wait.
 	run -0 ev-stats idle -q --consecutive-kernel-delay=50 "$T/h.ev"
 	assert_line --index 2 "$(printf '*\t0\t7\tkernel_wait\t50\t0.5')"

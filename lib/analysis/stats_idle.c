@@ -185,8 +185,12 @@ static int idle_rows(struct ev_stats *s, struct ev_rowset *rs)
 	struct ev_colspec keys[EV_STATS_MAX_BY + 3];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
-	keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
-	keys[nk++] = (struct ev_colspec){ "stream", 1, 0 };
+	/* rank (and stream) are key columns of their own unless --by has them */
+	int own_rank = !has_by(&s->o, EV_BY_RANK), own_stream = !has_by(&s->o, EV_BY_STREAM);
+	if (own_rank)
+		keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
+	if (own_stream)
+		keys[nk++] = (struct ev_colspec){ "stream", 1, 0 };
 	keys[nk++] = (struct ev_colspec){ "idle_category", 0, 0 };
 	static const struct ev_colspec bvals[] = { { "idle_time_us", 0, EV_DIR_LOWER }, { "idle_time_ratio", 0, 0 } };
 	static const struct ev_colspec svals[] = {
@@ -212,9 +216,11 @@ static int idle_rows(struct ev_stats *s, struct ev_rowset *rs)
 				struct ev_row *row;
 				size_t n;
 				rc = group_row(s, rs, &k, &row, &n);
-				rc = rc ? rc : ev_row_keyu(row, n, ir->h.rank);
-				rc = rc ? rc : ev_row_keyu(row, n + 1, is->stream);
-				rc = rc ? rc : ev_row_key(row, n + 2, cat_name[c]);
+				if (own_rank && !rc)
+					rc = ev_row_keyu(row, n++, ir->h.rank);
+				if (own_stream && !rc)
+					rc = ev_row_keyu(row, n++, is->stream);
+				rc = rc ? rc : ev_row_key(row, n, cat_name[c]);
 				if (rc)
 					break;
 				if (!stats) {

@@ -166,7 +166,10 @@ static int launch_rows(struct ev_stats *s, struct ev_rowset *rs)
 	struct ev_colspec keys[EV_STATS_MAX_BY + 2];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
-	keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
+	/* rank (and stream) are key columns of their own unless --by has them */
+	int own_rank = !has_by(&s->o, EV_BY_RANK);
+	if (own_rank)
+		keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
 	keys[nk++] = (struct ev_colspec){ "metric", 0, 0 };
 	static const struct ev_colspec vals[] = {
 		{ "count", 0, 0 }, { "mean_us", 0, EV_DIR_LOWER }, { "std_us", 0, 0 }, { "min_us", 0, 0 },
@@ -183,8 +186,9 @@ static int launch_rows(struct ev_stats *s, struct ev_rowset *rs)
 			struct ev_row *row;
 			size_t n;
 			rc = group_row(s, rs, &k, &row, &n);
-			rc = rc ? rc : ev_row_keyu(row, n, lr->h.rank);
-			rc = rc ? rc : ev_row_key(row, n + 1, met_name[m]);
+			if (own_rank && !rc)
+				rc = ev_row_keyu(row, n++, lr->h.rank);
+			rc = rc ? rc : ev_row_key(row, n, met_name[m]);
 			if (rc)
 				break;
 			struct ev_dist *d = &lr->d[m][0];

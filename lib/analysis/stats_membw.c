@@ -265,7 +265,10 @@ static int membw_rows(struct ev_stats *s, struct ev_rowset *rs)
 	struct ev_colspec keys[EV_STATS_MAX_BY + 2];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
-	keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
+	/* rank (and stream) are key columns of their own unless --by has them */
+	int own_rank = !has_by(&s->o, EV_BY_RANK);
+	if (own_rank)
+		keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
 	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
 	static const struct ev_colspec vals[] = {
 		{ "count", 0, 0 },      { "mean_GBps", 0, EV_DIR_HIGHER }, { "std_GBps", 0, 0 },
@@ -284,8 +287,9 @@ static int membw_rows(struct ev_stats *s, struct ev_rowset *rs)
 			struct ev_row *row;
 			size_t n;
 			rc = group_row(s, rs, &k, &row, &n);
-			rc = rc ? rc : ev_row_keyu(row, n, mr->h.rank);
-			rc = rc ? rc : ev_row_key(row, n + 1, mr->k[j].name);
+			if (own_rank && !rc)
+				rc = ev_row_keyu(row, n++, mr->h.rank);
+			rc = rc ? rc : ev_row_key(row, n, mr->k[j].name);
 			if (rc)
 				break;
 			row->val[0] = (double)d->n;

@@ -334,8 +334,12 @@ static int queue_rows(struct ev_stats *s, struct ev_rowset *rs)
 	struct ev_colspec keys[EV_STATS_MAX_BY + 2];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
-	keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
-	keys[nk++] = (struct ev_colspec){ "stream", 1, 0 };
+	/* rank (and stream) are key columns of their own unless --by has them */
+	int own_rank = !has_by(&s->o, EV_BY_RANK), own_stream = !has_by(&s->o, EV_BY_STREAM);
+	if (own_rank)
+		keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
+	if (own_stream)
+		keys[nk++] = (struct ev_colspec){ "stream", 1, 0 };
 	static const struct ev_colspec vals[] = {
 		{ "count", 0, 0 }, { "mean", 0, EV_DIR_LOWER }, { "std", 0, 0 }, { "min", 0, 0 },
 		{ "p25", 0, 0 },   { "p50", 0, 0 },              { "p75", 0, 0 }, { "max", 0, EV_DIR_LOWER },
@@ -363,8 +367,10 @@ static int queue_rows(struct ev_stats *s, struct ev_rowset *rs)
 			struct ev_row *row;
 			size_t n;
 			rc = group_row(s, rs, &k, &row, &n);
-			rc = rc ? rc : ev_row_keyu(row, n, qr->h.rank);
-			rc = rc ? rc : ev_row_keyu(row, n + 1, stream);
+			if (own_rank && !rc)
+				rc = ev_row_keyu(row, n++, qr->h.rank);
+			if (own_stream && !rc)
+				rc = ev_row_keyu(row, n, stream);
 			if (!rc) {
 				double nn = (double)q->n, mean = q->s1 / nn;
 				row->val[0] = nn;
