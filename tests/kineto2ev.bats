@@ -390,3 +390,33 @@ JSON
 	assert_output --partial "this is Acelyzer's processed output, not a profiler trace"
 	[ ! -e "$T/x.ev" ]
 }
+
+@test "memcpy and memset keep the profiler's measured duration from their bandwidth (aux)" {
+	# Kineto writes bytes / ns in full precision but the duration in whole
+	# microseconds: 147456 B at 11.405940594059405 GB/s took 12928 ns, not
+	# the 12 us written.  A bandwidth that bytes / ns does not give back
+	# exactly (rounded in the text), none, or no bytes: aux 0, unknown.
+	cat >"$T/m.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": 100, "dur": 12,
+  "args": {"stream": 7, "correlation": 5, "bytes": 147456, "memory bandwidth (GB/s)": 11.405940594059405}},
+ {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 200, "dur": 1,
+  "args": {"stream": 7, "correlation": 6, "bytes": 1408, "memory bandwidth (GB/s)": 0.7333333333333333}},
+ {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "pid": 0, "tid": 7, "ts": 300, "dur": 3,
+  "args": {"stream": 7, "correlation": 7, "bytes": 1000, "memory bandwidth (GB/s)": 0.3333}},
+ {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "pid": 0, "tid": 7, "ts": 400, "dur": 2,
+  "args": {"stream": 7, "correlation": 8, "bytes": 64}},
+ {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 500, "dur": 1,
+  "args": {"stream": 7, "correlation": 9, "bytes": 0, "memory bandwidth (GB/s)": 0}}
+]}
+JSON
+	kineto2ev -q -o "$T/m.ev" "$T/m.json"
+	run -0 ev-view -M -H -c type,dur,bytes,aux "$T/m.ev"
+	assert_output - <<'OUT'
+memcpy	12000	147456	12928
+memset	1000	1408	1920
+memcpy	3000	1000	0
+memcpy	2000	64	0
+memset	1000	0	0
+OUT
+}

@@ -102,7 +102,13 @@ static void usage(FILE *f)
 "      --top=K            variance: the K widest ranges per group [all]\n"
 "      --table=T          coll: summary, each (one row per collective,\n"
 "                         streamed) or stragglers [summary]; short:\n"
-"                         summary or histogram [summary]\n"
+"                         summary or histogram; idle: breakdown or intervals;\n"
+"                         launch: summary, events or outliers (streamed)\n"
+"      --consecutive-kernel-delay=US  idle: gaps under US are kernel_wait [30]\n"
+"      --runtime-cutoff=US, --launch-delay-cutoff=US  launch: HTA's outlier\n"
+"                         thresholds [50, 100]\n"
+"      --no-memory-events launch: kernel launches only, not cudaMemcpyAsync\n"
+"                         and cudaMemsetAsync\n"
 "      --short-us=N       short: the threshold in microseconds, 1 to 1000 [10]\n"
 "      --bins=N           short: histogram bins, 1 to 100000 [100]\n"
 "      --max-open=N       coll: collectives held open at once; past it the\n"
@@ -120,7 +126,8 @@ static void usage(FILE *f)
 "      --xlsx             an Excel workbook (with -o FILE): the table as one\n"
 "                         sheet named as in TraceLens's reports (gpu_timeline,\n"
 "                         kernel_summary, ops_unique_args, coll_analysis,\n"
-"                         short_kernels_summary, ...), frozen header, filters;\n"
+"                         short_kernels_summary, ...; HTA's function names for\n"
+"                         idle, launch, queue, membw), frozen header, filters;\n"
 "                         compare's status coloured Better/Worse\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout];\n"
 "                         report: a directory, a file per table named by\n"
@@ -316,53 +323,10 @@ done:
 /* ------------------------------------------------------------------ */
 /* Options.                                                             */
 
-/* --by key names, kept until exit (the options refer to them). */
-static char *by_key_store[4 * EV_STATS_MAX_BY];
-static size_t nby_key_store;
-
-static void free_by_keys(void)
-{
-	for (size_t i = 0; i < nby_key_store; i++)
-		free(by_key_store[i]);
-	nby_key_store = 0;
-}
-
-static int parse_by(struct opts *o, const char *arg)
-{
-	static const char *const words[] = { "src", "rank", "stream", "config" };
-	static const int fields[] = { EV_BY_SRC, EV_BY_RANK, EV_BY_STREAM, EV_BY_CONFIG };
-	char *copy = strdup(arg), *save = NULL;
-	struct ev_stats_opts *so = &o->so;
-	if (!copy)
-		return -1;
-	so->nby = 0;
-	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		if (so->nby == EV_STATS_MAX_BY) {
-			free(copy);
-			return -1;
-		}
-		size_t k;
-		for (k = 0; k < sizeof words / sizeof words[0] && strcmp(w, words[k]); k++)
-			;
-		if (k < sizeof words / sizeof words[0]) {
-			so->by[so->nby++] = fields[k];
-			continue;
-		}
-		if (nby_key_store == sizeof by_key_store / sizeof by_key_store[0] ||
-		    !(by_key_store[nby_key_store] = strdup(w))) {
-			free(copy);
-			return -1;
-		}
-		so->by_key[so->nby] = by_key_store[nby_key_store++];
-		so->by[so->nby++] = EV_BY_SRCKEY;
-	}
-	free(copy);
-	return 0;
-}
-
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
-	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_XLSX,
+	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
+	O_XLSX,
 };
 
 /* Whether list (NULL-terminated, may be NULL) holds name. */
@@ -432,6 +396,10 @@ static const struct option longopts[] = {
 	{ "short-us", required_argument, NULL, O_SHORT_US },
 	{ "bins", required_argument, NULL, O_BINS },
 	{ "max-names", required_argument, NULL, O_MAX_NAMES },
+	{ "consecutive-kernel-delay", required_argument, NULL, O_DELAY },
+	{ "runtime-cutoff", required_argument, NULL, O_RUNTIME },
+	{ "launch-delay-cutoff", required_argument, NULL, O_LDELAY },
+	{ "no-memory-events", no_argument, NULL, O_NO_MEM },
 	{ "xlsx", no_argument, NULL, O_XLSX },
 	{ NULL, 0, NULL, 0 },
 };
@@ -480,8 +448,9 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		o->given |= 1u << c;
 	switch (c) {
 	case O_BY:
-		if (parse_by(o, arg))
-			return ev_cli_usage_error(&o->cli, "--by: at most %d fields, got '%s'", EV_STATS_MAX_BY, arg);
+		if (ev_stats_opts_by(so, arg))
+			return ev_cli_usage_error(&o->cli, "--by: expected at most %d fields of under 64 bytes, got '%s'",
+			                          EV_STATS_MAX_BY, arg);
 		o->by_given = 1;
 		break;
 	case O_RULES: {
@@ -531,6 +500,15 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		if (ev_parse_u64(arg, &so->short_bins) != EV_OK || so->short_bins == 0 || so->short_bins > 100000)
 			return ev_cli_usage_error(&o->cli, "--bins: expected 1 to 100000, got '%s'", arg);
 		break;
+	case O_DELAY: case O_RUNTIME: case O_LDELAY: {
+		static const char *const names[] = { "consecutive-kernel-delay", "runtime-cutoff", "launch-delay-cutoff" };
+		int64_t *dst = c == O_DELAY ? &so->hta_delay_us : c == O_RUNTIME ? &so->hta_runtime_us : &so->hta_launch_us;
+		if (ev_parse_i64(arg, dst) != EV_OK || *dst < 0 || *dst > 1000000000)
+			return ev_cli_usage_error(&o->cli, "--%s: expected 0 to 1000000000 us, got '%s'", names[c - O_DELAY], arg);
+		so->hta_set |= 1u << (c - O_DELAY);
+		break;
+	}
+	case O_NO_MEM: so->hta_no_memory = 1; break;
 	case O_XLSX: o->xlsx = 1; break;
 	case O_WHAT: {
 		/* The comparable analyses, in registry order. */
@@ -592,7 +570,6 @@ static void init_opts(struct opts *o)
 {
 	memset(o, 0, sizeof *o);
 	ev_cli_init(&o->cli, "ev-stats");
-	atexit(free_by_keys);
 	/* variance's default classes; ops reads the mask only when --class
 	 * is given (class_given) and otherwise reports every class. */
 	o->so.class_mask = 1u << EV_KC_GEMM;
@@ -651,8 +628,8 @@ static int settle_options(struct opts *o)
 		const char *by = o->what->default_by;
 		if (!o->sub && !(by && !strncmp(by, "src", 3) && (by[3] == '\0' || by[3] == ',')))
 			by = "src";
-		if (by)
-			parse_by(o, by);
+		if (by && ev_stats_opts_by(&o->so, by) != EV_OK)
+			return ev_cli_error(&o->cli, "%s: bad default grouping '%s'", o->what->name, by);
 	}
 	struct ev_stats_opts *so = &o->so;
 	if (!o->sub && (so->nby == 0 || so->by[0] != EV_BY_SRC)) {

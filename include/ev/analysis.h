@@ -170,5 +170,9 @@ double ev_dist_std(const struct ev_dist *d); /* sample std (n-1), 0 for n < 2 */
  * (numpy's default) when exact; the sketch's bucket value otherwise. */
 double ev_dist_quantile(struct ev_dist *d, double q);
 void ev_dist_free(struct ev_dist *d);
+/* ev_dist_free, giving d's exact samples back to the pool's budget. */
+void ev_dist_release(struct ev_dist *d, struct ev_dist_pool *pool);
+/* d becomes the distribution of d's and src's samples; src is emptied. */
+int ev_dist_merge(struct ev_dist *d, struct ev_dist *src, struct ev_dist_pool *pool) EV_RESULT_USED;
 
 #endif /* EV_ANALYSIS_H */

@@ -23,7 +23,7 @@ enum ev_kfield {
 	EV_KA_STREAM, EV_KA_CORRELATION, EV_KA_EXTERNAL_ID, EV_KA_BYTES, EV_KA_DEVICE, EV_KA_BLOCK,
 	EV_KA_GRID, EV_KA_COLL_NAME, EV_KA_IN_NELEMS, EV_KA_OUT_NELEMS, EV_KA_GROUP_SIZE, EV_KA_DTYPE,
 	EV_KA_PG_NAME, EV_KA_PG_RANKS, EV_KA_PG_DESC, EV_KA_INPUT_DIMS, EV_KA_INPUT_TYPE,
-	EV_KA_INPUT_STRIDES, EV_KA_CONCRETE, EV_KF_COUNT
+	EV_KA_INPUT_STRIDES, EV_KA_CONCRETE, EV_KA_MEM_BW, EV_KF_COUNT
 };
 /* A member's value: type 0 when absent (its other fields are then not
  * set: read none of them without a type); '"' a string (p..p+n is the raw

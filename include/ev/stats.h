@@ -153,6 +153,7 @@ struct ev_stats_opts {
 	enum ev_rules rules;
 	int by[EV_STATS_MAX_BY];           /* enum ev_stats_by */
 	const char *by_key[EV_STATS_MAX_BY]; /* #src key names for EV_BY_SRCKEY */
+	char by_key_text[EV_STATS_MAX_BY][64]; /* their text when ev_stats_opts_by set them */
 	int nby;
 	int unlinked, no_hta, float_us;    /* timeline */
 	int key_name;                      /* variance: key by kernel name */
@@ -168,7 +169,20 @@ struct ev_stats_opts {
 	ev_table *stream;                  /* a table with stream_cols: rows go here */
 	uint64_t short_ns;                 /* short: threshold, 0 = EV_SHORT_DEFAULT_NS */
 	uint64_t short_bins;               /* short: histogram bins, 0 = default */
+	/* HTA's thresholds in whole microseconds, each used when its bit of
+	 * hta_set is on (1 delay, 2 runtime, 4 launch delay), else HTA's
+	 * default: idle's consecutive_kernel_delay (30), launch's
+	 * runtime_cutoff (50) and launch_delay_cutoff (100). */
+	int64_t hta_delay_us, hta_runtime_us, hta_launch_us;
+	unsigned hta_set;
+	int hta_no_memory;                 /* launch: leave out cudaMemcpyAsync/cudaMemsetAsync */
 };
+
+/* --by's comma list into o->by: rank, src, stream, config, or else the
+ * name of a #src key, whose text o keeps (by_key points into it).  EV_OK,
+ * or EV_ERR_ARG for more than EV_STATS_MAX_BY fields, an empty one or a
+ * key name of 64 bytes or more. */
+int ev_stats_opts_by(struct ev_stats_opts *o, const char *list) EV_RESULT_USED;
 
 /* Source groups: --by src, a #src key, or "config" make sources into
  * groups.  config = sources with the same label and the same #src keys
@@ -233,6 +247,9 @@ struct ev_stats_analysis {
 	/* Why the table is empty, when its own reason: 1 with the message in
 	 * buf, else 0 (ev-stats then says there were no GPU events). */
 	int (*explain)(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n);
+	/* After finish: its i-th warning (what it dropped, guessed or
+	 * approximated) in buf, 1; 0 when there are no more.  NULL: none. */
+	int (*warning)(ev_stats *s, unsigned i, char *buf, size_t n);
 };
 
 /* Every analysis ev-stats runs, in its --help order, NULL-terminated. */
@@ -258,7 +275,7 @@ void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c);
 /* After finish: what the reader must know of the result (collectives not
  * seen on every rank, sketched quantiles, empty cells...), each said once
  * through say as a warning.  NULL say: nothing. */
-void ev_stats_say_notes(const ev_stats *s, const struct ev_say *say);
+void ev_stats_say_notes(ev_stats *s, const struct ev_say *say);
 /* Why the table called name has no rows, through say. */
 void ev_stats_say_empty(const ev_stats *s, const char *name, const struct ev_say *say);
 /* Number of source groups seen. */

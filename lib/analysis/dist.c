@@ -202,3 +202,62 @@ void ev_dist_free(struct ev_dist *d)
 	free(d->bucket);
 	memset(d, 0, sizeof *d);
 }
+
+void ev_dist_release(struct ev_dist *d, struct ev_dist_pool *pool)
+{
+	if (!d->sketch)
+		pool->used -= d->len < pool->used ? d->len : pool->used;
+	ev_dist_free(d);
+}
+
+int ev_dist_merge(struct ev_dist *d, struct ev_dist *src, struct ev_dist_pool *pool)
+{
+	if (!src->n) {
+		ev_dist_release(src, pool);
+		return EV_OK;
+	}
+	if (!d->n) {
+		ev_dist_release(d, pool);
+		*d = *src;
+		ev_dist_init(src);
+		return EV_OK;
+	}
+	/* Moments of the union (Chan et al.), extremes with their stamps. */
+	double na = (double)d->n, nb = (double)src->n, n = na + nb, delta = src->mean - d->mean;
+	d->mean += delta * nb / n;
+	d->m2 += src->m2 + delta * delta * na * nb / n;
+	d->sum += src->sum;
+	d->n += src->n;
+	if (src->min < d->min) {
+		d->min = src->min;
+		d->min_ts = src->min_ts;
+	}
+	if (src->max > d->max) {
+		d->max = src->max;
+		d->max_ts = src->max_ts;
+	}
+	int rc = EV_OK;
+	if (!d->sketch && !src->sketch) {
+		if (d->len + src->len > d->cap)
+			rc = store_grow(d, d->len + src->len);
+		if (!rc) {
+			memcpy(d->v + d->len, src->v, src->len * sizeof *d->v);
+			d->len += src->len;
+			d->sorted = 0;
+			pool->used += src->len; /* given back by the release below */
+		}
+	} else {
+		if (!d->sketch)
+			rc = to_sketch(d, pool);
+		for (size_t k = 0; !rc && !src->sketch && k < src->len; k++)
+			rc = sketch_add(d, src->v[k]);
+		if (!rc && src->sketch) {
+			d->zeros += src->zeros;
+			for (int32_t i = src->bmin; !rc && src->bucket && i <= src->bmax; i++)
+				for (uint32_t c = src->bucket[i - src->bmin]; !rc && c; c--)
+					rc = sketch_add(d, exp(log_gamma() * i) * 0.999999);
+		}
+	}
+	ev_dist_release(src, pool);
+	return rc;
+}

@@ -297,12 +297,38 @@ void kstat_free_groups(struct ev_stats *s)
 
 /* The analyses in ev-stats --help order.  Adding one: its file defines
  * `const struct ev_stats_analysis ev_stats_analysis_NAME`, and X(NAME) goes here. */
-#define ANALYSES(X) X(timeline) X(kernels) X(categories) X(ops) X(coll) X(variance) X(short)
+#define ANALYSES(X) X(timeline) X(kernels) X(categories) X(ops) X(coll) X(variance) X(short) X(idle) X(launch) X(queue) X(membw)
 
 #define DECLARE(n) extern const struct ev_stats_analysis ev_stats_analysis_##n;
 ANALYSES(DECLARE)
 #define ROW(n) &ev_stats_analysis_##n,
 const struct ev_stats_analysis *const ev_stats_registry[] = { ANALYSES(ROW) NULL };
+
+int ev_stats_opts_by(struct ev_stats_opts *o, const char *list)
+{
+	static const char *const words[] = { "src", "rank", "stream", "config" };
+	static const int fields[] = { EV_BY_SRC, EV_BY_RANK, EV_BY_STREAM, EV_BY_CONFIG };
+	o->nby = 0;
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (o->nby == EV_STATS_MAX_BY || n == 0 || n >= sizeof o->by_key_text[0])
+			return EV_ERR_ARG;
+		size_t k = 0;
+		while (k < sizeof words / sizeof words[0] && !(strlen(words[k]) == n && !memcmp(p, words[k], n)))
+			k++;
+		o->by_key[o->nby] = NULL;
+		if (k < sizeof words / sizeof words[0]) {
+			o->by[o->nby++] = fields[k];
+		} else {
+			memcpy(o->by_key_text[o->nby], p, n);
+			o->by_key_text[o->nby][n] = '\0';
+			o->by_key[o->nby] = o->by_key_text[o->nby];
+			o->by[o->nby++] = EV_BY_SRCKEY;
+		}
+		p += n + (p[n] == ',');
+	}
+	return EV_OK;
+}
 
 int64_t ev_stats_order_last(const ev_stats *s)
 {

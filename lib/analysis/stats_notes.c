@@ -7,7 +7,7 @@
  */
 #include "analysis/stats_impl.h"
 
-void ev_stats_say_notes(const ev_stats *s, const struct ev_say *say)
+void ev_stats_say_notes(ev_stats *s, const struct ev_say *say)
 {
 	struct ev_stats_counts n;
 	const struct ev_stats_counts *c = &n;
@@ -53,6 +53,10 @@ void ev_stats_say_notes(const ev_stats *s, const struct ev_say *say)
 	if (c->one_instance)
 		ev_say(say, EV_SAY_WARN, "%llu row(s) of a single instance: std left empty (a sample std needs two)",
 		       (unsigned long long)c->one_instance);
+	/* The analysis's own, what it dropped or approximated. */
+	char note[512];
+	for (unsigned i = 0; s->a->warning && s->a->warning(s, i, note, sizeof note); i++)
+		ev_say(say, EV_SAY_WARN, "%s", note);
 }
 
 void ev_stats_say_empty(const ev_stats *s, const char *name, const struct ev_say *say)

@@ -270,6 +270,9 @@ static int object(struct walk *w, int depth, int field_base)
 			case 25:
 				if (!memcmp(k, "Process Group Description", 25)) slot = &w->e->f[EV_KA_PG_DESC];
 				break;
+			case 23:
+				if (!memcmp(k, "memory bandwidth (GB/s)", 23)) slot = &w->e->f[EV_KA_MEM_BW];
+				break;
 			default: break;
 			}
 		}

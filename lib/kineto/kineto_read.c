@@ -5,6 +5,7 @@
  * handed to the sorter; top-level members give the rank, world size, base
  * time and NCCL version.
  */
+#include <math.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,26 @@ static int nccl_record(ev_kineto *k, int fidx, const struct ev_kevent *e, const 
 	return ev_kineto_add(k, fidx, &r);
 }
 
+/* A memcpy's or memset's duration in ns as the profiler measured it,
+ * from the trace's "memory bandwidth (GB/s)": Kineto writes bytes / ns in
+ * full precision but the duration in whole microseconds (older traces), so
+ * the bandwidth is the only exact account of the copy's time.  Kept (in
+ * aux) only when bytes / ns gives the written bandwidth back exactly, so
+ * that a reader recomputes the trace's own number; else 0, unknown. */
+static uint32_t measured_ns(const struct ev_kspan *bw, uint64_t bytes)
+{
+	char buf[64], *end;
+	if (bw->type != 'n' || !bytes || ev_kspan_text(bw, buf, sizeof buf) == (size_t)-1)
+		return 0;
+	double g = strtod(buf, &end);
+	if (*end || !(g > 0))
+		return 0;
+	double ns = nearbyint((double)bytes / g);
+	if (!(ns >= 1 && ns <= UINT32_MAX) || (double)bytes / ns != g)
+		return 0;
+	return (uint32_t)ns;
+}
+
 static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct ev_rec *r, int cat, char *err,
                      size_t errn, uint64_t offset)
 {
@@ -237,6 +258,8 @@ static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct e
 		r->step = (uint32_t)x; /* resolved to the op on output */
 	if (ev_kspan_i64(&e->f[EV_KA_BYTES], &x) == 0 && x > 0)
 		r->bytes = (uint64_t)x;
+	if (r->type != EV_KERNEL)
+		r->aux = measured_ns(&e->f[EV_KA_MEM_BW], r->bytes);
 	if (ev_kspan_i64(&e->f[EV_KA_DEVICE], &x) == 0)
 		fi->device = x;
 	if (e->f[EV_KA_BLOCK].type == '[') {

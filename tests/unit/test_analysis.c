@@ -175,6 +175,43 @@ static int cmp_f64(const void *a, const void *b)
 /* ev_sort_f64 gives qsort's order on the shapes that trip up a quicksort:
  * short, random, few distinct values, sorted, reversed, all equal, organ
  * pipe, and the low and high halves interleaved. */
+/* Merging: the union's moments, extremes and quantiles, exact while both
+ * are, through the sketch otherwise; the source is emptied and the pool
+ * counts each exact sample once. */
+static void test_dist_merge(void)
+{
+	struct ev_dist_pool pool = { 1000, 0, 0 };
+	struct ev_dist a, b, e;
+	ev_dist_init(&a);
+	ev_dist_init(&b);
+	ev_dist_init(&e);
+	CHECK(ev_dist_merge(&a, &b, &pool) == EV_OK && a.n == 0);
+	for (int i = 1; i <= 9; i++)
+		CHECK(ev_dist_add(i % 2 ? &a : &b, &pool, i, i) == EV_OK);
+	CHECK(ev_dist_merge(&a, &b, &pool) == EV_OK);
+	CHECK(a.n == 9 && b.n == 0 && b.v == NULL && pool.used == 9);
+	CHECK(fabs(a.mean - 5) < 1e-12 && fabs(ev_dist_std(&a) - sqrt(7.5)) < 1e-12);
+	CHECK(a.min == 1 && a.max == 9 && a.max_ts == 9 && ev_dist_quantile(&a, 0.25) == 3);
+	/* Into an empty one: moved. */
+	CHECK(ev_dist_merge(&e, &a, &pool) == EV_OK && e.n == 9 && a.n == 0 && pool.used == 9);
+	/* A sketch and an exact one. */
+	struct ev_dist_pool small = { 4, 0, 0 };
+	struct ev_dist s, x;
+	ev_dist_init(&s);
+	ev_dist_init(&x);
+	for (int i = 1; i <= 100; i++)
+		CHECK(ev_dist_add(&s, &small, i, i) == EV_OK);
+	CHECK(s.sketch);
+	ev_dist_init(&x);
+	small.used = 0;
+	CHECK(ev_dist_add(&x, &small, 1000, 5) == EV_OK && !x.sketch);
+	CHECK(ev_dist_merge(&s, &x, &small) == EV_OK && s.n == 101 && s.max == 1000 && small.used == 0);
+	CHECK(fabs(ev_dist_quantile(&s, 0.5) - 51) <= 51 * EV_DIST_SKETCH_ERR);
+	ev_dist_release(&s, &small);
+	ev_dist_release(&e, &pool);
+	CHECK(pool.used == 0);
+}
+
 static void test_sort_f64(void)
 {
 	static const size_t sizes[] = { 0, 1, 2, 3, 16, 17, 33, 1000, 100000 };
@@ -546,6 +583,7 @@ int main(void)
 	RUN(test_overlap);
 	RUN(test_dist_exact);
 	RUN(test_dist_sketch);
+	RUN(test_dist_merge);
 	RUN(test_sort_f64);
 	RUN(test_table);
 	RUN(test_table_sink);

@@ -359,7 +359,13 @@ static void test_stats_registry(void)
 			CHECK(strcmp(ev_stats_registry[j]->name, a->name) != 0);
 		CHECK(!a->tables || !strcmp(ev_stats_sheet(a, 0), a->sheet));
 	}
-	CHECK(n == 7 && ev_stats_find("compare") == NULL && ev_stats_find("") == NULL);
+	CHECK(n == 11 && ev_stats_find("compare") == NULL && ev_stats_find("") == NULL);
+	/* Excel takes sheet names of at most 31 characters. */
+	for (size_t i = 0; ev_stats_registry[i]; i++)
+		for (unsigned t = 0; ev_stats_registry[i]->tables && ev_stats_registry[i]->tables[t].name; t++)
+			CHECK(strlen(ev_stats_sheet(ev_stats_registry[i], t)) <= 31);
+	CHECK(!strcmp(ev_stats_sheet(ev_stats_find("idle"), 0), "get_idle_time_breakdown"));
+	CHECK(!strcmp(ev_stats_find("queue")->sheet, "get_queue_length_summary"));
 	const struct ev_stats_analysis *c = ev_stats_find("coll"), *sh = ev_stats_find("short");
 	CHECK(c && !strcmp(c->tables[EV_COLL_EACH].name, "each") && c->tables[EV_COLL_EACH].stream_cols);
 	CHECK(c && !strcmp(ev_stats_sheet(c, EV_COLL_STRAGGLERS), "coll_stragglers"));
@@ -486,6 +492,46 @@ static char *compare_text(struct env *e, const struct ev_rowset *rs, struct ev_c
 	return rc ? NULL : buf;
 }
 
+/* HTA's launches are remembered in a window of the last 65,536 calls of a
+ * rank, grown as calls come: a kernel finds its call inside the window,
+ * across the growth, and not once the call has left it. */
+static void test_hta_launch_window(void)
+{
+	struct ev_stats_opts o = { .analysis = ev_stats_find("launch") };
+	struct env e;
+	CHECK(env_open(&e, &o, NULL) == EV_OK);
+	uint64_t launch = intern(&e, "cudaLaunchKernel");
+	const uint32_t ncalls = 70000;
+	for (uint32_t i = 1; i <= ncalls; i++) {
+		struct ev_rec r;
+		ev_rec_init(&r);
+		r.type = EV_API;
+		r.stream = 1;
+		r.ts = (int64_t)i * 1000;
+		r.dur = 1000;
+		r.name = launch;
+		r.id = i;
+		CHECK(ev_stats_add(e.s, &r) == EV_OK);
+	}
+	/* Calls 1..4464 have left the window; 4465..70000 are in it. */
+	const uint32_t corr[] = { 1, 4464, 4465, 300, 60000, ncalls };
+	for (size_t i = 0; i < sizeof corr / sizeof corr[0]; i++) {
+		struct ev_rec k = kernel(&e, 0, 0, (int64_t)(ncalls + 10 + i) * 1000, 2000, "k");
+		k.id = corr[i];
+		CHECK(ev_stats_add(e.s, &k) == EV_OK);
+	}
+	CHECK(ev_stats_finish(e.s) == EV_OK);
+	struct ev_stats_counts n;
+	ev_stats_get_counts(e.s, &n);
+	CHECK(n.selected == 3);
+	struct ev_rowset rs;
+	CHECK(ev_stats_rows(e.s, &rs) == EV_OK && rs.rows.len == 3);
+	const struct ev_row *cpu = rs.rows.data;
+	CHECK(cpu && !strcmp(cpu->key[1], "cpu_duration") && cpu->val[0] == 3 && cpu->val[1] == 1);
+	ev_rowset_free(&rs);
+	env_close(&e);
+}
+
 static void test_compare_pairs_ranks_by_position(void)
 {
 	static const char *const meta[] = { "#src 0 label=base", "#src 1 label=new", NULL };
@@ -529,6 +575,7 @@ int main(void)
 	RUN(test_stats_coll_config);
 	RUN(test_stats_registry);
 	RUN(test_stats_own_analysis);
+	RUN(test_hta_launch_window);
 	RUN(test_compare_pairs_ranks_by_position);
 	return unit_report("test_stats");
 }
