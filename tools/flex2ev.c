@@ -38,7 +38,9 @@ static void usage(FILE *f)
 "gpu_user; DmaI/DmaO -> memcpy htod/dtoh with bytes; CollGroup sends\n"
 "(SingleCast, MultiCast XSEG) and receives (WDone Barrier) -> p2p send/recv\n"
 "with peer, comm = the CollGroup's string id; CPU events -> range other;\n"
-"Launch*ControlBlock -> api (correlation); instants -> mark.\n"
+"Launch*ControlBlock -> api (correlation); instants -> mark.  A kernel with\n"
+"TS1..TS5 has a tsx record right before it (the counters; flex-stats\n"
+"ts_analysis, ev2perfetto's args).\n"
 "\n"
 "Options:\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
@@ -183,6 +185,9 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	if (n->dropped_overlap)
 		ev_cli_warn(&o->cli, "--overlap=drop: %llu slice(s) overlapping without nesting left out",
 		            (unsigned long long)n->dropped_overlap);
+	if (n->tsx_bad)
+		ev_cli_warn(&o->cli, "%llu kernel(s) whose TS1..TS5 go backwards or lie 2^32 cycles apart: no tsx record "
+		            "(not in flex-stats ts_analysis)", (unsigned long long)n->tsx_bad);
 	if (n->dropped_prep)
 		ev_cli_warn(&o->cli, "--drop-prep: %llu Cmpt Prep event(s) left out", (unsigned long long)n->dropped_prep);
 	if (n->open_colls)
@@ -222,6 +227,7 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	fprintf(stderr, "flex2ev: %llu records, %llu p2p sends, %llu p2p receives, %llu collective spans, %zu rank(s)\n",
 	        (unsigned long long)n->records, (unsigned long long)n->p2p_send, (unsigned long long)n->p2p_recv,
 	        (unsigned long long)n->colls, ev_flex_conv_nranks(conv));
+	fprintf(stderr, "flex2ev: %llu tsx records (TS1..TS5 of a kernel)\n", (unsigned long long)n->tsx);
 }
 
 static int run(struct opts *o)

@@ -18,6 +18,7 @@
 
 #include "ev/flex.h"
 #include "ev/stream.h"
+#include "flex/freq_int.h"
 
 /* Pass-1 aux: class + 1 in the low byte, then marks. */
 #define AUX_MCAST (1u << 8)  /* a MultiCast (final broadcast) send */
@@ -72,6 +73,9 @@ struct ev_flex_conv {
 	struct ev_vec lanes;
 	struct ev_map rank_seen;   /* rank + 1 -> 1 */
 	struct ev_map p2p_seq;     /* (rank, comm, peer, direction) -> next seq */
+	struct fq freq;            /* clock detection per (input, rank) */
+	struct ev_rec tsx;         /* pass 3: the tsx record waiting for its kernel */
+	int have_tsx;
 	uint32_t *ranks;
 	size_t nranks;
 	char *buf;
@@ -128,6 +132,7 @@ int ev_flex_conv_new(ev_flex_conv **out, const struct ev_flex_opts *o, ev_strtab
 	ev_vec_init(&c->jobs, sizeof(struct job));
 	ev_vec_init(&c->pend, sizeof(struct pending));
 	ev_vec_init(&c->edges, sizeof(struct edge));
+	fq_init(&c->freq);
 	uint64_t budget = o->sort_bytes ? o->sort_bytes : (64u << 20);
 	int rc = ev_sorter_open(&c->s1, budget, NULL);
 	if (rc == EV_OK)
@@ -172,6 +177,7 @@ void ev_flex_conv_free(ev_flex_conv *c)
 	ev_vec_free(&c->jobs);
 	ev_vec_free(&c->pend);
 	ev_vec_free(&c->edges);
+	fq_free(&c->freq);
 	free(c->align);
 	free(c->ranks);
 	free(c->buf);
@@ -180,6 +186,7 @@ void ev_flex_conv_free(ev_flex_conv *c)
 
 const struct ev_flex_counts *ev_flex_conv_counts(const ev_flex_conv *c) { return &c->n; }
 size_t ev_flex_conv_nranks(const ev_flex_conv *c) { return c->nranks; }
+int ev_flex_conv_freq(const ev_flex_conv *c, uint16_t src, struct ev_flex_freq *f) { return fq_get(&c->freq, src, f); }
 uint32_t ev_flex_conv_rank(const ev_flex_conv *c, size_t i) { return c->ranks[i]; }
 
 static int intern(ev_flex_conv *c, const char *s, size_t n, uint64_t *id)
@@ -345,6 +352,40 @@ static uint32_t strip_id(const char *s, size_t n, char *out, size_t *len)
 
 static int ensure_buf(ev_flex_conv *c, size_t n);
 
+/* A kernel's TS1..TS5: the clock detection's sample, and a tsx record put
+ * before the kernel k (same rank, stream, ts: the sorters keep the two
+ * together).  Pass 1 parks TS3 - TS2 in comm, since aux holds the class
+ * until pass 3.  Stages that go backwards or are 2^32 cycles apart do not
+ * fit the record's 32-bit gaps: counted, no record. */
+static int kernel_counters(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, const struct ev_rec *k,
+                           int64_t host_ts, uint64_t host_dur)
+{
+	uint64_t cy[5];
+	ev_flex_counters(e, cy);
+	int rc = fq_note(&c->freq, src, k->rank, host_ts, host_dur, cy[2], cy[3]);
+	if (rc != EV_OK)
+		return rc;
+	for (int i = 1; i < 5; i++)
+		if (cy[i] < cy[i - 1] || cy[i] - cy[i - 1] > UINT32_MAX) {
+			c->n.tsx_bad++;
+			return EV_OK;
+		}
+	struct ev_rec t;
+	ev_rec_init(&t);
+	t.type = EV_TSX;
+	t.rank = k->rank;
+	t.stream = k->stream;
+	t.src = k->src;
+	t.ts = k->ts;
+	t.bytes = cy[0];
+	t.step = (uint32_t)(cy[1] - cy[0]);
+	t.comm = cy[2] - cy[1];
+	t.step_size = (uint32_t)(cy[3] - cy[2]);
+	t.id = (uint32_t)(cy[4] - cy[3]);
+	t.aux = (k->aux & AUX_DEVICE) | (EV_FC_OTHER + 1);
+	return ev_sorter_add(c->s1, &t);
+}
+
 static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, int64_t ts, uint64_t dur,
                 uint64_t group_id, uint64_t sync_id)
 {
@@ -417,6 +458,8 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 	if (cls == EV_FC_COMPUTE_EXEC) {
 		r.type = EV_KERNEL;
 		if ((rc = window_note(c, src, rank, r.ts)) != EV_OK)
+			return rc;
+		if (e->have_cyc && (rc = kernel_counters(c, src, e, &r, ts, dur)) != EV_OK)
 			return rc;
 	} else if (group_id && (e->ctype == EV_FT_SEND || e->ctype == EV_FT_DONE) && e->npeers >= 1) {
 		r.type = EV_P2P;
@@ -719,6 +762,8 @@ static int pass2(void *ctx, struct ev_rec *r)
 		if (ix)
 			r->ts += ((struct job *)c->jobs.data)[*ix - 1].offset;
 	}
+	if (r->type == EV_TSX)
+		return ev_sorter_add(c->s2, r);
 	if (cls == EV_FC_DATA_IN || cls == EV_FC_DATA_OUT) {
 		uint64_t *ix = ev_map_get(&c->windows_ix, hkey(r->src, r->rank, 0x574E, 0));
 		if (ix) {
@@ -826,11 +871,27 @@ static int pass3(void *ctx, struct ev_rec *r)
 	const struct ev_flex_align *al = align_of(c, r->rank);
 	if (al && al->aligned)
 		r->ts -= al->offset_ns;
+	/* A tsx waits for its kernel: written only right before it, so that a
+	 * kernel left out takes its counters with it. */
+	int tsx = c->have_tsx;
+	c->have_tsx = 0;
+	if (r->type == EV_TSX) {
+		c->tsx = *r;
+		c->tsx.aux = (uint32_t)r->comm;
+		c->tsx.comm = 0;
+		c->have_tsx = 1;
+		return EV_OK;
+	}
 	if (c->o.overlap == EV_FLEX_OV_DROP && !lane_keep(c, r)) {
 		if (c->err)
 			return c->err;
 		c->n.dropped_overlap++;
 		return EV_OK;
+	}
+	if (tsx && r->type == EV_KERNEL && c->tsx.rank == r->rank && c->tsx.stream == r->stream && c->tsx.ts == r->ts) {
+		if ((rc = ev_sorter_add(c->s3, &c->tsx)) != EV_OK)
+			return rc;
+		c->n.tsx++;
 	}
 	c->n.cls[cls]++;
 	if (r->comm && c->o.colls && (rc = span_note(c, r, marks)) != EV_OK)

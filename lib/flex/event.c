@@ -275,10 +275,8 @@ uint64_t ev_flex_cycles_ns(uint64_t cycles, uint64_t soc_khz)
 	return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
 }
 
-int ev_flex_device_time(const struct ev_flex_event *e, int64_t host_ts, uint64_t host_dur, uint64_t soc_khz,
-                        int64_t *ts, uint64_t *dur)
+int ev_flex_counters(const struct ev_flex_event *e, uint64_t c[5])
 {
-	uint64_t c[5];
 	int ovc = 0;
 	c[0] = e->cyc[0];
 	for (int k = 1; k < 5; k++) {
@@ -289,6 +287,14 @@ int ev_flex_device_time(const struct ev_flex_event *e, int64_t host_ts, uint64_t
 			ovc = 1;
 		}
 	}
+	return ovc;
+}
+
+int ev_flex_device_time(const struct ev_flex_event *e, int64_t host_ts, uint64_t host_dur, uint64_t soc_khz,
+                        int64_t *ts, uint64_t *dur)
+{
+	uint64_t c[5];
+	int ovc = ev_flex_counters(e, c);
 	int op = ev_flex_instr(e->name, e->name_len);
 	int64_t end = host_ts + (int64_t)host_dur;
 	if (op < 0) {
