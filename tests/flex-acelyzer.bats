@@ -98,3 +98,30 @@ EOF
 	assert_output "kernel"
 }
 
+# exec_ts TIMELINE: pid, name and TS1..TS5 args of every 'Cmpt Exec' slice,
+# sorted, as the *_exec_ts.tsv files list acelyzer's.
+exec_ts() {
+	python3 - "$1" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+rows = sorted((e["args"]["rank"], e["name"], *(e["args"].get(k, "-") for k in ("TS1", "TS2", "TS3", "TS4", "TS5")))
+              for e in ev if e.get("ph") == "X" and "Cmpt Exec" in e.get("name", ""))
+print("pid\tname\tTS1\tTS2\tTS3\tTS4\tTS5")
+for r in rows:
+    print("\t".join(str(x) for x in r))
+PY
+}
+
+@test "shared data: every kernel in the timeline has acelyzer's TS1..TS5 args" {
+	need_shared_data
+	flex2ev -q "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4.json"
+	run -0 exec_ts "$T/j4.json"
+	assert_output "$(cat "$X/sample_flex_3062_job_4_exec_ts.tsv")"
+	flex2ev -q "$A/allreduce_tp4.json" | ev2perfetto -q -o "$T/tp4.json"
+	run -0 exec_ts "$T/tp4.json"
+	assert_output "$(cat "$X/allreduce_tp4_split_exec_ts.tsv")"
+	# The counters belong to the kernel right after them only.
+	flex2ev -q "$A/allreduce_tp4.json" | ev-view -t tsx,range --ev | ev2perfetto -q -o "$T/none.json"
+	run -1 grep -c '"TS1"' "$T/none.json"
+	assert_output 0
+}
