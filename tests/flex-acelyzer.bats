@@ -125,3 +125,45 @@ PY
 	run -1 grep -c '"TS1"' "$T/none.json"
 	assert_output 0
 }
+
+@test "clock detection by hand: acelyzer's two estimates and its 10% rule" {
+	# Rank 0: k1 at 10 us, 2 us, TS4-TS3 = 1000 cycles: 500 MHz by
+	# duration; k2 at 20 us, 1 us, 500 cycles: 500 MHz; TS3 5000 cycles
+	# later over 10 us: 500 MHz by interval.
+	cat >"$T/f.json" <<'JSON'
+[
+{"name":"k1 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":10,"dur":2,"args":{"TS1":"0","TS2":"0","TS3":"1000","TS4":"2000","TS5":"2001"}},
+{"name":"k2 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":20,"dur":1,"args":{"TS1":"5000","TS2":"5000","TS3":"6000","TS4":"6500","TS5":"6501"}}
+]
+JSON
+	run -0 --separate-stderr flex2ev -o "$T/f.ev" "$T/f.json"
+	[[ "$stderr" == *"f.json: the cycle counters tick at 500.00 MHz, not at the default --freq of 1000 MHz (input_soc_freq/detected=2.000; min/mean/max over 2 kernel(s) of 1 rank(s): by interval 500.00/500.00/500.00, by duration 500.00/500.00/500.00): use --freq=500.00"* ]]
+	run -0 --separate-stderr flex2ev --freq=560 -o "$T/f.ev" "$T/f.json"
+	[[ "$stderr" == *"not at the --freq of 560 MHz (input_soc_freq/detected=1.120;"* ]]
+	# Within 10%: nothing said.
+	run -0 --separate-stderr flex2ev --freq=540 -o "$T/f.ev" "$T/f.json"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr flex2ev -v --freq=500 -o "$T/f.ev" "$T/f.json"
+	[[ "$stderr" == *"f.json: clock 500.00 MHz (min/mean/max"* ]]
+	# Durations 450 and 550 MHz: a mean of 500, but 20% apart; by interval
+	# 450 (the first kernel has no interval: its duration's estimate, as
+	# acelyzer) and 500: 50 / 475 = 0.105 apart.
+	sed 's/"TS4":"2000","TS5":"2001"/"TS4":"1900","TS5":"1901"/; s/"TS4":"6500","TS5":"6501"/"TS4":"6550","TS5":"6551"/' "$T/f.json" >"$T/s.json"
+	run -0 --separate-stderr flex2ev --freq=500 -o "$T/s.ev" "$T/s.json"
+	[[ "$stderr" == *"s.json: the clock estimates spread over more than 10% (rel_range 0.105 by interval, 0.200 by duration;"* ]]
+}
+
+@test "shared data: a wrong or default --freq gets acelyzer's detection and the --freq to use" {
+	need_shared_data
+	# acelyzer's interval estimate on job4, min/mean/max.
+	want=$(awk '/^== sample_flex_3062_job_4$/ { on = 1; next } /^==/ { on = 0 } on && /interval-based/ { print $(NF - 5) "/" $(NF - 4) "/" $(NF - 3) }' "$X/freq_log.txt")
+	[ "$want" = "557.05/557.05/557.06" ]
+	run -0 --separate-stderr flex2ev -o "$T/j4.ev" "$A/sample_flex_3062_job_4.json"
+	[[ "$stderr" == *"sample_flex_3062_job_4.json: the cycle counters tick at 557.05 MHz, not at the default --freq of 1000 MHz (input_soc_freq/detected=1.795; "*"by interval $want, "*"): use --freq=557.05"* ]]
+	run -0 --separate-stderr flex2ev --freq=557:1100 -o "$T/j4.ev" "$A/sample_flex_3062_job_4.json"
+	[ -z "$stderr" ]
+	# The 4-rank file: acelyzer's estimate on it split per rank.
+	want=$(awk '/^== allreduce_tp4_split$/ { on = 1; next } /^==/ { on = 0 } on && /interval-based/ { print $(NF - 5) "/" $(NF - 4) "/" $(NF - 3) }' "$X/freq_log.txt")
+	run -0 --separate-stderr flex2ev --align=none -o "$T/tp4.ev" "$A/allreduce_tp4.json"
+	[[ "$stderr" == *"allreduce_tp4.json: the cycle counters tick at 557.18 MHz, "*"over 7 kernel(s) of 4 rank(s): by interval $want, "*"use --freq=557.18"* ]]
+}

@@ -6,6 +6,7 @@
  * its dialect decided on evidence (ev_flex_sniff_*), and the events go
  * through the library's two-pass converter into one time-ordered stream.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ struct opts {
 	struct ev_cli cli;
 	struct ev_flex_opts f;
 	uint64_t max_object;
-	int verbose, sniff;
+	int verbose, sniff, freq_given;
 	char **inputs;
 	int ninputs;
 };
@@ -45,7 +46,9 @@ static void usage(FILE *f)
 "Options:\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
 "      --freq=SOC[:CORE]  SoC clock of the cycle counters in MHz (acelyzer's\n"
-"                         --freq; CORE is for flex-stats) [1000.0]\n"
+"                         --freq; CORE is for flex-stats) [1000.0]; the clock\n"
+"                         is also estimated from the kernels (acelyzer's way):\n"
+"                         10%% or more apart, a warning says which --freq to use\n"
 "      --no-tighten       keep host times; by default a device event's slice is\n"
 "                         its instruction's device interval ending at the host\n"
 "                         end (acelyzer's tighten_hts_by_instr_type)\n"
@@ -167,6 +170,39 @@ static int read_file(struct opts *o, ev_flex_reader *rd, ev_flex_conv *conv, uin
 	}
 }
 
+/* acelyzer's clock check of one input: its estimates from the kernels
+ * (ev_flex_conv_freq) against --freq, with acelyzer's tolerance (10% off,
+ * or estimates 10% apart).  Estimates that disagree recommend nothing;
+ * otherwise the interval estimate is the recommendation, the steadier one
+ * (host starts far apart, where a duration may be a few ns). */
+static void check_freq(const struct opts *o, const ev_flex_conv *conv, uint16_t src)
+{
+	struct ev_flex_freq f;
+	if (!ev_flex_conv_freq(conv, src, &f) || !(f.gap_mean > 0) || !(f.dur_mean > 0))
+		return;
+	const char *path = o->inputs[src];
+	double soc = (double)o->f.soc_khz / 1000.0;
+	double ratio = round(soc / f.gap_mean * 1000) / 1000, dratio = round(soc / f.dur_mean * 1000) / 1000;
+	double spread = round((f.gap_max - f.gap_min) / f.gap_mean * 1000) / 1000;
+	double dspread = round((f.dur_max - f.dur_min) / f.dur_mean * 1000) / 1000;
+	char est[256], zero[96] = "";
+	if (f.zero_gap)
+		snprintf(zero, sizeof zero, "; %llu kernel(s) start with the one before: their duration's estimate",
+		         (unsigned long long)f.zero_gap);
+	snprintf(est, sizeof est, "min/mean/max over %llu kernel(s) of %llu rank(s): by interval %.2f/%.2f/%.2f, by duration %.2f/%.2f/%.2f%s",
+	         (unsigned long long)f.kernels, (unsigned long long)f.ranks, f.gap_min, f.gap_mean, f.gap_max, f.dur_min,
+	         f.dur_mean, f.dur_max, zero);
+	if (spread > 0.1 || dspread > 0.1)
+		ev_cli_warn(&o->cli, "%s: the clock estimates spread over more than 10%% (rel_range %.3f by interval, %.3f by "
+		            "duration; %s): no --freq to recommend; check the trace's time stamps", path, spread, dspread, est);
+	else if (fabs(1.0 - ratio) > 0.1 || fabs(1.0 - dratio) > 0.1)
+		ev_cli_warn(&o->cli, "%s: the cycle counters tick at %.2f MHz, not at the %s %g MHz "
+		            "(input_soc_freq/detected=%.3f; %s): use --freq=%.2f",
+		            path, f.gap_mean, o->freq_given ? "--freq of" : "default --freq of", soc, ratio, est, f.gap_mean);
+	else if (o->verbose)
+		fprintf(stderr, "flex2ev: %s: clock %.2f MHz (%s)\n", path, f.gap_mean, est);
+}
+
 static void report(const struct opts *o, const ev_flex_conv *conv)
 {
 	const struct ev_flex_counts *n = ev_flex_conv_counts(conv);
@@ -244,6 +280,8 @@ static int run(struct opts *o)
 	for (int i = 0; i < o->ninputs && !ex; i++)
 		ex = read_file(o, rd, conv, (uint16_t)i);
 	ev_cli_progress_done(&o->cli);
+	for (int i = 0; i < o->ninputs && !ex; i++)
+		check_freq(o, conv, (uint16_t)i);
 	if (ex)
 		goto out;
 	if ((rc = ev_writer_open(&w, o->cli.output, st)) != EV_OK) {
@@ -350,6 +388,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	case OPT_FREQ:
 		if (parse_freq(arg, &o->f.soc_khz))
 			return ev_cli_usage_error(&o->cli, "--freq: expected SOC[:CORE] in MHz (e.g. 1000.0:1100.0), got '%s'", arg);
+		o->freq_given = 1;
 		break;
 	case OPT_NO_TIGHTEN: o->f.tighten = 0; break;
 	case OPT_DROP_PREP: o->f.drop_prep = 1; break;
