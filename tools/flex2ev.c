@@ -41,7 +41,9 @@ static void usage(FILE *f)
 "with peer, comm = the CollGroup's string id; CPU events -> range other;\n"
 "Launch*ControlBlock -> api (correlation); instants -> mark.  A kernel with\n"
 "TS1..TS5 has a tsx record right before it (the counters; flex-stats\n"
-"ts_analysis, ev2perfetto's args).\n"
+"ts_analysis, ev2perfetto's args).  Counter records, as acelyzer's counter\n"
+"tracks: ConcurrentPreps (Cmpt Prep events running) and Power (mW) (from the\n"
+"devices' args.Power charge readings at TS4).\n"
 "\n"
 "Options:\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
@@ -224,6 +226,9 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	if (n->tsx_bad)
 		ev_cli_warn(&o->cli, "%llu kernel(s) whose TS1..TS5 go backwards or lie 2^32 cycles apart: no tsx record "
 		            "(not in flex-stats ts_analysis)", (unsigned long long)n->tsx_bad);
+	if (n->power_bad)
+		ev_cli_warn(&o->cli, "%llu Power sample(s) above 100 W (or from readings going backwards): written as 0 "
+		            "(acelyzer's rule)", (unsigned long long)n->power_bad);
 	if (n->dropped_prep)
 		ev_cli_warn(&o->cli, "--drop-prep: %llu Cmpt Prep event(s) left out", (unsigned long long)n->dropped_prep);
 	if (n->open_colls)
@@ -263,7 +268,8 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	fprintf(stderr, "flex2ev: %llu records, %llu p2p sends, %llu p2p receives, %llu collective spans, %zu rank(s)\n",
 	        (unsigned long long)n->records, (unsigned long long)n->p2p_send, (unsigned long long)n->p2p_recv,
 	        (unsigned long long)n->colls, ev_flex_conv_nranks(conv));
-	fprintf(stderr, "flex2ev: %llu tsx records (TS1..TS5 of a kernel)\n", (unsigned long long)n->tsx);
+	fprintf(stderr, "flex2ev: %llu tsx records (TS1..TS5 of a kernel), %llu ConcurrentPreps and %llu Power (mW) samples\n",
+	        (unsigned long long)n->tsx, (unsigned long long)n->prep_samples, (unsigned long long)n->power_samples);
 }
 
 static int run(struct opts *o)

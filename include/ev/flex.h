@@ -107,6 +107,7 @@ struct ev_flex_event {
 	uint64_t cyc[5]; int have_cyc; /* TS1..TS5 (hex or decimal strings) */
 	uint64_t bytes; int have_bytes;
 	uint32_t correlation;
+	uint64_t power; int have_power; /* args.Power: the device's charge accumulator (32 bits) */
 	int ctype;                /* enum ev_flex_ctype */
 	int npeers;               /* args.Peer / args.Peers, or from RdmaRecv_<peer>_ names */
 	int32_t peers[EV_FLEX_MAX_PEERS];
@@ -154,6 +155,9 @@ struct ev_flex_counts {
 	uint64_t unmatched_b, unmatched_e, reversed, zero_dur, no_ts, ovc, dropped_prep, dropped_overlap;
 	uint64_t device, cpu, records, p2p_send, p2p_recv, colls, open_colls, ts_fix_jobs, ts_fix_wide, stripped;
 	uint64_t tsx;     /* tsx records written (TS1..TS5 of a kernel) */
+	uint64_t prep_samples;  /* ConcurrentPreps counter samples */
+	uint64_t power_samples; /* Power (mW) counter samples */
+	uint64_t power_bad;     /* of which above 100 W: written as 0 (acelyzer's rule) */
 	uint64_t tsx_bad; /* kernels whose stages go backwards or span 2^32 cycles: no tsx record */
 	uint64_t cls[EV_FC_COUNT];
 };

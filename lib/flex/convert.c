@@ -18,12 +18,14 @@
 
 #include "ev/flex.h"
 #include "ev/stream.h"
+#include "flex/counters_int.h"
 #include "flex/freq_int.h"
 
 /* Pass-1 aux: class + 1 in the low byte, then marks. */
 #define AUX_MCAST (1u << 8)  /* a MultiCast (final broadcast) send */
 #define AUX_FINAL (1u << 9)  /* a receive of the final broadcast */
 #define AUX_DEVICE (1u << 10) /* a device event (TS1..TS5) */
+#define AUX_POWER (1u << 11)  /* a power reading (counter record until pass 3) */
 #define MAX_DEPTH 64
 
 struct open_b {
@@ -74,6 +76,7 @@ struct ev_flex_conv {
 	struct ev_map rank_seen;   /* rank + 1 -> 1 */
 	struct ev_map p2p_seq;     /* (rank, comm, peer, direction) -> next seq */
 	struct fq freq;            /* clock detection per (input, rank) */
+	struct fc ctr;             /* counter tracks: ConcurrentPreps, Power (mW) */
 	struct ev_rec tsx;         /* pass 3: the tsx record waiting for its kernel */
 	int have_tsx;
 	uint32_t *ranks;
@@ -133,6 +136,7 @@ int ev_flex_conv_new(ev_flex_conv **out, const struct ev_flex_opts *o, ev_strtab
 	ev_vec_init(&c->pend, sizeof(struct pending));
 	ev_vec_init(&c->edges, sizeof(struct edge));
 	fq_init(&c->freq);
+	fc_init(&c->ctr);
 	uint64_t budget = o->sort_bytes ? o->sort_bytes : (64u << 20);
 	int rc = ev_sorter_open(&c->s1, budget, NULL);
 	if (rc == EV_OK)
@@ -178,6 +182,7 @@ void ev_flex_conv_free(ev_flex_conv *c)
 	ev_vec_free(&c->pend);
 	ev_vec_free(&c->edges);
 	fq_free(&c->freq);
+	fc_free(&c->ctr);
 	free(c->align);
 	free(c->ranks);
 	free(c->buf);
@@ -386,6 +391,34 @@ static int kernel_counters(ev_flex_conv *c, uint16_t src, const struct ev_flex_e
 	return ev_sorter_add(c->s1, &t);
 }
 
+/* A device event's args.Power, read at its TS4 (acelyzer's power_ts4):
+ * a counter record for pass 3 at the TS4 time, with the event's device
+ * interval ending at the host end as for its slice.  Pass 1 parks the TS4
+ * cycles in comm. */
+static int power_reading(ev_flex_conv *c, const struct ev_flex_event *e, const struct ev_rec *k, int64_t host_ts,
+                         uint64_t host_dur)
+{
+	uint64_t cy[5];
+	ev_flex_counters(e, cy);
+	int op = ev_flex_instr(e->name, e->name_len);
+	/* The event's reference counter and its time: the end of its
+	 * instruction's interval at the host end, else TS1 at the host start. */
+	uint64_t ref = op >= 0 ? cy[op + 1] : cy[0];
+	int64_t at = op >= 0 ? host_ts + (int64_t)host_dur : host_ts;
+	struct ev_rec p;
+	ev_rec_init(&p);
+	p.type = EV_COUNTER;
+	p.rank = k->rank;
+	p.src = k->src;
+	p.stream = k->stream;
+	p.ts = cy[3] >= ref ? at + (int64_t)ev_flex_cycles_ns(cy[3] - ref, c->o.soc_khz)
+	                    : at - (int64_t)ev_flex_cycles_ns(ref - cy[3], c->o.soc_khz);
+	p.bytes = e->power;
+	p.comm = cy[3];
+	p.aux = AUX_POWER | AUX_DEVICE | (EV_FC_OTHER + 1);
+	return ev_sorter_add(c->s1, &p);
+}
+
 static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, int64_t ts, uint64_t dur,
                 uint64_t group_id, uint64_t sync_id)
 {
@@ -415,10 +448,6 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 	if ((rc = note_rank(c, rank)) != EV_OK)
 		return rc;
 	unsigned cls = ev_flex_classify(e->name, e->name_len, group_id != 0);
-	if (cls == EV_FC_COMPUTE_PREP && c->o.drop_prep) {
-		c->n.dropped_prep++;
-		return EV_OK;
-	}
 	struct ev_rec r;
 	ev_rec_init(&r);
 	r.rank = rank;
@@ -437,6 +466,9 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 	if (!r.dur)
 		c->n.zero_dur++;
 	if ((rc = stream_of(c, rank, e->tid, &r.stream)) != EV_OK)
+		return rc;
+	if (e->have_cyc && e->have_power && r.dur > 100 && !memmem(e->name, e->name_len, " Prep", 5) &&
+	    (rc = power_reading(c, e, &r, ts, dur)) != EV_OK)
 		return rc;
 	r.aux = cls + 1;
 	if (e->have_cyc)
@@ -762,7 +794,7 @@ static int pass2(void *ctx, struct ev_rec *r)
 		if (ix)
 			r->ts += ((struct job *)c->jobs.data)[*ix - 1].offset;
 	}
-	if (r->type == EV_TSX)
+	if (r->type == EV_TSX || (r->aux & AUX_POWER))
 		return ev_sorter_add(c->s2, r);
 	if (cls == EV_FC_DATA_IN || cls == EV_FC_DATA_OUT) {
 		uint64_t *ix = ev_map_get(&c->windows_ix, hkey(r->src, r->rank, 0x574E, 0));
@@ -871,6 +903,22 @@ static int pass3(void *ctx, struct ev_rec *r)
 	const struct ev_flex_align *al = align_of(c, r->rank);
 	if (al && al->aligned)
 		r->ts -= al->offset_ns;
+	if (r->aux & AUX_POWER) {
+		if (!c->ctr.power_name && (rc = ev_strtab_intern(c->st, "Power (mW)", 10, &c->ctr.power_name)) != EV_OK)
+			return rc;
+		return fc_power(&c->ctr, c->s3, r, r->comm, c->o.soc_khz);
+	}
+	if (cls == EV_FC_COMPUTE_PREP && r->type == EV_RANGE) {
+		if (!c->ctr.prep_name && (rc = ev_strtab_intern(c->st, "ConcurrentPreps", 15, &c->ctr.prep_name)) != EV_OK)
+			return rc;
+		if ((rc = fc_prep(&c->ctr, c->s3, r)) != EV_OK)
+			return rc;
+		if (c->o.drop_prep) {
+			c->n.dropped_prep++;
+			c->have_tsx = 0;
+			return EV_OK;
+		}
+	}
 	/* A tsx waits for its kernel: written only right before it, so that a
 	 * kernel left out takes its counters with it. */
 	int tsx = c->have_tsx;
@@ -961,6 +1009,11 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 	align_ranks(c);
 	if (ev_sorter_count(c->s2) && (rc = ev_sorter_finish(c->s2, NULL, pass3, c)) != EV_OK)
 		return rc;
+	if ((rc = fc_finish(&c->ctr, c->s3)) != EV_OK)
+		return rc;
+	c->n.prep_samples = c->ctr.n_prep;
+	c->n.power_samples = c->ctr.n_power;
+	c->n.power_bad = c->ctr.n_power_bad;
 	struct span *sp = c->spans.data;
 	for (size_t i = 0; i < c->spans.len; i++)
 		if (sp[i].open && (rc = span_emit(c, &sp[i])) != EV_OK)

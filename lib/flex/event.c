@@ -112,8 +112,8 @@ static int key_is(const char *text, const struct ev_json_tok *t, int k, const ch
 }
 
 /* One pass over the members of attr/args: the TS counters, Bytes,
- * CollGroup, Peer(s), Type and correlation.  The first value wins (attr is
- * read before args). */
+ * CollGroup, Peer(s), Type, Power and correlation.  The first value wins
+ * (attr is read before args). */
 static void args_of(const char *text, const struct ev_json_tok *t, int a, char *buf, size_t cap, size_t *used,
                     struct ev_flex_event *e)
 {
@@ -143,6 +143,9 @@ static void args_of(const char *text, const struct ev_json_tok *t, int a, char *
 			peer_k = v;
 		} else if (key_is(text, t, k, "Type", 4)) {
 			type_k = v;
+		} else if (key_is(text, t, k, "Power", 5)) {
+			if (!e->have_power && tok_u64(text, t, v, &e->power) == 0)
+				e->have_power = 1;
 		} else if (key_is(text, t, k, "correlation", 11)) {
 			uint64_t c;
 			if (!e->correlation && tok_u64(text, t, v, &c) == 0)

@@ -152,7 +152,8 @@ static int add_rec(ev_flex_stats *s, const struct ev_rec *r)
 		rs->have = 1;
 	}
 	int rc;
-	if (s->o.table == EV_FLEX_CLASSES && r->type != EV_COLL && (rc = fs_classes_add(s, r)) != EV_OK)
+	if (s->o.table == EV_FLEX_CLASSES && r->type != EV_COLL && r->type != EV_COUNTER &&
+	    (rc = fs_classes_add(s, r)) != EV_OK)
 		return rc;
 	if (r->type == EV_KERNEL)
 		return add_kernel(s, rs, r);
