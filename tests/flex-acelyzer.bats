@@ -255,3 +255,64 @@ counters() {
 	[ "$output" = 14 ]
 	[ "$(timeline_count allreduce_tp4 ConcurrentPreps)" = 14 ]
 }
+
+@test "PT Active by hand: ideal time over duration while each kernel runs" {
+	# At the default core clock 1100 MHz: a 2200 cycles = 2 us of 5 us,
+	# 40%; b_1 ideal 0: no sample (as acelyzer); b_2 8800 cycles = 8 us
+	# of 6 us: acelyzer's 101%.  In 0.01%: 4000, 10100.
+	cat >"$T/c.log" <<'LOG'
+====== Perf Summary ======
+~~~~ Ideal/Total Cycles ~~~~
+-------------------------------------------------------------------------------------------
+Name                                                                            Ideal Cy.
+-------------------------------------------------------------------------------------------
+a-opCatBroadcast                                                                2200
+b_1-opCatBroadcast                                                              0
+b_2-opCatBmm_fp16                                                               8800
+-------------------------------------------------------------------------------------------
+Total                                                                           11000
+-------------------------------------------------------------------------------------------
+====== Perf Summary End ======
+LOG
+	run -0 --separate-stderr bash -c 'flex2ev -c "$1" "$2" | ev-view -M -H -t counter -n PT -c ts,name,bytes' _ "$T/c.log" "$TESTS_DIR/fixtures/flex2ev/clean.json"
+	assert_output - <<'EOF'
+10000	PT Active (0.01%)	4000
+15000	PT Active (0.01%)	0
+30000	PT Active (0.01%)	10100
+36000	PT Active (0.01%)	0
+EOF
+	[[ "$stderr" == *"1 kernel(s) ran shorter than their ideal time: PT Active 101% (acelyzer's rule; check --freq)"* ]]
+	# A core clock twice as fast halves the ideal times: 20%, and b_2 67%.
+	run -0 bash -c 'flex2ev -q --freq=1000:2200 -c "$1" "$2" | ev-view -M -H -t counter -n PT -c bytes' _ "$T/c.log" "$TESTS_DIR/fixtures/flex2ev/clean.json"
+	assert_output - <<'EOF'
+2000
+0
+6667
+0
+EOF
+	# Without the kernel: said; a log without a table is refused.
+	run -0 --separate-stderr flex2ev -c "$T/c.log" -o "$T/j.ev" "$TESTS_DIR/fixtures/flex2ev/job.json"
+	[[ "$stderr" == *"4 kernel(s) not in the compiler tables (-c): no PT Active sample"* ]]
+	echo nothing >"$T/none.log"
+	run -1 flex2ev -c "$T/none.log" "$TESTS_DIR/fixtures/flex2ev/clean.json"
+	assert_output --partial 'none.log: no compiler "Perf Summary / Ideal/Total Cycles" table found'
+}
+
+@test "shared data: PT Active samples equal acelyzer's (-c, --freq=557:1100)" {
+	need_shared_data
+	flex2ev -q --freq=557:1100 -c "$A/sample_comp_log_ideal.txt" "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4.json"
+	run -0 counters "$T/j4.json" "PT Active (0.01%)"
+	assert_output "$(timeline_count job4_c_sample_comp_log_ideal 'PT Active')"
+	[ "$output" = 18 ]
+	# Time (to the ns) and value (to 0.01%) of each, in order.
+	flex2ev -q --freq=557:1100 -c "$A/sample_comp_log_ideal.txt" "$A/sample_flex_3062_job_4.json" |
+		ev-view -M -H -t counter -n PT -c ts,bytes >"$T/pt.tsv"
+	run -0 awk -F'\t' 'NR == FNR { if (FNR > 1) { t[FNR - 1] = $1; v[FNR - 1] = $2; n = FNR - 1 } ; next }
+		{ d = $1 / 1000 - t[FNR]; if (d < 0) d = -d
+		  if (d > 0.001 || $2 != int(v[FNR] * 100 + 0.5)) { print "sample " FNR ": " $0 ", acelyzer " t[FNR] " " v[FNR]; bad = 1 } }
+		END { if (FNR != n) { print FNR " samples, acelyzer " n; bad = 1 } ; exit bad }' "$X/job4_c_sample_comp_log_ideal_pt_active.tsv" "$T/pt.tsv"
+	# dt_cycles_table.log has none of job4's kernels: no sample, in both.
+	flex2ev -q --freq=557:1100 -c "$A/dt_cycles_table.log" "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4d.json"
+	run -0 counters "$T/j4d.json" "PT Active (0.01%)"
+	assert_output "$(timeline_count job4_c_dt_cycles_table 'PT Active')"
+}

@@ -147,6 +147,8 @@ struct ev_flex_opts {
 	int ts_fix;            /* --flex-ts-fix: move a job's device events into its AIU Roundtrip */
 	int align;             /* align rank clocks on send/recv pairs (default 1) */
 	int strip_ids;         /* request ids out of communication event names, into id */
+	const struct ev_flex_complog *cl; /* compiler tables for the PT Active counter, NULL none */
+	uint64_t core_khz;     /* core clock of their ideal cycles, kHz [1100000] */
 };
 void ev_flex_opts_init(struct ev_flex_opts *o);
 
@@ -158,6 +160,9 @@ struct ev_flex_counts {
 	uint64_t prep_samples;  /* ConcurrentPreps counter samples */
 	uint64_t power_samples; /* Power (mW) counter samples */
 	uint64_t power_bad;     /* of which above 100 W: written as 0 (acelyzer's rule) */
+	uint64_t pt_samples;    /* PT Active (0.01%) counter samples */
+	uint64_t pt_over;       /* kernels shorter than their ideal time: 101% (acelyzer's rule) */
+	uint64_t pt_missing;    /* kernels not in the compiler tables: no sample */
 	uint64_t tsx_bad; /* kernels whose stages go backwards or span 2^32 cycles: no tsx record */
 	uint64_t cls[EV_FC_COUNT];
 };

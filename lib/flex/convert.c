@@ -13,6 +13,7 @@
  * per-rank collective spans (coll records); everything goes to sorter 2,
  * which the writer drains.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +78,9 @@ struct ev_flex_conv {
 	struct ev_map p2p_seq;     /* (rank, comm, peer, direction) -> next seq */
 	struct fq freq;            /* clock detection per (input, rank) */
 	struct fc ctr;             /* counter tracks: ConcurrentPreps, Power (mW) */
+	struct ev_map ideal;       /* kernel name id -> ideal ns + 2, 1 not in the tables */
 	struct ev_rec tsx;         /* pass 3: the tsx record waiting for its kernel */
+	uint64_t pt_name;          /* string id of the PT Active series */
 	int have_tsx;
 	uint32_t *ranks;
 	size_t nranks;
@@ -94,6 +97,7 @@ void ev_flex_opts_init(struct ev_flex_opts *o)
 	o->rank = -1;
 	o->colls = 1;
 	o->align = 1;
+	o->core_khz = 1100000;
 }
 
 static uint64_t hkey(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
@@ -137,6 +141,7 @@ int ev_flex_conv_new(ev_flex_conv **out, const struct ev_flex_opts *o, ev_strtab
 	ev_vec_init(&c->edges, sizeof(struct edge));
 	fq_init(&c->freq);
 	fc_init(&c->ctr);
+	ev_map_init(&c->ideal);
 	uint64_t budget = o->sort_bytes ? o->sort_bytes : (64u << 20);
 	int rc = ev_sorter_open(&c->s1, budget, NULL);
 	if (rc == EV_OK)
@@ -183,6 +188,7 @@ void ev_flex_conv_free(ev_flex_conv *c)
 	ev_vec_free(&c->edges);
 	fq_free(&c->freq);
 	fc_free(&c->ctr);
+	ev_map_free(&c->ideal);
 	free(c->align);
 	free(c->ranks);
 	free(c->buf);
@@ -892,6 +898,46 @@ static void align_ranks(ev_flex_conv *c)
 	}
 }
 
+/* acelyzer's rcu_util counter for kernel k: its ideal time from the
+ * compiler tables over its duration, from its start to its end (kernels
+ * not in the tables, or of no duration: none); above 100%, 101%, as
+ * acelyzer writes it.  The ideal time of a name is looked up once. */
+static int pt_active(ev_flex_conv *c, const struct ev_rec *k)
+{
+	uint64_t *v = ev_map_get(&c->ideal, k->name), ideal;
+	if (!v) {
+		size_t n = 0;
+		const char *nm = ev_strtab_get(c->st, k->name, &n);
+		const struct ev_flex_kernel_info *ki = nm ? ev_flex_complog_find(c->o.cl, nm, n) : NULL;
+		if (ev_map_put(&c->ideal, k->name, ki ? ev_flex_cycles_ns(ki->ideal, c->o.core_khz) + 2 : 1))
+			return EV_ERR_NOMEM;
+		v = ev_map_get(&c->ideal, k->name);
+	}
+	c->n.pt_missing += *v == 1;
+	ideal = *v > 1 ? *v - 2 : 0;
+	if (!ideal || !k->dur)
+		return EV_OK;
+	int rc;
+	if (!c->pt_name && (rc = ev_strtab_intern(c->st, "PT Active (0.01%)", 17, &c->pt_name)) != EV_OK)
+		return rc;
+	uint64_t bp = ideal > k->dur ? 10100 : (uint64_t)llround((double)ideal / (double)k->dur * 10000.0);
+	c->n.pt_over += ideal > k->dur;
+	struct ev_rec p;
+	ev_rec_init(&p);
+	p.type = EV_COUNTER;
+	p.rank = k->rank;
+	p.src = k->src;
+	p.name = c->pt_name;
+	p.ts = k->ts;
+	p.bytes = bp;
+	if ((rc = ev_sorter_add(c->s3, &p)) != EV_OK)
+		return rc;
+	p.ts = ev_rec_end(k);
+	p.bytes = 0;
+	c->n.pt_samples += 2;
+	return ev_sorter_add(c->s3, &p);
+}
+
 /* Pass 3: rank offsets, overlap drop, class counts, spans, seq, sig text. */
 static int pass3(void *ctx, struct ev_rec *r)
 {
@@ -936,6 +982,8 @@ static int pass3(void *ctx, struct ev_rec *r)
 		c->n.dropped_overlap++;
 		return EV_OK;
 	}
+	if (r->type == EV_KERNEL && c->o.cl && (rc = pt_active(c, r)) != EV_OK)
+		return rc;
 	if (tsx && r->type == EV_KERNEL && c->tsx.rank == r->rank && c->tsx.stream == r->stream && c->tsx.ts == r->ts) {
 		if ((rc = ev_sorter_add(c->s3, &c->tsx)) != EV_OK)
 			return rc;
