@@ -43,9 +43,19 @@ col() {
 	# (1000 MHz: 1 cycle = 1 ns).  DMA inside the compute window [1015 us,
 	# 1100 us] is a protocol signal when it moves 128 bytes, else data;
 	# outside it stays DATA_IN/DATA_OUT.
+	# Its host times were written by hand, not by a clock, and the clock
+	# estimates disagree.  By duration: sub 5000 cycles / 10 us = 500 MHz,
+	# addmm 55296 / 60 = 921.6, relu 1000 / 5 = 200, bmm 20000 / 30 =
+	# 666.67 (mean 572.07, (921.6 - 200) / 572.07 = 1.261 apart).  By
+	# interval (TS3 and host start after the previous kernel's, in file
+	# order): sub 500 (the first: its duration's), addmm 7000 / 20 = 350,
+	# relu 30000 / 10 = 3000, bmm 30000 / 50 = 600 (mean 1112.5, 2.382).
+	# Every event reads Power 0x10: no charge between two readings is
+	# acelyzer's 2^32 wrap, far above 100 W, so all 7 samples are 0.
 	run -0 flex2ev -o "$T/j.ev" "$F/job.json"
-	assert_output ""
-	run -0 view "$T/j.ev" -H -c type,op,ts,dur,bytes,name,sig
+	assert_line "flex2ev: warning: 7 Power sample(s) above 100 W (or from readings going backwards): written as 0 (acelyzer's rule)"
+	assert_line --index 0 --regexp '^flex2ev: warning: .*job.json: the clock estimates spread over more than 10% \(rel_range 2\.382 by interval, 1\.261 by duration; min/mean/max over 4 kernel\(s\) of 1 rank\(s\): by interval 350\.00/1112\.50/3000\.00, by duration 200\.00/572\.07/921\.60\): no --freq to recommend; check the trace.s time stamps$'
+	run -0 view "$T/j.ev" -H -t range,memcpy,kernel,mark -c type,op,ts,dur,bytes,name,sig
 	assert_output - <<'EOF'
 range	other	995000	145000	0	AIU Roundtrip	ROUNDTRIP_AIU
 range	other	1005000	2000	0	LaunchComputeStream	OTHER
@@ -60,12 +70,33 @@ mark	other	1050000	0	0	marker	OTHER
 kernel	other	1100000	20000	0	bmm-BMM_1 Cmpt Exec	COMPUTE_EXEC
 memcpy	dtoh	1127000	3000	4096	Data_2 DmaO	DATA_OUT
 EOF
+	# Each kernel's TS1..TS5 ride in the tsx record right before it: bytes
+	# = TS1, step = TS2-TS1, aux = TS3-TS2, step_size = TS4-TS3, id =
+	# TS5-TS4 (sub: 1002000, +0, +1000, +5000, +10).
+	run -0 view "$T/j.ev" -H -t tsx,kernel -c type,ts,stream
+	assert_output - <<'EOF'
+tsx	1015000	3
+kernel	1015000	3
+tsx	1034704	3
+kernel	1034704	3
+tsx	1044000	5
+kernel	1044000	5
+tsx	1100000	3
+kernel	1100000	3
+EOF
+	run -0 view "$T/j.ev" -H -t tsx -c bytes,step,aux,step_size,id
+	assert_output - <<'EOF'
+1002000	0	1000	5000	10
+1009000	0	1000	55296	4
+1039000	0	1000	1000	5
+1066000	0	4000	20000	5
+EOF
 	# --no-tighten keeps the host times; --freq=500 doubles device times.
-	run -0 bash -c 'flex2ev --no-tighten "$1" | ev-view -M -H -c ts,dur -n "^sub " ' _ "$F/job.json"
+	run -0 bash -c 'flex2ev -q --no-tighten "$1" | ev-view -M -H -c ts,dur -n "^sub " ' _ "$F/job.json"
 	assert_output "1010000	10000"
-	run -0 bash -c 'flex2ev --freq=500 "$1" | ev-view -M -H -c ts,dur -n "^sub " ' _ "$F/job.json"
+	run -0 bash -c 'flex2ev -q --freq=500 "$1" | ev-view -M -H -c ts,dur -n "^sub " ' _ "$F/job.json"
 	assert_output "1010000	10000"
-	run -0 bash -c 'flex2ev --freq=2000 "$1" | ev-view -M -H -c ts,dur -n "^sub " ' _ "$F/job.json"
+	run -0 bash -c 'flex2ev -q --freq=2000 "$1" | ev-view -M -H -c ts,dur -n "^sub " ' _ "$F/job.json"
 	assert_output "1017500	2500"
 	run -0 bash -c 'flex2ev --drop-prep --overlap=drop -v "$1" 2>&1 >/dev/null' _ "$F/job.json"
 	assert_line "flex2ev: 23 objects: 10 B, 10 E, 1 X, 1 metadata, 1 instants, 0 counters, 0 other"
@@ -79,8 +110,10 @@ EOF
 	run -0 --separate-stderr flex2ev -v -o "$T/u.ev" "$F/unmatched.json"
 	[[ "$stderr" == *"1 B event(s) without their E and 1 E event(s) without their B: left out"* ]]
 	[[ "$stderr" == *"1 B/E pairs, 1 unmatched B, 1 unmatched E"* ]]
-	run -0 view "$T/u.ev" -H -c type,name
+	run -0 view "$T/u.ev" -H -t kernel -c type,name
 	assert_output "kernel	a Cmpt Exec"
+	run -0 view "$T/u.ev" -H -t tsx -c type,bytes,step,aux,step_size,id
+	assert_output "tsx	1	0	0	1	1"
 }
 
 @test "--flex-ts-fix moves a job's device events into its AIU Roundtrip" {
@@ -345,7 +378,7 @@ EOF
 {"name":"k Cmpt Exec","ph":"X","pid":0,"tid":12,"ts":15,"dur":5,"args":{"correlation":42,"TS1":"0","TS2":"0","TS3":"0","TS4":"3000","TS5":"3001"}}
 ]
 EOF
-	run -0 bash -c 'flex2ev -q "$1" | ev-view -M -H -c type,id,ts,dur,name' _ "$T/l.json"
+	run -0 bash -c 'flex2ev -q "$1" | ev-view -M -H -t api,kernel -c type,id,ts,dur,name' _ "$T/l.json"
 	assert_output - <<'EOF'
 api	42	10000	2000	LaunchControlBlock
 kernel	42	17000	3000	k Cmpt Exec

@@ -51,7 +51,8 @@ static void usage(FILE *f)
 "  -c, --compiler-log=LOG a compiler log with Perf Summary tables (repeatable;\n"
 "                         the first definition of a kernel wins)\n"
 "      --freq=SOC[:CORE]  clocks in MHz; CORE converts ideal cycles [1000:1100]\n"
-"      --max-samples=N    durations kept exactly for medians [8000000]\n"
+"      --max-samples=N    values kept exactly for medians (summary, ts_analysis),\n"
+"                         then a sketch within 0.5% [8000000]\n"
 "  -q, --quiet            no warnings\n"
 EV_CLI_HELP_HV
 "\n"
@@ -77,7 +78,8 @@ static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
 	unsigned long long records = n->records;
 	if (!records)
 		return ev_cli_error(cli, "no records in the input: nothing to tabulate");
-	if ((t == EV_FLEX_SUMMARY || t == EV_FLEX_CATEGORIES || t == EV_FLEX_ACTIVE) && !n->kernels)
+	if ((t == EV_FLEX_SUMMARY || t == EV_FLEX_CATEGORIES || t == EV_FLEX_ACTIVE || t == EV_FLEX_TS_ANALYSIS) &&
+	    !n->kernels)
 		return ev_cli_error(cli, "no 'Cmpt Exec' kernels in %llu records: no %s table (is this a flex2ev stream?)",
 		                    records, ev_flex_table_names[t]);
 	if (t == EV_FLEX_COLLS && !n->colls)
@@ -92,13 +94,18 @@ static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
 			ev_cli_warn(cli, "%llu kernel(s) ran shorter than their ideal time: ideal not counted (check --freq)",
 			            (unsigned long long)n->ideal_clipped);
 	}
+	if (t == EV_FLEX_TS_ANALYSIS && n->no_counters == n->kernels)
+		return ev_cli_error(cli, "none of the %llu kernels has TS1..TS5 counters (tsx records): no ts_analysis table",
+		                    (unsigned long long)n->kernels);
+	if (t == EV_FLEX_TS_ANALYSIS && n->no_counters)
+		ev_cli_warn(cli, "%llu kernel(s) without TS1..TS5 counters: not in the table", (unsigned long long)n->no_counters);
 	if (t == EV_FLEX_COLLS && n->colls_incomplete)
 		ev_cli_warn(cli, "%llu collective(s) not seen on all their ranks", (unsigned long long)n->colls_incomplete);
 	if (n->colls_evicted)
 		ev_cli_warn(cli, "%llu collective(s) written before the end: too many open at once",
 		            (unsigned long long)n->colls_evicted);
 	if (n->sketched)
-		ev_cli_warn(cli, "more than --max-samples durations: medians of %llu kernel name(s) are within 0.5%%",
+		ev_cli_warn(cli, "more than --max-samples values: %llu median(s) are within 0.5%%",
 		            (unsigned long long)n->sketched);
 	return 0;
 }
@@ -207,7 +214,7 @@ static int choose_table(struct opts *o, char **words, int n)
 {
 	unsigned t;
 	if (n == 0)
-		return ev_cli_usage_error(&o->cli, "no TABLE given (summary, categories, stats, active, colls, classes)");
+		return ev_cli_usage_error(&o->cli, "no TABLE given (summary, categories, stats, active, colls, classes, ts_analysis)");
 	int rc = ev_cli_word(&o->cli, "TABLE", words[0], ev_flex_table_names, &t);
 	if (rc)
 		return rc;

@@ -6,6 +6,7 @@
  * its dialect decided on evidence (ev_flex_sniff_*), and the events go
  * through the library's two-pass converter into one time-ordered stream.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,10 @@ struct opts {
 	struct ev_cli cli;
 	struct ev_flex_opts f;
 	uint64_t max_object;
-	int verbose, sniff;
+	int verbose, sniff, freq_given;
+	const char *logs[64];
+	int nlogs;
+	struct ev_flex_complog cl;
 	char **inputs;
 	int ninputs;
 };
@@ -38,17 +42,28 @@ static void usage(FILE *f)
 "gpu_user; DmaI/DmaO -> memcpy htod/dtoh with bytes; CollGroup sends\n"
 "(SingleCast, MultiCast XSEG) and receives (WDone Barrier) -> p2p send/recv\n"
 "with peer, comm = the CollGroup's string id; CPU events -> range other;\n"
-"Launch*ControlBlock -> api (correlation); instants -> mark.\n"
+"Launch*ControlBlock -> api (correlation); instants -> mark.  A kernel with\n"
+"TS1..TS5 has a tsx record right before it (the counters; flex-stats\n"
+"ts_analysis, ev2perfetto's args).  Counter records, as acelyzer's counter\n"
+"tracks: ConcurrentPreps (Cmpt Prep events running), Power (mW) (from the\n"
+"devices' args.Power charge readings at TS4) and, with -c, PT Active.\n"
 "\n"
 "Options:\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
 "      --freq=SOC[:CORE]  SoC clock of the cycle counters in MHz (acelyzer's\n"
-"                         --freq; CORE is for flex-stats) [1000.0]\n"
+"                         --freq; CORE: of the compiler's ideal cycles)\n"
+"                         [1000.0:1100.0]; the SoC clock\n"
+"                         is also estimated from the kernels (acelyzer's way):\n"
+"                         10% or more apart, a warning says which --freq to use\n"
 "      --no-tighten       keep host times; by default a device event's slice is\n"
 "                         its instruction's device interval ending at the host\n"
 "                         end (acelyzer's tighten_hts_by_instr_type)\n"
 "      --drop-prep        leave out Cmpt Prep events (acelyzer's default without\n"
 "                         --keep_prep; here they are kept unless asked)\n"
+"  -c, --compiler-log=LOG a compiler log with Perf Summary tables (repeatable;\n"
+"                         the first definition of a kernel wins): a\n"
+"                         'PT Active (0.01%)' counter, each kernel's ideal time\n"
+"                         over its duration while it runs (acelyzer's rcu_util)\n"
 "  -O, --overlap=MODE     slices that overlap without nesting on one thread:\n"
 "                         tid (keep; ev2perfetto moves them to an extra lane),\n"
 "                         drop (leave them out, counted) [tid]\n"
@@ -88,7 +103,7 @@ EV_CLI_HELP_EXIT("not a Flex trace, invalid JSON, write error")
 	f);
 }
 
-static int parse_freq(const char *s, uint64_t *khz)
+static int parse_freq(const char *s, uint64_t *khz, uint64_t *core_khz)
 {
 	char buf[64];
 	size_t n = strcspn(s, ":");
@@ -104,6 +119,7 @@ static int parse_freq(const char *s, uint64_t *khz)
 		int64_t core;
 		if (ev_parse_decimal_scaled(s + n + 1, strlen(s + n + 1), 3, &core) || core <= 0)
 			return -1;
+		*core_khz = (uint64_t)core;
 	}
 	return 0;
 }
@@ -167,6 +183,39 @@ static int read_file(struct opts *o, ev_flex_reader *rd, ev_flex_conv *conv, uin
 	}
 }
 
+/* acelyzer's clock check of one input: its estimates from the kernels
+ * (ev_flex_conv_freq) against --freq, with acelyzer's tolerance (10% off,
+ * or estimates 10% apart).  Estimates that disagree recommend nothing;
+ * otherwise the interval estimate is the recommendation, the steadier one
+ * (host starts far apart, where a duration may be a few ns). */
+static void check_freq(const struct opts *o, const ev_flex_conv *conv, uint16_t src)
+{
+	struct ev_flex_freq f;
+	if (!ev_flex_conv_freq(conv, src, &f) || !(f.gap_mean > 0) || !(f.dur_mean > 0))
+		return;
+	const char *path = o->inputs[src];
+	double soc = (double)o->f.soc_khz / 1000.0;
+	double ratio = round(soc / f.gap_mean * 1000) / 1000, dratio = round(soc / f.dur_mean * 1000) / 1000;
+	double spread = round((f.gap_max - f.gap_min) / f.gap_mean * 1000) / 1000;
+	double dspread = round((f.dur_max - f.dur_min) / f.dur_mean * 1000) / 1000;
+	char est[256], zero[96] = "";
+	if (f.zero_gap)
+		snprintf(zero, sizeof zero, "; %llu kernel(s) start with the one before: their duration's estimate",
+		         (unsigned long long)f.zero_gap);
+	snprintf(est, sizeof est, "min/mean/max over %llu kernel(s) of %llu rank(s): by interval %.2f/%.2f/%.2f, by duration %.2f/%.2f/%.2f%s",
+	         (unsigned long long)f.kernels, (unsigned long long)f.ranks, f.gap_min, f.gap_mean, f.gap_max, f.dur_min,
+	         f.dur_mean, f.dur_max, zero);
+	if (spread > 0.1 || dspread > 0.1)
+		ev_cli_warn(&o->cli, "%s: the clock estimates spread over more than 10%% (rel_range %.3f by interval, %.3f by "
+		            "duration; %s): no --freq to recommend; check the trace's time stamps", path, spread, dspread, est);
+	else if (fabs(1.0 - ratio) > 0.1 || fabs(1.0 - dratio) > 0.1)
+		ev_cli_warn(&o->cli, "%s: the cycle counters tick at %.2f MHz, not at the %s %g MHz "
+		            "(input_soc_freq/detected=%.3f; %s): use --freq=%.2f",
+		            path, f.gap_mean, o->freq_given ? "--freq of" : "default --freq of", soc, ratio, est, f.gap_mean);
+	else if (o->verbose)
+		fprintf(stderr, "flex2ev: %s: clock %.2f MHz (%s)\n", path, f.gap_mean, est);
+}
+
 static void report(const struct opts *o, const ev_flex_conv *conv)
 {
 	const struct ev_flex_counts *n = ev_flex_conv_counts(conv);
@@ -185,6 +234,17 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	if (n->dropped_overlap)
 		ev_cli_warn(&o->cli, "--overlap=drop: %llu slice(s) overlapping without nesting left out",
 		            (unsigned long long)n->dropped_overlap);
+	if (n->tsx_bad)
+		ev_cli_warn(&o->cli, "%llu kernel(s) whose TS1..TS5 go backwards or lie 2^32 cycles apart: no tsx record "
+		            "(not in flex-stats ts_analysis)", (unsigned long long)n->tsx_bad);
+	if (n->power_bad)
+		ev_cli_warn(&o->cli, "%llu Power sample(s) above 100 W (or from readings going backwards): written as 0 "
+		            "(acelyzer's rule)", (unsigned long long)n->power_bad);
+	if (n->pt_missing)
+		ev_cli_warn(&o->cli, "%llu kernel(s) not in the compiler tables (-c): no PT Active sample", (unsigned long long)n->pt_missing);
+	if (n->pt_over)
+		ev_cli_warn(&o->cli, "%llu kernel(s) ran shorter than their ideal time: PT Active 101%% (acelyzer's rule; check --freq)",
+		            (unsigned long long)n->pt_over);
 	if (n->dropped_prep)
 		ev_cli_warn(&o->cli, "--drop-prep: %llu Cmpt Prep event(s) left out", (unsigned long long)n->dropped_prep);
 	if (n->open_colls)
@@ -224,6 +284,9 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	fprintf(stderr, "flex2ev: %llu records, %llu p2p sends, %llu p2p receives, %llu collective spans, %zu rank(s)\n",
 	        (unsigned long long)n->records, (unsigned long long)n->p2p_send, (unsigned long long)n->p2p_recv,
 	        (unsigned long long)n->colls, ev_flex_conv_nranks(conv));
+	fprintf(stderr, "flex2ev: %llu tsx records (TS1..TS5 of a kernel), %llu ConcurrentPreps, %llu Power (mW) and %llu PT Active samples\n",
+	        (unsigned long long)n->tsx, (unsigned long long)n->prep_samples, (unsigned long long)n->power_samples,
+	        (unsigned long long)n->pt_samples);
 }
 
 static int run(struct opts *o)
@@ -233,6 +296,14 @@ static int run(struct opts *o)
 	ev_flex_reader *rd = NULL;
 	ev_writer *w = NULL;
 	int ex = 0, rc;
+	for (int i = 0; i < o->nlogs && !ex; i++)
+		if ((rc = ev_flex_complog_read(&o->cl, o->logs[i])) == EV_ERR_FORMAT)
+			ex = ev_cli_error(&o->cli, "%s: no compiler \"Perf Summary / Ideal/Total Cycles\" table found", o->logs[i]);
+		else if (rc != EV_OK)
+			ex = ev_cli_input_error(&o->cli, o->logs[i], rc);
+	if (ex)
+		goto out;
+	o->f.cl = o->nlogs ? &o->cl : NULL;
 	if (!st || ev_flex_reader_new(&rd) != EV_OK || (rc = ev_flex_conv_new(&conv, &o->f, st)) != EV_OK) {
 		ex = ev_cli_error(&o->cli, "out of memory");
 		goto out;
@@ -240,6 +311,8 @@ static int run(struct opts *o)
 	for (int i = 0; i < o->ninputs && !ex; i++)
 		ex = read_file(o, rd, conv, (uint16_t)i);
 	ev_cli_progress_done(&o->cli);
+	for (int i = 0; i < o->ninputs && !ex; i++)
+		check_freq(o, conv, (uint16_t)i);
 	if (ex)
 		goto out;
 	if ((rc = ev_writer_open(&w, o->cli.output, st)) != EV_OK) {
@@ -277,6 +350,7 @@ out:
 	ev_flex_conv_free(conv);
 	ev_flex_reader_free(rd);
 	ev_strtab_free(st);
+	ev_flex_complog_free(&o->cl);
 	return ex;
 }
 
@@ -313,6 +387,7 @@ static const struct option longopts[] = {
 	{ "flex-ts-fix", no_argument, NULL, OPT_FLEX_TS_FIX },
 	{ "sniff", no_argument, NULL, OPT_SNIFF },
 	{ "strip-ids", no_argument, NULL, OPT_STRIP_IDS },
+	{ "compiler-log", required_argument, NULL, 'c' },
 	{ "rank", required_argument, NULL, OPT_RANK },
 	{ "buffer-size", required_argument, NULL, 'S' },
 	{ "max-object", required_argument, NULL, OPT_MAX_OBJECT },
@@ -344,8 +419,9 @@ static int on_opt(void *ctx, int code, const char *arg)
 	int w;
 	switch (code) {
 	case OPT_FREQ:
-		if (parse_freq(arg, &o->f.soc_khz))
+		if (parse_freq(arg, &o->f.soc_khz, &o->f.core_khz))
 			return ev_cli_usage_error(&o->cli, "--freq: expected SOC[:CORE] in MHz (e.g. 1000.0:1100.0), got '%s'", arg);
+		o->freq_given = 1;
 		break;
 	case OPT_NO_TIGHTEN: o->f.tighten = 0; break;
 	case OPT_DROP_PREP: o->f.drop_prep = 1; break;
@@ -353,6 +429,11 @@ static int on_opt(void *ctx, int code, const char *arg)
 	case OPT_FLEX_TS_FIX: o->f.ts_fix = 1; break;
 	case OPT_SNIFF: o->sniff = 1; break;
 	case OPT_STRIP_IDS: o->f.strip_ids = 1; break;
+	case 'c':
+		if (o->nlogs == 64)
+			return ev_cli_usage_error(&o->cli, "at most 64 compiler logs");
+		o->logs[o->nlogs++] = arg;
+		break;
 	case 'a':
 		if ((w = ev_cli_word_find(aligns, arg)) < 0)
 			return ev_cli_usage_error(&o->cli, "--align: expected p2p or none, got '%s'", arg);
@@ -373,7 +454,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	return 0;
 }
 
-static const struct ev_cli_opts options = { "a:O:S:v", longopts, on_opt, usage };
+static const struct ev_cli_opts options = { "a:c:O:S:v", longopts, on_opt, usage };
 
 /* The inputs, then the stream (or --sniff's lines).  Returns the exit
  * status. */

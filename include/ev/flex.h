@@ -107,6 +107,7 @@ struct ev_flex_event {
 	uint64_t cyc[5]; int have_cyc; /* TS1..TS5 (hex or decimal strings) */
 	uint64_t bytes; int have_bytes;
 	uint32_t correlation;
+	uint64_t power; int have_power; /* args.Power: the device's charge accumulator (32 bits) */
 	int ctype;                /* enum ev_flex_ctype */
 	int npeers;               /* args.Peer / args.Peers, or from RdmaRecv_<peer>_ names */
 	int32_t peers[EV_FLEX_MAX_PEERS];
@@ -126,6 +127,9 @@ int ev_flex_event_parse(const char *text, const struct ev_json_tok *t, int i, ch
  * Returns 1 if the counters overflowed (corrected), 0 otherwise. */
 int ev_flex_device_time(const struct ev_flex_event *e, int64_t host_ts, uint64_t host_dur, uint64_t soc_khz,
                         int64_t *ts, uint64_t *dur);
+/* The counters TS1..TS5 of e with ev_flex_device_time's overflow
+ * correction into c; 1 if a counter wrapped (corrected), 0 otherwise. */
+int ev_flex_counters(const struct ev_flex_event *e, uint64_t c[5]);
 /* Cycles to ns at soc_khz, rounded. */
 uint64_t ev_flex_cycles_ns(uint64_t cycles, uint64_t soc_khz);
 
@@ -144,6 +148,8 @@ struct ev_flex_opts {
 	int ts_fix;            /* --flex-ts-fix: move a job's device events into its AIU Roundtrip */
 	int align;             /* align rank clocks on send/recv pairs (default 1) */
 	int strip_ids;         /* request ids out of communication event names, into id */
+	const struct ev_flex_complog *cl; /* compiler tables for the PT Active counter, NULL none */
+	uint64_t core_khz;     /* core clock of their ideal cycles, kHz [1100000] */
 };
 void ev_flex_opts_init(struct ev_flex_opts *o);
 
@@ -151,6 +157,14 @@ struct ev_flex_counts {
 	uint64_t objects, begins, ends, completes, pairs, meta, instants, counters, other_ph;
 	uint64_t unmatched_b, unmatched_e, reversed, zero_dur, no_ts, ovc, dropped_prep, dropped_overlap;
 	uint64_t device, cpu, records, p2p_send, p2p_recv, colls, open_colls, ts_fix_jobs, ts_fix_wide, stripped;
+	uint64_t tsx;     /* tsx records written (TS1..TS5 of a kernel) */
+	uint64_t prep_samples;  /* ConcurrentPreps counter samples */
+	uint64_t power_samples; /* Power (mW) counter samples */
+	uint64_t power_bad;     /* of which above 100 W: written as 0 (acelyzer's rule) */
+	uint64_t pt_samples;    /* PT Active (0.01%) counter samples */
+	uint64_t pt_over;       /* kernels shorter than their ideal time: 101% (acelyzer's rule) */
+	uint64_t pt_missing;    /* kernels not in the compiler tables: no sample */
+	uint64_t tsx_bad; /* kernels whose stages go backwards or span 2^32 cycles: no tsx record */
 	uint64_t cls[EV_FC_COUNT];
 };
 
@@ -172,6 +186,17 @@ const struct ev_flex_counts *ev_flex_conv_counts(const ev_flex_conv *c);
  * times, the rank it was aligned to, whether pairs both ways were used. */
 struct ev_flex_align { uint32_t rank; int aligned; int64_t offset_ns; uint32_t via; int symmetric; uint64_t pairs; };
 const struct ev_flex_align *ev_flex_conv_align(const ev_flex_conv *c, size_t i);
+/* The SoC clock detected from the data of input src, acelyzer's way
+ * (lib/flex/freq.c): per rank, each 'Cmpt Exec' kernel's TS4 - TS3 over
+ * its host duration, and its TS3 minus the previous kernel's TS3 over the
+ * gap of their host starts (the duration estimate when the starts are
+ * equal: zero_gap); min and max over the ranks, mean = mean of the ranks'
+ * means, in MHz.  Returns 1 if the input had such a kernel, else 0. */
+struct ev_flex_freq {
+	uint64_t kernels, ranks, zero_gap, no_dur;
+	double dur_min, dur_mean, dur_max, gap_min, gap_mean, gap_max;
+};
+int ev_flex_conv_freq(const ev_flex_conv *c, uint16_t src, struct ev_flex_freq *f);
 /* Number of distinct ranks seen, and the i-th (ascending). */
 size_t ev_flex_conv_nranks(const ev_flex_conv *c);
 uint32_t ev_flex_conv_rank(const ev_flex_conv *c, size_t i);
@@ -252,6 +277,7 @@ enum ev_flex_table {
 	EV_FLEX_ACTIVE,     /* _active.csv: per rank, kernel time in its kernel span */
 	EV_FLEX_COLLS,      /* one row per collective across its ranks */
 	EV_FLEX_CLASSES,    /* per rank and acelyzer event class */
+	EV_FLEX_TS_ANALYSIS,/* _ts_analysis.csv: per rank and normalised 'Cmpt Exec' name, TS gaps */
 	EV_FLEX_NTABLES
 };
 /* The tables' names in enum order, NULL-terminated ("summary", ...). */
@@ -274,7 +300,8 @@ struct ev_flex_stats_counts {
 	uint64_t colls;            /* coll records */
 	uint64_t colls_incomplete; /* colls: rows of collectives not seen on all their ranks */
 	uint64_t colls_evicted;    /* colls: released before the end by the matcher's bounds */
-	uint64_t sketched;         /* summary: kernel names whose median is from the sketch */
+	uint64_t sketched;         /* summary, ts_analysis: distributions whose median is from the sketch */
+	uint64_t no_counters;      /* ts_analysis: kernels without a tsx record (no TS1..TS5) */
 };
 typedef struct ev_flex_stats ev_flex_stats;
 /* Rows go to out, a table the caller opened with ev_flex_table_cols' header

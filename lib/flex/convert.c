@@ -13,16 +13,20 @@
  * per-rank collective spans (coll records); everything goes to sorter 2,
  * which the writer drains.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ev/flex.h"
 #include "ev/stream.h"
+#include "flex/counters_int.h"
+#include "flex/freq_int.h"
 
 /* Pass-1 aux: class + 1 in the low byte, then marks. */
 #define AUX_MCAST (1u << 8)  /* a MultiCast (final broadcast) send */
 #define AUX_FINAL (1u << 9)  /* a receive of the final broadcast */
 #define AUX_DEVICE (1u << 10) /* a device event (TS1..TS5) */
+#define AUX_POWER (1u << 11)  /* a power reading (counter record until pass 3) */
 #define MAX_DEPTH 64
 
 struct open_b {
@@ -72,6 +76,12 @@ struct ev_flex_conv {
 	struct ev_vec lanes;
 	struct ev_map rank_seen;   /* rank + 1 -> 1 */
 	struct ev_map p2p_seq;     /* (rank, comm, peer, direction) -> next seq */
+	struct fq freq;            /* clock detection per (input, rank) */
+	struct fc ctr;             /* counter tracks: ConcurrentPreps, Power (mW) */
+	struct ev_map ideal;       /* kernel name id -> ideal ns + 2, 1 not in the tables */
+	struct ev_rec tsx;         /* pass 3: the tsx record waiting for its kernel */
+	uint64_t pt_name;          /* string id of the PT Active series */
+	int have_tsx;
 	uint32_t *ranks;
 	size_t nranks;
 	char *buf;
@@ -87,6 +97,7 @@ void ev_flex_opts_init(struct ev_flex_opts *o)
 	o->rank = -1;
 	o->colls = 1;
 	o->align = 1;
+	o->core_khz = 1100000;
 }
 
 static uint64_t hkey(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
@@ -128,6 +139,9 @@ int ev_flex_conv_new(ev_flex_conv **out, const struct ev_flex_opts *o, ev_strtab
 	ev_vec_init(&c->jobs, sizeof(struct job));
 	ev_vec_init(&c->pend, sizeof(struct pending));
 	ev_vec_init(&c->edges, sizeof(struct edge));
+	fq_init(&c->freq);
+	fc_init(&c->ctr);
+	ev_map_init(&c->ideal);
 	uint64_t budget = o->sort_bytes ? o->sort_bytes : (64u << 20);
 	int rc = ev_sorter_open(&c->s1, budget, NULL);
 	if (rc == EV_OK)
@@ -172,6 +186,9 @@ void ev_flex_conv_free(ev_flex_conv *c)
 	ev_vec_free(&c->jobs);
 	ev_vec_free(&c->pend);
 	ev_vec_free(&c->edges);
+	fq_free(&c->freq);
+	fc_free(&c->ctr);
+	ev_map_free(&c->ideal);
 	free(c->align);
 	free(c->ranks);
 	free(c->buf);
@@ -180,6 +197,7 @@ void ev_flex_conv_free(ev_flex_conv *c)
 
 const struct ev_flex_counts *ev_flex_conv_counts(const ev_flex_conv *c) { return &c->n; }
 size_t ev_flex_conv_nranks(const ev_flex_conv *c) { return c->nranks; }
+int ev_flex_conv_freq(const ev_flex_conv *c, uint16_t src, struct ev_flex_freq *f) { return fq_get(&c->freq, src, f); }
 uint32_t ev_flex_conv_rank(const ev_flex_conv *c, size_t i) { return c->ranks[i]; }
 
 static int intern(ev_flex_conv *c, const char *s, size_t n, uint64_t *id)
@@ -345,6 +363,68 @@ static uint32_t strip_id(const char *s, size_t n, char *out, size_t *len)
 
 static int ensure_buf(ev_flex_conv *c, size_t n);
 
+/* A kernel's TS1..TS5: the clock detection's sample, and a tsx record put
+ * before the kernel k (same rank, stream, ts: the sorters keep the two
+ * together).  Pass 1 parks TS3 - TS2 in comm, since aux holds the class
+ * until pass 3.  Stages that go backwards or are 2^32 cycles apart do not
+ * fit the record's 32-bit gaps: counted, no record. */
+static int kernel_counters(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, const struct ev_rec *k,
+                           int64_t host_ts, uint64_t host_dur)
+{
+	uint64_t cy[5];
+	ev_flex_counters(e, cy);
+	int rc = fq_note(&c->freq, src, k->rank, host_ts, host_dur, cy[2], cy[3]);
+	if (rc != EV_OK)
+		return rc;
+	for (int i = 1; i < 5; i++)
+		if (cy[i] < cy[i - 1] || cy[i] - cy[i - 1] > UINT32_MAX) {
+			c->n.tsx_bad++;
+			return EV_OK;
+		}
+	struct ev_rec t;
+	ev_rec_init(&t);
+	t.type = EV_TSX;
+	t.rank = k->rank;
+	t.stream = k->stream;
+	t.src = k->src;
+	t.ts = k->ts;
+	t.bytes = cy[0];
+	t.step = (uint32_t)(cy[1] - cy[0]);
+	t.comm = cy[2] - cy[1];
+	t.step_size = (uint32_t)(cy[3] - cy[2]);
+	t.id = (uint32_t)(cy[4] - cy[3]);
+	t.aux = (k->aux & AUX_DEVICE) | (EV_FC_OTHER + 1);
+	return ev_sorter_add(c->s1, &t);
+}
+
+/* A device event's args.Power, read at its TS4 (acelyzer's power_ts4):
+ * a counter record for pass 3 at the TS4 time, with the event's device
+ * interval ending at the host end as for its slice.  Pass 1 parks the TS4
+ * cycles in comm. */
+static int power_reading(ev_flex_conv *c, const struct ev_flex_event *e, const struct ev_rec *k, int64_t host_ts,
+                         uint64_t host_dur)
+{
+	uint64_t cy[5];
+	ev_flex_counters(e, cy);
+	int op = ev_flex_instr(e->name, e->name_len);
+	/* The event's reference counter and its time: the end of its
+	 * instruction's interval at the host end, else TS1 at the host start. */
+	uint64_t ref = op >= 0 ? cy[op + 1] : cy[0];
+	int64_t at = op >= 0 ? host_ts + (int64_t)host_dur : host_ts;
+	struct ev_rec p;
+	ev_rec_init(&p);
+	p.type = EV_COUNTER;
+	p.rank = k->rank;
+	p.src = k->src;
+	p.stream = k->stream;
+	p.ts = cy[3] >= ref ? at + (int64_t)ev_flex_cycles_ns(cy[3] - ref, c->o.soc_khz)
+	                    : at - (int64_t)ev_flex_cycles_ns(ref - cy[3], c->o.soc_khz);
+	p.bytes = e->power;
+	p.comm = cy[3];
+	p.aux = AUX_POWER | AUX_DEVICE | (EV_FC_OTHER + 1);
+	return ev_sorter_add(c->s1, &p);
+}
+
 static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, int64_t ts, uint64_t dur,
                 uint64_t group_id, uint64_t sync_id)
 {
@@ -374,10 +454,6 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 	if ((rc = note_rank(c, rank)) != EV_OK)
 		return rc;
 	unsigned cls = ev_flex_classify(e->name, e->name_len, group_id != 0);
-	if (cls == EV_FC_COMPUTE_PREP && c->o.drop_prep) {
-		c->n.dropped_prep++;
-		return EV_OK;
-	}
 	struct ev_rec r;
 	ev_rec_init(&r);
 	r.rank = rank;
@@ -396,6 +472,9 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 	if (!r.dur)
 		c->n.zero_dur++;
 	if ((rc = stream_of(c, rank, e->tid, &r.stream)) != EV_OK)
+		return rc;
+	if (e->have_cyc && e->have_power && r.dur > 100 && !memmem(e->name, e->name_len, " Prep", 5) &&
+	    (rc = power_reading(c, e, &r, ts, dur)) != EV_OK)
 		return rc;
 	r.aux = cls + 1;
 	if (e->have_cyc)
@@ -417,6 +496,8 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 	if (cls == EV_FC_COMPUTE_EXEC) {
 		r.type = EV_KERNEL;
 		if ((rc = window_note(c, src, rank, r.ts)) != EV_OK)
+			return rc;
+		if (e->have_cyc && (rc = kernel_counters(c, src, e, &r, ts, dur)) != EV_OK)
 			return rc;
 	} else if (group_id && (e->ctype == EV_FT_SEND || e->ctype == EV_FT_DONE) && e->npeers >= 1) {
 		r.type = EV_P2P;
@@ -719,6 +800,8 @@ static int pass2(void *ctx, struct ev_rec *r)
 		if (ix)
 			r->ts += ((struct job *)c->jobs.data)[*ix - 1].offset;
 	}
+	if (r->type == EV_TSX || (r->aux & AUX_POWER))
+		return ev_sorter_add(c->s2, r);
 	if (cls == EV_FC_DATA_IN || cls == EV_FC_DATA_OUT) {
 		uint64_t *ix = ev_map_get(&c->windows_ix, hkey(r->src, r->rank, 0x574E, 0));
 		if (ix) {
@@ -815,6 +898,46 @@ static void align_ranks(ev_flex_conv *c)
 	}
 }
 
+/* acelyzer's rcu_util counter for kernel k: its ideal time from the
+ * compiler tables over its duration, from its start to its end (kernels
+ * not in the tables, or of no duration: none); above 100%, 101%, as
+ * acelyzer writes it.  The ideal time of a name is looked up once. */
+static int pt_active(ev_flex_conv *c, const struct ev_rec *k)
+{
+	uint64_t *v = ev_map_get(&c->ideal, k->name), ideal;
+	if (!v) {
+		size_t n = 0;
+		const char *nm = ev_strtab_get(c->st, k->name, &n);
+		const struct ev_flex_kernel_info *ki = nm ? ev_flex_complog_find(c->o.cl, nm, n) : NULL;
+		if (ev_map_put(&c->ideal, k->name, ki ? ev_flex_cycles_ns(ki->ideal, c->o.core_khz) + 2 : 1))
+			return EV_ERR_NOMEM;
+		v = ev_map_get(&c->ideal, k->name);
+	}
+	c->n.pt_missing += *v == 1;
+	ideal = *v > 1 ? *v - 2 : 0;
+	if (!ideal || !k->dur)
+		return EV_OK;
+	int rc;
+	if (!c->pt_name && (rc = ev_strtab_intern(c->st, "PT Active (0.01%)", 17, &c->pt_name)) != EV_OK)
+		return rc;
+	uint64_t bp = ideal > k->dur ? 10100 : (uint64_t)llround((double)ideal / (double)k->dur * 10000.0);
+	c->n.pt_over += ideal > k->dur;
+	struct ev_rec p;
+	ev_rec_init(&p);
+	p.type = EV_COUNTER;
+	p.rank = k->rank;
+	p.src = k->src;
+	p.name = c->pt_name;
+	p.ts = k->ts;
+	p.bytes = bp;
+	if ((rc = ev_sorter_add(c->s3, &p)) != EV_OK)
+		return rc;
+	p.ts = ev_rec_end(k);
+	p.bytes = 0;
+	c->n.pt_samples += 2;
+	return ev_sorter_add(c->s3, &p);
+}
+
 /* Pass 3: rank offsets, overlap drop, class counts, spans, seq, sig text. */
 static int pass3(void *ctx, struct ev_rec *r)
 {
@@ -826,11 +949,45 @@ static int pass3(void *ctx, struct ev_rec *r)
 	const struct ev_flex_align *al = align_of(c, r->rank);
 	if (al && al->aligned)
 		r->ts -= al->offset_ns;
+	if (r->aux & AUX_POWER) {
+		if (!c->ctr.power_name && (rc = ev_strtab_intern(c->st, "Power (mW)", 10, &c->ctr.power_name)) != EV_OK)
+			return rc;
+		return fc_power(&c->ctr, c->s3, r, r->comm, c->o.soc_khz);
+	}
+	if (cls == EV_FC_COMPUTE_PREP && r->type == EV_RANGE) {
+		if (!c->ctr.prep_name && (rc = ev_strtab_intern(c->st, "ConcurrentPreps", 15, &c->ctr.prep_name)) != EV_OK)
+			return rc;
+		if ((rc = fc_prep(&c->ctr, c->s3, r)) != EV_OK)
+			return rc;
+		if (c->o.drop_prep) {
+			c->n.dropped_prep++;
+			c->have_tsx = 0;
+			return EV_OK;
+		}
+	}
+	/* A tsx waits for its kernel: written only right before it, so that a
+	 * kernel left out takes its counters with it. */
+	int tsx = c->have_tsx;
+	c->have_tsx = 0;
+	if (r->type == EV_TSX) {
+		c->tsx = *r;
+		c->tsx.aux = (uint32_t)r->comm;
+		c->tsx.comm = 0;
+		c->have_tsx = 1;
+		return EV_OK;
+	}
 	if (c->o.overlap == EV_FLEX_OV_DROP && !lane_keep(c, r)) {
 		if (c->err)
 			return c->err;
 		c->n.dropped_overlap++;
 		return EV_OK;
+	}
+	if (r->type == EV_KERNEL && c->o.cl && (rc = pt_active(c, r)) != EV_OK)
+		return rc;
+	if (tsx && r->type == EV_KERNEL && c->tsx.rank == r->rank && c->tsx.stream == r->stream && c->tsx.ts == r->ts) {
+		if ((rc = ev_sorter_add(c->s3, &c->tsx)) != EV_OK)
+			return rc;
+		c->n.tsx++;
 	}
 	c->n.cls[cls]++;
 	if (r->comm && c->o.colls && (rc = span_note(c, r, marks)) != EV_OK)
@@ -900,6 +1057,11 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 	align_ranks(c);
 	if (ev_sorter_count(c->s2) && (rc = ev_sorter_finish(c->s2, NULL, pass3, c)) != EV_OK)
 		return rc;
+	if ((rc = fc_finish(&c->ctr, c->s3)) != EV_OK)
+		return rc;
+	c->n.prep_samples = c->ctr.n_prep;
+	c->n.power_samples = c->ctr.n_power;
+	c->n.power_bad = c->ctr.n_power_bad;
 	struct span *sp = c->spans.data;
 	for (size_t i = 0; i < c->spans.len; i++)
 		if (sp[i].open && (rc = span_emit(c, &sp[i])) != EV_OK)

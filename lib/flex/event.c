@@ -112,8 +112,8 @@ static int key_is(const char *text, const struct ev_json_tok *t, int k, const ch
 }
 
 /* One pass over the members of attr/args: the TS counters, Bytes,
- * CollGroup, Peer(s), Type and correlation.  The first value wins (attr is
- * read before args). */
+ * CollGroup, Peer(s), Type, Power and correlation.  The first value wins
+ * (attr is read before args). */
 static void args_of(const char *text, const struct ev_json_tok *t, int a, char *buf, size_t cap, size_t *used,
                     struct ev_flex_event *e)
 {
@@ -143,6 +143,9 @@ static void args_of(const char *text, const struct ev_json_tok *t, int a, char *
 			peer_k = v;
 		} else if (key_is(text, t, k, "Type", 4)) {
 			type_k = v;
+		} else if (key_is(text, t, k, "Power", 5)) {
+			if (!e->have_power && tok_u64(text, t, v, &e->power) == 0)
+				e->have_power = 1;
 		} else if (key_is(text, t, k, "correlation", 11)) {
 			uint64_t c;
 			if (!e->correlation && tok_u64(text, t, v, &c) == 0)
@@ -277,10 +280,8 @@ uint64_t ev_flex_cycles_ns(uint64_t cycles, uint64_t soc_khz)
 	return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
 }
 
-int ev_flex_device_time(const struct ev_flex_event *e, int64_t host_ts, uint64_t host_dur, uint64_t soc_khz,
-                        int64_t *ts, uint64_t *dur)
+int ev_flex_counters(const struct ev_flex_event *e, uint64_t c[5])
 {
-	uint64_t c[5];
 	int ovc = 0;
 	c[0] = e->cyc[0];
 	for (int k = 1; k < 5; k++) {
@@ -291,6 +292,14 @@ int ev_flex_device_time(const struct ev_flex_event *e, int64_t host_ts, uint64_t
 			ovc = 1;
 		}
 	}
+	return ovc;
+}
+
+int ev_flex_device_time(const struct ev_flex_event *e, int64_t host_ts, uint64_t host_dur, uint64_t soc_khz,
+                        int64_t *ts, uint64_t *dur)
+{
+	uint64_t c[5];
+	int ovc = ev_flex_counters(e, c);
 	int op = ev_flex_instr(e->name, e->name_len);
 	int64_t end = host_ts + (int64_t)host_dur;
 	if (op < 0) {

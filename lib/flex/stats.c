@@ -11,11 +11,22 @@
 #include "flex/stats_int.h"
 
 const char *const ev_flex_table_names[EV_FLEX_NTABLES + 1] = {
-	"summary", "categories", "stats", "active", "colls", "classes", NULL,
+	"summary", "categories", "stats", "active", "colls", "classes", "ts_analysis", NULL,
 };
 
 const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n)
 {
+	/* ts_analysis: acelyzer's own column names, in its order. */
+	static const char *const ts_cols[] = {
+		"Calls", "TS2-1_Mean", "TS2-1_Median", "TS2-1_Min", "TS2-1_Max", "TS2-1_StDev", "TS3-2_Mean",
+		"TS3-2_Median", "TS3-2_Min", "TS3-2_Max", "TS3-2_StDev", "TS4-3_Mean", "TS4-3_Median", "TS4-3_Min",
+		"TS4-3_Max", "TS4-3_StDev", "TS5-4_Mean", "TS5-4_Median", "TS5-4_Min", "TS5-4_Max", "TS5-4_StDev",
+		"pid", "Name",
+	};
+	if (t == EV_FLEX_TS_ANALYSIS) {
+		*n = sizeof ts_cols / sizeof *ts_cols;
+		return ts_cols;
+	}
 	static const char *const cols[EV_FLEX_NTABLES][12] = {
 		[EV_FLEX_SUMMARY] = { "rank", "name", "calls", "total_us", "mean_us", "median_us", "min_us", "max_us",
 		                      "stdev_us", "percent" },
@@ -86,6 +97,8 @@ int ev_flex_stats_new(ev_flex_stats **sp, const struct ev_flex_stats_opts *o, ev
 	ev_vec_init(&s->ks, sizeof(struct fs_kernel));
 	ev_map_init(&s->gix);
 	ev_vec_init(&s->gs, sizeof(struct fs_group));
+	ev_map_init(&s->tix);
+	ev_vec_init(&s->ts, sizeof(struct fs_ts));
 	ev_map_init(&s->catcache);
 	if (o->table == EV_FLEX_CATEGORIES)
 		return fs_categories_init(s);
@@ -119,10 +132,12 @@ static int add_kernel(ev_flex_stats *s, struct fs_rank *rs, const struct ev_rec 
 		return fs_summary_add(s, r, n, len);
 	if (s->o.table == EV_FLEX_CATEGORIES)
 		return fs_categories_add(s, r, n, len);
+	if (s->o.table == EV_FLEX_TS_ANALYSIS)
+		return fs_ts_add(s, r, n, len);
 	return EV_OK;
 }
 
-int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r)
+static int add_rec(ev_flex_stats *s, const struct ev_rec *r)
 {
 	s->n.records++;
 	struct fs_rank *rs = fs_rank(s, r->rank);
@@ -137,7 +152,8 @@ int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r)
 		rs->have = 1;
 	}
 	int rc;
-	if (s->o.table == EV_FLEX_CLASSES && r->type != EV_COLL && (rc = fs_classes_add(s, r)) != EV_OK)
+	if (s->o.table == EV_FLEX_CLASSES && r->type != EV_COLL && r->type != EV_COUNTER &&
+	    (rc = fs_classes_add(s, r)) != EV_OK)
 		return rc;
 	if (r->type == EV_KERNEL)
 		return add_kernel(s, rs, r);
@@ -148,6 +164,19 @@ int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r)
 			return fs_colls_add(s, r);
 	}
 	return EV_OK;
+}
+
+int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r)
+{
+	/* A tsx record describes the kernel right after it: held for that
+	 * record, no record of its own. */
+	if (r->type == EV_TSX) {
+		fs_ts_hold(s, r);
+		return EV_OK;
+	}
+	int rc = add_rec(s, r);
+	s->have_tsx = 0;
+	return rc;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -162,6 +191,8 @@ int ev_flex_stats_finish(ev_flex_stats *s)
 		return fs_colls_finish(s);
 	if (s->o.table == EV_FLEX_SUMMARY)
 		return fs_summary_write(s);
+	if (s->o.table == EV_FLEX_TS_ANALYSIS)
+		return fs_ts_write(s);
 	uint32_t *ranks = malloc((s->rs.len ? s->rs.len : 1) * sizeof *ranks);
 	if (!ranks)
 		return EV_ERR_NOMEM;
@@ -185,6 +216,7 @@ void ev_flex_stats_free(ev_flex_stats *s)
 	if (!s)
 		return;
 	fs_summary_free(s);
+	fs_ts_free(s);
 	fs_categories_free(s);
 	ev_collmatch_free(s->cm);
 	ev_map_free(&s->rix);
@@ -193,5 +225,7 @@ void ev_flex_stats_free(ev_flex_stats *s)
 	ev_vec_free(&s->ks);
 	ev_map_free(&s->gix);
 	ev_vec_free(&s->gs);
+	ev_map_free(&s->tix);
+	ev_vec_free(&s->ts);
 	free(s);
 }

@@ -29,6 +29,16 @@ struct fs_kernel {
 	struct ev_dist d;
 };
 
+/* Per (rank, normalised kernel name): ts_analysis, the four stage gaps. */
+struct fs_ts {
+	uint32_t rank;
+	uint64_t name;      /* string id of the normalised name */
+	uint64_t order;     /* first seen: acelyzer's order among equal totals */
+	uint64_t sum_ns;    /* kernel time: the row order */
+	uint64_t sum[4];    /* cycles, exact: the means */
+	struct ev_dist d[4];
+};
+
 /* Per (rank, category) or (rank, class): categories, classes. */
 struct fs_group {
 	uint32_t rank;
@@ -51,6 +61,8 @@ struct ev_flex_stats {
 	unsigned *kcat;                       /* categories: category of each compiler kernel */
 	struct ev_map catcache;               /* categories: name id -> see stats_categories.c */
 	ev_collmatch *cm;                     /* colls */
+	struct ev_map tix; struct ev_vec ts;  /* ts_analysis: fs_key(rank, name) -> struct fs_ts */
+	struct ev_rec tsx; int have_tsx;      /* ts_analysis: the tsx record before a kernel */
 };
 
 /* The ev_map key of a pair (rank, name or category): a hash, never 0. */
@@ -64,6 +76,14 @@ struct fs_rank *fs_rank(ev_flex_stats *s, uint32_t rank);
 int fs_summary_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len);
 int fs_summary_write(ev_flex_stats *s);
 void fs_summary_free(ev_flex_stats *s);
+
+/* The id of name with numbers as [N] (acelyzer's), interned. */
+int fs_norm_name(ev_flex_stats *s, const char *name, size_t len, uint64_t *id);
+
+void fs_ts_hold(ev_flex_stats *s, const struct ev_rec *r);
+int fs_ts_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len);
+int fs_ts_write(ev_flex_stats *s);
+void fs_ts_free(ev_flex_stats *s);
 
 int fs_categories_init(ev_flex_stats *s);
 int fs_categories_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len);

@@ -10,7 +10,7 @@
 
 #include "flex/stats_int.h"
 
-int fs_summary_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len)
+int fs_norm_name(ev_flex_stats *s, const char *name, size_t len, uint64_t *id)
 {
 	/* ev_flex_norm_name writes at most 2n + 1 bytes: room to spare. */
 	if (len * 4 + 8 > s->ncap) {
@@ -21,8 +21,13 @@ int fs_summary_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, s
 		s->ncap = len * 4 + 8;
 	}
 	size_t nl = ev_flex_norm_name(name, len, s->nbuf);
+	return ev_strtab_intern(s->st, s->nbuf, nl, id);
+}
+
+int fs_summary_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len)
+{
 	uint64_t id;
-	int fresh, rc = ev_strtab_intern(s->st, s->nbuf, nl, &id);
+	int fresh, rc = fs_norm_name(s, name, len, &id);
 	if (rc != EV_OK)
 		return rc;
 	struct fs_kernel *k = fs_slot(&s->kix, &s->ks, fs_key(r->rank, id), &fresh);

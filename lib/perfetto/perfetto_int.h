@@ -139,6 +139,8 @@ struct ev_perfetto {
 	uint64_t flows[EV_PERFETTO_NFLOWS], reversed[EV_PERFETTO_NFLOWS];
 	uint64_t lanes_made, clipped, skipped;
 	struct ev_perfetto_error err;
+	struct ev_rec tsx;   /* an AIU kernel's TS1..TS5, for the record after it */
+	int have_tsx;
 };
 
 /* emit.c */

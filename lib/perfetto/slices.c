@@ -5,7 +5,7 @@
  * collectives and p2p go on their GPU stream, send/recv on their NCCL
  * channel, calc on its schedule lane, api calls, ranges and marks on their
  * CPU thread (GPU-user ranges on the stream), counters on the CPU process;
- * dep, chan and overlap records only describe other records.
+ * dep, chan, overlap and tsx records only describe other records.
  */
 #include <stdio.h>
 #include <string.h>
@@ -147,6 +147,25 @@ static void args_coll(struct pf_buf *b, const struct ev_rec *r, const ev_strtab 
 	}
 }
 
+/* An AIU kernel's stage counters TS1..TS5, from the tsx record right
+ * before it, as acelyzer's args (decimal text). */
+static void args_tsx(ev_perfetto *p, const struct ev_rec *r)
+{
+	const struct ev_rec *t = &p->tsx;
+	if (!p->have_tsx || t->rank != r->rank || t->stream != r->stream || t->ts != r->ts)
+		return;
+	static const char *const key[5] = { "TS1", "TS2", "TS3", "TS4", "TS5" };
+	const uint64_t gap[4] = { t->step, t->aux, t->step_size, t->id };
+	uint64_t v = t->bytes;
+	char num[24];
+	for (int i = 0; i < 5; i++) {
+		if (i)
+			v += gap[i - 1];
+		snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+		pf_kv_str(&p->ob, key[i], num);
+	}
+}
+
 /* The args every record type has of its own. */
 static void args_type(ev_perfetto *p, const struct ev_rec *r, const char *opw)
 {
@@ -161,6 +180,7 @@ static void args_type(ev_perfetto *p, const struct ev_rec *r, const char *opw)
 			pf_kv_u64(b, "grid", r->aux);
 		if (r->nthreads)
 			pf_kv_u64(b, "block", r->nthreads);
+		args_tsx(p, r);
 		break;
 	case EV_MEMCPY: case EV_MEMSET:
 		pf_kv_u64(b, "bytes", r->bytes);

@@ -65,7 +65,15 @@ int ev_perfetto_add(ev_perfetto *p, const struct ev_rec *r)
 		p->base = r->ts;
 		p->have_base = 1;
 	}
+	/* A tsx record describes the kernel right after it: held for it. */
+	if (r->type == EV_TSX) {
+		p->tsx = *r;
+		p->have_tsx = 1;
+		p->records++;
+		return EV_OK;
+	}
 	int rc = pf_record(p, r);
+	p->have_tsx = 0;
 	if (rc == EV_OK)
 		rc = pf_flush(p, 0);
 	if (rc != EV_OK)
@@ -121,7 +129,7 @@ void ev_perfetto_get_stats(const ev_perfetto *p, struct ev_perfetto_stats *st)
 unsigned ev_perfetto_events_max(const struct ev_rec *r)
 {
 	switch (r->type) {
-	case EV_DEP: case EV_CHAN: case EV_OVERLAP:
+	case EV_DEP: case EV_CHAN: case EV_OVERLAP: case EV_TSX:
 		return 0;
 	case EV_COUNTER: case EV_MARK:
 		return 1;

@@ -1,0 +1,318 @@
+#!/usr/bin/env bats
+# flex2ev, flex-stats and ev2perfetto against the outputs of acelyzer
+# itself on the shared AIU samples (tests/expected/acelyzer, README there
+# says how they were made), and the same rules on fixtures worked by hand.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	A="$SHARED_DATA/acelyzer"
+	X="$TESTS_DIR/expected/acelyzer"
+}
+
+# same_table EVKIT_CSV ACELYZER_TSV: the same rows and columns; names
+# equal, numbers within a relative 1e-6 beyond the 0.001 both print.
+same_table() {
+	awk 'NR == FNR { if (FNR > 1) { n = split($0, f, "\t"); for (i = 1; i <= n; i++) { gsub(/^ +| +$/, "", f[i]); a[FNR, i] = f[i] } ; na = FNR; nf[FNR] = n } ; next }
+	FNR == 1 { next }
+	{
+		n = split($0, g, ",")
+		if (n != nf[FNR]) { printf "row %d: %d columns, acelyzer %d\n", FNR, n, nf[FNR]; bad = 1; next }
+		for (i = 1; i <= n; i++) {
+			x = a[FNR, i]; y = g[i]
+			if (x ~ /^-?[0-9.]+$/ && y ~ /^-?[0-9.e+-]+$/) {
+				d = x - y; if (d < 0) d = -d; m = (x < 0 ? -x : x)
+				if (d > 0.0005 + 1e-6 * m) { printf "row %d column %d: %s, acelyzer %s\n", FNR, i, y, x; bad = 1 }
+			} else if (x != y) { printf "row %d column %d: \"%s\", acelyzer \"%s\"\n", FNR, i, y, x; bad = 1 }
+		}
+		rows = FNR
+	}
+	END { if (rows + 0 != na + 0) { printf "%d rows, acelyzer %d\n", rows - 1, na - 1; bad = 1 } ; exit bad }' "$2" "$1"
+}
+
+@test "ts_analysis by hand: mean, median, min, max, stdev of the stage gaps" {
+	# k_1..k_4 on rank 0 normalise to k_[N]; TS3-TS2 = 100, 200, 600, 700:
+	# mean 400, median (200 + 600) / 2 = 400, stdev sqrt(260000 / 3) =
+	# 294.392; TS4-TS3 = 10 each; TS2-TS1 = 1, 2, 3, 4: mean 2.5, median
+	# 2.5, stdev sqrt(5 / 3) = 1.291.  Rank 1's one kernel comes after.
+	cat >"$T/k.json" <<'JSON'
+[
+{"name":"k_1 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":10,"dur":1,"args":{"TS1":"1000","TS2":"1001","TS3":"1101","TS4":"1111","TS5":"1112"}},
+{"name":"k_2 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":20,"dur":1,"args":{"TS1":"2000","TS2":"2002","TS3":"2202","TS4":"2212","TS5":"2213"}},
+{"name":"k_3 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":30,"dur":1,"args":{"TS1":"3000","TS2":"3003","TS3":"3603","TS4":"3613","TS5":"3614"}},
+{"name":"k_4 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":40,"dur":1,"args":{"TS1":"4000","TS2":"4004","TS3":"4704","TS4":"4714","TS5":"4715"}},
+{"name":"q Cmpt Exec","ph":"X","pid":1,"tid":1,"ts":40,"dur":1,"args":{"TS1":"0x10","TS2":"0x10","TS3":"0x20","TS4":"0x30","TS5":"0x40"}}
+]
+JSON
+	flex2ev -q --align=none -o "$T/k.ev" "$T/k.json"
+	run -0 flex-stats ts_analysis "$T/k.ev"
+	assert_output - <<'EOF'
+Calls,TS2-1_Mean,TS2-1_Median,TS2-1_Min,TS2-1_Max,TS2-1_StDev,TS3-2_Mean,TS3-2_Median,TS3-2_Min,TS3-2_Max,TS3-2_StDev,TS4-3_Mean,TS4-3_Median,TS4-3_Min,TS4-3_Max,TS4-3_StDev,TS5-4_Mean,TS5-4_Median,TS5-4_Min,TS5-4_Max,TS5-4_StDev,pid,Name
+4,2.5,2.5,1,4,1.291,400,400,100,700,294.392,10,10,10,10,0,1,1,1,1,0,0,k_[N] Cmpt Exec
+1,0,0,0,0,0,16,16,16,16,0,16,16,16,16,0,16,16,16,16,0,1,q Cmpt Exec
+EOF
+	# A kernel without counters is left out of the table, and said.
+	printf '[{"name":"c Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":5,"dur":1}]' >"$T/c.json"
+	flex2ev -q -o "$T/c.ev" "$T/c.json"
+	run -1 flex-stats ts_analysis "$T/c.ev"
+	assert_output --partial "none of the 1 kernels has TS1..TS5 counters"
+	cat "$T/c.ev" "$T/k.ev" >"$T/ck.ev"
+	run -0 --separate-stderr flex-stats ts_analysis "$T/ck.ev"
+	[[ "$stderr" == *"1 kernel(s) without TS1..TS5 counters: not in the table"* ]]
+	assert_line --index 1 --partial ",0,k_[N] Cmpt Exec"
+}
+
+@test "shared data: ts_analysis equals acelyzer's on every sample" {
+	need_shared_data
+	flex2ev -q -o "$T/j4.ev" "$A/sample_flex_3062_job_4.json"
+	flex-stats -o "$T/j4.csv" ts_analysis "$T/j4.ev"
+	run -0 same_table "$T/j4.csv" "$X/sample_flex_3062_job_4_ts_analysis.csv"
+	# The compiler logs and --freq change no counter gap.
+	flex2ev -q --freq=557:1100 -o "$T/j4f.ev" "$A/sample_flex_3062_job_4.json"
+	flex-stats -o "$T/j4f.csv" ts_analysis "$T/j4f.ev"
+	run -0 same_table "$T/j4f.csv" "$X/job4_c_sample_comp_log_ideal_ts_analysis.csv"
+	run -0 same_table "$T/j4f.csv" "$X/job4_c_dt_cycles_table_ts_analysis.csv"
+	# acelyzer collapses the 4-rank file to pid 0; split per rank it gives
+	# one row per rank and kernel, as flex2ev does from the one file.
+	flex2ev -q -o "$T/tp4.ev" "$A/allreduce_tp4.json"
+	flex-stats -o "$T/tp4.csv" ts_analysis "$T/tp4.ev"
+	run -0 same_table "$T/tp4.csv" "$X/allreduce_tp4_split_ts_analysis.csv"
+	run -1 same_table "$T/tp4.csv" "$X/allreduce_tp4_ts_analysis.csv"
+	# No 'Cmpt Exec' kernels: acelyzer writes a header-only file, evkit
+	# an error; metadata only: flex2ev refuses the file.
+	flex2ev -q -o "$T/b.ev" "$A/basic_event_test_cases.json"
+	run -1 flex-stats ts_analysis "$T/b.ev"
+	assert_output --partial "no 'Cmpt Exec' kernels"
+	[ "$(wc -l <"$X/basic_event_test_cases_ts_analysis.csv")" -eq 1 ]
+	run -1 flex2ev "$A/meta_events_only.json"
+	[ "$(wc -l <"$X/meta_events_only_ts_analysis.csv")" -eq 1 ]
+}
+
+@test "counters that cannot be stage gaps: no tsx record, and said" {
+	# TS2 is 2^33 + 1 cycles below TS1: not a 32-bit wrap, so no gap.
+	printf '[{"name":"w Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":5,"dur":1,"args":{"TS1":"0x200000001","TS2":"0","TS3":"1","TS4":"2","TS5":"3"}}]' >"$T/w.json"
+	run -0 --separate-stderr flex2ev -o "$T/w.ev" "$T/w.json"
+	[[ "$stderr" == *"1 kernel(s) whose TS1..TS5 go backwards or lie 2^32 cycles apart: no tsx record"* ]]
+	run -0 ev-view -M -H -c type "$T/w.ev"
+	assert_output "kernel"
+}
+
+# exec_ts TIMELINE: pid, name and TS1..TS5 args of every 'Cmpt Exec' slice,
+# sorted, as the *_exec_ts.tsv files list acelyzer's.
+exec_ts() {
+	python3 - "$1" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+rows = sorted((e["args"]["rank"], e["name"], *(e["args"].get(k, "-") for k in ("TS1", "TS2", "TS3", "TS4", "TS5")))
+              for e in ev if e.get("ph") == "X" and "Cmpt Exec" in e.get("name", ""))
+print("pid\tname\tTS1\tTS2\tTS3\tTS4\tTS5")
+for r in rows:
+    print("\t".join(str(x) for x in r))
+PY
+}
+
+@test "shared data: every kernel in the timeline has acelyzer's TS1..TS5 args" {
+	need_shared_data
+	flex2ev -q "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4.json"
+	run -0 exec_ts "$T/j4.json"
+	assert_output "$(cat "$X/sample_flex_3062_job_4_exec_ts.tsv")"
+	flex2ev -q "$A/allreduce_tp4.json" | ev2perfetto -q -o "$T/tp4.json"
+	run -0 exec_ts "$T/tp4.json"
+	assert_output "$(cat "$X/allreduce_tp4_split_exec_ts.tsv")"
+	# The counters belong to the kernel right after them only.
+	flex2ev -q "$A/allreduce_tp4.json" | ev-view -t tsx,range --ev | ev2perfetto -q -o "$T/none.json"
+	run -1 grep -c '"TS1"' "$T/none.json"
+	assert_output 0
+}
+
+@test "clock detection by hand: acelyzer's two estimates and its 10% rule" {
+	# Rank 0: k1 at 10 us, 2 us, TS4-TS3 = 1000 cycles: 500 MHz by
+	# duration; k2 at 20 us, 1 us, 500 cycles: 500 MHz; TS3 5000 cycles
+	# later over 10 us: 500 MHz by interval.
+	cat >"$T/f.json" <<'JSON'
+[
+{"name":"k1 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":10,"dur":2,"args":{"TS1":"0","TS2":"0","TS3":"1000","TS4":"2000","TS5":"2001"}},
+{"name":"k2 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":20,"dur":1,"args":{"TS1":"5000","TS2":"5000","TS3":"6000","TS4":"6500","TS5":"6501"}}
+]
+JSON
+	run -0 --separate-stderr flex2ev -o "$T/f.ev" "$T/f.json"
+	[[ "$stderr" == *"f.json: the cycle counters tick at 500.00 MHz, not at the default --freq of 1000 MHz (input_soc_freq/detected=2.000; min/mean/max over 2 kernel(s) of 1 rank(s): by interval 500.00/500.00/500.00, by duration 500.00/500.00/500.00): use --freq=500.00"* ]]
+	run -0 --separate-stderr flex2ev --freq=560 -o "$T/f.ev" "$T/f.json"
+	[[ "$stderr" == *"not at the --freq of 560 MHz (input_soc_freq/detected=1.120;"* ]]
+	# Within 10%: nothing said.
+	run -0 --separate-stderr flex2ev --freq=540 -o "$T/f.ev" "$T/f.json"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr flex2ev -v --freq=500 -o "$T/f.ev" "$T/f.json"
+	[[ "$stderr" == *"f.json: clock 500.00 MHz (min/mean/max"* ]]
+	# Durations 450 and 550 MHz: a mean of 500, but 20% apart; by interval
+	# 450 (the first kernel has no interval: its duration's estimate, as
+	# acelyzer) and 500: 50 / 475 = 0.105 apart.
+	sed 's/"TS4":"2000","TS5":"2001"/"TS4":"1900","TS5":"1901"/; s/"TS4":"6500","TS5":"6501"/"TS4":"6550","TS5":"6551"/' "$T/f.json" >"$T/s.json"
+	run -0 --separate-stderr flex2ev --freq=500 -o "$T/s.ev" "$T/s.json"
+	[[ "$stderr" == *"s.json: the clock estimates spread over more than 10% (rel_range 0.105 by interval, 0.200 by duration;"* ]]
+}
+
+@test "shared data: a wrong or default --freq gets acelyzer's detection and the --freq to use" {
+	need_shared_data
+	# acelyzer's interval estimate on job4, min/mean/max.
+	want=$(awk '/^== sample_flex_3062_job_4$/ { on = 1; next } /^==/ { on = 0 } on && /interval-based/ { print $(NF - 5) "/" $(NF - 4) "/" $(NF - 3) }' "$X/freq_log.txt")
+	[ "$want" = "557.05/557.05/557.06" ]
+	run -0 --separate-stderr flex2ev -o "$T/j4.ev" "$A/sample_flex_3062_job_4.json"
+	[[ "$stderr" == *"sample_flex_3062_job_4.json: the cycle counters tick at 557.05 MHz, not at the default --freq of 1000 MHz (input_soc_freq/detected=1.795; "*"by interval $want, "*"): use --freq=557.05"* ]]
+	run -0 --separate-stderr flex2ev --freq=557:1100 -o "$T/j4.ev" "$A/sample_flex_3062_job_4.json"
+	[[ "$stderr" != *"tick at"* && "$stderr" != *"clock estimates"* ]]
+	# The 4-rank file: acelyzer's estimate on it split per rank.
+	want=$(awk '/^== allreduce_tp4_split$/ { on = 1; next } /^==/ { on = 0 } on && /interval-based/ { print $(NF - 5) "/" $(NF - 4) "/" $(NF - 3) }' "$X/freq_log.txt")
+	run -0 --separate-stderr flex2ev --align=none -o "$T/tp4.ev" "$A/allreduce_tp4.json"
+	[[ "$stderr" == *"allreduce_tp4.json: the cycle counters tick at 557.18 MHz, "*"over 7 kernel(s) of 4 rank(s): by interval $want, "*"use --freq=557.18"* ]]
+}
+
+@test "counter tracks by hand: ConcurrentPreps and Power (mW), acelyzer's rules" {
+	# Preps (host times, --no-tighten): A [10, 20), B [12, 15), C [20, 25)
+	# us: 1 at 10, 2 at 12, 1 at 15, A's end and C's start at 20: 1, 0
+	# at 25.  (acelyzer writes 0 at 15: its count after an end inside
+	# another Prep forgets the outer one.)
+	cat >"$T/p.json" <<'JSON'
+[
+{"name":"a Cmpt Prep","ph":"X","pid":0,"tid":1,"ts":10,"dur":10},
+{"name":"b Cmpt Prep","ph":"X","pid":0,"tid":2,"ts":12,"dur":3},
+{"name":"c Cmpt Prep","ph":"X","pid":0,"tid":1,"ts":20,"dur":5}
+]
+JSON
+	run -0 bash -c 'flex2ev -q --no-tighten "$1" | ev-view -M -H -t counter -c rank,ts,name,bytes' _ "$T/p.json"
+	assert_output - <<'EOF'
+0	10000	ConcurrentPreps	1
+0	12000	ConcurrentPreps	2
+0	15000	ConcurrentPreps	1
+0	20000	ConcurrentPreps	1
+0	25000	ConcurrentPreps	0
+EOF
+	# Power at 1000 MHz (1 cycle = 1 ns), each kernel's TS4 at its end.
+	# k1 -> k2: 5120 over 12 us: 12 x 5120 / 512 / 12 = 10 W at k1's TS4
+	# (20 us); k3 reads 0: skipped; k2 -> k4: 200000 over 30 us = 156 W,
+	# above 100: 0; k4 -> k5: 2304 over 18 us = 3 W; k5 is the last
+	# reading; k6 lasts 50 ns and the Prep is a Prep: no readings.
+	cat >"$T/w.json" <<'JSON'
+[
+{"name":"p Cmpt Prep","ph":"X","pid":0,"tid":1,"ts":5,"dur":3,"args":{"TS1":"5000","TS2":"5000","TS3":"8000","TS4":"8000","TS5":"8001","Power":"999"}},
+{"name":"k1 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":10,"dur":10,"args":{"TS1":"10000","TS2":"10000","TS3":"10000","TS4":"20000","TS5":"20001","Power":"1000"}},
+{"name":"k2 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":22,"dur":10,"args":{"TS1":"22000","TS2":"22000","TS3":"22000","TS4":"32000","TS5":"32001","Power":"6120"}},
+{"name":"k3 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":40,"dur":10,"args":{"TS1":"40000","TS2":"40000","TS3":"40000","TS4":"50000","TS5":"50001","Power":"0"}},
+{"name":"k4 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":52,"dur":10,"args":{"TS1":"52000","TS2":"52000","TS3":"52000","TS4":"62000","TS5":"62001","Power":"206120"}},
+{"name":"k5 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":70,"dur":10,"args":{"TS1":"70000","TS2":"70000","TS3":"70000","TS4":"80000","TS5":"80001","Power":"208424"}},
+{"name":"k6 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":90,"dur":0.05,"args":{"TS1":"90000","TS2":"90000","TS3":"90000","TS4":"90050","TS5":"90051","Power":"300000"}}
+]
+JSON
+	# --drop-prep leaves the Prep out, not its counter.
+	run -0 bash -c 'flex2ev -q --drop-prep "$1" | ev-view -M -H -t range,counter -c type,name,bytes -n Prep' _ "$T/w.json"
+	assert_output - <<'EOF'
+counter	ConcurrentPreps	1
+counter	ConcurrentPreps	0
+EOF
+	run -0 --separate-stderr bash -c 'flex2ev "$1" | ev-view -M -H -t counter -n Power -c ts,name,bytes' _ "$T/w.json"
+	assert_output - <<'EOF'
+20000	Power (mW)	10000
+32000	Power (mW)	0
+62000	Power (mW)	3000
+EOF
+	[[ "$stderr" == *"1 Power sample(s) above 100 W (or from readings going backwards): written as 0 (acelyzer's rule)"* ]]
+	# The timeline draws them as counter tracks; flex-stats counts them in
+	# no table of events.
+	flex2ev -q "$T/w.json" | ev2perfetto -q -o "$T/w.tl.json"
+	run -0 python3 -c 'import json, sys; ev = json.load(open(sys.argv[1]))["traceEvents"]; print(sorted(e["name"] for e in ev if e.get("ph") == "C" and e["name"] in ("Power (mW)", "ConcurrentPreps")))' "$T/w.tl.json"
+	assert_output "['ConcurrentPreps', 'ConcurrentPreps', 'Power (mW)', 'Power (mW)', 'Power (mW)']"
+	run -0 bash -c 'flex2ev -q "$1" | flex-stats classes' _ "$T/w.json"
+	assert_line "0,COMPUTE_EXEC,6,50.05"
+	assert_line "0,COMPUTE_PREP,1,3"
+}
+
+# timeline_count RUN COUNTER: acelyzer's count in timeline_counts.tsv.
+timeline_count() {
+	awk -F'\t' -v r="$1" -v c="$2" '$1 == r && $2 == c { print $3 }' "$X/timeline_counts.tsv"
+}
+
+# counters TIMELINE NAME: the counter events of one series.
+counters() {
+	python3 -c 'import json, sys; ev = json.load(open(sys.argv[1]))["traceEvents"]; print(sum(1 for e in ev if e.get("ph") == "C" and e["name"] == sys.argv[2]))' "$1" "$2"
+}
+
+@test "shared data: as many Power and ConcurrentPreps samples as acelyzer's timelines" {
+	need_shared_data
+	flex2ev -q "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4.json"
+	run -0 counters "$T/j4.json" "Power (mW)"
+	assert_output "$(timeline_count sample_flex_3062_job_4 Power)"
+	[ "$output" = 15 ]
+	run -0 counters "$T/j4.json" ConcurrentPreps
+	assert_output "$(timeline_count sample_flex_3062_job_4 ConcurrentPreps)"
+	# The 4-rank file: acelyzer split per rank (on the one file it
+	# collapses the ranks and finds 20 Power samples).
+	flex2ev -q "$A/allreduce_tp4.json" | ev2perfetto -q -o "$T/tp4.json"
+	run -0 counters "$T/tp4.json" "Power (mW)"
+	assert_output "$(timeline_count allreduce_tp4_split Power)"
+	run -0 counters "$T/tp4.json" ConcurrentPreps
+	assert_output "$(timeline_count allreduce_tp4_split ConcurrentPreps)"
+	[ "$output" = 14 ]
+	[ "$(timeline_count allreduce_tp4 ConcurrentPreps)" = 14 ]
+}
+
+@test "PT Active by hand: ideal time over duration while each kernel runs" {
+	# At the default core clock 1100 MHz: a 2200 cycles = 2 us of 5 us,
+	# 40%; b_1 ideal 0: no sample (as acelyzer); b_2 8800 cycles = 8 us
+	# of 6 us: acelyzer's 101%.  In 0.01%: 4000, 10100.
+	cat >"$T/c.log" <<'LOG'
+====== Perf Summary ======
+~~~~ Ideal/Total Cycles ~~~~
+-------------------------------------------------------------------------------------------
+Name                                                                            Ideal Cy.
+-------------------------------------------------------------------------------------------
+a-opCatBroadcast                                                                2200
+b_1-opCatBroadcast                                                              0
+b_2-opCatBmm_fp16                                                               8800
+-------------------------------------------------------------------------------------------
+Total                                                                           11000
+-------------------------------------------------------------------------------------------
+====== Perf Summary End ======
+LOG
+	run -0 --separate-stderr bash -c 'flex2ev -c "$1" "$2" | ev-view -M -H -t counter -n PT -c ts,name,bytes' _ "$T/c.log" "$TESTS_DIR/fixtures/flex2ev/clean.json"
+	assert_output - <<'EOF'
+10000	PT Active (0.01%)	4000
+15000	PT Active (0.01%)	0
+30000	PT Active (0.01%)	10100
+36000	PT Active (0.01%)	0
+EOF
+	[[ "$stderr" == *"1 kernel(s) ran shorter than their ideal time: PT Active 101% (acelyzer's rule; check --freq)"* ]]
+	# A core clock twice as fast halves the ideal times: 20%, and b_2 67%.
+	run -0 bash -c 'flex2ev -q --freq=1000:2200 -c "$1" "$2" | ev-view -M -H -t counter -n PT -c bytes' _ "$T/c.log" "$TESTS_DIR/fixtures/flex2ev/clean.json"
+	assert_output - <<'EOF'
+2000
+0
+6667
+0
+EOF
+	# Without the kernel: said; a log without a table is refused.
+	run -0 --separate-stderr flex2ev -c "$T/c.log" -o "$T/j.ev" "$TESTS_DIR/fixtures/flex2ev/job.json"
+	[[ "$stderr" == *"4 kernel(s) not in the compiler tables (-c): no PT Active sample"* ]]
+	echo nothing >"$T/none.log"
+	run -1 flex2ev -c "$T/none.log" "$TESTS_DIR/fixtures/flex2ev/clean.json"
+	assert_output --partial 'none.log: no compiler "Perf Summary / Ideal/Total Cycles" table found'
+}
+
+@test "shared data: PT Active samples equal acelyzer's (-c, --freq=557:1100)" {
+	need_shared_data
+	flex2ev -q --freq=557:1100 -c "$A/sample_comp_log_ideal.txt" "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4.json"
+	run -0 counters "$T/j4.json" "PT Active (0.01%)"
+	assert_output "$(timeline_count job4_c_sample_comp_log_ideal 'PT Active')"
+	[ "$output" = 18 ]
+	# Time (to the ns) and value (to 0.01%) of each, in order.
+	flex2ev -q --freq=557:1100 -c "$A/sample_comp_log_ideal.txt" "$A/sample_flex_3062_job_4.json" |
+		ev-view -M -H -t counter -n PT -c ts,bytes >"$T/pt.tsv"
+	run -0 awk -F'\t' 'NR == FNR { if (FNR > 1) { t[FNR - 1] = $1; v[FNR - 1] = $2; n = FNR - 1 } ; next }
+		{ d = $1 / 1000 - t[FNR]; if (d < 0) d = -d
+		  if (d > 0.001 || $2 != int(v[FNR] * 100 + 0.5)) { print "sample " FNR ": " $0 ", acelyzer " t[FNR] " " v[FNR]; bad = 1 } }
+		END { if (FNR != n) { print FNR " samples, acelyzer " n; bad = 1 } ; exit bad }' "$X/job4_c_sample_comp_log_ideal_pt_active.tsv" "$T/pt.tsv"
+	# dt_cycles_table.log has none of job4's kernels: no sample, in both.
+	flex2ev -q --freq=557:1100 -c "$A/dt_cycles_table.log" "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4d.json"
+	run -0 counters "$T/j4d.json" "PT Active (0.01%)"
+	assert_output "$(timeline_count job4_c_dt_cycles_table 'PT Active')"
+}
