@@ -125,7 +125,7 @@ static void file_warnings(struct opts *o, const struct ev_rocprof_file *fi)
 	if (fi->api && fi->unlinked)
 		ev_cli_warn(&o->cli, "%s: %llu of %llu kernels and copies have no HIP call with their correlation id: flagged unlinked",
 		            fi->path, (unsigned long long)fi->unlinked, (unsigned long long)(fi->linked + fi->unlinked));
-	if (!fi->api && fi->kernels + fi->copies)
+	if (!fi->api && fi->kernels + fi->copies && !o->cli.quiet)
 		ev_cli_note(&o->cli, "%s: no HIP API calls traced (rocprofv3 --hip-trace): kernels are not linked to calls", fi->path);
 	if (o->verbose && !o->cli.quiet)
 		ev_cli_note(&o->cli, "%s: pid %lld, %d GPU agents, host rank %u: %llu kernels, %llu copies, %llu HIP calls, "
