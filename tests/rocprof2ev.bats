@@ -125,6 +125,27 @@ compare_tracelens() {
 	[ ! -e "$T/x.ev" ]
 }
 
+@test "sparse records: missing sizes, agents, symbols and streams are unknown or counted, never guessed" {
+	cat >"$T/sparse_results.json" <<'JSON'
+{"rocprofiler-sdk-tool": [{"agents": [{"id": {"handle": 7}, "type": 2, "logical_node_type_id": 3, "name": "gfx950"}],
+ "buffer_records": {"kernel_dispatch": [
+  {"correlation_id": {"internal": 1}, "start_timestamp": 100, "end_timestamp": 90,
+   "dispatch_info": {"agent_id": {"handle": 7}, "queue_id": {"handle": 5}, "kernel_id": 9}},
+  {"correlation_id": 4, "start_timestamp": 200, "end_timestamp": 300, "dispatch_info": {"agent_id": {"handle": 8},
+   "workgroup_size": {"x": 64}, "grid_size": {"x": 1000}}}]}}]}
+JSON
+	run -0 rocprof2ev -o "$T/sp.ev" "$T/sparse_results.json"
+	assert_line --partial "2 kernels whose kernel_id has no kernel symbol: named kernel_id_N"
+	assert_line --partial "1 GPU events on an agent missing from \"agents\": put on rank 0"
+	assert_line --partial "1 records that end before they start: dur 0"
+	run -0 ev-view -M -H -c rank,stream,ts,dur,name,id,nthreads,aux "$T/sp.ev"
+	assert_output "$(printf '3\t5\t100\t0\tkernel_id_9\t1\t0\t0\n0\t0\t200\t100\tkernel_id_unknown\t0\t64\t16')"
+	# An empty process list is rocprofv3 with nothing in it, said so.
+	echo '{"rocprofiler-sdk-tool": []}' >"$T/none_results.json"
+	run -0 rocprof2ev -o "$T/none.ev" "$T/none_results.json"
+	assert_output --partial "no kernel dispatches, memory copies, HIP calls or markers"
+}
+
 @test "several inputs: one source each; two processes on one GPU are refused" {
 	python3 - "$FX/small_results.json" "$T" <<'PY'
 import json, sys

@@ -109,7 +109,7 @@ static int check_ranks(struct opts *o, ev_rocprof *rp, int n)
 static void file_warnings(struct opts *o, const struct ev_rocprof_file *fi)
 {
 	static const char *const what[] = {
-		"kernels whose kernel_id has no kernel symbol: named kernel_id_N",
+		"kernels whose kernel_id has no kernel symbol: named kernel_id_N (or kernel_id_unknown)",
 		"GPU events on an agent missing from \"agents\": put on rank 0",
 		"records that end before they start: dur 0",
 		"stream, thread or correlation ids beyond 32 bits: low 32 bits kept",

@@ -37,6 +37,7 @@ struct ev_rocprof {
 	uint32_t kind_nops[RP_MAX_KINDS];
 	uint32_t nkinds;           /* elements of strings.buffer_records read */
 	int other_named;           /* the current unconverted array is named */
+	int tool_seen;             /* the document has rocprofiler-sdk-tool */
 	struct ev_json_tok *toks;
 	int ntoks;
 	char *scratch;

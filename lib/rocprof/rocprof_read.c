@@ -53,8 +53,12 @@ static int choose(void *ctx, int depth, const char *key, size_t len)
 			fi->processes++;
 		return depth == 2 ? EV_JSON_ENTER : EV_JSON_SKIP;
 	}
-	if (depth == 1)
-		return key_is(key, len, "rocprofiler-sdk-tool") ? EV_JSON_ENTER : EV_JSON_SKIP;
+	if (depth == 1) {
+		if (!key_is(key, len, "rocprofiler-sdk-tool"))
+			return EV_JSON_SKIP;
+		r->tool_seen = 1;
+		return EV_JSON_ENTER;
+	}
 	if (depth == 3) {
 		r->section = RP_S_NONE;
 		r->array = RP_A_NONE;
@@ -115,6 +119,8 @@ static int tokenize(ev_rocprof *r, const char *text, size_t len, struct doc *d)
 /* Token of member a (and, if b, of its member b) of the object at i, or -1. */
 static int at(const struct doc *d, int i, const char *a, const char *b)
 {
+	if (i < 0)
+		return -1;
 	int v = ev_json_get(d->text, d->t, i, a);
 	return v >= 0 && b ? ev_json_get(d->text, d->t, v, b) : v;
 }
@@ -301,7 +307,7 @@ static int kernel(ev_rocprof *r, const struct doc *d, struct ev_rec *e)
 {
 	struct ev_rocprof_file *fi = &r->files[r->cur];
 	int info = at(d, 0, "dispatch_info", NULL), found;
-	uint64_t kid = num_or(d, info >= 0 ? at(d, info, "kernel_id", NULL) : -1, UINT64_MAX);
+	uint64_t kid = num_or(d, at(d, info, "kernel_id", NULL), UINT64_MAX);
 	uint64_t *name = kid != UINT64_MAX ? ev_map_get(&r->symbols, kid + 1) : NULL;
 	e->type = EV_KERNEL;
 	if (!name)
@@ -309,31 +315,37 @@ static int kernel(ev_rocprof *r, const struct doc *d, struct ev_rec *e)
 	e->name = name && *name != 1 ? *name : 0;
 	if (!e->name) {
 		char buf[48];
-		snprintf(buf, sizeof buf, "kernel_id_%llu", (unsigned long long)kid);
+		if (kid == UINT64_MAX)
+			snprintf(buf, sizeof buf, "kernel_id_unknown");
+		else
+			snprintf(buf, sizeof buf, "kernel_id_%llu", (unsigned long long)kid);
 		int rc = ev_strtab_intern(r->st, buf, strlen(buf), &e->name);
 		if (rc)
 			return rc;
 	}
 	const char *s = ev_strtab_get(r->st, e->name, NULL);
 	e->op = (uint8_t)ev_kernel_class(r->o.rules, s ? s : "");
-	e->rank = gpu_rank(fi, num_or(d, info >= 0 ? at(d, info, "agent_id", "handle") : -1, 0), &found);
+	e->rank = gpu_rank(fi, num_or(d, at(d, info, "agent_id", "handle"), 0), &found);
 	if (!found)
 		fi->no_agent++;
 	/* The HIP stream when rocprofv3 gives it, else the HSA queue. */
 	int sv = at(d, 0, "stream_id", "handle");
-	e->stream = low32(fi, sv >= 0 ? num_or(d, sv, 0) : num_or(d, info >= 0 ? at(d, info, "queue_id", "handle") : -1, 0));
-	/* HSA sizes the grid in work-items: blocks = ceil(grid / workgroup). */
+	e->stream = low32(fi, sv >= 0 ? num_or(d, sv, 0) : num_or(d, at(d, info, "queue_id", "handle"), 0));
+	/* HSA sizes the grid in work-items: blocks = ceil(grid / workgroup).
+	 * Without both sizes, both stay 0 (unknown). */
 	static const char *const dims[] = { "x", "y", "z" };
+	int wgo = at(d, info, "workgroup_size", NULL), gro = at(d, info, "grid_size", NULL);
 	uint64_t threads = 1, blocks = 1;
-	for (int k = 0; k < 3 && info >= 0; k++) {
-		uint64_t wg = num_or(d, at(d, at(d, info, "workgroup_size", NULL), dims[k], NULL), 1);
-		uint64_t gr = num_or(d, at(d, at(d, info, "grid_size", NULL), dims[k], NULL), 1);
+	for (int k = 0; k < 3 && wgo >= 0 && gro >= 0; k++) {
+		uint64_t wg = num_or(d, at(d, wgo, dims[k], NULL), 1), gr = num_or(d, at(d, gro, dims[k], NULL), 1);
 		wg = wg ? wg : 1;
 		threads = threads < (1u << 20) ? threads * wg : threads;
 		blocks = blocks <= UINT32_MAX ? blocks * ((gr + wg - 1) / wg) : blocks;
 	}
-	e->nthreads = threads < 65536 ? (uint16_t)threads : 0;
-	e->aux = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t)blocks;
+	if (wgo >= 0 && gro >= 0) {
+		e->nthreads = threads < 65536 ? (uint16_t)threads : 0;
+		e->aux = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t)blocks;
+	}
 	fi->kernels++;
 	return EV_OK;
 }
@@ -470,8 +482,9 @@ int ev_rocprof_read(ev_rocprof *r, int i, ev_input *in, char *err, size_t errn)
 {
 	struct ev_rocprof_file *fi = &r->files[i];
 	ev_json *j;
-	int rc, seen_tool = 0;
+	int rc;
 	*err = '\0';
+	r->tool_seen = 0;
 	r->cur = i;
 	r->err = err;
 	r->errn = errn;
@@ -494,7 +507,6 @@ int ev_rocprof_read(ev_rocprof *r, int i, ev_input *in, char *err, size_t errn)
 	while ((rc = ev_json_next(j, &it)) > 0) {
 		if (it.kind == EV_JSON_TOP && it.depth == 1)
 			continue;
-		seen_tool = 1;
 		if (fi->processes > 1) {
 			snprintf(err, errn, "byte %llu: several processes in one rocprofiler-sdk-tool array: convert one "
 			         "process per file", (unsigned long long)it.offset);
@@ -510,7 +522,7 @@ int ev_rocprof_read(ev_rocprof *r, int i, ev_input *in, char *err, size_t errn)
 	if (rc < 0 && !*err)
 		snprintf(err, errn, "%s", ev_json_errdetail(j));
 	ev_json_close(j);
-	if (rc >= 0 && !seen_tool && !fi->processes) {
+	if (rc >= 0 && !r->tool_seen) {
 		snprintf(err, errn, "not rocprofv3 JSON (no rocprofiler-sdk-tool member): rocprof2ev reads rocprofv3's "
 		         "--output-format json (*_results.json)");
 		return EV_ERR_FORMAT;
