@@ -20,7 +20,7 @@
  *   ev/perfetto.h  Chrome trace-event JSON timelines: tracks, lanes, flows, counters
  *   ev/stats.h     ev-stats' analyses and the (comm, seq) collective matcher
  *   ev/xlsx.h      TSV tables into Excel workbooks (libxlsxwriter)
- * (ev/nsys.h, ev/nccl_sched.h and ev/merge.h, ev-merge's engine, are
+ * (ev/nsys.h, ev/rocprof.h, ev/nccl_sched.h and ev/merge.h, ev-merge's engine, are
  * included by the tools that need them.)
  * The library returns status codes and never exits; only ev/tool.h prints.
  * It is for tools and users: files of lib/ include the headers they use

@@ -143,6 +143,14 @@ EOF
 	assert_line --index 0 --regexp "job.json	flex	"
 	assert_line --index 1 --regexp "other.json	unknown	"
 	assert_line --index 2 --regexp "small.json	kineto	"
+	# rocprofv3 JSON is named and sent to its converter, its one huge
+	# value scanned past (not a size error past --max-object).
+	python3 -c 'import json, sys; json.dump({"rocprofiler-sdk-tool": [{"buffer_records": {"kernel_dispatch": [{"x": "y" * 100}] * 20000}}]}, sys.stdout)' >"$T/rp_results.json"
+	run -0 flex2ev --sniff "$T/rp_results.json"
+	assert_output --partial "rp_results.json	rocprofv3	"
+	assert_output --partial "convert it with rocprof2ev"
+	run -1 flex2ev --max-object=64K -o "$T/x.ev" "$T/rp_results.json"
+	assert_output --partial 'this is rocprofv3 JSON (top-level "rocprofiler-sdk-tool"): use rocprof2ev'
 	# flex-stats never writes an empty table silently.
 	printf '#ev 1.0 96\n#end 0\n' >"$T/none.ev"
 	run -1 flex-stats summary "$T/none.ev"

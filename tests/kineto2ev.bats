@@ -314,10 +314,10 @@ JSON
 	[ ! -e "$T/x.ev" ]
 }
 
-@test "rocprof JSON is named as a dialect, not a size error" {
+@test "rocprof JSON is named as a dialect and sent to rocprof2ev, not a size error" {
 	python3 -c 'import json, sys; json.dump({"rocprofiler-sdk-tool": [{"metadata": {"pid": 1}, "kernel_dispatch": [{"x": "y" * 100}] * 200000}]}, sys.stdout)' >"$T/rp.json"
 	run -1 kineto2ev --rank=0 -o "$T/x.ev" "$T/rp.json"
-	assert_output --partial "rocprof JSON (rocprofv3, rocprofiler-sdk-tool) is not a Kineto trace"
+	assert_output --partial "rocprof JSON (rocprofv3, rocprofiler-sdk-tool) is not a Kineto trace: convert it with rocprof2ev"
 	refute_output --partial "larger than the limit"
 }
 

@@ -93,8 +93,8 @@ static void usage(FILE *f)
 EV_CLI_HELP_HV
 "\n"
 "A file that is not Flex is refused with one line naming what was seen\n"
-"(a PyTorch profiler trace: use kineto2ev; only metadata events; acelyzer or\n"
-"ev2perfetto output).\n"
+"(a PyTorch profiler trace: use kineto2ev; rocprofv3 JSON: use rocprof2ev;\n"
+"only metadata events; acelyzer or ev2perfetto output).\n"
 "\n"
 EV_CLI_HELP_EXIT("not a Flex trace, invalid JSON, write error")
 "\n"
@@ -171,6 +171,8 @@ static int read_file(struct opts *o, ev_flex_reader *rd, ev_flex_conv *conv, uin
 			                    res.key);
 		return ev_cli_error(&o->cli, "%s: record %llu: this is a PyTorch profiler trace (cat \"%s\"): use kineto2ev",
 		                    path, rec, sn->cat_seen);
+	case EV_DIALECT_ROCPROF:
+		return ev_cli_error(&o->cli, "%s: this is rocprofv3 JSON (top-level \"rocprofiler-sdk-tool\"): use rocprof2ev", path);
 	case EV_DIALECT_META_ONLY:
 		return ev_cli_error(&o->cli, "%s: only metadata events (%llu \"M\" events, no trace events): nothing to convert",
 		                    path, (unsigned long long)sn->meta);

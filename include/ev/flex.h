@@ -25,6 +25,7 @@ enum ev_dialect {
 	EV_DIALECT_META_ONLY,   /* only "M" metadata events */
 	EV_DIALECT_EMPTY,       /* no events at all */
 	EV_DIALECT_PROCESSED,   /* output of acelyzer or ev2perfetto: already processed */
+	EV_DIALECT_ROCPROF,     /* rocprofv3 JSON (rocprofiler-sdk-tool): use rocprof2ev */
 };
 const char *ev_dialect_name(enum ev_dialect d); /* "flex", "kineto", ... */
 
@@ -33,6 +34,7 @@ struct ev_flex_sniff {
 	uint64_t events, meta, flex_counters, flex_names, collgroup, kineto_cats, dur_events;
 	int kineto_top;    /* deviceProperties / schemaVersion / distributedInfo */
 	int processed_top; /* otherData.Application "Acelyzer" or producer ev2perfetto */
+	int rocprof_top;   /* rocprofiler-sdk-tool: rocprofv3's JSON */
 	char top_key[32];  /* the first top-level key seen (for the message) */
 	char ph_seen[16];  /* distinct ph letters seen */
 	char cat_seen[48]; /* first cat value seen */
@@ -44,6 +46,9 @@ void ev_flex_sniff_top(struct ev_flex_sniff *s, const char *key, size_t klen, co
 /* One event: the object at token i of text. */
 void ev_flex_sniff_event(struct ev_flex_sniff *s, const char *text, const struct ev_json_tok *t, int i);
 enum ev_dialect ev_flex_sniff_verdict(const struct ev_flex_sniff *s);
+/* For ev_json_want: every top-level member but rocprofv3's (whose one
+ * value is the whole trace, scanned past uncopied: its key decides). */
+int ev_flex_sniff_want(void *ctx, const char *key, size_t len);
 /* The tool named by a top-level otherData value that marks a processed
  * view of another trace ("ev2perfetto" or "Acelyzer"), or NULL. */
 const char *ev_processed_producer(const char *val, size_t vlen);

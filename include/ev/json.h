@@ -23,6 +23,7 @@ struct ev_json_item {
 	const char *key; size_t key_len; /* EV_JSON_TOP: the member name */
 	const char *text; size_t len;    /* the value's JSON text */
 	uint64_t offset;                 /* byte offset of the value */
+	int depth;                       /* containers open around it (nested reading) */
 };
 typedef struct ev_json ev_json;
 int ev_json_open(ev_json **j, ev_input *in, const char *array_key, size_t max_value) EV_RESULT_USED;
@@ -43,6 +44,20 @@ int ev_json_consume(ev_json *j, size_t n) EV_RESULT_USED;
  * scanned without being copied or size-limited: ev_json_next returns them
  * with text NULL and len their size.  Unset: every member is copied. */
 void ev_json_want(ev_json *j, int (*want)(void *ctx, const char *key, size_t len), void *ctx);
+/* Nested reading, for documents whose big arrays sit deeper than the top
+ * level (rocprofv3's {"rocprofiler-sdk-tool": [{..., "buffer_records":
+ * {"kernel_dispatch": [...]}}]}).  Once set, array_key and want are not
+ * used: choose() is asked about each member (key) and each element of an
+ * entered array (key NULL), with depth the number of containers open
+ * around it (1 for a member of the document's object), and answers
+ * EV_JSON_SKIP (scanned past, returned with text NULL), EV_JSON_COPY
+ * (returned whole), EV_JSON_ENTER (an object or array: its members or
+ * elements are offered in turn; a scalar is copied) or EV_JSON_ITEMS (an
+ * array: its elements are returned as EV_JSON_ELEM with the array's key,
+ * and ev_json_peek/ev_json_consume work inside it).  At most 16 containers
+ * are open at once (EV_ERR_LIMIT beyond). */
+enum { EV_JSON_SKIP = 0, EV_JSON_COPY = 1, EV_JSON_ENTER = 2, EV_JSON_ITEMS = 3 };
+void ev_json_nest(ev_json *j, int (*choose)(void *ctx, int depth, const char *key, size_t len), void *ctx);
 void ev_json_close(ev_json *j);
 
 /* Tokens of one JSON value (jsmn, strict mode). */

@@ -64,13 +64,14 @@ int ev_flex_read_file(ev_flex_reader *rd, ev_flex_conv *c, uint16_t src, const c
 		(void)ev_input_close(in);
 		return fail(res, rc, EV_FLEX_RE_OPEN, 0);
 	}
+	ev_json_want(j, ev_flex_sniff_want, NULL);
 	struct ev_flex_sniff *sn = &res->sniff;
 	struct ev_json_item it;
 	uint64_t n = 0, kineto_at = 0;
 	while ((rc = ev_json_next(j, &it)) > 0) {
 		if (it.kind == EV_JSON_TOP) {
 			ev_flex_sniff_top(sn, it.key, it.key_len, it.text, it.len);
-			if (sn->processed_top || sn->kineto_top) {
+			if (sn->processed_top || sn->kineto_top || sn->rocprof_top) {
 				size_t kl = it.key_len < sizeof res->key - 1 ? it.key_len : sizeof res->key - 1;
 				memcpy(res->key, it.key, kl);
 				res->key[kl] = '\0';

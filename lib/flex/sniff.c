@@ -22,6 +22,7 @@ const char *ev_dialect_name(enum ev_dialect d)
 	case EV_DIALECT_META_ONLY: return "metadata-only";
 	case EV_DIALECT_EMPTY: return "empty";
 	case EV_DIALECT_PROCESSED: return "processed";
+	case EV_DIALECT_ROCPROF: return "rocprofv3";
 	default: return "unknown";
 	}
 }
@@ -73,6 +74,14 @@ void ev_flex_sniff_top(struct ev_flex_sniff *s, const char *key, size_t klen, co
 			s->kineto_top = 1;
 	if (klen == 9 && memcmp(key, "otherData", 9) == 0 && ev_processed_producer(val, vlen))
 		s->processed_top = 1;
+	if (klen == 20 && memcmp(key, "rocprofiler-sdk-tool", 20) == 0)
+		s->rocprof_top = 1;
+}
+
+int ev_flex_sniff_want(void *ctx, const char *key, size_t len)
+{
+	(void)ctx;
+	return !(len == 20 && memcmp(key, "rocprofiler-sdk-tool", 20) == 0);
 }
 
 /* Does the name end in one of the Flex instruction suffixes? */
@@ -151,6 +160,8 @@ enum ev_dialect ev_flex_sniff_verdict(const struct ev_flex_sniff *s)
 {
 	if (s->processed_top)
 		return EV_DIALECT_PROCESSED;
+	if (s->rocprof_top)
+		return EV_DIALECT_ROCPROF;
 	if (s->kineto_top || s->kineto_cats)
 		return EV_DIALECT_KINETO;
 	if (s->flex_counters || s->flex_names || s->collgroup)
@@ -177,6 +188,8 @@ void ev_flex_sniff_describe(const struct ev_flex_sniff *s, char *buf, size_t n)
 			return;                                     \
 		l += (size_t)w;                                     \
 	} while (0)
+	if (s->rocprof_top)
+		ADD(", rocprofv3 JSON (rocprofiler-sdk-tool): convert it with rocprof2ev");
 	if (s->top_key[0])
 		ADD(", first top-level key \"%s\"", s->top_key);
 	if (s->ph_seen[0])
@@ -206,12 +219,13 @@ int ev_flex_sniff_file(const char *path, uint64_t max_events, unsigned flags, en
 		goto out;
 	if ((rc = ev_json_open(&j, in, "traceEvents", 64u << 20)) != EV_OK)
 		goto out;
+	ev_json_want(j, ev_flex_sniff_want, NULL);
 	struct ev_json_item it;
 	int decided = 0;
 	while ((rc = ev_json_next(j, &it)) > 0) {
 		if (it.kind == EV_JSON_TOP) {
 			ev_flex_sniff_top(&s, it.key, it.key_len, it.text, it.len);
-			if (s.kineto_top || s.processed_top)
+			if (s.kineto_top || s.processed_top || s.rocprof_top)
 				break;
 			continue;
 		}

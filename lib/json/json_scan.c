@@ -23,7 +23,13 @@
 
 #define CHUNK (1u << 18)
 
-enum state { ST_START, ST_MEMBERS, ST_ARRAY, ST_AFTER_ARRAY, ST_DONE };
+enum state { ST_START, ST_MEMBERS, ST_ARRAY, ST_ELEMS, ST_AFTER_ARRAY, ST_DONE };
+
+/* Containers open around the reader: '{' an object whose members are
+ * offered one by one, '[' an entered array whose elements are offered, 'i'
+ * the items array (its elements are returned).  The document's own object
+ * is the first. */
+#define NEST_MAX 16
 
 struct ev_json {
 	ev_input *in;
@@ -43,6 +49,10 @@ struct ev_json {
 	void *want_ctx;
 	int discard;             /* scanning a member nobody wants: count, don't copy */
 	uint64_t dlen;
+	int (*nest)(void *ctx, int depth, const char *key, size_t len);
+	void *nest_ctx;
+	char lvl[NEST_MAX];
+	int depth;
 	char detail[256];
 };
 
@@ -81,6 +91,12 @@ void ev_json_want(ev_json *j, int (*want)(void *ctx, const char *key, size_t len
 {
 	j->want = want;
 	j->want_ctx = ctx;
+}
+
+void ev_json_nest(ev_json *j, int (*choose)(void *ctx, int depth, const char *key, size_t len), void *ctx)
+{
+	j->nest = choose;
+	j->nest_ctx = ctx;
 }
 
 static int fail(ev_json *j, int rc, const char *msg)
@@ -321,6 +337,7 @@ int ev_json_consume(ev_json *j, size_t n)
 	j->pos += n;
 	int c = skip_ws(j);
 	if (c == ']') {
+		j->depth--;
 		j->st = ST_AFTER_ARRAY;
 		return EV_OK;
 	}
@@ -339,10 +356,36 @@ static void open_array(ev_json *j)
 {
 	j->st = ST_ARRAY;
 	int c = skip_ws(j);
-	if (c == ']')
+	if (c == ']') {
+		j->depth--;
 		j->st = ST_AFTER_ARRAY;
-	else if (c >= 0)
+	} else if (c >= 0) {
 		j->pos--;
+	}
+}
+
+/* One more container open around the reader (kind as in lvl). */
+static int push(ev_json *j, char kind)
+{
+	if (j->depth == NEST_MAX)
+		return fail(j, EV_ERR_LIMIT, "JSON containers entered deeper than the reader follows");
+	j->lvl[j->depth++] = kind;
+	return EV_OK;
+}
+
+/* After the '{' or '[' of an entered container: its members or elements
+ * come next, or it is empty and over. */
+static void enter(ev_json *j, int c)
+{
+	int d = skip_ws(j);
+	if (d == (c == '{' ? '}' : ']')) {
+		j->depth--;
+		j->st = ST_AFTER_ARRAY;
+		return;
+	}
+	if (d >= 0)
+		j->pos--;
+	j->st = c == '{' ? ST_MEMBERS : ST_ELEMS;
 }
 
 int ev_json_next(ev_json *j, struct ev_json_item *it)
@@ -354,12 +397,14 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 			c = skip_ws(j);
 			if (c == '[') {
 				j->bare = 1;
+				(void)push(j, 'i');
 				open_array(j);
 				continue;
 			}
 			if (c != '{')
 				return c == -1 ? fail(j, EV_ERR_FORMAT, "empty input: not a JSON trace")
 				               : c < -1 ? input_error(j, c) : fail(j, EV_ERR_FORMAT, "not a JSON object or array");
+			(void)push(j, '{');
 			c = skip_ws(j);
 			if (c == '}') {
 				j->st = ST_DONE;
@@ -380,12 +425,22 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 			if (c != ':')
 				return fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT, "expected ':'");
 			c = skip_ws(j);
-			if (c == '[' && strcmp(j->key, j->array_key) == 0) {
+			int choice = j->nest ? j->nest(j->nest_ctx, j->depth, j->key, j->klen) : EV_JSON_COPY;
+			if (c == '[' && (j->nest ? choice == EV_JSON_ITEMS : strcmp(j->key, j->array_key) == 0)) {
+				if ((rc = push(j, 'i')) != EV_OK)
+					return rc;
 				open_array(j);
 				continue;
 			}
+			if (choice == EV_JSON_ENTER && (c == '{' || c == '[')) {
+				if ((rc = push(j, (char)c)) != EV_OK)
+					return rc;
+				enter(j, c);
+				continue;
+			}
 			it->offset = j->base + j->pos - 1;
-			j->discard = j->want && !j->want(j->want_ctx, j->key, j->klen);
+			it->depth = j->depth;
+			j->discard = j->nest ? choice == EV_JSON_SKIP : j->want && !j->want(j->want_ctx, j->key, j->klen);
 			rc = scan_value(j, c);
 			int skipped = j->discard;
 			j->discard = 0;
@@ -401,43 +456,78 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 		case ST_ARRAY:
 			c = skip_ws(j);
 			it->offset = j->base + j->pos - 1;
+			it->depth = j->depth; /* before the array's end may close it */
 			if ((rc = scan_value(j, c)) != EV_OK)
 				return rc;
 			c = skip_ws(j);
-			if (c == ']')
+			if (c == ']') {
+				j->depth--;
 				j->st = ST_AFTER_ARRAY;
-			else if (c != ',')
+			} else if (c != ',')
 				return c < -1 ? input_error(j, c) : fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT,
 				                                      c == -1 ? "truncated JSON inside the event array" : "expected ',' or ']' in the event array");
 			it->kind = EV_JSON_ELEM;
-			it->key = NULL;
-			it->key_len = 0;
+			/* Nested reading names the array the element is in (no key
+			 * is read inside it, so the array's own is still there). */
+			it->key = j->nest ? j->key : NULL;
+			it->key_len = j->nest ? j->klen : 0;
 			it->text = j->val;
 			it->len = j->vlen;
 			return 1;
+		case ST_ELEMS: {
+			c = skip_ws(j);
+			int ec = j->nest(j->nest_ctx, j->depth, NULL, 0);
+			if (ec == EV_JSON_ENTER && (c == '{' || c == '[')) {
+				if ((rc = push(j, (char)c)) != EV_OK)
+					return rc;
+				enter(j, c);
+				continue;
+			}
+			it->offset = j->base + j->pos - 1;
+			it->depth = j->depth;
+			j->discard = ec == EV_JSON_SKIP;
+			rc = scan_value(j, c);
+			int eskip = j->discard;
+			j->discard = 0;
+			if (rc != EV_OK)
+				return rc;
+			it->kind = EV_JSON_ELEM;
+			it->key = NULL;
+			it->key_len = 0;
+			it->text = eskip ? NULL : j->val;
+			it->len = eskip ? (size_t)j->dlen : j->vlen;
+			j->st = ST_AFTER_ARRAY;
+			return 1;
+		}
 		case ST_AFTER_ARRAY:
 			c = skip_ws(j);
-			if (j->bare) {
+			if (j->depth == 0) {
 				/* A read error here (a gzip member without its
 				 * trailer) is that error, not trailing data. */
 				if (c < -1)
 					return input_error(j, c);
 				if (c != -1)
-					return fail(j, EV_ERR_FORMAT, "data after the end of the array");
+					return fail(j, EV_ERR_FORMAT, j->bare ? "data after the end of the array" :
+					                                        "data after the end of the document");
 				j->st = ST_DONE;
 				continue;
+			}
+			if (j->lvl[j->depth - 1] == '[') {
+				if (c == ',' || c == ']') {
+					if (c == ']')
+						j->depth--;
+					j->st = c == ',' ? ST_ELEMS : ST_AFTER_ARRAY;
+					continue;
+				}
+				return c < -1 ? input_error(j, c) : fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT,
+				                                      c == -1 ? "truncated JSON inside an array" : "expected ',' or ']'");
 			}
 			if (c == ',') {
 				j->st = ST_MEMBERS;
 				continue;
 			}
 			if (c == '}') {
-				c = skip_ws(j);
-				if (c < -1)
-					return input_error(j, c);
-				if (c != -1)
-					return fail(j, EV_ERR_FORMAT, "data after the end of the document");
-				j->st = ST_DONE;
+				j->depth--;
 				continue;
 			}
 			return c < -1 ? input_error(j, c) : fail(j, c == -1 ? EV_ERR_TRUNCATED : EV_ERR_FORMAT,

@@ -733,8 +733,8 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 			snprintf(err, errn, "a PyTorch execution trace (ExecutionTraceObserver: \"nodes\", no traceEvents) is "
 			         "not a Kineto trace; convert the profiler trace recorded beside it");
 		else
-			snprintf(err, errn, "rocprof JSON (%s, rocprofiler-sdk-tool) is not a Kineto trace; kineto2ev reads "
-			         "PyTorch profiler traces (traceEvents)", fi->dialect);
+			snprintf(err, errn, "rocprof JSON (%s, rocprofiler-sdk-tool) is not a Kineto trace: convert it with "
+			         "rocprof2ev", fi->dialect);
 		return EV_ERR_FORMAT;
 	}
 	if (rc >= 0 && fi->processed) {

@@ -88,6 +88,11 @@ replay() {
 	replay json kineto2ev -q --max-object 64K --max-tokens 4096
 }
 
+@test "fuzz corpus: rocprofv3 documents through rocprof2ev" {
+	replay rocprof rocprof2ev -q --names=formatted
+	replay rocprof rocprof2ev -q --max-object 1K --max-markers 1
+}
+
 @test "fuzz corpus: NPKit summaries through npkit2lat" {
 	replay npkit npkit2lat -q --proto simple
 	replay npkit npkit2lat -q --proto ll --require none

@@ -524,7 +524,7 @@ static void test_dialects_and_depth(void)
 	struct conv c;
 	convert(&c, "rocprof.json",
 	        "{\"rocprofiler-sdk-tool\":[{\"metadata\":{\"pid\":1},\"kernel_dispatch\":[{\"dispatch_info\":{}}]}]}");
-	CHECK(c.rc == EV_ERR_FORMAT && strstr(c.err, "rocprof JSON") && strstr(c.err, "not a Kineto trace"));
+	CHECK(c.rc == EV_ERR_FORMAT && strstr(c.err, "rocprof JSON") && strstr(c.err, "not a Kineto trace") && strstr(c.err, "rocprof2ev"));
 	ev_kineto_free(c.k);
 
 	/* 2 MB of nested arrays: a depth error, quickly. */
