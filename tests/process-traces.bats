@@ -235,7 +235,12 @@ tp4_clock.csv
 tp4_collectives.csv
 tp4_stats_summary.csv
 tp4_summary.csv
+tp4_ts_analysis.csv
 EOF2
+	# acelyzer's _ts_analysis, numbers as acelyzer gives them (run rank by
+	# rank: it folds a multi-rank file into rank 0).
+	norm() { awk -F'[,\t]' 'NR > 1 { l = ""; for (i = 1; i <= NF; i++) { v = $i; gsub(/^ +| +$/, "", v); if (v ~ /^[0-9.]+$/) v += 0; l = l (i > 1 ? "," : "") v } print l }' "$1" | sort; }
+	cmp <(norm "$TESTS_DIR/expected/acelyzer/allreduce_tp4_split_ts_analysis.csv") <(norm "$T/out/tp4_ts_analysis.csv")
 	run -0 python3 "$V" "$T/out/tp4.json"
 	assert_line "process 6 rank 3 GPU (device aiu3)"
 	assert_line "flows collective=3 p2p=6"
