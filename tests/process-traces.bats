@@ -387,3 +387,14 @@ EOF2
 	run -0 python3 "$V" "./$N.one/processed_trace.json"
 	assert_line "process 0 rank 0 GPU (device 0)"
 }
+
+@test "rocprofv3 results: converted by rocprof2ev, one configuration, the same tables" {
+	F="$TESTS_DIR/fixtures/rocprof2ev/small_results.json"
+	run -0 --separate-stderr process-traces -n r -o "$T/out" "$F"
+	[[ "$stderr" == *"configuration (single): 2 ranks"* ]]
+	[[ "$stderr" != *init_ns* ]]
+	# The per-rank kernel table is ev-stats' of rocprof2ev's stream.
+	rocprof2ev -q -o "$T/r.ev" "$F"
+	ev-stats kernels -q --by=rank --csv -o "$T/k.csv" "$T/r.ev"
+	cmp <(sort "$T/k.csv") <(sort "$T/out/r_summary.csv")
+}

@@ -58,7 +58,7 @@ static void usage(FILE *f)
 "      --report=FILE      write the alignment report as TSV to FILE\n"
 "      --config-keys=LIST #src keys that identify a configuration [all but\n"
 "                         file, input, rank, base_ns, host, node, pid,\n"
-"                         device, gpu, nsys, schema, nccl]\n"
+"                         device, gpu, nsys, schema, nccl, init_ns, fini_ns]\n"
 "      --drift-min-span=T anchors must span T for a drift to be fitted [1s]\n"
 "      --warn-residual=T  warn when a rank's median residual exceeds T [10us]\n"
 "  -f, --force            write binary output to a terminal\n"

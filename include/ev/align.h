@@ -147,7 +147,8 @@ const char *ev_align_mode_name(enum ev_align_mode m);
 
 /* Keys that describe one rank's file rather than its configuration
  * (file, input, rank, local_rank, base_ns, host, hostname, node, pid, tid,
- * device, gpu, nsys, schema, nccl): 1 if key is one of them. */
+ * device, gpu, nsys, schema, nccl, init_ns, fini_ns): 1 if key is one of
+ * them. */
 int ev_align_per_rank_key(const char *key);
 /* Canonical name of the configuration of a source: its key=value pairs,
  * per-rank keys left out (or, with keys/nkeys != 0, only those keys),

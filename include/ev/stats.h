@@ -186,9 +186,8 @@ int ev_stats_opts_by(struct ev_stats_opts *o, const char *list) EV_RESULT_USED;
 
 /* Source groups: --by src, a #src key, or "config" make sources into
  * groups.  config = sources with the same label and the same #src keys
- * apart from those that name one process's own file (file, rank,
- * local_rank, node, host, hostname, pid, tid, device, gpu, base_ns): the
- * ranks of one run. */
+ * apart from those that name one process's own file
+ * (ev_align_per_rank_key): the ranks of one run. */
 int ev_stats_is_process_key(const char *key);
 
 /* What an analysis saw, to say why a table is empty or partial. */
