@@ -126,7 +126,8 @@ LIST
 	ev-stats kernels --by=rank --csv -q -o "$T/one.csv" "$T/m.ev"
 	cmp "$T/one.csv" "$T/csv/kernel_summary.csv"
 	ev-stats report -q --xlsx -o "$T/r.xlsx" "$T/m.ev"
-	run -0 python3 -c 'import openpyxl, sys; print(" ".join(openpyxl.load_workbook(sys.argv[1]).sheetnames))' "$T/r.xlsx"
+	need_openpyxl
+	run -0 "$PY_XLSX" -c 'import openpyxl, sys; print(" ".join(openpyxl.load_workbook(sys.argv[1]).sheetnames))' "$T/r.xlsx"
 	assert_output "gpu_timeline kernel_summary kernel_summary_by_category ops_unique_args coll_analysis short_kernels_summary short_kernel_histogram"
 }
 
