@@ -153,7 +153,7 @@ time.sleep(30)' "$T/pgid" >/dev/null 2>&1 3>&- &
 	run -0 grep -o '<td title="1608.86657975">1608.9</td>' "$T/r.html"
 	run -0 grep -o '<td class="pos" title="0.000012345">0.000012</td>' "$T/r.html"
 	# The long name: shortened in the cell, whole in its title.
-	run -0 grep -o "<td class=\"t\" title=\"$long\">Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32…1_GSUASB_GLS0_ISA942</td>" "$T/r.html"
+	run -0 grep -o "<td class=\"w\" title=\"$long\">Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32…1_GSUASB_GLS0_ISA942</td>" "$T/r.html"
 	# The TSV keeps every digit.
 	run -0 grep -c '27.298999999999978' "$T/t.tsv"
 }
