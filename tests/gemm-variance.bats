@@ -261,6 +261,18 @@ OUT
 	assert_equal "${#lines[@]}" 4
 	run -0 python3 "$HTML" "$OUT_AORTA/report.html"
 	assert_line "images 5"
+	# Named by the directory's own name, not its path with '/' as '_'.
+	run -0 grep -c '<p class="note">Sweep aorta-sweep (' "$OUT_AORTA/report.html"
+	run -1 grep -F 'Sweep _' "$OUT_AORTA/report.html"
+	# Each GEMM across configurations: one kernel launched by several ops
+	# or shapes is on several rows, told apart by the op signature shown.
+	run -0 python3 "$TESTS_DIR/fixtures/evkit-report/table-rows.py" "$OUT_AORTA/report.html" "Each GEMM across configurations (all ranks pooled)"
+	assert_line --index 0 --regexp $'^config\top_signature\tname\tcount\t'
+	run -0 bash -c 'cut -f1,3 <<<"$1" | sort | uniq -d | wc -l' _ "$output"
+	[ "$output" -gt 0 ] || fail "expected kernels on several rows of one configuration"
+	run -0 python3 "$TESTS_DIR/fixtures/evkit-report/table-rows.py" "$OUT_AORTA/report.html" "Each GEMM across configurations (all ranks pooled)"
+	run -0 bash -c 'cut -f1-3 <<<"$1" | sort | uniq -d' _ "$output"
+	assert_output ""
 }
 
 @test "box plots: one box per value of the key they name, with counts and axis labels" {
