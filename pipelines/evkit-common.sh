@@ -54,6 +54,11 @@ evk_msg() {
 # evk_show FILE...: the messages the tools of a stage wrote to FILE..., each
 # distinct line once (first-seen order) with its count, control bytes shown
 # as '?'; adds the number of warning lines to EVK_NWARN for evk_warn_total.
+# Lines that differ only in their numbers ("12 kernels overrun", "7 kernels
+# overrun") are one line, each number that varies shown as its range
+# ("7..12 kernels overrun [2 times]").  A number is a run of digits (and
+# decimals) not glued to a letter or '_' before it: the 3 of "rank3" is part
+# of a name, and lines about two files stay two lines.
 EVK_NWARN=0
 evk_show() {
 	local f nw
@@ -61,8 +66,42 @@ evk_show() {
 		[ -s "$f" ] || continue
 		nw=$(grep -c ': warning: ' "$f" || true)
 		EVK_NWARN=$((EVK_NWARN + nw))
-		LC_ALL=C awk '{ if (!($0 in c)) o[n++] = $0; c[$0]++ }
-		     END { for (i = 0; i < n; i++) print (c[o[i]] > 1 ? o[i] " [" c[o[i]] " times]" : o[i]) }' "$f" |
+		LC_ALL=C awk '
+		{
+			# The line as a template (numbers as \036) and its numbers.
+			t = ""; r = $0; k = 0
+			while (match(r, /[0-9]+(\.[0-9]+)?/)) {
+				pre = substr(r, 1, RSTART - 1); num = substr(r, RSTART, RLENGTH)
+				before = (pre != "") ? substr(pre, length(pre), 1) : substr(t, length(t), 1)
+				r = substr(r, RSTART + RLENGTH)
+				if (before ~ /[A-Za-z_.]/ || (before == "-" && pre == "" && t == "")) { t = t pre num; continue }
+				t = t pre "\036"; v[++k] = num
+			}
+			t = t r
+			if (!(t in c)) { o[n++] = t; nk[t] = k; first[t] = $0 }
+			c[t]++
+			if (!((t, $0) in seen)) { seen[t, $0] = 1; lines[t]++ }
+			for (i = 1; i <= k; i++) {
+				x = v[i] + 0
+				if (c[t] == 1 || x < lo[t, i] + 0) lo[t, i] = v[i]
+				if (c[t] == 1 || x > hi[t, i] + 0) hi[t, i] = v[i]
+			}
+		}
+		END {
+			for (j = 0; j < n; j++) {
+				t = o[j]; out = first[t]
+				if (lines[t] > 1) {
+					out = ""; r = t
+					for (i = 1; i <= nk[t]; i++) {
+						p = index(r, "\036")
+						out = out substr(r, 1, p - 1) (lo[t, i] == hi[t, i] ? lo[t, i] : lo[t, i] ".." hi[t, i])
+						r = substr(r, p + 1)
+					}
+					out = out r
+				}
+				print (c[t] > 1 ? out " [" c[t] " times]" : out)
+			}
+		}' "$f" |
 			LC_ALL=C tr '\001-\010\013-\037\177' '?' >&2
 	done
 }

@@ -172,3 +172,23 @@ time.sleep(30)' "$T/pgid" >/dev/null 2>&1 3>&- &
 		run -0 "$T/p/bin/$p" --help
 	done
 }
+
+@test "evk_show: each distinct line once with its count; lines differing only in numbers folded, with the range" {
+	{
+		printf 'kineto2ev: warning: a/rank3.json: 12 kernels overrun their stream by 1.5 us\n'
+		printf 'kineto2ev: warning: a/rank3.json: 7 kernels overrun their stream by 0.25 us\n'
+		printf 'kineto2ev: warning: a/rank3.json: 9 kernels overrun their stream by 0.25 us\n'
+		printf 'kineto2ev: warning: a/rank5.json: 7 kernels overrun their stream by 0.25 us\n'
+		printf 'ev-merge: note: same 1\nev-merge: note: same 1\n'
+	} >"$T/w.txt"
+	EVK_NWARN=0
+	evk_show "$T/w.txt" 2>"$T/shown"
+	run -0 cat "$T/shown"
+	assert_output - <<'OUT'
+kineto2ev: warning: a/rank3.json: 7..12 kernels overrun their stream by 0.25..1.5 us [3 times]
+kineto2ev: warning: a/rank5.json: 7 kernels overrun their stream by 0.25 us
+ev-merge: note: same 1 [2 times]
+OUT
+	# Every warning line still counts for the closing total.
+	[ "$EVK_NWARN" = 4 ]
+}
