@@ -8,7 +8,8 @@
 # passed through word by word: partition, account, time, --nodelist...),
 # waits for it, passes every task's stderr on (prefixed with the task), and
 # fails naming each task that failed or never ran, with its command.  On
-# TERM/INT/HUP of the pipeline, evk_slurm_cancel cancels the array.
+# TERM/INT/HUP of the pipeline, the supervisor cancels the array (its id
+# and task directory are recorded in EVK_WORK/.slurm).
 #
 # The task directory is made under $EVKIT_SLURM_DIR (default: the current
 # directory, which must be shared with the nodes, as the traces are).
@@ -23,6 +24,7 @@ evk_slurm_cancel() {
 	[ -z "$EVK_SLURM_TASKDIR" ] || rm -rf "$EVK_SLURM_TASKDIR"
 	EVK_SLURM_JOB=
 	EVK_SLURM_TASKDIR=
+	[ -z "${EVK_WORK:-}" ] || rm -f "$EVK_WORK/.slurm"
 }
 
 evk_slurm_run() {
@@ -31,6 +33,9 @@ evk_slurm_run() {
 	dir=$(mktemp -d "${EVKIT_SLURM_DIR:-$PWD}/.evkit-slurm.XXXXXX") ||
 		{ echo "evkit: --slurm: cannot make a task directory in ${EVKIT_SLURM_DIR:-$PWD}" >&2; return 1; }
 	EVK_SLURM_TASKDIR=$dir
+	# Recorded for the supervisor, which cancels and removes them when the
+	# run is interrupted (the worker is then ended at once).
+	[ -z "${EVK_WORK:-}" ] || printf '\t%s\n' "$dir" >"$EVK_WORK/.slurm"
 	while IFS= read -r -d '' cmd; do
 		printf '%s\n' "$cmd" >"$dir/cmd.$k"
 		k=$((k + 1))
@@ -56,6 +61,7 @@ TASK
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null && [ ! -s "$dir/jobid" ]; do sleep 0.2; done
 	EVK_SLURM_JOB=$(cut -d';' -f1 "$dir/jobid" 2>/dev/null || true)
+	[ -z "${EVK_WORK:-}" ] || printf '%s\t%s\n' "$EVK_SLURM_JOB" "$dir" >"$EVK_WORK/.slurm"
 	wait "$pid" || rc=$?
 	if [ -z "$EVK_SLURM_JOB" ]; then
 		echo "evkit: --slurm: sbatch refused the job: $(cat "$dir/sbatch.err")" >&2
@@ -81,5 +87,6 @@ TASK
 	rm -rf "$dir"
 	EVK_SLURM_JOB=
 	EVK_SLURM_TASKDIR=
+	[ -z "${EVK_WORK:-}" ] || rm -f "$EVK_WORK/.slurm"
 	[ "$failed" -eq 0 ]
 }
