@@ -24,7 +24,7 @@ body { font-family: sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; white-space: nowrap; }
-th { background: #f0f0f0; white-space: normal; } td.t { text-align: left; }
+th { background: #f0f0f0; white-space: normal; } td.t, th.t { text-align: left; }
 td.w { text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 8em; max-width: 22em; }
 .tw { max-width: 100%; overflow-x: auto; }
 td.better { background: #c8e6c9; } td.worse { background: #ffcdd2; } td.similar { background: #f5f5f5; }
@@ -90,7 +90,7 @@ rpt_table() {
 		if (FNR == 1) { for (i = 1; i <= NF; i++) mt[i] = ($i in W) ? 3 * maxtext : maxtext; next }
 		if (FNR > max + 1) next
 		for (i = 1; i <= NF; i++) {
-			if (!isnum($i)) { l = length($i); if (l > mt[i]) l = mt[i]; if (l > long[i]) long[i] = l }
+			if (!isnum($i)) { l = length($i); if (l > mt[i]) l = mt[i]; if (l > long[i]) long[i] = l; if ($i != "") text[i] = 1 }
 			if (FNR == 2) first[i] = $i; else if ($i != first[i]) differs[i] = 1
 		}
 		rows = FNR - 1
@@ -110,7 +110,8 @@ rpt_table() {
 			if (drop[i]) continue
 			if ($i ~ /(^|_)ts$/) t = t " (ns)"
 			gsub(/_/, "_<wbr>", t)
-			printf "<th>%s</th>", t
+			# Over a text column the header is left-aligned, as its cells.
+			printf "<th%s>%s</th>", (text[i] ? " class=\"t\"" : ""), t
 		}
 		print "</tr>"; next
 	}
@@ -394,7 +395,8 @@ rpt_yrange() {
 }
 
 # plot_box TSV GROUPCOL VALCOL OUT.svg TITLE YLABEL [XLABEL]: one box per
-# value of GROUPCOL (in version order), labelled with the value and its
+# value of GROUPCOL (in the report's configuration order, others in
+# version order), labelled with the value and its
 # count (n=...); each box is its own plot, titled "VALUE (n=N)".
 plot_box() {
 	local tsv="$1" gcol="$2" vcol="$3" out="$4" title="$5" ylabel="${6:-}" xlabel="${7:-$2}"

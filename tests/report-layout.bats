@@ -100,7 +100,7 @@ setup() {
 	assert_output "$(printf 'config\n256_28\n256_28\n512_28\n256_56')"
 }
 
-@test "report tables: long text wraps, headers break at '_', ts columns get their unit, a constant column is said once" {
+@test "report tables: long text wraps, headers break at '_' and align with their cells, ts columns get their unit, a constant column is said once" {
 	printf 'baseline\tname\tmin_ts\tts\tstd_us\n' >"$T/t.tsv"
 	printf 'base_256\tCijk_Alik_Bljk_HHS_BH_MT128x128x32_gemm\t1765217845926542330\t5\t1.5\n' >>"$T/t.tsv"
 	printf 'base_256\tgemm\t1765217845926542331\t6\t2.5\n' >>"$T/t.tsv"
@@ -108,7 +108,7 @@ setup() {
 	rpt_table "$T/t.tsv"
 	rpt_end
 	run -0 grep -c '<td class="w">Cijk_Alik_Bljk_HHS_BH_MT128x128x32_gemm</td>' "$T/r.html"
-	run -0 grep -c '<th>min_<wbr>ts (ns)</th><th>ts (ns)</th><th>std_<wbr>us</th>' "$T/r.html"
+	run -0 grep -c '<th class="t">name</th><th>min_<wbr>ts (ns)</th><th>ts (ns)</th><th>std_<wbr>us</th>' "$T/r.html"
 	run -0 grep -c '<p class="note">baseline: base_256 in every row.</p>' "$T/r.html"
 	run -1 grep '<th>baseline' "$T/r.html"
 	# Integers stay exact (epoch ns).
