@@ -8,8 +8,7 @@
 # passed through word by word: partition, account, time, --nodelist...),
 # waits for it, passes every task's stderr on (prefixed with the task), and
 # fails naming each task that failed or never ran, with its command.  On
-# TERM/INT/HUP of the pipeline, the supervisor cancels the array (its id
-# and task directory are recorded in EVK_WORK/.slurm).
+# TERM/INT/HUP of the pipeline, evk_slurm_cancel cancels the array.
 #
 # The task directory is made under $EVKIT_SLURM_DIR (default: the current
 # directory, which must be shared with the nodes, as the traces are).
@@ -17,6 +16,8 @@
 EVK_SLURM_JOB=
 EVK_SLURM_TASKDIR=
 
+# The array's id and task directory are also recorded in EVK_WORK/.slurm:
+# on TERM/INT/HUP the supervisor ends the worker at once and cancels them.
 evk_slurm_cancel() {
 	if [ -n "$EVK_SLURM_JOB" ] && command -v scancel >/dev/null 2>&1; then
 		scancel "$EVK_SLURM_JOB" 2>/dev/null || true
