@@ -60,6 +60,11 @@ evk_msg() {
 # evk_show FILE...: the messages the tools of a stage wrote to FILE..., each
 # distinct line once (first-seen order) with its count, control bytes shown
 # as '?'; adds the number of warning lines to EVK_NWARN for evk_warn_total.
+# Lines that differ only in their numbers ("12 kernels overrun", "7 kernels
+# overrun") are one line, each number that varies shown as its range
+# ("7..12 kernels overrun [2 times]").  A number is a run of digits (and
+# decimals) not glued to a letter or '_' before it: the 3 of "rank3" is part
+# of a name, and lines about two files stay two lines.
 EVK_NWARN=0
 evk_show() {
 	local f nw
@@ -67,8 +72,42 @@ evk_show() {
 		[ -s "$f" ] || continue
 		nw=$(grep -c ': warning: ' "$f" || true)
 		EVK_NWARN=$((EVK_NWARN + nw))
-		LC_ALL=C awk '{ if (!($0 in c)) o[n++] = $0; c[$0]++ }
-		     END { for (i = 0; i < n; i++) print (c[o[i]] > 1 ? o[i] " [" c[o[i]] " times]" : o[i]) }' "$f" |
+		LC_ALL=C awk '
+		{
+			# The line as a template (numbers as \036) and its numbers.
+			t = ""; r = $0; k = 0
+			while (match(r, /[0-9]+(\.[0-9]+)?/)) {
+				pre = substr(r, 1, RSTART - 1); num = substr(r, RSTART, RLENGTH)
+				before = (pre != "") ? substr(pre, length(pre), 1) : substr(t, length(t), 1)
+				r = substr(r, RSTART + RLENGTH)
+				if (before ~ /[A-Za-z_.]/ || (before == "-" && pre == "" && t == "")) { t = t pre num; continue }
+				t = t pre "\036"; v[++k] = num
+			}
+			t = t r
+			if (!(t in c)) { o[n++] = t; nk[t] = k; first[t] = $0 }
+			c[t]++
+			if (!((t, $0) in seen)) { seen[t, $0] = 1; lines[t]++ }
+			for (i = 1; i <= k; i++) {
+				x = v[i] + 0
+				if (c[t] == 1 || x < lo[t, i] + 0) lo[t, i] = v[i]
+				if (c[t] == 1 || x > hi[t, i] + 0) hi[t, i] = v[i]
+			}
+		}
+		END {
+			for (j = 0; j < n; j++) {
+				t = o[j]; out = first[t]
+				if (lines[t] > 1) {
+					out = ""; r = t
+					for (i = 1; i <= nk[t]; i++) {
+						p = index(r, "\036")
+						out = out substr(r, 1, p - 1) (lo[t, i] == hi[t, i] ? lo[t, i] : lo[t, i] ".." hi[t, i])
+						r = substr(r, p + 1)
+					}
+					out = out r
+				}
+				print (c[t] > 1 ? out " [" c[t] " times]" : out)
+			}
+		}' "$f" |
 			LC_ALL=C tr '\001-\010\013-\037\177' '?' >&2
 	done
 }
@@ -210,6 +249,9 @@ evk_supervise() {
 	wait "$pid" || rc=$?
 	trap - TERM INT HUP
 	_evk_reap "$pid"
+	# A failed run leaves no output directory of its own (its outputs are
+	# staged, published only at the end).
+	[ "$rc" = 0 ] || _evk_new_outs >/dev/null
 	_evk_remove_work
 	exit "$rc"
 }
@@ -287,12 +329,51 @@ _evk_remove_work() {
 	rm -rf -- "$EVK_WORK"
 }
 
+# _evk_new_outs: remove the output directories the worker created
+# (evk_mkout), after an interruption or a failure: an interrupted or failed
+# run leaves no directory of its own behind.  Prints how many it removed.
+_evk_new_outs() {
+	local d n=0
+	if [ -f "$EVK_WORK/.outs" ]; then
+		while IFS= read -r -d '' d; do
+			[ -d "$d" ] || continue
+			rm -rf -- "$d" && n=$((n + 1))
+		done <"$EVK_WORK/.outs"
+	fi
+	echo "$n"
+}
+
+# _evk_slurm_recorded: cancel the Slurm array the worker submitted (its id
+# and task directory in EVK_WORK/.slurm) and remove its task directory.
+_evk_slurm_recorded() {
+	local job="" dir=""
+	[ -s "$EVK_WORK/.slurm" ] || return 0
+	IFS=$'\t' read -r job dir <"$EVK_WORK/.slurm" || true
+	if [ -n "$job" ] && command -v scancel >/dev/null 2>&1; then scancel "$job" 2>/dev/null || true; fi
+	[ -z "$dir" ] || rm -rf -- "$dir"
+}
+
 _evk_interrupted() {
+	local n
 	trap '' TERM INT HUP
+	# The worker first, by KILL: a shell whose foreground command a signal
+	# ends prints "Terminated" (or "Hangup") on reaping it, a stray line
+	# before the explanation below.  Everything it would clean up is the
+	# supervisor's: its jobs (TERM, below), the Slurm array, the
+	# temporary and staging directories, the output directories it made.
+	# (Disowned first, or this shell would report it "Killed".)
+	disown "$EVK_CHILD_PGID" 2>/dev/null || true
+	kill -KILL "$EVK_CHILD_PGID" 2>/dev/null || true
 	kill -TERM -- "-$EVK_CHILD_PGID" 2>/dev/null || true
 	_evk_reap "$EVK_CHILD_PGID"
+	_evk_slurm_recorded
+	n=$(_evk_new_outs)
 	_evk_remove_work
-	printf '%s: interrupted by SIG%s: stopped its jobs, removed its temporary files; earlier outputs are left as they were\n' "${EVK_PROG:-evkit}" "$2" >&2
+	if [ "$n" = 0 ]; then
+		printf '%s: interrupted by SIG%s: stopped its jobs, removed its temporary files; earlier outputs are left as they were\n' "${EVK_PROG:-evkit}" "$2" >&2
+	else
+		printf '%s: interrupted by SIG%s: stopped its jobs, removed its temporary files and the output directory it had created; earlier outputs are left as they were\n' "${EVK_PROG:-evkit}" "$2" >&2
+	fi
 	exit $((128 + $1))
 }
 
@@ -307,11 +388,27 @@ evk_workdir() {
 	printf '%s\n' "$EVK_WORK"
 }
 
+# evk_mkout DIR: mkdir -p DIR; when DIR did not exist, the topmost
+# directory this made is recorded for the supervisor, which removes it if
+# the run is interrupted or fails.
+evk_mkout() {
+	local top="" d="$1"
+	while [ -n "$d" ] && [ ! -e "$d" ]; do
+		top="$d"
+		[[ "$d" == */* ]] || break
+		d="${d%/*}"
+	done
+	mkdir -p -- "$1"
+	if [ -n "$top" ] && [ -n "${EVK_WORK:-}" ] && [ -d "$EVK_WORK" ]; then
+		printf '%s\0' "$(realpath -- "$top")" >>"$EVK_WORK/.outs"
+	fi
+}
+
 # evk_stage_dir OUT: create (and print) a hidden staging directory inside
-# OUT, removed by the supervisor if the run is interrupted.
+# OUT (evk_mkout), removed by the supervisor if the run is interrupted.
 evk_stage_dir() {
 	local s
-	mkdir -p -- "$1"
+	evk_mkout "$1"
 	s=$(mktemp -d "$1/.${EVK_PROG:-evkit}.stage.XXXXXX")
 	[ -z "${EVK_WORK:-}" ] || printf '%s\0' "$s" >>"$EVK_WORK/.stages"
 	printf '%s\n' "$s"

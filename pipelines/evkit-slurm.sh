@@ -16,6 +16,8 @@
 EVK_SLURM_JOB=
 EVK_SLURM_TASKDIR=
 
+# The array's id and task directory are also recorded in EVK_WORK/.slurm:
+# on TERM/INT/HUP the supervisor ends the worker at once and cancels them.
 evk_slurm_cancel() {
 	if [ -n "$EVK_SLURM_JOB" ] && command -v scancel >/dev/null 2>&1; then
 		scancel "$EVK_SLURM_JOB" 2>/dev/null || true
@@ -23,6 +25,7 @@ evk_slurm_cancel() {
 	[ -z "$EVK_SLURM_TASKDIR" ] || rm -rf "$EVK_SLURM_TASKDIR"
 	EVK_SLURM_JOB=
 	EVK_SLURM_TASKDIR=
+	[ -z "${EVK_WORK:-}" ] || rm -f "$EVK_WORK/.slurm"
 }
 
 evk_slurm_run() {
@@ -31,6 +34,9 @@ evk_slurm_run() {
 	dir=$(mktemp -d "${EVKIT_SLURM_DIR:-$PWD}/.evkit-slurm.XXXXXX") ||
 		{ echo "evkit: --slurm: cannot make a task directory in ${EVKIT_SLURM_DIR:-$PWD}" >&2; return 1; }
 	EVK_SLURM_TASKDIR=$dir
+	# Recorded for the supervisor, which cancels and removes them when the
+	# run is interrupted (the worker is then ended at once).
+	[ -z "${EVK_WORK:-}" ] || printf '\t%s\n' "$dir" >"$EVK_WORK/.slurm"
 	while IFS= read -r -d '' cmd; do
 		printf '%s\n' "$cmd" >"$dir/cmd.$k"
 		k=$((k + 1))
@@ -56,6 +62,7 @@ TASK
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null && [ ! -s "$dir/jobid" ]; do sleep 0.2; done
 	EVK_SLURM_JOB=$(cut -d';' -f1 "$dir/jobid" 2>/dev/null || true)
+	[ -z "${EVK_WORK:-}" ] || printf '%s\t%s\n' "$EVK_SLURM_JOB" "$dir" >"$EVK_WORK/.slurm"
 	wait "$pid" || rc=$?
 	if [ -z "$EVK_SLURM_JOB" ]; then
 		echo "evkit: --slurm: sbatch refused the job: $(cat "$dir/sbatch.err")" >&2
@@ -81,5 +88,6 @@ TASK
 	rm -rf "$dir"
 	EVK_SLURM_JOB=
 	EVK_SLURM_TASKDIR=
+	[ -z "${EVK_WORK:-}" ] || rm -f "$EVK_WORK/.slurm"
 	[ "$failed" -eq 0 ]
 }

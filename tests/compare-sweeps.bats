@@ -106,6 +106,13 @@ OUT
 	assert_line "images 18"
 	assert_line "h2 Each sweep's plots, side by side"
 	run -0 grep -c 'grid-template-columns: repeat(3, 1fr)' "$O/sweep_comparison.html"
+	# The configurations sorted by label in the chart, those only "wide"
+	# has in their place; the sweeps (its series) as given.
+	run -0 python3 "$TESTS_DIR/fixtures/evkit-report/check-svg-layout.py" "$O/plots/mean_time_diff_by_config.svg"
+	assert_line "xorder 256_28,256_42,256_56,512_28,512_42,512_56"
+	assert_line "overlaps 0"
+	assert_line "zeroaxis 0"
+	run -0 grep -c 'in this order (the sweeps as given; configurations sorted by label): base, noisy, wide, 256_28, 256_42, 256_56, 512_28, 512_42, 512_56\.' "$O/sweep_comparison.html"
 }
 
 @test "shared data: the aorta sweep against a generated one" {
@@ -132,6 +139,12 @@ OUT
 	run -0 python3 "$BOXES" "$O/plots/time_diff_by_sweep_boxplot.svg" sweep "time_diff (us)" "Base ROCm=16" "ROCm 7.1 (new)=16"
 	run -0 python3 "$HTML" "$O/sweep_comparison.html"
 	run -0 grep -c '<title>Sweep comparison: Base ROCm vs ROCm 7.1 (new)</title>' "$O/sweep_comparison.html"
+	# A sweep analysed here is named where its table is, in OUT/sweeps/,
+	# not in the staging directory that no longer exists; the order of
+	# the sweeps is said once.
+	run -0 grep -c -F "ROCm 7.1 (new): $O/sweeps/ROCm 7.1 (new)/top5_gemm_kernels_time_variance.tsv (16 rows)." "$O/sweep_comparison.html"
+	run -1 grep -F '.compare-sweeps.stage' "$O/sweep_comparison.html"
+	run -0 grep -c 'in this order (the sweeps as given; configurations sorted by label): Base ROCm, ROCm 7.1 (new), 256_28, 256_56, 512_28, 512_56\.' "$O/sweep_comparison.html"
 	run -0 compare-sweeps --version
 	assert_line --index 0 --regexp '^compare-sweeps \(evkit\) [0-9]+\.[0-9]+\.[0-9]+$'
 }

@@ -38,13 +38,16 @@ setup() {
 		printf 'Base ROCm\tnew\tGPU_idle_time_ms\t1.8585\t1.8285\t1.61420500404\tBetter\n'
 		printf 'Base ROCm\tnew\tNCCL_x\t27.298999999999978\t\t-5.4\tWorse\n'
 	} >"$T/dash.tsv"
-	printf 'name\tcount\tnote\ngemm\t4194304\tnan\ncomm\t1e-3\t0x10\n' >"$T/k.tsv"
+	# Epoch ns: 19 digits, more than a double (or Excel) holds.
+	printf 'name\tcount\tnote\tmin_ts\ngemm\t4194304\tnan\t1765217845926542330\ncomm\t1e-3\t0x10\t-1765217845926542331\n' >"$T/k.tsv"
 	run -0 ev-xlsx -o "$T/b.xlsx" "Summary_Dashboard=$T/dash.tsv" "$T/k.tsv"
 	run -0 "$PY_XLSX" "$XLSX" "$T/b.xlsx" Summary_Dashboard="$T/dash.tsv" k="$T/k.tsv"
 	assert_output - <<'OUT'
 sheet Summary_Dashboard rows 3 cols 7
-sheet k rows 2 cols 3
+sheet k rows 2 cols 4
 OUT
+	run -0 "$PY_XLSX" -c 'import openpyxl, sys; ws = openpyxl.load_workbook(sys.argv[1])["k"]; print(repr(ws["D2"].value), repr(ws["B2"].value))' "$T/b.xlsx"
+	assert_output "'1765217845926542330' 4194304"
 	# A cell beyond Excel's limit is cut, with a warning; odd sheet names fixed.
 	printf 'name\n%s\n' "$long" >"$T/long.tsv"
 	run -0 ev-xlsx -o "$T/c.xlsx" "a[b]:c=$T/long.tsv"

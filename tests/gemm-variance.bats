@@ -261,6 +261,18 @@ OUT
 	assert_equal "${#lines[@]}" 4
 	run -0 python3 "$HTML" "$OUT_AORTA/report.html"
 	assert_line "images 5"
+	# Named by the directory's own name, not its path with '/' as '_'.
+	run -0 grep -c '<p class="note">Sweep aorta-sweep (' "$OUT_AORTA/report.html"
+	run -1 grep -F 'Sweep _' "$OUT_AORTA/report.html"
+	# Each GEMM across configurations: one kernel launched by several ops
+	# or shapes is on several rows, told apart by the op signature shown.
+	run -0 python3 "$TESTS_DIR/fixtures/evkit-report/table-rows.py" "$OUT_AORTA/report.html" "Each GEMM across configurations (all ranks pooled)"
+	assert_line --index 0 --regexp $'^config\top_signature\tname\tcount\t'
+	run -0 bash -c 'cut -f1,3 <<<"$1" | sort | uniq -d | wc -l' _ "$output"
+	[ "$output" -gt 0 ] || fail "expected kernels on several rows of one configuration"
+	run -0 python3 "$TESTS_DIR/fixtures/evkit-report/table-rows.py" "$OUT_AORTA/report.html" "Each GEMM across configurations (all ranks pooled)"
+	run -0 bash -c 'cut -f1-3 <<<"$1" | sort | uniq -d' _ "$output"
+	assert_output ""
 }
 
 @test "box plots: one box per value of the key they name, with counts and axis labels" {
@@ -399,6 +411,33 @@ EOF
 	assert_output ""
 }
 
+@test "TERM while a step runs: no stray 'Terminated' line, and an OUT the run created is removed" {
+	# An ev-merge that hangs: the worker waits on it in the foreground.
+	mkdir -p "$T/slow"
+	printf '#!/bin/bash\necho $$ >>"%s/pids"\nexec sleep 300\n' "$T" >"$T/slow/ev-merge"
+	chmod +x "$T/slow/ev-merge"
+	PATH="$T/slow:$PATH" gemm-variance -q --no-traces -o "$T/new/out" "$SW_S1" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 100); do [ -s "$T/pids" ] && break; sleep 0.1; done
+	[ -s "$T/pids" ] || { cat "$T/err"; false; }
+	[ -d "$T/new/out" ]
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	# The explanation alone: no "Terminated" (or "Killed") from bash before it.
+	run -0 cat "$T/err"
+	assert_output "gemm-variance: interrupted by SIGTERM: stopped its jobs, removed its temporary files and the output directory it had created; earlier outputs are left as they were"
+	[ ! -e "$T/new" ]
+	# The hanging step is ended (gone, or a zombie left for init to reap:
+	# its shell was ended first).
+	p=$(cat "$T/pids")
+	if [ -r "/proc/$p/stat" ]; then
+		run -0 awk '{ print $3 }' "/proc/$p/stat"
+		assert_output Z
+	fi
+}
+
 @test "a failing step is explained on stderr" {
 	# SW_S1: --ranks 2 --iters 2 --threads 256 --channels 28.
 	mkdir -p "$T/bad"
@@ -406,6 +445,8 @@ EOF
 	chmod +x "$T/bad/ev-merge"
 	PATH="$T/bad:$PATH" run -1 gemm-variance -q --no-traces -o "$T/out" "$SW_S1"
 	assert_output --regexp '^gemm-variance: failed \(exit 3\) at line [0-9]+: ev-merge '
+	# The output directory it had created is not left behind, empty.
+	[ ! -e "$T/out" ]
 }
 
 @test "the shared aorta sweep: aorta's own top-5 GEMM variance rows, all 160 (shared data)" {

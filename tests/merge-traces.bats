@@ -108,6 +108,16 @@ EOF
 	done
 }
 
+@test "-a coll: the alignment report and its TSV name each configuration" {
+	python3 "$TESTS_DIR/gen/gen-kineto.py" --ranks 2 --iters 2 --threads 256 --channels 28,56 "$T/sweep"
+	merge-traces -a coll -j 2 -o "$T/out" "$T/sweep" 2>"$T/err"
+	run -0 grep -c -e '^ev-merge: align coll: configuration 256thread_28ch: 2 ranks' -e '^ev-merge: align coll: configuration 256thread_56ch: 2 ranks' "$T/err"
+	assert_output 2
+	run -1 grep -F '(single)' "$T/err" "$T/out/256thread_28ch.align.tsv" "$T/out/256thread_56ch.align.tsv"
+	run -0 cut -f1 "$T/out/256thread_56ch.align.tsv"
+	assert_output "$(printf 'config\n256thread_56ch\n256thread_56ch')"
+}
+
 @test "-a coll on traces without collective records says so instead of doing nothing" {
 	mkrun "$T/run" 0 1
 	# No collective arguments and no NCCL kernel names (kineto2ev infers

@@ -153,7 +153,7 @@ time.sleep(30)' "$T/pgid" >/dev/null 2>&1 3>&- &
 	run -0 grep -o '<td title="1608.86657975">1608.9</td>' "$T/r.html"
 	run -0 grep -o '<td class="pos" title="0.000012345">0.000012</td>' "$T/r.html"
 	# The long name: shortened in the cell, whole in its title.
-	run -0 grep -o "<td class=\"t\" title=\"$long\">Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32…1_GSUASB_GLS0_ISA942</td>" "$T/r.html"
+	run -0 grep -o "<td class=\"w\" title=\"$long\">Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32…1_GSUASB_GLS0_ISA942</td>" "$T/r.html"
 	# The TSV keeps every digit.
 	run -0 grep -c '27.298999999999978' "$T/t.tsv"
 }
@@ -171,4 +171,24 @@ time.sleep(30)' "$T/pgid" >/dev/null 2>&1 3>&- &
 		assert_line --index 0 --regexp "^$p \(evkit\) [0-9]+\.[0-9]+\.[0-9]+$"
 		run -0 "$T/p/bin/$p" --help
 	done
+}
+
+@test "evk_show: each distinct line once with its count; lines differing only in numbers folded, with the range" {
+	{
+		printf 'kineto2ev: warning: a/rank3.json: 12 kernels overrun their stream by 1.5 us\n'
+		printf 'kineto2ev: warning: a/rank3.json: 7 kernels overrun their stream by 0.25 us\n'
+		printf 'kineto2ev: warning: a/rank3.json: 9 kernels overrun their stream by 0.25 us\n'
+		printf 'kineto2ev: warning: a/rank5.json: 7 kernels overrun their stream by 0.25 us\n'
+		printf 'ev-merge: note: same 1\nev-merge: note: same 1\n'
+	} >"$T/w.txt"
+	EVK_NWARN=0
+	evk_show "$T/w.txt" 2>"$T/shown"
+	run -0 cat "$T/shown"
+	assert_output - <<'OUT'
+kineto2ev: warning: a/rank3.json: 7..12 kernels overrun their stream by 0.25..1.5 us [3 times]
+kineto2ev: warning: a/rank5.json: 7 kernels overrun their stream by 0.25 us
+ev-merge: note: same 1 [2 times]
+OUT
+	# Every warning line still counts for the closing total.
+	[ "$EVK_NWARN" = 4 ]
 }

@@ -16,6 +16,9 @@
  *   anything else          General
  * A cell is written as a number when its whole text is a finite decimal
  * number (ev_xlsx_parse_number), else as a string; empty cells stay blank.
+ * An integer of more than 15 significant digits (ev_xlsx_long_integer: an
+ * epoch time in ns) is written as a string of its exact digits: a number
+ * cell is a double, and Excel shows 15 digits.
  */
 #ifndef EV_XLSX_H
 #define EV_XLSX_H
@@ -46,6 +49,10 @@ enum ev_xlsx_kind ev_xlsx_col_kind(const char *name);
 /* 1 when s is a whole finite decimal number ("12", "-0.5", "1e-3"), with
  * its value in *v; 0 otherwise ("", "nan", "0x10", "1.2.3", "12 us"). */
 int ev_xlsx_parse_number(const char *s, double *v);
+
+/* 1 when s is an integer ([+-]digits) of more than 15 significant digits,
+ * which an xlsx number cell cannot hold exactly. */
+int ev_xlsx_long_integer(const char *s);
 
 /* A valid sheet name from any text: the characters []:*?/\ and control
  * characters become '_', leading/trailing apostrophes are dropped, at most

@@ -377,6 +377,23 @@ static const char *fit_cell(ev_xlsx *x, const char *s)
 	return x->cut;
 }
 
+/* An integer of more than 15 significant digits (an epoch time in ns) is
+ * written as a text cell holding its exact digits: an xlsx number is a
+ * double, exact to 2^53 only, and Excel shows 15 digits of any number, so
+ * 1765217845926542330 would read back as 1.765217845926542e+18. */
+int ev_xlsx_long_integer(const char *s)
+{
+	size_t sig = 0;
+	if (*s == '-' || *s == '+')
+		s++;
+	while (*s == '0')
+		s++;
+	for (; *s; s++, sig++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return sig > 15;
+}
+
 int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
 {
 	lxw_row_t row;
@@ -392,7 +409,7 @@ int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
 		lxw_error e;
 		if (!fields[c][0])
 			continue;
-		if (x->kind[c] != EV_XLSX_STATUS && ev_xlsx_parse_number(fields[c], &v))
+		if (x->kind[c] != EV_XLSX_STATUS && !ev_xlsx_long_integer(fields[c]) && ev_xlsx_parse_number(fields[c], &v))
 			e = lxw.worksheet_write_number(x->ws, row, (lxw_col_t)c, v, kind_format(x, x->kind[c]));
 		else
 			e = lxw.worksheet_write_string(x->ws, row, (lxw_col_t)c, fit_cell(x, fields[c]), NULL);

@@ -106,3 +106,28 @@ setup() {
 	run -0 find "$T/slurm" -name '.*'
 	assert_output ""
 }
+
+@test "TERM while a job array runs: the array is cancelled, its task directory and the new OUT removed" {
+	python3 "$GEN" --ranks 2 --iters 2 --threads 256 --channels 28,56 "$T/sweep"
+	# A kineto2ev that hangs on the node (sbatch passes PATH on).
+	mkdir -p "$T/slow"
+	printf '#!/bin/bash\nexec sleep 300\n' >"$T/slow/kineto2ev"
+	chmod +x "$T/slow/kineto2ev"
+	PATH="$T/slow:$PATH" EVKIT_SLURM_DIR="$T" gemm-variance -q --no-traces --slurm='--job-name=evkit-term --time=5' \
+		-o "$T/new/out" "$T/sweep" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 200); do [ -n "$(squeue -h -n evkit-term -t R 2>/dev/null)" ] && break; sleep 0.1; done
+	[ -n "$(squeue -h -n evkit-term -t R)" ] || { cat "$T/err"; fail "the array never ran"; }
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	run -0 cat "$T/err"
+	assert_output "gemm-variance: interrupted by SIGTERM: stopped its jobs, removed its temporary files and the output directory it had created; earlier outputs are left as they were"
+	for _ in $(seq 100); do [ -z "$(squeue -h -n evkit-term 2>/dev/null)" ] && break; sleep 0.1; done
+	run -0 squeue -h -n evkit-term
+	assert_output ""
+	run -0 find "$T" -maxdepth 1 -name '.evkit-slurm.*'
+	assert_output ""
+	[ ! -e "$T/new" ]
+}

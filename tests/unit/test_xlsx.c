@@ -41,6 +41,14 @@ static void test_numbers(void)
 	CHECK(!ev_xlsx_parse_number("1.2.3", &v));
 	CHECK(!ev_xlsx_parse_number("-", &v));
 	CHECK(!ev_xlsx_parse_number("1e999", &v));
+	/* Integers beyond 15 significant digits go to text cells, exact. */
+	CHECK(ev_xlsx_long_integer("1765217845926542330"));
+	CHECK(ev_xlsx_long_integer("-1234567890123456"));
+	CHECK(!ev_xlsx_long_integer("123456789012345"));
+	CHECK(!ev_xlsx_long_integer("0000000000000000001"));
+	CHECK(!ev_xlsx_long_integer("1765217845926.542330"));
+	CHECK(!ev_xlsx_long_integer("1e18"));
+	CHECK(!ev_xlsx_long_integer(""));
 }
 
 static void test_sheet_names(void)
