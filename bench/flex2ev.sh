@@ -22,13 +22,13 @@ for mult in 1 4; do
 	bytes=$(stat -c %s "$f")
 	events=$(awk '$1 == "pairs" { print 2 * $2 }' "$f.truth")
 	measure conv "flex2ev -q -o /dev/null $f"
-	measure small "flex2ev -q -S 16M -o $d/out.ev $f"
+	measure small "flex2ev -q -S 64M -o $d/out.ev $f"
 	measure stats "flex-stats summary -q -o /dev/null $d/out.ev"
 	# json.load (what acelyzer's ingest does) only at the small size: at
 	# 1 GiB it needs several GiB of a shared machine.
 	[ "$mult" = 1 ] && measure py "python3 -c 'import json, sys; json.load(open(sys.argv[1]))' $f"
 	echo "| flex2ev | 8 ranks, $(mib "$bytes") | $(mib "$bytes") JSON, $events B/E events | $conv_wall | $(mbps "$bytes" "$conv_wall"), $(rate "$events" "$conv_wall" events) | $conv_rss |"
-	echo "| flex2ev | 8 ranks, $(mib "$bytes"), -S 16M | $(mib "$bytes") JSON | $small_wall | $(mbps "$bytes" "$small_wall") | $small_rss |"
+	echo "| flex2ev | 8 ranks, $(mib "$bytes"), -S 64M | $(mib "$bytes") JSON | $small_wall | $(mbps "$bytes" "$small_wall") | $small_rss |"
 	echo "| flex-stats summary | its ev stream | $(mib "$(stat -c %s "$d/out.ev")") ev | $stats_wall | | $stats_rss |"
 	[ "$mult" = 1 ] && echo "| python3 json.load (floor) | same JSON | $(mib "$bytes") | $py_wall | $(mbps "$bytes" "$py_wall") | $py_rss |"
 	rm -f "$d/out.ev"

@@ -449,3 +449,12 @@ EOF
 		awk -v a="$a" -v b="$b" 'BEGIN { d = a - b * 1000; exit !(d < 1 && d > -1) }'
 	done
 }
+
+@test "default settings: memory does not follow the trace's size (sorted runs spill)" {
+	[[ "$EV_BIN" != *asan* ]] || skip "ASan's shadow memory is not the tool's"
+	python3 "$TESTS_DIR/gen/gen-flex.py" --ranks 8 --seed 21 --size 41943040 -o "$T/big.json"
+	/usr/bin/time -f '%M' -o "$T/rss" flex2ev -q -o "$T/big.ev" "$T/big.json"
+	# three passes of 16 MiB and what is per rank: well under the 40 MiB input
+	run -0 awk '{ print ($1 < 40960) ? "bounded" : $1 " KiB" }' "$T/rss"
+	assert_output bounded
+}

@@ -149,7 +149,7 @@ struct ev_flex_opts {
 	int overlap;           /* enum ev_flex_overlap: what --overlap asked for */
 	int64_t rank;          /* every event of the input on this rank, -1: its pid */
 	int colls;             /* build per-rank collective spans (coll records) */
-	uint64_t sort_bytes;   /* memory of each of the three sorters [64M] */
+	uint64_t sort_bytes;   /* memory of each of the three sorters [16M] */
 	int ts_fix;            /* --flex-ts-fix: move a job's device events into its AIU Roundtrip */
 	int align;             /* align rank clocks on send/recv pairs (default 1) */
 	int strip_ids;         /* request ids out of communication event names, into id */

@@ -142,7 +142,7 @@ int ev_flex_conv_new(ev_flex_conv **out, const struct ev_flex_opts *o, ev_strtab
 	fq_init(&c->freq);
 	fc_init(&c->ctr);
 	ev_map_init(&c->ideal);
-	uint64_t budget = o->sort_bytes ? o->sort_bytes : (64u << 20);
+	uint64_t budget = o->sort_bytes ? o->sort_bytes : (16u << 20);
 	int rc = ev_sorter_open(&c->s1, budget, NULL);
 	if (rc == EV_OK)
 		rc = ev_sorter_open(&c->s2, budget, NULL);
