@@ -255,13 +255,8 @@ static int merge(struct opts *o, struct ev_merge_input *in)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 	else if (ev_merge_write(m, w, o->cli.output) != EV_OK)
 		status = 1;
-	if (!status) {
-		ev_cli_progress_done(&o->cli);
-		rc = ev_writer_close(w);
-		w = NULL;
-		if (rc)
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-	}
+	if (!status)
+		status = ev_cli_close_writer(&o->cli, &w);
 	ev_writer_abort(w);
 	ev_merge_free(m);
 	return status;

@@ -453,15 +453,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			                          EV_STATS_MAX_BY, arg);
 		o->by_given = 1;
 		break;
-	case O_RULES: {
-		/* In the order of enum ev_rules. */
-		static const char *const words[] = { "tracelens", "tracelens-2025", "hta", NULL };
-		unsigned w;
-		if ((rc = ev_cli_word(&o->cli, "--rules", arg, words, &w)) != 0)
-			return rc;
-		so->rules = (enum ev_rules)w;
-		break;
-	}
+	case O_RULES:
+		return ev_cli_rules(&o->cli, arg, &so->rules);
 	case O_UNLINKED: so->unlinked = 1; break;
 	case O_NO_HTA: so->no_hta = 1; break;
 	case O_CLASS:

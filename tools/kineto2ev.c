@@ -405,9 +405,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	uint64_t v;
 	switch (code) {
 	case OPT_RULES:
-		if (ev_rules_parse(arg, &o->rules) != EV_OK)
-			return ev_cli_usage_error(&o->cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", arg);
-		break;
+		return ev_cli_rules(&o->cli, arg, &o->rules);
 	case 'v': o->verbose = 1; break;
 	case OPT_PYTHON: o->python = 1; break;
 	case OPT_NO_API: o->no_api = 1; break;
@@ -445,9 +443,7 @@ static int convert(struct opts *o, char **inputs, int ninputs)
 		return rc;
 	o->inputs = inputs;
 	o->ninputs = ninputs;
-	if (ev_cli_note_inputs(&o->cli, inputs, (size_t)ninputs))
-		return 1;
-	return run(o);
+	return ev_cli_note_inputs(&o->cli, inputs, (size_t)ninputs) ? 1 : run(o);
 }
 
 int main(int argc, char **argv)

@@ -158,13 +158,8 @@ static int run(struct opts *o, char **inputs, int n)
 		status = rc == EV_ERR_IO && *ev_rocprof_errpath(rp) && !ev_output_flush(ev_writer_output(w))
 		                 ? ev_cli_error(&o->cli, "%s: cannot read or write a sort run", ev_rocprof_errpath(rp))
 		                 : ev_cli_file_error(&o->cli, o->cli.output, rc);
-	if (!status) {
-		ev_cli_progress_done(&o->cli);
-		rc = ev_writer_close(w);
-		w = NULL;
-		if (rc)
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-	}
+	if (!status)
+		status = ev_cli_close_writer(&o->cli, &w);
 	for (int i = 0; i < n && !status; i++)
 		file_warnings(o, ev_rocprof_file(rp, i));
 	ev_writer_abort(w);
@@ -193,9 +188,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	uint64_t v;
 	switch (code) {
 	case OPT_RULES:
-		if (ev_rules_parse(arg, &o->ro.rules) != EV_OK)
-			return ev_cli_usage_error(&o->cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", arg);
-		break;
+		return ev_cli_rules(&o->cli, arg, &o->ro.rules);
 	case OPT_NAMES:
 		if (ev_rp_names_parse(arg, &o->ro.names) != EV_OK)
 			return ev_cli_usage_error(&o->cli, "--names: expected truncated, formatted or mangled, got '%s'", arg);

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "ev/analysis.h"
 #include "ev/stream.h"
 
 /* ------------------------------------------------------------------ */
@@ -180,6 +181,12 @@ int ev_cli_not_for(const struct ev_cli *cli, const char *sub, const char *option
 int ev_cli_buffer_size(const struct ev_cli *cli, const char *arg, uint64_t *v);
 int ev_cli_max_object(const struct ev_cli *cli, const char *arg, uint64_t *v);
 int ev_cli_converter_inputs(const struct ev_cli *cli, int ninputs, int64_t rank);
+/* --rules: a kernel class rule set (ev_rules_parse), in every tool that
+ * classifies; 0, or the usage error said and 2. */
+int ev_cli_rules(const struct ev_cli *cli, const char *arg, enum ev_rules *r);
+/* Close the tool's writer (progress ended first); *w cleared.  0, or 1
+ * with the error said as ev_cli_file_error does. */
+int ev_cli_close_writer(struct ev_cli *cli, ev_writer **w);
 
 /* ------------------------------------------------------------------ */
 /* The stream-filter driver (lib/tool/filter.c): the input loop of     */

@@ -388,6 +388,19 @@ static void enter(ev_json *j, int c)
 	j->st = c == '{' ? ST_MEMBERS : ST_ELEMS;
 }
 
+/* Into the container that c opens, when the caller's choice is to enter
+ * it: 1 entered, 0 not, or a negative error. */
+static int maybe_enter(ev_json *j, int choice, int c)
+{
+	if (choice != EV_JSON_ENTER || (c != '{' && c != '['))
+		return 0;
+	int rc = push(j, (char)c);
+	if (rc != EV_OK)
+		return rc;
+	enter(j, c);
+	return 1;
+}
+
 int ev_json_next(ev_json *j, struct ev_json_item *it)
 {
 	int c, rc;
@@ -432,10 +445,9 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 				open_array(j);
 				continue;
 			}
-			if (choice == EV_JSON_ENTER && (c == '{' || c == '[')) {
-				if ((rc = push(j, (char)c)) != EV_OK)
+			if ((rc = maybe_enter(j, choice, c)) != 0) {
+				if (rc < 0)
 					return rc;
-				enter(j, c);
 				continue;
 			}
 			it->offset = j->base + j->pos - 1;
@@ -477,10 +489,9 @@ int ev_json_next(ev_json *j, struct ev_json_item *it)
 		case ST_ELEMS: {
 			c = skip_ws(j);
 			int ec = j->nest(j->nest_ctx, j->depth, NULL, 0);
-			if (ec == EV_JSON_ENTER && (c == '{' || c == '[')) {
-				if ((rc = push(j, (char)c)) != EV_OK)
+			if ((rc = maybe_enter(j, ec, c)) != 0) {
+				if (rc < 0)
 					return rc;
-				enter(j, c);
 				continue;
 			}
 			it->offset = j->base + j->pos - 1;

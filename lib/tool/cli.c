@@ -223,6 +223,14 @@ int ev_cli_close_ev_output(const struct ev_cli *cli, ev_writer **w, ev_output **
 	return rc ? ev_cli_file_error(cli, cli->output, rc) : 0;
 }
 
+int ev_cli_close_writer(struct ev_cli *cli, ev_writer **w)
+{
+	ev_cli_progress_done(cli);
+	int rc = ev_writer_close(*w);
+	*w = NULL;
+	return rc ? ev_cli_file_error(cli, cli->output, rc) : 0;
+}
+
 /* Does path lead to a terminal?  Any name of one counts (/dev/tty,
  * /dev/stdout, /dev/fd/1, /proc/self/fd/1, /dev/pts/N): a character device
  * is opened, without becoming the controlling terminal and without

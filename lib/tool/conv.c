@@ -32,3 +32,10 @@ int ev_cli_converter_inputs(const struct ev_cli *cli, int ninputs, int64_t rank)
 		return ev_cli_usage_error(cli, "at most 65535 inputs");
 	return 0;
 }
+
+int ev_cli_rules(const struct ev_cli *cli, const char *arg, enum ev_rules *r)
+{
+	if (ev_rules_parse(arg, r) != EV_OK)
+		return ev_cli_usage_error(cli, "--rules: expected tracelens, tracelens-2025 or hta, got '%s'", arg);
+	return 0;
+}
