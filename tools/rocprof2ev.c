@@ -187,12 +187,12 @@ static int on_opt(void *ctx, int code, const char *arg)
 	struct opts *o = ctx;
 	uint64_t v;
 	switch (code) {
-	case OPT_RULES:
-		return ev_cli_rules(&o->cli, arg, &o->ro.rules);
 	case OPT_NAMES:
 		if (ev_rp_names_parse(arg, &o->ro.names) != EV_OK)
 			return ev_cli_usage_error(&o->cli, "--names: expected truncated, formatted or mangled, got '%s'", arg);
 		break;
+	case OPT_RULES:
+		return ev_cli_rules(&o->cli, arg, &o->ro.rules);
 	case 'v': o->verbose = 1; break;
 	case OPT_NO_API: o->ro.no_api = 1; break;
 	case 'S':
