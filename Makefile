@@ -14,7 +14,7 @@ ifneq ($(CI),)
 WARNFLAGS += -Werror
 endif
 CPPFLAGS += -Iinclude -Ilib -D_GNU_SOURCE
-LDLIBS   += -lsqlite3 -lz -lm -ldl
+LDLIBS   += -lsqlite3 -lisal -lz -lm -ldl
 
 BUILD ?= build
 BIN   ?= bin
@@ -50,7 +50,7 @@ $(BUILD)/lib/report/xlsx.o: CPPFLAGS += $(if $(LXW_SONAME),-DEV_LXW_SONAME='"$(L
 # demo's; the slow tier's Chromium and one-node Slurm cluster (`make
 # deps-full`), shellcheck (`make lint`) and help2man (`make man`) come with
 # the targets that use them.
-DEB_BUILD := make gcc libsqlite3-dev zlib1g-dev libjsmn-dev libxlsxwriter-dev
+DEB_BUILD := make gcc libsqlite3-dev zlib1g-dev libisal-dev libjsmn-dev libxlsxwriter-dev
 DEB_DEMO  := gnuplot-nox python3
 DEB_CHECK := bats bats-assert bats-support sqlite3 jq python3-openpyxl
 DEB_SLOW  := chromium slurm-wlm munge

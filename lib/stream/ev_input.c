@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "ev/stream.h"
 #include "internal.h"
@@ -45,9 +44,8 @@ static int start_gzip(ev_input *in)
 	in->raw_end = in->end - in->start;
 	in->raw_read = in->raw_end;
 	in->start = in->end = 0;
-	memset(&in->z, 0, sizeof in->z);
-	if (inflateInit2(&in->z, 16 + MAX_WBITS) != Z_OK)
-		return EV_ERR_NOMEM;
+	isal_inflate_init(&in->z);
+	in->z.crc_flag = ISAL_GZIP;
 	in->gzip = 1;
 	return EV_OK;
 }
@@ -138,6 +136,20 @@ static uint64_t raw_at(const ev_input *in)
 	return in->raw_read - (in->raw_end - in->raw_pos);
 }
 
+/* What ISA-L's inflate status means, for the message. */
+static const char *inflate_error(int rc)
+{
+	switch (rc) {
+	case ISAL_INVALID_BLOCK: return "invalid deflate block";
+	case ISAL_INVALID_SYMBOL: return "invalid code";
+	case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
+	case ISAL_INVALID_WRAPPER: return "invalid gzip header";
+	case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
+	case ISAL_INCORRECT_CHECKSUM: return "checksum or length mismatch";
+	default: return "inflate error";
+	}
+}
+
 /* Inflate into buf[end..cap).  Returns bytes produced, 0 at the end. */
 static long inflate_some(ev_input *in)
 {
@@ -159,12 +171,14 @@ static long inflate_some(ev_input *in)
 				continue;
 			}
 			/* Another member must follow; anything else is damage. */
-			if (in->raw[in->raw_pos] != 0x1f || inflateReset(&in->z) != Z_OK) {
+			if (in->raw[in->raw_pos] != 0x1f) {
 				snprintf(in->gzdetail, sizeof in->gzdetail,
 				         "gzip: bytes after the end of the compressed data at compressed byte %llu are not gzip data "
 				         "(two files concatenated?)", (unsigned long long)raw_at(in));
 				return EV_ERR_GZIP;
 			}
+			isal_inflate_reset(&in->z);
+			in->z.crc_flag = ISAL_GZIP;
 			in->member_done = 0;
 		}
 		if (in->raw_pos == in->raw_end && in->raw_eof) {
@@ -177,21 +191,19 @@ static long inflate_some(ev_input *in)
 			return EV_ERR_GZIP;
 		}
 		in->z.next_in = in->raw + in->raw_pos;
-		in->z.avail_in = (uInt)(in->raw_end - in->raw_pos);
+		in->z.avail_in = (uint32_t)(in->raw_end - in->raw_pos);
 		in->z.next_out = in->buf + in->end;
-		in->z.avail_out = (uInt)(in->cap - in->end);
-		int zr = inflate(&in->z, Z_NO_FLUSH);
+		in->z.avail_out = (uint32_t)(in->cap - in->end);
+		int zr = isal_inflate(&in->z);
 		size_t produced = (in->cap - in->end) - in->z.avail_out;
 		in->raw_pos = in->raw_end - in->z.avail_in;
-		if (zr == Z_STREAM_END) {
-			in->member_done = 1;
-		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			if (zr == Z_MEM_ERROR)
-				return EV_ERR_NOMEM;
+		if (zr < 0) {
 			snprintf(in->gzdetail, sizeof in->gzdetail, "gzip: corrupt compressed data near compressed byte %llu (%s)",
-			         (unsigned long long)raw_at(in), in->z.msg ? in->z.msg : "zlib error");
+			         (unsigned long long)raw_at(in), inflate_error(zr));
 			return EV_ERR_GZIP;
 		}
+		if (in->z.block_state == ISAL_BLOCK_FINISH)
+			in->member_done = 1;
 		if (produced)
 			return (long)produced;
 	}
@@ -347,8 +359,7 @@ int ev_input_close(ev_input *in)
 	int rc = EV_OK;
 	if (!in)
 		return EV_OK;
-	if (in->gzip)
-		inflateEnd(&in->z);
+
 	if (in->own && in->fd >= 0 && close(in->fd) != 0)
 		rc = EV_ERR_IO;
 	free(in->raw);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -92,7 +92,7 @@ struct ev_input {
 	int raw_eof, member_done;
 	uint64_t raw_read;  /* compressed bytes read from fd so far */
 	char gzdetail[192]; /* what went wrong in the gzip layer ("" if nothing) */
-	z_stream z;
+	struct inflate_state z; /* ISA-L's inflate: about twice zlib's speed */
 	size_t line_limit;
 	uint64_t offset, lineno;
 };
