@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Helpers for bench scripts (source it): timing with peak RSS, medians.
 # measure OUTVAR CMD: runs CMD (a shell string) 3 times, sets
-#   OUTVAR_wall (median seconds) and OUTVAR_rss (median peak RSS in MiB).
+#   OUTVAR_wall (median seconds), OUTVAR_range (min-max seconds) and
+#   OUTVAR_rss (median peak RSS in MiB).
 measure() { measure_rounds 3 "$@"; }
 # imeasure VAR CMD [VAR CMD ...]: 5 rounds each running every CMD once,
 # medians over the rounds: a tool and its floor measured in turn, so that
@@ -37,6 +38,7 @@ measure_rounds() {
 	local mid=$(((n + 1) / 2))
 	for i in "${!cmds[@]}"; do
 		printf -v "${vars[$i]}_wall" '%s' "$(tr ' ' '\n' <<<"${walls[i]}" | grep . | sort -g | sed -n "${mid}p")"
+		printf -v "${vars[$i]}_range" '%s' "$(tr ' ' '\n' <<<"${walls[i]}" | grep . | sort -g | sed -n '1p;$p' | paste -sd-)"
 		printf -v "${vars[$i]}_rss" '%s' "$(tr ' ' '\n' <<<"${rsss[i]}" | grep . | sort -g | sed -n "${mid}p" | awk '{printf "%.1f", $1/1024}')"
 	done
 }

@@ -2,9 +2,13 @@
 # The Python tools our users run today, timed against evkit in the same run
 # on the real Kineto traces of ../shared/data (HTA's test traces):
 #   TraceLens  generate_perf_report_pytorch(trace, output_csvs_dir=...)
-#     evkit    process-traces --xlsx: the same sheets (gpu_timeline, kernel
-#              and category summaries, ops, collectives, short kernels) in
-#              one workbook, plus the Perfetto timeline and per-rank CSVs
+#     evkit    kineto2ev | ev-stats report --xlsx: the same sheets
+#              (gpu_timeline, kernel and category summaries, ops,
+#              collectives, short kernels) in one workbook, from one pass;
+#              and process-traces --xlsx, which adds the Perfetto timeline
+#              and the per-rank CSVs
+# TraceLens and the two evkit commands are measured in turn, 5 rounds
+# (imeasure): medians, with the min-max of the rounds.
 #   HTA        TraceAnalysis(trace_dir) with get_temporal_breakdown and
 #              get_comm_comp_overlap
 #     evkit    kineto2ev | ev-stats timeline, whose hta_* rows are those
@@ -40,7 +44,8 @@ usable() {
 }
 mkdir -p "$d"
 real=(nccl_parser_config/nccl_data ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace
-      negative_queue_length_values_check/rank0 df_index_resolver/df_index_resolver)
+      negative_queue_length_values_check/rank0 df_index_resolver/df_index_resolver
+      ../tracelens/mi300/resnet_act_checkpoint)
 [ -z "${BENCH_SMALL:-}" ] || real=("${real[@]:0:2}")
 faster() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1fx faster than %s", a / b, n }'; }
 tl="${TRACELENS_DIR:-}" hta="${HTA_DIR:-}"
@@ -54,12 +59,14 @@ for t in "${real[@]}"; do
 	[ -s "$f" ] || gzip -dc "$shared/$t.json.gz" >"$f"
 	mb=$(mib "$(stat -c %s "$f")")
 	if [ "$use_tl" = 1 ]; then
-		measure tl "rm -rf '$d/tl' && PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
+		imeasure tl "rm -rf '$d/tl' && PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
 from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
-generate_perf_report_pytorch(sys.argv[1], output_csvs_dir=sys.argv[2])' '$f' '$d/tl' 2>'$d/tracelens.log'"
-		measure ev "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'"
-		echo "| TraceLens | perf report (CSVs), hta/$t | $mb JSON | $tl_wall | | $tl_rss |"
-		echo "| process-traces | --xlsx, same trace | $mb JSON | $ev_wall | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
+generate_perf_report_pytorch(sys.argv[1], output_csvs_dir=sys.argv[2])' '$f' '$d/tl' 2>'$d/tracelens.log'" \
+			rp "kineto2ev -q '$f' | ev-stats report -q --xlsx -o '$d/report.xlsx'" \
+			ev "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'"
+		echo "| TraceLens | perf report (CSVs), ${t#../} | $mb JSON | $tl_wall ($tl_range) | | $tl_rss |"
+		echo "| kineto2ev \\| ev-stats report --xlsx | the same sheets, one workbook | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
+		echo "| process-traces | --xlsx, and the timeline and CSVs | $mb JSON | $ev_wall ($ev_range) | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
 	fi
 	if [ "$use_hta" = 1 ]; then
 		measure ht "PYTHONPATH='$hta' '$BENCH_PYTHON' -c 'import sys
@@ -68,7 +75,7 @@ a = TraceAnalysis(trace_dir=sys.argv[1])
 a.get_temporal_breakdown(visualize=False)
 a.get_comm_comp_overlap(visualize=False)' '$d/in/$name' 2>'$d/hta.log'"
 		measure es "kineto2ev -q '$f' | ev-stats -q timeline"
-		echo "| HTA | temporal breakdown + comm/comp overlap, hta/$t | $mb JSON | $ht_wall | | $ht_rss |"
+		echo "| HTA | temporal breakdown + comm/comp overlap, ${t#../} | $mb JSON | $ht_wall | | $ht_rss |"
 		echo "| kineto2ev \\| ev-stats timeline | same trace (hta_* rows) | $mb JSON | $es_wall | $(faster "$ht_wall" "$es_wall" HTA) | $es_rss (larger stage) |"
 	fi
 done
