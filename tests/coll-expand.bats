@@ -613,3 +613,16 @@ send_deps() {
 	assert_output "coll-expand: $T/lat.tsv: line 2: mean_ns 1e300 is over 2^53 ns (104 days)"
 	[ ! -e "$T/out.ev" ]
 }
+
+@test "an MI350X trace gets the MI300X preset, and the message says it stands in" {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#rank 0 gpu=AMD_Instinct_MI350X\n#rank 1 gpu=AMD_Instinct_MI350X\n'
+		printf '#comm 7 nranks=2 ranks=0,1\ntype\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tdtype\n'
+		for r in 0 1; do printf 'coll\tallreduce\t%d\t1\t1000\t500\t1048576\t7\t0\tfloat32\n' $r; done
+		printf '#end 2\n'
+	} >"$T/g.tsv"
+	pack "$T/g.tsv" "$T/g.ev"
+	run -0 --separate-stderr coll-expand -o /dev/null "$T/g.ev"
+	[[ "$stderr" == *"(preset mi300x, device; MI350X approximated by the MI300X preset)"* ]]
+}
+

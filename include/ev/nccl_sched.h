@@ -64,6 +64,9 @@ const struct ev_nccl_preset *ev_nccl_preset_find(const char *name); /* case-inse
 /* The preset for a device description ("NVIDIA H100 80GB HBM3",
  * "AMD Instinct MI300X", "gfx90a", "sm_80"...), or NULL. */
 const struct ev_nccl_preset *ev_nccl_preset_for_device(const char *desc);
+/* How that choice is named in messages: "device", or what stands in for a
+ * device whose own tuning is not modelled (MI350X: the MI300X preset). */
+const char *ev_nccl_preset_device_source(const char *desc);
 
 /* ------------------------------------------------------------------ */
 /* Latency table.                                                      */

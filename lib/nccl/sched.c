@@ -638,13 +638,15 @@ static const struct ev_nccl_preset *pick_preset(struct ev_nccl_sched *s)
 		return s->p.preset;
 	}
 	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-		const struct ev_nccl_preset *pr = ev_nccl_preset_for_device(ev_meta_get(s->meta, keys[k]));
+		const char *desc = ev_meta_get(s->meta, keys[k]);
+		const struct ev_nccl_preset *pr = ev_nccl_preset_for_device(desc);
 		for (size_t i = 0; !pr && i < ev_meta_nrank(s->meta); i++) {
 			const struct ev_rank_info *ri = ev_meta_rank_at(s->meta, i);
-			pr = ev_nccl_preset_for_device(ev_kv_get(ri->kv, ri->nkv, keys[k]));
+			desc = ev_kv_get(ri->kv, ri->nkv, keys[k]);
+			pr = ev_nccl_preset_for_device(desc);
 		}
 		if (pr) {
-			s->stats.preset_source = "device";
+			s->stats.preset_source = ev_nccl_preset_device_source(desc);
 			return pr;
 		}
 	}

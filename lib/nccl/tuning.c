@@ -46,15 +46,24 @@ const struct ev_nccl_preset *ev_nccl_preset_find(const char *name)
 	return NULL;
 }
 
-const struct ev_nccl_preset *ev_nccl_preset_for_device(const char *desc)
+/* Device names to presets.  A rule with a source text stands in for a
+ * device whose own tuning is not modelled, and says so. */
+static const struct device_rule {
+	const char *needle, *preset, *source;
+} device_rules[] = {
+	{ "mi350", "mi300x", "device; MI350X approximated by the MI300X preset" },
+	{ "mi355", "mi300x", "device; MI355X approximated by the MI300X preset" },
+	{ "gfx950", "mi300x", "device; gfx950 (MI350 series) approximated by the MI300X preset" },
+	{ "mi300", "mi300x", NULL }, { "mi325", "mi300x", NULL }, { "gfx942", "mi300x", NULL },
+	{ "mi250", "mi250", NULL }, { "mi210", "mi250", NULL }, { "gfx90a", "mi250", NULL },
+	{ "h100", "h100", NULL }, { "h200", "h100", NULL }, { "h800", "h100", NULL }, { "gh200", "h100", NULL },
+	{ "sm_90", "h100", NULL },
+	{ "b200", "b200", NULL }, { "gb200", "b200", NULL }, { "b100", "b200", NULL }, { "sm_100", "b200", NULL },
+	{ "a100", "a100", NULL }, { "a800", "a100", NULL }, { "sm_80", "a100", NULL },
+};
+
+static const struct device_rule *device_rule(const char *desc)
 {
-	static const struct { const char *needle, *preset; } rules[] = {
-		{ "mi300", "mi300x" }, { "mi325", "mi300x" }, { "gfx942", "mi300x" },
-		{ "mi250", "mi250" }, { "mi210", "mi250" }, { "gfx90a", "mi250" },
-		{ "h100", "h100" }, { "h200", "h100" }, { "h800", "h100" }, { "gh200", "h100" }, { "sm_90", "h100" },
-		{ "b200", "b200" }, { "gb200", "b200" }, { "b100", "b200" }, { "sm_100", "b200" },
-		{ "a100", "a100" }, { "a800", "a100" }, { "sm_80", "a100" },
-	};
 	if (!desc)
 		return NULL;
 	char low[256];
@@ -64,10 +73,22 @@ const struct ev_nccl_preset *ev_nccl_preset_for_device(const char *desc)
 	for (size_t i = 0; i < n; i++)
 		low[i] = (char)((desc[i] >= 'A' && desc[i] <= 'Z') ? desc[i] + 32 : desc[i]);
 	low[n] = '\0';
-	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-		if (strstr(low, rules[i].needle))
-			return ev_nccl_preset_find(rules[i].preset);
+	for (size_t i = 0; i < sizeof device_rules / sizeof device_rules[0]; i++)
+		if (strstr(low, device_rules[i].needle))
+			return &device_rules[i];
 	return NULL;
+}
+
+const struct ev_nccl_preset *ev_nccl_preset_for_device(const char *desc)
+{
+	const struct device_rule *r = device_rule(desc);
+	return r ? ev_nccl_preset_find(r->preset) : NULL;
+}
+
+const char *ev_nccl_preset_device_source(const char *desc)
+{
+	const struct device_rule *r = device_rule(desc);
+	return r && r->source ? r->source : "device";
 }
 
 int ev_nccl_parse_version(const char *v, enum ev_nccl_regime *reg)
