@@ -626,3 +626,20 @@ send_deps() {
 	[[ "$stderr" == *"(preset mi300x, device; MI350X approximated by the MI300X preset)"* ]]
 }
 
+
+@test "ranks without a host share nodes of the GPUs their process saw (local_gpus), said once" {
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n'
+		for r in 0 1 2 3; do printf '#rank %d gpu=AMD_Instinct_MI300X local_gpus=2\n' $r; done
+		printf '#comm 7 nranks=4 ranks=0,1,2,3\ntype\top\trank\tstream\tts\tdur\tbytes\tcomm\tseq\tdtype\n'
+		for r in 0 1 2 3; do printf 'coll\tallreduce\t%d\t1\t1000\t500\t1048576\t7\t0\tfloat32\n' $r; done
+		printf '#end 4\n'
+	} >"$T/n.tsv"
+	pack "$T/n.tsv" "$T/n.ev"
+	run -0 --separate-stderr coll-expand -o /dev/null "$T/n.ev"
+	[[ "$stderr" == *"ranks placed on nodes of 2 GPUs (rank / 2), the GPUs each process saw (deviceProperties)"* ]]
+	[[ "$stderr" == *"on 4 ranks, 2 node(s)"* ]]
+	# --ranks-per-node decides otherwise, and nothing is said
+	run -0 --separate-stderr coll-expand --ranks-per-node=4 -o /dev/null "$T/n.ev"
+	[[ "$stderr" == *"on 4 ranks, 1 node(s)"* && "$stderr" != *"ranks placed"* ]]
+}

@@ -420,3 +420,10 @@ memcpy	2000	64	0
 memset	1000	0	0
 OUT
 }
+
+@test "deviceProperties: the rank's GPU and how many the process saw, on its #rank line" {
+	need_shared_data
+	F=$(ls "$SHARED_DATA"/kineto/aorta-sweep/512thread/nccl_28channels/torch_profiler/rank1/*.json*)
+	run -0 bash -c 'kineto2ev -q "$1" | ev-view -H | grep "^#rank"' _ "$F"
+	assert_output "#rank 1 pid=258 device=1 world_size=8 gpu=AMD_Instinct_MI350X local_gpus=8"
+}

@@ -105,6 +105,10 @@ struct ev_kineto_file {
 	uint64_t neg_dur, big_stream, unmatched_b, unmatched_e, no_group_size;
 	uint64_t inferred_no_size; /* inferred collectives without an nccl:* annotation */
 	char nccl_version[32];
+	/* deviceProperties: the GPUs the process saw, and their names by id
+	 * (ids 0..15; spaces as '_', for a #rank value). */
+	int ngpus;
+	char gpu_name[16][48];
 	const char *dialect;   /* non-NULL: a JSON trace that is not Kineto */
 	const char *processed; /* non-NULL: the tool whose processed view this is */
 };

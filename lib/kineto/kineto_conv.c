@@ -367,14 +367,22 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 		else
 			rc = ev_write_textf(w, "#src %d file=%s rank=%lld", i, esc, (long long)fi->rank);
 		if (!rc) {
-			char extra[128] = "";
+			char extra[256] = "";
 			size_t n = 0;
 			if (fi->pid >= 0)
 				n += (size_t)snprintf(extra + n, sizeof extra - n, " pid=%lld", (long long)fi->pid);
 			if (fi->device >= 0)
 				n += (size_t)snprintf(extra + n, sizeof extra - n, " device=%lld", (long long)fi->device);
 			if (fi->world > 0)
-				snprintf(extra + n, sizeof extra - n, " world_size=%lld", (long long)fi->world);
+				n += (size_t)snprintf(extra + n, sizeof extra - n, " world_size=%lld", (long long)fi->world);
+			/* deviceProperties: the rank's GPU by name (its device's, else
+			 * the first), and how many GPUs the process saw. */
+			const char *gpu = fi->device >= 0 && fi->device < 16 && fi->gpu_name[fi->device][0]
+			                          ? fi->gpu_name[fi->device] : fi->gpu_name[0];
+			if (gpu[0] && n < sizeof extra)
+				n += (size_t)snprintf(extra + n, sizeof extra - n, " gpu=%s", gpu);
+			if (fi->ngpus > 0 && n < sizeof extra)
+				snprintf(extra + n, sizeof extra - n, " local_gpus=%d", fi->ngpus);
 			rc = ev_write_textf(w, "#rank %lld%s", (long long)fi->rank, extra);
 		}
 	}

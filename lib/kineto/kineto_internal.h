@@ -84,5 +84,7 @@ int kineto_comm_line(ev_kineto *k, const char *line);
 /* kineto_meta.c: counters ("C" events) and distributedInfo. */
 int kineto_counters(ev_kineto *k, int fidx, const struct ev_kspan *args, const struct ev_rec *r);
 int kineto_distributed_info(ev_kineto *k, int fidx, const char *text, size_t len);
+/* deviceProperties: how many GPUs the process saw, and their names. */
+int kineto_device_properties(ev_kineto *k, int fidx, const char *text, size_t len);
 
 #endif

@@ -75,3 +75,38 @@ int kineto_distributed_info(ev_kineto *k, int fidx, const char *text, size_t len
 	free(t);
 	return rc;
 }
+
+int kineto_device_properties(ev_kineto *k, int fidx, const char *text, size_t len)
+{
+	struct ev_kineto_file *fi = &k->files[fidx];
+	if (!text)
+		return EV_OK;
+	struct ev_json_tok *t = malloc(META_TOKENS * sizeof *t);
+	if (!t)
+		return EV_ERR_NOMEM;
+	int n = ev_json_tokenize(text, len, t, META_TOKENS);
+	fi->ngpus = 0;
+	if (n > 0 && t[0].type == EV_JT_ARRAY) {
+		/* The array's elements, one value after the other. */
+		for (int e = 0, i = 1; e < t[0].size && i < n; e++, i = ev_json_skip(t, i)) {
+			if (t[i].type != EV_JT_OBJECT)
+				continue;
+			fi->ngpus++;
+			int v = ev_json_get(text, t, i, "id");
+			int64_t id;
+			char name[sizeof fi->gpu_name[0]];
+			if (v < 0 || tok_i64(text, t, v, &id) != 0 || id < 0 || id >= 16)
+				continue;
+			v = ev_json_get(text, t, i, "name");
+			if (v < 0 || t[v].type != EV_JT_STRING || t[v].end - t[v].start >= (int)sizeof name ||
+			    ev_json_str(text, t, v, name) == (size_t)-1)
+				continue;
+			for (char *p = name; *p; p++)
+				if (*p == ' ' || *p == '\t' || *p == '\\' || (unsigned char)*p < 0x20)
+					*p = '_';
+			memcpy(fi->gpu_name[id], name, sizeof name);
+		}
+	}
+	free(t);
+	return EV_OK;
+}

@@ -629,6 +629,8 @@ int ev_kineto_top(ev_kineto *k, int fidx, const char *key, size_t key_len, const
 		return base_time(fi, text, len, err, errn);
 	if (key_len == 15 && memcmp(key, "distributedInfo", 15) == 0)
 		return kineto_distributed_info(k, fidx, text, len);
+	if (key_len == 16 && memcmp(key, "deviceProperties", 16) == 0)
+		return kineto_device_properties(k, fidx, text, len);
 	return EV_OK;
 }
 
@@ -670,12 +672,13 @@ int ev_kineto_rank_from_path(const char *path, int64_t *rank)
 	return ambiguous ? 2 : 0;
 }
 
-/* Only these top-level members are copied; the others (deviceProperties,
- * a rocprof tool's whole trace...) are scanned past whatever their size. */
+/* Only these top-level members are copied; the others (a rocprof tool's
+ * whole trace...) are scanned past whatever their size. */
 static int wanted_member(void *ctx, const char *key, size_t len)
 {
 	(void)ctx;
 	return (len == 15 && memcmp(key, "distributedInfo", 15) == 0) ||
+	       (len == 16 && memcmp(key, "deviceProperties", 16) == 0) ||
 	       (len == 19 && memcmp(key, "baseTimeNanoseconds", 19) == 0) ||
 	       (len == 9 && memcmp(key, "otherData", 9) == 0);
 }

@@ -105,6 +105,16 @@ int sched_node_of(struct ev_nccl_sched *s, uint32_t r)
 	const char *name = ri ? ev_kv_get(ri->kv, ri->nkv, "node") : NULL;
 	if (!name && ri)
 		name = ev_kv_get(ri->kv, ri->nkv, "host");
+	/* No host named: a process that saw N GPUs (kineto2ev's local_gpus,
+	 * from deviceProperties) ran on a node of N, ranks in order. */
+	const char *lg = !name && ri ? ev_kv_get(ri->kv, ri->nkv, "local_gpus") : NULL;
+	int64_t per;
+	if (lg && ev_parse_i64(lg, &per) == EV_OK && per > 0 && per <= 65536) {
+		sched_warn(s, W_NODES, "ranks placed on nodes of %lld GPUs (rank / %lld), the GPUs each process saw "
+		           "(deviceProperties); --ranks-per-node or #rank host= decides otherwise", (long long)per,
+		           (long long)per);
+		return rk->node = (int)(r / (uint64_t)per);
+	}
 	if (!name)
 		return -1;
 	for (size_t i = 0; i < s->nnodes; i++)

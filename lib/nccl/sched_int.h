@@ -125,7 +125,7 @@ struct cur {
 };
 
 /* Warning kinds (each reported once through the sink). */
-enum { W_ALLTOALLV, W_NOT_EXPANDED, W_APPROX, W_GUESS, W_SEQ_JUMP, W_CHAN_ALONE, W_PRESET, W_LEAD_IN };
+enum { W_ALLTOALLV, W_NOT_EXPANDED, W_APPROX, W_GUESS, W_SEQ_JUMP, W_CHAN_ALONE, W_PRESET, W_LEAD_IN, W_NODES };
 
 /* sched.c */
 int sched_fail(struct ev_nccl_sched *s, int status, const char *fmt, ...) EV_PRINTF(3, 4);
