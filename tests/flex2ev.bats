@@ -256,12 +256,13 @@ EOF
 3,MAIU_P2PRDMA_PROTOCOL_SEND_DATA,1,41.49
 3,MAIU_P2PRDMA_PROTOCOL_RECV_DATA,1,381.881
 EOF
-	run -0 col <(flex-stats stats "$T/tp4.ev") comp_active_time_us
+	# Rows by each rank's first kernel start (acelyzer's order).
+	run -0 col <(flex-stats stats "$T/tp4.ev") comp_active_atime
 	assert_output - <<'EOF'
-282.603
-285.278
-284.702
 284.238
+284.702
+285.278
+282.603
 EOF
 }
 

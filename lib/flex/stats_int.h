@@ -15,9 +15,9 @@
 /* Per rank: every table needs its rank list; stats and active its times. */
 struct fs_rank {
 	uint32_t rank;
-	int have, have_k;      /* a timed record (not counter, dep, chan); a kernel */
-	int64_t first, last;   /* span of the timed records */
+	int have_k, have_c;    /* a 'Cmpt Exec' kernel; a coll record */
 	int64_t kfirst, klast; /* span of the 'Cmpt Exec' kernels */
+	int64_t cfirst;        /* start of the first coll record */
 	double ktime, comm;    /* ns in kernels and in collective spans */
 };
 

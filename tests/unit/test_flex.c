@@ -400,13 +400,13 @@ static void test_stats_tables(void)
 	           "1,conv_[N] Cmpt Exec,1,6,6,6,6,6,0,100\n"));
 	CHECK(n.records == 11 && n.kernels == 4 && n.sketched == 0);
 	CHECK(flex_table(EV_FLEX_SUMMARY, NULL, 1, &n) && n.sketched >= 1);
-	/* Elapsed from the first start to the last end, the counter aside:
-	 * rank 0 0.5 to 13 us; rank 2's unmatched coll still counts as comm. */
+	/* acelyzer's stats_v2: elapsed over the kernels (rank 0 1 to 10 us),
+	 * fractions of it; rank 2 has a collective and no kernel: only comm. */
 	CHECK(same(flex_table(EV_FLEX_STATS, NULL, 100, &n),
-	           "rank,elapsed_time_us,comp_active_time_us,comm_active_time_us,comp_active_pct,comm_active_pct\n"
-	           "0,12.5,7,3,56,24\n"
-	           "1,15,6,5,40,33.33\n"
-	           "2,20.1,0,0.1,0,0.5\n"));
+	           "pid,elapsed_time,comp_active_atime,comm_active_atime,comp_active_atime_perc,comm_active_atime_perc\n"
+	           "0,9,7,3,0.7777777777777778,0.3333333333333333\n"
+	           "1,6,6,5,1,0.8333333333333334\n"
+	           "2,,,0.1,,\n"));
 	/* Kernel spans: rank 0 1 to 10 us; rank 2 has no kernel, no row. */
 	CHECK(same(flex_table(EV_FLEX_ACTIVE, NULL, 100, &n),
 	           "rank,kernel_time_us,elapsed_time_us,start_us,end_us,active_pct\n"
