@@ -289,7 +289,7 @@ EOF
 	# 50176 + 112896 + 50176 = 439040 cycles / 1100 MHz = 399.1273 us.
 	run -0 flex-stats categories -c "$A/sample_comp_log_ideal.txt" "$T/s.ev"
 	assert_output - <<'EOF'
-rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util
+Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util
 0,UNKN,StcdpHbm,0,0,0,0,0,0,0
 0,UNKN,other,0,0,0,0,0,0,0
 0,UNKN,StcdpLx,0.262,0.0002,1,0,0,0,0
@@ -319,7 +319,7 @@ EOF
 	# relu: not in the table -> other.
 	run -0 --separate-stderr bash -c 'flex2ev -q "$1" | flex-stats categories -c "$2"' _ "$F/job.json" "$A/dt_cycles_table.log"
 	assert_output - <<'EOF'
-rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util
+Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util
 0,UNKN,StcdpHbm,0,0,0,0,0,0,0
 0,UNKN,other,1,0.0123,1,0,0,0,0
 0,UNKN,Broadcast,5,0.0615,1,0,0,0,0

@@ -287,7 +287,7 @@ EOF2
 	run -0 process-traces -q -c "$A/sample_comp_log_ideal.txt" -n s -o "$T/out" "$A/sample_flex_3062_job_4.json"
 	run -0 cat "$T/out/s_categories.csv"
 	assert_output - <<'EOF2'
-rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util
+Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util
 0,UNKN,StcdpHbm,0,0,0,0,0,0,0
 0,UNKN,other,0,0,0,0,0,0,0
 0,UNKN,StcdpLx,0.262,0.0002,1,0,0,0,0
@@ -300,7 +300,7 @@ rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,fr
 0,UNKN,Total,1505.352,1,17,505.76,556336,1,0.336
 EOF2
 	run -0 head -n 2 "$T/out/s_categories.txt"
-	assert_line --index 0 --regexp '^rank +phase +category +kernel_time_us +frac_time +calls +ideal_time_us +ideal_cycles +frac_ideal +pt_util$'
+	assert_line --index 0 --regexp '^Pid +Phase +Category +Kernel_Time +Frac_Time +Calls +Ideal_Time +Ideal_Cyc +Frac_Ideal +PT_Util$'
 	assert_line --index 1 --regexp '^ +0 +UNKN +StcdpHbm +0 +0 +0 +0 +0 +0 +0$'
 	run -0 bash -c 'sed -n 2p "$1"' _ "$T/out/s_summary.csv"
 	assert_output "0,convolution_[N] Cmpt Exec,7,495.615,70.802,61.424,19.867,109.218,31.248,32.92"

@@ -30,8 +30,9 @@ const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n)
 	static const char *const cols[EV_FLEX_NTABLES][12] = {
 		[EV_FLEX_SUMMARY] = { "rank", "name", "calls", "total_us", "mean_us", "median_us", "min_us", "max_us",
 		                      "stdev_us", "percent" },
-		[EV_FLEX_CATEGORIES] = { "rank", "phase", "category", "kernel_time_us", "frac_time", "calls",
-		                         "ideal_time_us", "ideal_cycles", "frac_ideal", "pt_util" },
+		/* acelyzer's own names (times in us). */
+		[EV_FLEX_CATEGORIES] = { "Pid", "Phase", "Category", "Kernel_Time", "Frac_Time", "Calls",
+		                         "Ideal_Time", "Ideal_Cyc", "Frac_Ideal", "PT_Util" },
 		/* acelyzer's own names: its stats_v2 metrics comp_duration,
 		 * comp_active and comm_active. */
 		[EV_FLEX_STATS] = { "pid", "elapsed_time", "comp_active_atime", "comm_active_atime",
