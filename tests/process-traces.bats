@@ -398,3 +398,22 @@ EOF2
 	ev-stats kernels -q --by=rank --csv -o "$T/k.csv" "$T/r.ev"
 	cmp <(sort "$T/k.csv") <(sort "$T/out/r_summary.csv")
 }
+
+@test "Flex --xlsx: acelyzer's tables as the sheets of one workbook" {
+	need_shared_data
+	need_openpyxl
+	run -0 process-traces -q --xlsx --freq=557:1100 -c "$SHARED_DATA/acelyzer/sample_comp_log_ideal.txt" -n j -o "$T/out" "$SHARED_DATA/acelyzer/sample_flex_3062_job_4.json"
+	# Each sheet holds its CSV (no cell has a comma: TABs for the checker).
+	args=()
+	for t in summary categories stats_summary active ts_analysis collectives classes; do
+		tr , '\t' <"$T/out/j_$t.csv" >"$T/$t.tsv"
+		args+=("$t=$T/$t.tsv")
+	done
+	run -0 "$PY_XLSX" "$TESTS_DIR/fixtures/evkit-report/check-xlsx.py" "$T/out/j_perf_report.xlsx" "${args[@]}"
+	assert_line 'sheet categories rows 10 cols 10'
+	assert_line 'sheet stats_summary rows 1 cols 6'
+	# Without kernels: the tables there are.
+	run -0 process-traces -q --xlsx -n b -o "$T/out" "$SHARED_DATA/acelyzer/basic_event_test_cases.json"
+	run -0 "$PY_XLSX" -c 'import openpyxl, sys; print(openpyxl.load_workbook(sys.argv[1]).sheetnames)' "$T/out/b_perf_report.xlsx"
+	assert_output "['collectives', 'classes']"
+}
