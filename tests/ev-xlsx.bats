@@ -76,3 +76,69 @@ OUT
 	[ -s "$T/s.xlsx" ]
 	run -2 ev-xlsx -o "$T/s.xlsx" - -
 }
+
+# cells BOOK SHEET: every row of the sheet, one Python repr list a line.
+cells() {
+	"$PY_XLSX" -c 'import openpyxl, sys
+for row in openpyxl.load_workbook(sys.argv[1])[sys.argv[2]].iter_rows(values_only=True):
+    print(list(row))' "$1" "$2"
+}
+
+@test "CSV tables (RFC 4180 quoting) by name or by content, TSV unchanged" {
+	need_openpyxl
+	# Quoted commas, doubled quotes, a line break inside a field, CRLF.
+	printf 'name,calls,total_us\r\n"conv, fused",2,3.5\r\n"say ""hi""",1,\r\n"two\nlines",1,2\r\n' >"$T/k.csv"
+	run -0 --separate-stderr ev-xlsx -o "$T/k.xlsx" "$T/k.csv"
+	[ -z "$stderr" ]
+	run -0 cells "$T/k.xlsx" k
+	assert_output - <<'OUT'
+['name', 'calls', 'total_us']
+['conv, fused', 2, 3.5]
+['say "hi"', 1, None]
+['two\nlines', 1, 2]
+OUT
+	# Without the name: CSV when the header has commas and no TAB, said.
+	run -0 --separate-stderr bash -c 'ev-xlsx -o "$1/in.xlsx" k=- <"$1/k.csv"' _ "$T"
+	[ "$stderr" = "ev-xlsx: warning: standard input: read as CSV (its header has commas and no TAB; name it .csv or .tsv to say)" ]
+	run -0 cells "$T/in.xlsx" k
+	assert_line --index 1 "['conv, fused', 2, 3.5]"
+	# A TSV keeps its commas and quotes in the cells, by name or content.
+	printf 'a,x\tb\n"1,5"\tx,y\n' >"$T/t.tsv"
+	cp "$T/t.tsv" "$T/t.dat"
+	run -0 --separate-stderr ev-xlsx -o "$T/t.xlsx" "$T/t.tsv" d="$T/t.dat"
+	[ -z "$stderr" ]
+	run -0 cells "$T/t.xlsx" t
+	assert_output - <<'OUT'
+['a,x', 'b']
+['"1,5"', 'x,y']
+OUT
+	run -0 cells "$T/t.xlsx" d
+	assert_line --index 1 "['\"1,5\"', 'x,y']"
+	# flex-stats' CSV: every column of the table (one column before).
+	flex2ev -q -o "$T/j.ev" "$TESTS_DIR/fixtures/flex2ev/job.json"
+	flex-stats summary -o "$T/summary.csv" "$T/j.ev"
+	run -0 ev-xlsx -o "$T/s.xlsx" "$T/summary.csv"
+	run -0 "$PY_XLSX" -c 'import openpyxl, sys; ws = openpyxl.load_workbook(sys.argv[1])["summary"]; print(ws.max_column, ws.max_row)' "$T/s.xlsx"
+	assert_output "10 $(wc -l <"$T/summary.csv")"
+	# A CSV named .tsv: one column, and the likely reason said.
+	cp "$T/summary.csv" "$T/summary.tsv"
+	run -0 --separate-stderr ev-xlsx -o "$T/s2.xlsx" "$T/summary.tsv"
+	[ "$stderr" = "ev-xlsx: warning: $T/summary.tsv: one column, its header has commas: if the table is CSV, name it .csv" ]
+}
+
+@test "bad CSV: the file, the record's line and the reason, nothing left behind" {
+	printf 'a,b\n"x"y,1\n' >"$T/q.csv"
+	run -1 ev-xlsx -o "$T/o.xlsx" "$T/q.csv"
+	assert_output "ev-xlsx: $T/q.csv: line 2: not CSV: text after a closing quote (a quote inside a field is doubled: \"\")"
+	printf 'a,b\n1,2\nx"y,1\n' >"$T/u.csv"
+	run -1 ev-xlsx -o "$T/o.xlsx" "$T/u.csv"
+	assert_output "ev-xlsx: $T/u.csv: line 3: not CSV: a quote inside an unquoted field (quote the field, doubling the quote)"
+	printf 'a,b\n"open,1\n2,3\n' >"$T/o.csv"
+	run -1 ev-xlsx -o "$T/o.xlsx" "$T/o.csv"
+	assert_output "ev-xlsx: $T/o.csv: line 2: not CSV: a quoted field is not closed"
+	printf 'a,b\n"x\ny",1\n1\n' >"$T/n.csv"
+	run -1 ev-xlsx -o "$T/o.xlsx" "$T/n.csv"
+	assert_output "ev-xlsx: $T/n.csv: line 4: 1 fields, the header has 2"
+	run -0 ls -A "$T"
+	refute_output --partial ".xlsx"
+}

@@ -89,6 +89,175 @@ EOF
 	[ "$(wc -l <"$X/meta_events_only_ts_analysis.csv")" -eq 1 ]
 }
 
+# same_csv EVKIT_CSV ACELYZER_CSV [COLUMN...]: the same header and rows,
+# in order; empty fields equal, numbers within a relative 1e-6 (acelyzer's
+# float noise: 282.60302734375 for 282.603 us), or SAME_ABS apart.  With
+# COLUMNs, only those.
+same_csv() {
+	local e=$1 a=$2
+	shift 2
+	awk -F, -v cols="$*" -v abs="${SAME_ABS:-0}" 'BEGIN { nc = split(cols, want, " ") }
+	NR == FNR { a[FNR] = $0; na = FNR; next }
+	{
+		if (FNR > na) { printf "row %d: not in acelyzer\n", FNR - 1; bad = 1; next }
+		n = split($0, g, ","); m = split(a[FNR], f, ",")
+		if (n != m) { printf "row %d: %d fields, acelyzer %d\n", FNR - 1, n, m; bad = 1; next }
+		for (i = 1; i <= n; i++) {
+			if (nc) { ok = 0; for (j = 1; j <= nc; j++) if (want[j] == i) ok = 1; if (!ok) continue }
+			x = f[i]; y = g[i]
+			if (x ~ /^-?[0-9.]+(e-?[0-9]+)?$/ && y ~ /^-?[0-9.]+(e-?[0-9]+)?$/) {
+				d = x - y; if (d < 0) d = -d; mx = (x < 0 ? -x : x)
+				if (d > 1e-6 * mx && d > abs + 0) { printf "row %d field %d: %s, acelyzer %s\n", FNR - 1, i, y, x; bad = 1 }
+			} else if (x != y) { printf "row %d field %d: \"%s\", acelyzer \"%s\"\n", FNR - 1, i, y, x; bad = 1 }
+		}
+	}
+	END { if (FNR != na) { printf "%d rows, acelyzer %d\n", FNR - 1, na - 1; bad = 1 } ; exit bad }' "$a" "$e"
+}
+
+@test "stats by hand: acelyzer's _stats_summary, its names, spans and fractions" {
+	# Rank 1's kernel starts first: its row first.  Rank 0: kernels
+	# [10, 14) and [20, 21) us, a Prep before and a DMA after that are no
+	# kernels: elapsed 11, compute 5, no collective: comm empty.  Rank 1:
+	# one 2 us kernel, elapsed 2, fraction 1.
+	cat >"$T/s.json" <<'JSON'
+[
+{"name":"p Cmpt Prep","ph":"X","pid":0,"tid":1,"ts":1,"dur":2},
+{"name":"a Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":10,"dur":4},
+{"name":"b Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":20,"dur":1},
+{"name":"x DmaO","ph":"X","pid":0,"tid":2,"ts":30,"dur":5},
+{"name":"c Cmpt Exec","ph":"X","pid":1,"tid":1,"ts":5,"dur":2}
+]
+JSON
+	flex2ev -q --align=none -o "$T/s.ev" "$T/s.json"
+	run -0 flex-stats stats "$T/s.ev"
+	assert_output - <<'EOF'
+pid,elapsed_time,comp_active_atime,comm_active_atime,comp_active_atime_perc,comm_active_atime_perc
+1,2,2,,1,
+0,11,5,,0.45454545454545453,
+EOF
+}
+
+@test "shared data: stats equals acelyzer's _stats_summary (-R) on every sample" {
+	need_shared_data
+	flex2ev -q -o "$T/j4.ev" "$A/sample_flex_3062_job_4.json"
+	flex-stats -o "$T/j4.csv" stats "$T/j4.ev"
+	run -0 same_csv "$T/j4.csv" "$X/sample_flex_3062_job_4_stats_summary.csv"
+	flex2ev -q --freq=557:1100 -o "$T/j4f.ev" "$A/sample_flex_3062_job_4.json"
+	flex-stats -o "$T/j4f.csv" stats "$T/j4f.ev"
+	run -0 same_csv "$T/j4f.csv" "$X/job4_c_sample_comp_log_ideal_stats_summary.csv"
+	run -0 same_csv "$T/j4f.csv" "$X/job4_c_dt_cycles_table_stats_summary.csv"
+	# The 4-rank file against acelyzer on it split per rank: with the
+	# alignment off in both (acelyzer -M) every row, in acelyzer's order.
+	# acelyzer builds collective spans only with --flow, which stops with
+	# a ValueError on this file: its comm columns are empty, evkit's have
+	# the coll spans.
+	flex2ev -q --align=none -o "$T/tp4.ev" "$A/allreduce_tp4.json"
+	flex-stats -o "$T/tp4.csv" stats "$T/tp4.ev"
+	run -0 same_csv "$T/tp4.csv" "$X/allreduce_tp4_split_M_stats_summary.csv" 1 2 3 5
+	run -0 cut -d, -f1,4,6 "$X/allreduce_tp4_split_M_stats_summary.csv"
+	assert_output - <<'EOF'
+pid,comm_active_atime,comm_active_atime_perc
+1,,
+2,,
+3,,
+0,,
+EOF
+	run -0 cut -d, -f1,4 "$T/tp4.csv"
+	assert_output - <<'EOF'
+pid,comm_active_atime
+1,450.856
+2,433.667
+3,456.391
+0,452.801
+EOF
+	# With each tool's default alignment the compute times agree; the spans
+	# of ranks 1-3 do not (acelyzer moves each device event, flex2ev whole
+	# ranks), nor the order of the first kernels.
+	flex2ev -q -o "$T/tp4p.ev" "$A/allreduce_tp4.json"
+	flex-stats -o "$T/tp4p.csv" stats "$T/tp4p.ev"
+	sort "$T/tp4p.csv" >"$T/e.csv"
+	sort "$X/allreduce_tp4_split_stats_summary.csv" >"$T/a.csv"
+	run -0 same_csv "$T/e.csv" "$T/a.csv" 1 3
+	run -1 same_csv "$T/tp4p.csv" "$X/allreduce_tp4_split_stats_summary.csv" 1 2
+	# acelyzer collapses the one file to pid 0; no kernels: acelyzer writes
+	# a header, evkit an error; metadata only: flex2ev refuses the file.
+	run -1 same_csv "$T/tp4.csv" "$X/allreduce_tp4_stats_summary.csv" 1 2 3 5
+	flex2ev -q -o "$T/b.ev" "$A/basic_event_test_cases.json"
+	run -1 flex-stats stats "$T/b.ev"
+	assert_output --partial "no 'Cmpt Exec' kernels and no collective spans"
+	[ "$(wc -l <"$X/basic_event_test_cases_stats_summary.csv")" -eq 1 ]
+	[ "$(wc -l <"$X/meta_events_only_stats_summary.csv")" -eq 1 ]
+}
+
+@test "shared data: categories equals acelyzer's, header, row order and phase" {
+	need_shared_data
+	flex2ev -q --freq=557:1100 -o "$T/j4f.ev" "$A/sample_flex_3062_job_4.json"
+	# Kernel times within 10 ns (evkit's are whole ns per kernel, acelyzer's
+	# cycles at 557 MHz carry fractions); everything else exact.
+	flex-stats categories -q --freq=557:1100 -c "$A/sample_comp_log_ideal.txt" -o "$T/c1.csv" "$T/j4f.ev"
+	SAME_ABS=0.01 run -0 same_csv "$T/c1.csv" "$X/job4_c_sample_comp_log_ideal_categories.csv"
+	# None of job4's kernels in the log: other equals Total and comes after
+	# it, as acelyzer's stable sort of Total, StcdpHbm, other, the log's.
+	flex-stats categories -q --freq=557:1100 -c "$A/dt_cycles_table.log" -o "$T/c2.csv" "$T/j4f.ev"
+	SAME_ABS=0.01 run -0 same_csv "$T/c2.csv" "$X/job4_c_dt_cycles_table_categories.csv"
+	run -0 tail -n 2 "$T/c2.csv"
+	assert_output - <<'EOF'
+0,UNKN,Total,2702.608,1,17,0,0,0,0
+0,UNKN,other,2702.608,1,17,0,0,0,0
+EOF
+	# A PREFILL or DECODING line before the table: acelyzer's TTFT or ITL
+	# phase, also for a job none of whose kernels is in the table.
+	sed '/^====== Perf Summary ======$/i\    PREFILL' "$A/sample_comp_log_ideal.txt" >"$T/prefill.txt"
+	sed '/^====== Perf Summary ======$/i\    DECODING' "$A/dt_cycles_table.log" >"$T/decoding.log"
+	flex-stats categories -q --freq=557:1100 -c "$T/prefill.txt" -o "$T/c3.csv" "$T/j4f.ev"
+	SAME_ABS=0.01 run -0 same_csv "$T/c3.csv" "$X/job4_c_prefill_comp_log_ideal_categories.csv"
+	flex-stats categories -q --freq=557:1100 -c "$T/decoding.log" -o "$T/c4.csv" "$T/j4f.ev"
+	SAME_ABS=0.01 run -0 same_csv "$T/c4.csv" "$X/job4_c_decoding_dt_cycles_table_categories.csv"
+	run -0 cut -d, -f2 "$T/c4.csv"
+	assert_output "$(printf 'Phase\nITL\nITL\nITL\nITL\nITL')"
+}
+
+@test "categories by hand: one section per phase, the logs' kernels decide" {
+	# Two tables: a (PREFILL) and b (DECODING).  Rank 0 runs x (in no
+	# table) before a: x joins a's TTFT section; then b: ITL; then y (in
+	# no table): the latest phase, ITL.  ITL sorts before TTFT.
+	cat >"$T/two.log" <<'LOG'
+    PREFILL
+====== Perf Summary ======
+~~~~ Ideal/Total Cycles ~~~~
+a-opCatConv_fp16                                                                1100
+====== Perf Summary End ======
+  DECODING
+====== Perf Summary ======
+~~~~ Ideal/Total Cycles ~~~~
+b-opCatBmm_fp16                                                                 2200
+====== Perf Summary End ======
+LOG
+	cat >"$T/two.json" <<'JSON'
+[
+{"name":"x Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":1,"dur":1},
+{"name":"a Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":10,"dur":4},
+{"name":"b Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":20,"dur":8},
+{"name":"y Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":30,"dur":2}
+]
+JSON
+	flex2ev -q --align=none -o "$T/two.ev" "$T/two.json"
+	run -0 flex-stats categories -q -c "$T/two.log" "$T/two.ev"
+	assert_output - <<'EOF'
+Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util
+0,ITL,StcdpHbm,0,0,0,0,0,0,0
+0,ITL,Conv_fp16,0,0,0,0,0,0,0
+0,ITL,other,2,0.2,1,0,0,0,0
+0,ITL,Bmm_fp16,8,0.8,1,2,2200,1,0.25
+0,ITL,Total,10,1,2,2,2200,1,0.2
+0,TTFT,StcdpHbm,0,0,0,0,0,0,0
+0,TTFT,Bmm_fp16,0,0,0,0,0,0,0
+0,TTFT,other,1,0.2,1,0,0,0,0
+0,TTFT,Conv_fp16,4,0.8,1,1,1100,1,0.25
+0,TTFT,Total,5,1,2,1,1100,1,0.2
+EOF
+}
+
 @test "counters that cannot be stage gaps: no tsx record, and said" {
 	# TS2 is 2^33 + 1 cycles below TS1: not a 32-bit wrap, so no gap.
 	printf '[{"name":"w Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":5,"dur":1,"args":{"TS1":"0x200000001","TS2":"0","TS3":"1","TS4":"2","TS5":"3"}}]' >"$T/w.json"

@@ -256,12 +256,13 @@ EOF
 3,MAIU_P2PRDMA_PROTOCOL_SEND_DATA,1,41.49
 3,MAIU_P2PRDMA_PROTOCOL_RECV_DATA,1,381.881
 EOF
-	run -0 col <(flex-stats stats "$T/tp4.ev") comp_active_time_us
+	# Rows by each rank's first kernel start (acelyzer's order).
+	run -0 col <(flex-stats stats "$T/tp4.ev") comp_active_atime
 	assert_output - <<'EOF'
-282.603
-285.278
-284.702
 284.238
+284.702
+285.278
+282.603
 EOF
 }
 
@@ -288,7 +289,7 @@ EOF
 	# 50176 + 112896 + 50176 = 439040 cycles / 1100 MHz = 399.1273 us.
 	run -0 flex-stats categories -c "$A/sample_comp_log_ideal.txt" "$T/s.ev"
 	assert_output - <<'EOF'
-rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util
+Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util
 0,UNKN,StcdpHbm,0,0,0,0,0,0,0
 0,UNKN,other,0,0,0,0,0,0,0
 0,UNKN,StcdpLx,0.262,0.0002,1,0,0,0,0
@@ -318,7 +319,7 @@ EOF
 	# relu: not in the table -> other.
 	run -0 --separate-stderr bash -c 'flex2ev -q "$1" | flex-stats categories -c "$2"' _ "$F/job.json" "$A/dt_cycles_table.log"
 	assert_output - <<'EOF'
-rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util
+Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util
 0,UNKN,StcdpHbm,0,0,0,0,0,0,0
 0,UNKN,other,1,0.0123,1,0,0,0,0
 0,UNKN,Broadcast,5,0.0615,1,0,0,0,0

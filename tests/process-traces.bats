@@ -287,7 +287,7 @@ EOF2
 	run -0 process-traces -q -c "$A/sample_comp_log_ideal.txt" -n s -o "$T/out" "$A/sample_flex_3062_job_4.json"
 	run -0 cat "$T/out/s_categories.csv"
 	assert_output - <<'EOF2'
-rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util
+Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util
 0,UNKN,StcdpHbm,0,0,0,0,0,0,0
 0,UNKN,other,0,0,0,0,0,0,0
 0,UNKN,StcdpLx,0.262,0.0002,1,0,0,0,0
@@ -300,7 +300,7 @@ rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,fr
 0,UNKN,Total,1505.352,1,17,505.76,556336,1,0.336
 EOF2
 	run -0 head -n 2 "$T/out/s_categories.txt"
-	assert_line --index 0 --regexp '^rank +phase +category +kernel_time_us +frac_time +calls +ideal_time_us +ideal_cycles +frac_ideal +pt_util$'
+	assert_line --index 0 --regexp '^Pid +Phase +Category +Kernel_Time +Frac_Time +Calls +Ideal_Time +Ideal_Cyc +Frac_Ideal +PT_Util$'
 	assert_line --index 1 --regexp '^ +0 +UNKN +StcdpHbm +0 +0 +0 +0 +0 +0 +0$'
 	run -0 bash -c 'sed -n 2p "$1"' _ "$T/out/s_summary.csv"
 	assert_output "0,convolution_[N] Cmpt Exec,7,495.615,70.802,61.424,19.867,109.218,31.248,32.92"
@@ -325,9 +325,9 @@ EOF2
 	[ ! -e "$T/out" ]
 	# A known dialect without kernels: the timeline, no summary/categories, said.
 	run -0 --separate-stderr process-traces -n b -o "$T/out" "$SHARED_DATA/acelyzer/basic_event_test_cases.json"
-	[[ "$stderr" == *"no 'Cmpt Exec' kernels in the Flex traces: no summary, active or categories table"* ]]
+	[[ "$stderr" == *"no 'Cmpt Exec' kernels in the Flex traces: no summary, stats_summary, active or categories table"* ]]
 	[[ "$stderr" == *"flex2ev: warning: 1 event(s) ending before they begin: left out"* ]]
-	[ ! -e "$T/out/b_summary.csv" ] && [ -s "$T/out/b.json" ]
+	[ ! -e "$T/out/b_summary.csv" ] && [ ! -e "$T/out/b_stats_summary.csv" ] && [ -s "$T/out/b.json" ]
 	run -0 col "$T/out/b_classes.csv" events
 	assert_output 23
 }
@@ -397,4 +397,23 @@ EOF2
 	rocprof2ev -q -o "$T/r.ev" "$F"
 	ev-stats kernels -q --by=rank --csv -o "$T/k.csv" "$T/r.ev"
 	cmp <(sort "$T/k.csv") <(sort "$T/out/r_summary.csv")
+}
+
+@test "Flex --xlsx: acelyzer's tables as the sheets of one workbook" {
+	need_shared_data
+	need_openpyxl
+	run -0 process-traces -q --xlsx --freq=557:1100 -c "$SHARED_DATA/acelyzer/sample_comp_log_ideal.txt" -n j -o "$T/out" "$SHARED_DATA/acelyzer/sample_flex_3062_job_4.json"
+	# Each sheet holds its CSV (no cell has a comma: TABs for the checker).
+	args=()
+	for t in summary categories stats_summary active ts_analysis collectives classes; do
+		tr , '\t' <"$T/out/j_$t.csv" >"$T/$t.tsv"
+		args+=("$t=$T/$t.tsv")
+	done
+	run -0 "$PY_XLSX" "$TESTS_DIR/fixtures/evkit-report/check-xlsx.py" "$T/out/j_perf_report.xlsx" "${args[@]}"
+	assert_line 'sheet categories rows 10 cols 10'
+	assert_line 'sheet stats_summary rows 1 cols 6'
+	# Without kernels: the tables there are.
+	run -0 process-traces -q --xlsx -n b -o "$T/out" "$SHARED_DATA/acelyzer/basic_event_test_cases.json"
+	run -0 "$PY_XLSX" -c 'import openpyxl, sys; print(openpyxl.load_workbook(sys.argv[1]).sheetnames)' "$T/out/b_perf_report.xlsx"
+	assert_output "['collectives', 'classes']"
 }

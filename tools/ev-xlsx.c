@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ev-xlsx - TSV tables into one Excel workbook, a sheet per table.
+ * ev-xlsx - TSV or CSV tables into one Excel workbook, a sheet per table.
  *
- * A thin front end over lib/report/xlsx.c: reads each TSV line by line
- * (header first) and streams its rows into the sheet, so memory does not
- * grow with the tables.
+ * A thin front end over lib/report/xlsx.c: reads each table record by
+ * record (header first) and streams its rows into the sheet, so memory
+ * does not grow with the tables.
  */
 #include "ev.h"
 #include "ev/xlsx.h"
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -20,18 +21,23 @@ static void usage(FILE *f)
 {
 	fputs(
 "Usage: ev-xlsx [options] [-o OUT.xlsx] [SHEET=]TABLE.tsv...\n"
-"Write TSV tables (first line = header, as ev-stats and the pipelines write\n"
-"them) into one Excel workbook, a sheet per table, in the given order:\n"
-"bold frozen header with filters, number formats by column name (times\n"
-"0.000, percents 0.00, ratios 0.0000), a column named 'status' coloured\n"
-"Better green / Worse red, columns named improvement* or percent_change*\n"
-"on a red-white-green scale centred at 0.  Cells that are decimal numbers\n"
-"become numbers (full precision), the rest text.  Rows are streamed:\n"
-"memory does not grow with the number of rows.\n"
+"Write TSV or CSV tables (first line = header, as ev-stats, flex-stats and\n"
+"the pipelines write them) into one Excel workbook, a sheet per table, in\n"
+"the given order: bold frozen header with filters, number formats by\n"
+"column name (times 0.000, percents 0.00, ratios 0.0000), a column named\n"
+"'status' coloured Better green / Worse red, columns named improvement*\n"
+"or percent_change* on a red-white-green scale centred at 0.  Cells that\n"
+"are decimal numbers become numbers (full precision), the rest text.  Rows\n"
+"are streamed: memory does not grow with the number of rows.\n"
 "\n"
-"SHEET is the sheet name [the file's base name without .tsv]; Excel allows\n"
-"31 characters and none of []:*?/\\, so longer or odd names are cut or\n"
-"changed (with a warning).  TABLE may be '-' (standard input, once).\n"
+"A TABLE named *.csv is CSV (RFC 4180: fields in double quotes may hold\n"
+"commas, quotes doubled, line breaks); *.tsv is TSV; any other (and '-')\n"
+"is CSV when its header has commas and no TAB (said on stderr), else TSV.\n"
+"\n"
+"SHEET is the sheet name [the file's base name without .tsv or .csv];\n"
+"Excel allows 31 characters and none of []:*?/\\, so longer or odd names\n"
+"are cut or changed (with a warning).  TABLE may be '-' (standard input,\n"
+"once).\n"
 "The workbook's creation time is $SOURCE_DATE_EPOCH, else the newest\n"
 "table's modification time: the same tables give the same bytes.\n"
 "\n"
@@ -70,10 +76,111 @@ static size_t split_tabs(char *line, const char **fields, size_t max)
 	return n;
 }
 
+/* Split one CSV record (RFC 4180; no final line break) in place: the
+ * unquoted text of each field is written over the record.  Returns the
+ * field count, (size_t)-1 when more than max, (size_t)-2 with *why set
+ * when the quoting is malformed. */
+static size_t split_csv(char *rec, const char **fields, size_t max, const char **why)
+{
+	size_t n = 0;
+	char *r = rec, *w = rec;
+	for (;;) {
+		if (n == max)
+			return (size_t)-1;
+		fields[n++] = w;
+		if (*r == '"') {
+			for (r++;; r++) {
+				if (*r == '\0') {
+					*why = "a quoted field is not closed";
+					return (size_t)-2;
+				}
+				if (*r == '"' && r[1] == '"')
+					*w++ = *r++;
+				else if (*r == '"')
+					break;
+				else
+					*w++ = *r;
+			}
+			r++;
+			if (*r != ',' && *r != '\0') {
+				*why = "text after a closing quote (a quote inside a field is doubled: \"\")";
+				return (size_t)-2;
+			}
+		} else {
+			while (*r != ',' && *r != '\0') {
+				if (*r == '"') {
+					*why = "a quote inside an unquoted field (quote the field, doubling the quote)";
+					return (size_t)-2;
+				}
+				*w++ = *r++;
+			}
+		}
+		if (*r == '\0')
+			break;
+		*w++ = '\0';
+		r++;
+	}
+	*w = '\0';
+	return n;
+}
+
+/* An odd number of quotes: the record goes on past this line break. */
+static int open_quote(const char *s, size_t len)
+{
+	size_t q = 0;
+	for (size_t i = 0; i < len; i++)
+		q += s[i] == '"';
+	return (int)(q & 1);
+}
+
 static void chomp(char *line, ssize_t *len)
 {
 	while (*len > 0 && (line[*len - 1] == '\n' || line[*len - 1] == '\r'))
 		line[--*len] = '\0';
+}
+
+enum fmt { FMT_GUESS, FMT_TSV, FMT_CSV };
+
+/* The format a file name says: .csv, .tsv (any case), else a guess. */
+static enum fmt fmt_of_name(const char *file)
+{
+	size_t l = strlen(file);
+	if (l > 4 && !strcasecmp(file + l - 4, ".csv"))
+		return FMT_CSV;
+	if (l > 4 && !strcasecmp(file + l - 4, ".tsv"))
+		return FMT_TSV;
+	return FMT_GUESS;
+}
+
+/* One record of f into *buf (CSV: lines joined while a quote is open).
+ * Returns its length, -1 at the end of the input; *lines counts the
+ * lines read. */
+static ssize_t read_record(FILE *f, enum fmt fmt, char **buf, size_t *cap, char **line, size_t *lcap,
+                           unsigned long *lines)
+{
+	ssize_t len = getline(buf, cap, f);
+	if (len < 0)
+		return -1;
+	++*lines;
+	if (fmt != FMT_CSV)
+		return len;
+	size_t have = (size_t)len;
+	while (open_quote(*buf, have)) {
+		ssize_t more = getline(line, lcap, f);
+		if (more < 0)
+			break;
+		++*lines;
+		if (have + (size_t)more + 1 > *cap) {
+			char *b = realloc(*buf, have + (size_t)more + 1);
+			if (!b)
+				return -1;
+			*buf = b;
+			*cap = have + (size_t)more + 1;
+		}
+		memcpy(*buf + have, *line, (size_t)more + 1);
+		have += (size_t)more;
+	}
+	return (ssize_t)have;
 }
 
 /* One table into one sheet. */
@@ -81,11 +188,13 @@ static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const ch
 {
 	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
 	const char *disp = strcmp(file, "-") == 0 ? "standard input" : file;
-	char *line = NULL;
-	size_t cap = 0, ncols = 0, n;
+	char *rec = NULL, *line = NULL;
+	size_t cap = 0, lcap = 0, ncols = 0, n;
 	ssize_t len;
-	unsigned long lineno = 0;
+	unsigned long lineno = 0, first, records = 0;
 	const char **fields = NULL;
+	const char *why = NULL;
+	enum fmt fmt = strcmp(file, "-") == 0 ? FMT_GUESS : fmt_of_name(file);
 	int st = 0;
 	if (!f)
 		return ev_cli_error(cli, "%s: %s", disp, strerror(errno));
@@ -94,16 +203,38 @@ static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const ch
 		st = ev_cli_error(cli, "out of memory");
 		goto done;
 	}
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		chomp(line, &len);
-		n = split_tabs(line, fields, EV_XLSX_MAX_COLS);
-		if (n == (size_t)-1) {
-			st = ev_cli_error(cli, "%s: line %lu: more than %u columns", disp, lineno, EV_XLSX_MAX_COLS);
+	for (;;) {
+		first = lineno + 1;
+		errno = 0;
+		if ((len = read_record(f, fmt == FMT_GUESS ? FMT_TSV : fmt, &rec, &cap, &line, &lcap, &lineno)) < 0)
+			break;
+		records++;
+		chomp(rec, &len);
+		if (fmt == FMT_GUESS) {
+			/* The header decides: commas and no TAB is CSV. */
+			fmt = strchr(rec, ',') && !strchr(rec, '\t') ? FMT_CSV : FMT_TSV;
+			if (fmt == FMT_CSV)
+				ev_cli_warn(cli, "%s: read as CSV (its header has commas and no TAB; name it .csv or .tsv to say)",
+				            disp);
+			if (fmt == FMT_CSV && open_quote(rec, (size_t)len)) {
+				st = ev_cli_error(cli, "%s: line 1: a line break inside the header", disp);
+				goto done;
+			}
+		}
+		n = fmt == FMT_CSV ? split_csv(rec, fields, EV_XLSX_MAX_COLS, &why) : split_tabs(rec, fields, EV_XLSX_MAX_COLS);
+		if (n == (size_t)-2) {
+			st = ev_cli_error(cli, "%s: line %lu: not CSV: %s", disp, first, why);
 			goto done;
 		}
-		if (lineno == 1) {
+		if (n == (size_t)-1) {
+			st = ev_cli_error(cli, "%s: line %lu: more than %u columns", disp, first, EV_XLSX_MAX_COLS);
+			goto done;
+		}
+		if (records == 1) {
 			ncols = n;
+			if (fmt == FMT_TSV && n == 1 && strchr(fields[0], ','))
+				ev_cli_warn(cli, "%s: one column, its header has commas: if the table is CSV, name it .csv",
+				            disp);
 			if (ev_xlsx_sheet(x, sheet, fields, n) != EV_OK) {
 				st = ev_cli_error(cli, "%s: %s", disp, ev_xlsx_error(x));
 				goto done;
@@ -111,23 +242,24 @@ static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const ch
 			continue;
 		}
 		if (n != ncols) {
-			st = ev_cli_error(cli, "%s: line %lu: %zu fields, the header has %zu", disp, lineno, n, ncols);
+			st = ev_cli_error(cli, "%s: line %lu: %zu fields, the header has %zu", disp, first, n, ncols);
 			goto done;
 		}
 		int r = ev_xlsx_row(x, fields, n);
 		if (r != EV_OK) {
-			st = ev_cli_error(cli, "%s: line %lu: %s", disp, lineno, ev_xlsx_error(x));
+			st = ev_cli_error(cli, "%s: line %lu: %s", disp, first, ev_xlsx_error(x));
 			goto done;
 		}
 	}
-	if (ferror(f)) {
-		st = ev_cli_error(cli, "%s: %s", disp, strerror(errno));
+	if (ferror(f) || errno == ENOMEM) {
+		st = ev_cli_error(cli, "%s: %s", disp, strerror(errno ? errno : EIO));
 		goto done;
 	}
-	if (lineno == 0)
+	if (records == 0)
 		st = ev_cli_error(cli, "%s: empty: no header line", disp);
 done:
 	free(fields);
+	free(rec);
 	free(line);
 	if (f != stdin)
 		fclose(f);
@@ -146,7 +278,7 @@ static void sheet_of(const char *arg, const char **file, char *name, size_t name
 		const char *slash = strrchr(arg, '/');
 		snprintf(given, givensz, "%s", slash ? slash + 1 : arg);
 		size_t l = strlen(given);
-		if (l > 4 && strcmp(given + l - 4, ".tsv") == 0)
+		if (l > 4 && (!strcasecmp(given + l - 4, ".tsv") || !strcasecmp(given + l - 4, ".csv")))
 			given[l - 4] = '\0';
 		*file = arg;
 	}

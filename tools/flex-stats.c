@@ -31,13 +31,18 @@ static void usage(FILE *f)
 "               with numbers in its name replaced by [N]: rank,name,calls,\n"
 "               total_us,mean_us,median_us,min_us,max_us,stdev_us,percent\n"
 "               (percent of the rank's kernel time), largest first\n"
-"  categories   acelyzer's _categories.csv: per rank and compiler category\n"
-"               (from -c logs): rank,phase,category,kernel_time_us,frac_time,\n"
-"               calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util; StcdpHbm\n"
-"               and other always present, then a Total row\n"
-"  stats        acelyzer's _stats_summary.csv: rank,elapsed_time_us,\n"
-"               comp_active_time_us,comm_active_time_us,comp_active_pct,\n"
-"               comm_active_pct (compute = kernels, comm = collective spans)\n"
+"  categories   acelyzer's _categories.csv, its column names: per rank, phase\n"
+"               (TTFT/ITL from PREFILL/DECODING lines in the logs, else UNKN)\n"
+"               and compiler category (from -c logs): Pid,Phase,Category,\n"
+"               Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,\n"
+"               PT_Util (times in us); StcdpHbm and other always present;\n"
+"               rows by kernel time, Total's before equal ones, as acelyzer\n"
+"  stats        acelyzer's _stats_summary.csv, its column names: pid,\n"
+"               elapsed_time (first kernel start to last kernel end),\n"
+"               comp_active_atime (kernels), comm_active_atime (collective\n"
+"               spans; empty without any), comp_active_atime_perc,\n"
+"               comm_active_atime_perc (fractions 0-1 of elapsed_time); rows\n"
+"               by the rank's first kernel start, as acelyzer\n"
 "  active       acelyzer's _active.csv: rank,kernel_time_us,elapsed_time_us,\n"
 "               start_us,end_us,active_pct (first kernel start to last end)\n"
 "  colls        one row per collective, across its ranks: collective,seq,kind,\n"
@@ -82,6 +87,9 @@ static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
 	    !n->kernels)
 		return ev_cli_error(cli, "no 'Cmpt Exec' kernels in %llu records: no %s table (is this a flex2ev stream?)",
 		                    records, ev_flex_table_names[t]);
+	if (t == EV_FLEX_STATS && !n->kernels && !n->colls)
+		return ev_cli_error(cli, "no 'Cmpt Exec' kernels and no collective spans in %llu records: no stats table",
+		                    records);
 	if (t == EV_FLEX_COLLS && !n->colls)
 		ev_cli_warn(cli, "no collective spans (coll records) in %llu records: the table is empty", records);
 	if (t == EV_FLEX_CATEGORIES) {

@@ -243,10 +243,17 @@ int ev_flex_read_file(ev_flex_reader *rd, ev_flex_conv *c, uint16_t src, const c
 /* ------------------------------------------------------------------ */
 /* Compiler logs: "Perf Summary / Ideal/Total Cycles" tables (lib/flex/complog.c). */
 
+/* The phase a table was compiled for, from the last "DECODING" or
+ * "PREFILL" line (alone on its indented line) before it in its log:
+ * acelyzer's ITL and TTFT, UNKN without one; in acelyzer's row order. */
+enum ev_flex_phase { EV_FLEX_PHASE_ITL, EV_FLEX_PHASE_TTFT, EV_FLEX_PHASE_UNKN, EV_FLEX_NPHASES };
+extern const char *const ev_flex_phase_names[EV_FLEX_NPHASES]; /* "ITL", "TTFT", "UNKN" */
+
 struct ev_flex_kernel_info {
 	char *kernel;   /* name as the trace shows it, before the first "-op" part */
 	char *category; /* the opCat... word without "opCat" ("Conv_fp16", "Bmm_fp16") */
 	uint64_t ideal; /* ideal cycles */
+	enum ev_flex_phase phase; /* of its table */
 };
 struct ev_flex_complog {
 	struct ev_flex_kernel_info *k;

@@ -5,7 +5,9 @@
  * between the "Ideal/Total Cycles" title and "Perf Summary End".  As in
  * acelyzer, the kernel is the text before "-opCat" (or before a final
  * "-NA", category "NotAvailable"), Precompute and -LxPreload lines are
- * skipped, and the first definition of a kernel wins.
+ * skipped, and the first definition of a kernel wins.  A line holding
+ * only DECODING or PREFILL (indented) sets the phase of the tables after
+ * it in that log, as acelyzer's iteration-mode lines.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,10 @@
 #include "ev/flex.h"
 #include "ev/stream.h"
 
-static int add(struct ev_flex_complog *cl, const char *k, size_t kn, const char *cat, size_t cn, uint64_t ideal)
+const char *const ev_flex_phase_names[EV_FLEX_NPHASES] = { "ITL", "TTFT", "UNKN" };
+
+static int add(struct ev_flex_complog *cl, const char *k, size_t kn, const char *cat, size_t cn, uint64_t ideal,
+               enum ev_flex_phase phase)
 {
 	for (size_t i = 0; i < cl->n; i++)
 		if (strlen(cl->k[i].kernel) == kn && memcmp(cl->k[i].kernel, k, kn) == 0)
@@ -30,6 +35,7 @@ static int add(struct ev_flex_complog *cl, const char *k, size_t kn, const char 
 	e->kernel = strndup(k, kn);
 	e->category = strndup(cat, cn);
 	e->ideal = ideal;
+	e->phase = phase;
 	if (!e->kernel || !e->category) {
 		free(e->kernel);
 		free(e->category);
@@ -65,10 +71,29 @@ static int data_line(char *l, char **name, size_t *nlen, uint64_t *v)
 	return !bad && *p == '\0';
 }
 
+/* acelyzer's iteration-mode line: white space, DECODING or PREFILL, and
+ * nothing but white space after.  The phase it sets, or -1. */
+static int phase_line(const char *l)
+{
+	const char *p = l;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (p == l)
+		return -1;
+	int ph = !strncmp(p, "DECODING", 8) ? EV_FLEX_PHASE_ITL : !strncmp(p, "PREFILL", 7) ? EV_FLEX_PHASE_TTFT : -1;
+	if (ph < 0)
+		return -1;
+	p += ph == EV_FLEX_PHASE_ITL ? 8 : 7;
+	while (*p == ' ' || *p == '\t' || *p == '\r')
+		p++;
+	return *p ? -1 : ph;
+}
+
 int ev_flex_complog_read(struct ev_flex_complog *cl, const char *path)
 {
 	ev_input *in;
-	int rc = ev_input_open(&in, path), active = 0;
+	int rc = ev_input_open(&in, path), active = 0, ph;
+	enum ev_flex_phase phase = EV_FLEX_PHASE_UNKN, tphase = EV_FLEX_PHASE_UNKN;
 	uint64_t tables = 0;
 	if (rc != EV_OK)
 		return rc;
@@ -89,8 +114,11 @@ int ev_flex_complog_read(struct ev_flex_complog *cl, const char *path)
 		}
 		memcpy(buf, line, len);
 		buf[len] = '\0';
-		if (strstr(buf, " Ideal/Total Cycles ")) {
+		if ((ph = phase_line(buf)) >= 0) {
+			phase = (enum ev_flex_phase)ph;
+		} else if (strstr(buf, " Ideal/Total Cycles ")) {
 			active = 1;
+			tphase = phase;
 			tables++;
 		} else if (active && strstr(buf, "====== Perf Summary End ======")) {
 			active = 0;
@@ -129,7 +157,7 @@ int ev_flex_complog_read(struct ev_flex_complog *cl, const char *path)
 						cn = 5;
 					}
 				}
-				if (strncmp(cat, "Total", 5) && (rc = add(cl, name, kn, cat, cn, v)) != EV_OK)
+				if (strncmp(cat, "Total", 5) && (rc = add(cl, name, kn, cat, cn, v, tphase)) != EV_OK)
 					break;
 			}
 		}

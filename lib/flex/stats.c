@@ -30,10 +30,13 @@ const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n)
 	static const char *const cols[EV_FLEX_NTABLES][12] = {
 		[EV_FLEX_SUMMARY] = { "rank", "name", "calls", "total_us", "mean_us", "median_us", "min_us", "max_us",
 		                      "stdev_us", "percent" },
-		[EV_FLEX_CATEGORIES] = { "rank", "phase", "category", "kernel_time_us", "frac_time", "calls",
-		                         "ideal_time_us", "ideal_cycles", "frac_ideal", "pt_util" },
-		[EV_FLEX_STATS] = { "rank", "elapsed_time_us", "comp_active_time_us", "comm_active_time_us",
-		                    "comp_active_pct", "comm_active_pct" },
+		/* acelyzer's own names (times in us). */
+		[EV_FLEX_CATEGORIES] = { "Pid", "Phase", "Category", "Kernel_Time", "Frac_Time", "Calls",
+		                         "Ideal_Time", "Ideal_Cyc", "Frac_Ideal", "PT_Util" },
+		/* acelyzer's own names: its stats_v2 metrics comp_duration,
+		 * comp_active and comm_active. */
+		[EV_FLEX_STATS] = { "pid", "elapsed_time", "comp_active_atime", "comm_active_atime",
+		                    "comp_active_atime_perc", "comm_active_atime_perc" },
 		[EV_FLEX_ACTIVE] = { "rank", "kernel_time_us", "elapsed_time_us", "start_us", "end_us", "active_pct" },
 		[EV_FLEX_COLLS] = { "collective", "seq", "kind", "nranks", "ranks_seen", "bytes", "coll_data_bytes",
 		                    "start_us", "end_us", "span_us", "bandwidth_gbps" },
@@ -143,14 +146,6 @@ static int add_rec(ev_flex_stats *s, const struct ev_rec *r)
 	struct fs_rank *rs = fs_rank(s, r->rank);
 	if (!rs)
 		return EV_ERR_NOMEM;
-	/* Elapsed time spans what happened, not samples or links. */
-	if (r->type != EV_COUNTER && r->type != EV_DEP && r->type != EV_CHAN) {
-		if (!rs->have || r->ts < rs->first)
-			rs->first = r->ts;
-		if (!rs->have || ev_rec_end(r) > rs->last)
-			rs->last = ev_rec_end(r);
-		rs->have = 1;
-	}
 	int rc;
 	if (s->o.table == EV_FLEX_CLASSES && r->type != EV_COLL && r->type != EV_COUNTER &&
 	    (rc = fs_classes_add(s, r)) != EV_OK)
@@ -160,6 +155,9 @@ static int add_rec(ev_flex_stats *s, const struct ev_rec *r)
 	if (r->type == EV_COLL) {
 		s->n.colls++;
 		rs->comm += (double)r->dur;
+		if (!rs->have_c || r->ts < rs->cfirst)
+			rs->cfirst = r->ts;
+		rs->have_c = 1;
 		if (s->o.table == EV_FLEX_COLLS)
 			return fs_colls_add(s, r);
 	}

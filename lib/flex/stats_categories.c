@@ -5,7 +5,12 @@
  * kernel time, calls and ideal time from the logs' ideal cycles at the
  * core clock.  StcdpHbm and other are always listed, the logs' categories
  * after them; an ideal time longer than the observed one is not counted
- * (acelyzer's rule).
+ * (acelyzer's rule).  acelyzer gives each job the phase of the table it
+ * matched; here a kernel takes its own table's phase, and one missing
+ * from the logs the phase of its rank's latest kernel that was there
+ * (before any: its first one's; none at all: the logs' phase when they
+ * have one, as acelyzer's only table), so that a rank has one section of
+ * rows per phase.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,8 +38,12 @@ int fs_categories_init(ev_flex_stats *s)
 		return EV_ERR_NOMEM;
 	cat_index(s, "StcdpHbm");
 	cat_index(s, "other");
-	for (size_t i = 0; i < nk; i++)
+	s->ph_none = nk ? (unsigned)s->o.cl->k[0].phase : EV_FLEX_PHASE_UNKN;
+	for (size_t i = 0; i < nk; i++) {
 		s->kcat[i] = (unsigned)cat_index(s, s->o.cl->k[i].category);
+		if ((unsigned)s->o.cl->k[i].phase != s->ph_none)
+			s->ph_none = EV_FLEX_PHASE_UNKN;
+	}
 	return EV_OK;
 }
 
@@ -65,13 +74,26 @@ int fs_categories_add(ev_flex_stats *s, const struct ev_rec *r, const char *name
 		s->n.ideal_clipped++;
 	}
 	unsigned cat = (unsigned)(ci & 0xFFFFFFFF) - 1;
+	struct fs_rank *rs = fs_rank(s, r->rank);
+	if (!rs)
+		return EV_ERR_NOMEM;
+	unsigned ph = FS_PHASE_PENDING;
+	if (ki) {
+		ph = (unsigned)ki->phase;
+		rs->ph_cur = ph + 1;
+		if (!rs->ph_first)
+			rs->ph_first = ph + 1;
+	} else if (rs->ph_cur) {
+		ph = rs->ph_cur - 1;
+	}
 	int fresh;
-	struct fs_group *c = fs_slot(&s->gix, &s->gs, fs_key(r->rank, (uint64_t)cat + 1), &fresh);
+	struct fs_group *c = fs_slot(&s->gix, &s->gs, fs_key(r->rank, (uint64_t)ph * s->ncats + cat + 1), &fresh);
 	if (!c)
 		return EV_ERR_NOMEM;
 	if (fresh) {
 		c->rank = r->rank;
 		c->cat = cat;
+		c->phase = ph;
 	}
 	c->time += dur;
 	c->ideal += ideal;
@@ -81,15 +103,16 @@ int fs_categories_add(ev_flex_stats *s, const struct ev_rec *r, const char *name
 
 static double r4(double x) { return round(x * 10000) / 10000; }
 
-static int row(ev_flex_stats *s, uint32_t rank, const char *cat, double time, double tot, uint64_t calls,
-               double ideal, double ideal_tot)
+static int row(ev_flex_stats *s, uint32_t rank, unsigned ph, const char *cat, double time, double tot,
+               uint64_t calls, double ideal, double ideal_tot)
 {
 	ev_table *t = s->t;
 	uint64_t icyc = (uint64_t)llround(ideal * (double)s->o.core_khz / 1000.0);
 	int rc;
-	if ((rc = ev_table_u64(t, rank)) || (rc = ev_table_str(t, "UNKN")) || (rc = ev_table_str(t, cat)) ||
-	    (rc = ev_table_f64(t, round(time * 1000) / 1000)) || (rc = ev_table_f64(t, tot > 0 ? r4(time / tot) : 0)) ||
-	    (rc = ev_table_u64(t, calls)) || (rc = ev_table_f64(t, r4(ideal))) || (rc = ev_table_u64(t, icyc)) ||
+	if ((rc = ev_table_u64(t, rank)) || (rc = ev_table_str(t, ev_flex_phase_names[ph])) ||
+	    (rc = ev_table_str(t, cat)) || (rc = ev_table_f64(t, round(time * 1000) / 1000)) ||
+	    (rc = ev_table_f64(t, tot > 0 ? r4(time / tot) : 0)) || (rc = ev_table_u64(t, calls)) ||
+	    (rc = ev_table_f64(t, r4(ideal))) || (rc = ev_table_u64(t, icyc)) ||
 	    (rc = ev_table_f64(t, ideal_tot > 0 ? r4(ideal / ideal_tot) : 0)) ||
 	    (rc = ev_table_f64(t, time > 0 ? r4(ideal / time) : 0)))
 		return rc;
@@ -98,47 +121,63 @@ static int row(ev_flex_stats *s, uint32_t rank, const char *cat, double time, do
 
 struct cat_row { double time, ideal; uint64_t calls; };
 
-/* One rank's rows, in acelyzer's order: kernel time ascending, ties in
- * category order (a stable insertion sort), then Total.  A rank without
- * kernels has no rows. */
-static int rank_rows(ev_flex_stats *s, uint32_t rank, struct cat_row *row_of, size_t *ord)
+/* One (rank, phase) section, in acelyzer's order: kernel time ascending,
+ * ties in the order acelyzer's table holds them (Total, then the
+ * categories: a stable insertion sort).  Row 0 is Total, row i + 1
+ * category i.  with_pending: the rank's 'other' kernels of unknown phase
+ * belong here.  A section without kernels has no rows. */
+static int section(ev_flex_stats *s, uint32_t rank, unsigned ph, int with_pending, struct cat_row *rows,
+                   size_t *ord)
 {
-	size_t nc = s->ncats;
-	double tot = 0, itot = 0;
-	uint64_t calls = 0;
-	memset(row_of, 0, nc * sizeof *row_of);
+	size_t nr = s->ncats + 1;
+	memset(rows, 0, nr * sizeof *rows);
 	for (size_t i = 0; i < s->gs.len; i++) {
 		const struct fs_group *c = (const struct fs_group *)s->gs.data + i;
-		if (c->rank != rank)
+		if (c->rank != rank || (c->phase != ph && !(with_pending && c->phase == FS_PHASE_PENDING)))
 			continue;
-		row_of[c->cat] = (struct cat_row){ c->time, c->ideal, c->calls };
-		tot += c->time;
-		itot += c->ideal;
-		calls += c->calls;
+		struct cat_row *x = &rows[c->cat + 1];
+		x->time += c->time;
+		x->ideal += c->ideal;
+		x->calls += c->calls;
+		rows[0].time += c->time;
+		rows[0].ideal += c->ideal;
+		rows[0].calls += c->calls;
 	}
-	if (!calls)
+	if (!rows[0].calls)
 		return EV_OK;
-	for (size_t i = 0; i < nc; i++) {
+	for (size_t i = 0; i < nr; i++) {
 		size_t j = i;
-		while (j > 0 && row_of[ord[j - 1]].time > row_of[i].time) {
+		while (j > 0 && rows[ord[j - 1]].time > rows[i].time) {
 			ord[j] = ord[j - 1];
 			j--;
 		}
 		ord[j] = i;
 	}
 	int rc = EV_OK;
-	for (size_t i = 0; i < nc && !rc; i++) {
-		const struct cat_row *c = &row_of[ord[i]];
-		rc = row(s, rank, s->cats[ord[i]], c->time, tot, c->calls, c->ideal, itot);
+	for (size_t i = 0; i < nr && !rc; i++) {
+		const struct cat_row *c = &rows[ord[i]];
+		rc = row(s, rank, ph, ord[i] ? s->cats[ord[i] - 1] : "Total", c->time, rows[0].time, c->calls, c->ideal,
+		         rows[0].ideal);
 	}
-	return rc ? rc : row(s, rank, "Total", tot, tot, calls, itot, itot);
+	return rc;
+}
+
+/* A rank's sections in acelyzer's phase order (ITL, TTFT, UNKN). */
+static int rank_rows(ev_flex_stats *s, uint32_t rank, struct cat_row *rows, size_t *ord)
+{
+	const struct fs_rank *r = fs_rank(s, rank);
+	unsigned pend = r->ph_first ? r->ph_first - 1 : s->ph_none;
+	int rc = EV_OK;
+	for (unsigned ph = 0; ph < EV_FLEX_NPHASES && !rc; ph++)
+		rc = section(s, rank, ph, ph == pend, rows, ord);
+	return rc;
 }
 
 int fs_categories_write(ev_flex_stats *s, const uint32_t *ranks)
 {
-	size_t nc = s->ncats;
-	struct cat_row *row_of = malloc(nc * sizeof *row_of);
-	size_t *ord = malloc(nc * sizeof *ord);
+	size_t nr = s->ncats + 1;
+	struct cat_row *row_of = malloc(nr * sizeof *row_of);
+	size_t *ord = malloc(nr * sizeof *ord);
 	int rc = row_of && ord ? EV_OK : EV_ERR_NOMEM;
 	for (size_t i = 0; i < s->rs.len && !rc; i++)
 		rc = rank_rows(s, ranks[i], row_of, ord);

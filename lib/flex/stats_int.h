@@ -15,9 +15,10 @@
 /* Per rank: every table needs its rank list; stats and active its times. */
 struct fs_rank {
 	uint32_t rank;
-	int have, have_k;      /* a timed record (not counter, dep, chan); a kernel */
-	int64_t first, last;   /* span of the timed records */
+	int have_k, have_c;    /* a 'Cmpt Exec' kernel; a coll record */
 	int64_t kfirst, klast; /* span of the 'Cmpt Exec' kernels */
+	int64_t cfirst;        /* start of the first coll record */
+	unsigned ph_first, ph_cur; /* categories: phase + 1 of its first and latest table kernel, 0 none */
 	double ktime, comm;    /* ns in kernels and in collective spans */
 };
 
@@ -39,10 +40,15 @@ struct fs_ts {
 	struct ev_dist d[4];
 };
 
-/* Per (rank, category) or (rank, class): categories, classes. */
+/* categories: 'other' kernels of a rank before any kernel of the logs,
+ * whose phase is not known yet. */
+enum { FS_PHASE_PENDING = EV_FLEX_NPHASES };
+
+/* Per (rank, phase, category) or (rank, class): categories, classes. */
 struct fs_group {
 	uint32_t rank;
 	unsigned cat;    /* category index or enum ev_flex_class */
+	unsigned phase;  /* categories: enum ev_flex_phase, or FS_PHASE_PENDING */
 	double time, ideal; /* us */
 	uint64_t calls;
 };
@@ -59,6 +65,7 @@ struct ev_flex_stats {
 	char *nbuf; size_t ncap;              /* summary: a normalised name */
 	const char **cats; size_t ncats;      /* categories: 0 StcdpHbm, 1 other, then the logs' */
 	unsigned *kcat;                       /* categories: category of each compiler kernel */
+	unsigned ph_none;                     /* categories: phase of a rank no table kernel ran on */
 	struct ev_map catcache;               /* categories: name id -> see stats_categories.c */
 	ev_collmatch *cm;                     /* colls */
 	struct ev_map tix; struct ev_vec ts;  /* ts_analysis: fs_key(rank, name) -> struct fs_ts */

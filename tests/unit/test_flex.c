@@ -400,13 +400,13 @@ static void test_stats_tables(void)
 	           "1,conv_[N] Cmpt Exec,1,6,6,6,6,6,0,100\n"));
 	CHECK(n.records == 11 && n.kernels == 4 && n.sketched == 0);
 	CHECK(flex_table(EV_FLEX_SUMMARY, NULL, 1, &n) && n.sketched >= 1);
-	/* Elapsed from the first start to the last end, the counter aside:
-	 * rank 0 0.5 to 13 us; rank 2's unmatched coll still counts as comm. */
+	/* acelyzer's stats_v2: elapsed over the kernels (rank 0 1 to 10 us),
+	 * fractions of it; rank 2 has a collective and no kernel: only comm. */
 	CHECK(same(flex_table(EV_FLEX_STATS, NULL, 100, &n),
-	           "rank,elapsed_time_us,comp_active_time_us,comm_active_time_us,comp_active_pct,comm_active_pct\n"
-	           "0,12.5,7,3,56,24\n"
-	           "1,15,6,5,40,33.33\n"
-	           "2,20.1,0,0.1,0,0.5\n"));
+	           "pid,elapsed_time,comp_active_atime,comm_active_atime,comp_active_atime_perc,comm_active_atime_perc\n"
+	           "0,9,7,3,0.7777777777777778,0.3333333333333333\n"
+	           "1,6,6,5,1,0.8333333333333334\n"
+	           "2,,,0.1,,\n"));
 	/* Kernel spans: rank 0 1 to 10 us; rank 2 has no kernel, no row. */
 	CHECK(same(flex_table(EV_FLEX_ACTIVE, NULL, 100, &n),
 	           "rank,kernel_time_us,elapsed_time_us,start_us,end_us,active_pct\n"
@@ -427,22 +427,23 @@ static void test_stats_tables(void)
 	           "AllReduce_g,1,allreduce,2,2,2000,4000,10,15,5,0.8\n"
 	           "AllReduce_g,2,allreduce,2,1,500,1000,16,17,1,1\n"));
 	CHECK(n.colls == 4 && n.colls_incomplete == 1 && n.colls_evicted == 0);
-	/* Without logs every kernel is 'other'. */
+	/* Without logs every kernel is 'other'; its time equals Total's, which
+	 * comes first (acelyzer's stable sort of Total, StcdpHbm, other). */
 	CHECK(same(flex_table(EV_FLEX_CATEGORIES, NULL, 100, &n),
-	           "rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util\n"
+	           "Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util\n"
 	           "0,UNKN,StcdpHbm,0,0,0,0,0,0,0\n"
-	           "0,UNKN,other,7,1,3,0,0,0,0\n"
 	           "0,UNKN,Total,7,1,3,0,0,0,0\n"
+	           "0,UNKN,other,7,1,3,0,0,0,0\n"
 	           "1,UNKN,StcdpHbm,0,0,0,0,0,0,0\n"
-	           "1,UNKN,other,6,1,1,0,0,0,0\n"
-	           "1,UNKN,Total,6,1,1,0,0,0,0\n"));
+	           "1,UNKN,Total,6,1,1,0,0,0,0\n"
+	           "1,UNKN,other,6,1,1,0,0,0,0\n"));
 	CHECK(n.missing == 4 && n.ideal_clipped == 0);
 }
 
 /* Categories from a compiler log at 1100 MHz: conv_1 2200 cycles = 2 us
  * of its 4; conv_3 (12 us of 6) and relu (91 us of 1) longer than they
  * ran, so not counted; conv_2 not in the log: other.  Rows by time
- * ascending, ties in category order. */
+ * ascending, ties in acelyzer's order: Total, then the categories. */
 static void test_stats_categories(void)
 {
 	char path[] = "/tmp/test_flex_logXXXXXX";
@@ -458,7 +459,7 @@ static void test_stats_categories(void)
 	CHECK(ev_flex_complog_read(&cl, path) == EV_OK && cl.n == 3);
 	struct ev_flex_stats_counts n;
 	CHECK(same(flex_table(EV_FLEX_CATEGORIES, &cl, 100, &n),
-	           "rank,phase,category,kernel_time_us,frac_time,calls,ideal_time_us,ideal_cycles,frac_ideal,pt_util\n"
+	           "Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,PT_Util\n"
 	           "0,UNKN,StcdpHbm,0,0,0,0,0,0,0\n"
 	           "0,UNKN,Scalar,1,0.1429,1,0,0,0,0\n"
 	           "0,UNKN,other,2,0.2857,1,0,0,0,0\n"
@@ -467,8 +468,8 @@ static void test_stats_categories(void)
 	           "1,UNKN,StcdpHbm,0,0,0,0,0,0,0\n"
 	           "1,UNKN,other,0,0,0,0,0,0,0\n"
 	           "1,UNKN,Scalar,0,0,0,0,0,0,0\n"
-	           "1,UNKN,Conv_fp16,6,1,1,0,0,0,0\n"
-	           "1,UNKN,Total,6,1,1,0,0,0,0\n"));
+	           "1,UNKN,Total,6,1,1,0,0,0,0\n"
+	           "1,UNKN,Conv_fp16,6,1,1,0,0,0,0\n"));
 	CHECK(n.kernels == 4 && n.missing == 1 && n.ideal_clipped == 2);
 	ev_flex_complog_free(&cl);
 	unlink(path);
