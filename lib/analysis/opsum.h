@@ -14,11 +14,14 @@ struct opsum_group {
 	uint64_t count;     /* op instances */
 	double direct_us;   /* the sum of their direct kernel time */
 	const char *cat;    /* the op category (a static string) */
+	struct ev_dist d;   /* their direct kernel times (us) */
+	int64_t first;      /* the first instance's start */
 };
 
 /* The analyses' state: the open instances. */
 struct oinst { /* an open op instance */
 	struct gkey key;        /* sg, rank, k1 = instance, k2 = sig */
+	int64_t first;          /* its first event's start, ns */
 	int64_t start, end;     /* current merged interval, ns */
 	uint64_t busy;          /* merged ns before it */
 	double fa, fz, fbusy;   /* the same in TraceLens's microsecond doubles */

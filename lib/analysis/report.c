@@ -68,10 +68,26 @@ static const struct tlcol tl_kernels[] = {
 	{ "Percent of kernels time (%)", "Percent of kernels time (%)" },
 	{ "Percent of total time (%)", "Percent of total time (%)" }, { 0, 0 },
 };
+static const struct tlcol tl_args[] = {
+	{ "name", "name" }, { "op category", "op category" }, { "process_name", NULL }, { "process_label", NULL },
+	{ "thread_name", NULL }, { "Input Dims", "Input Dims" }, { "Input type", "Input type" },
+	{ "Input Strides", "Input Strides" }, { "Concrete Inputs", "Concrete Inputs" },
+	{ "operation_count", "operation_count" },
+	{ "total_direct_kernel_time_mean", "total_direct_kernel_time_mean" }, { "total_subtree_kernel_time_mean", NULL },
+	{ "total_direct_kernel_time_median", "total_direct_kernel_time_median" },
+	{ "total_subtree_kernel_time_median", NULL },
+	{ "total_direct_kernel_time_std", "total_direct_kernel_time_std" }, { "total_subtree_kernel_time_std", NULL },
+	{ "total_direct_kernel_time_min", "total_direct_kernel_time_min" }, { "total_subtree_kernel_time_min", NULL },
+	{ "total_direct_kernel_time_max", "total_direct_kernel_time_max" }, { "total_subtree_kernel_time_max", NULL },
+	{ "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" }, { "total_subtree_kernel_time_sum", NULL },
+	{ "ex_UID", NULL }, { "kernel_details_summary", NULL }, { "trunc_kernel_details", NULL },
+	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
+};
 static const struct report_table tl_tables[] = {
 	{ "timeline", 0, 1, tl_timeline },
 	{ "ops-category", 0, 1, tl_opcat },
 	{ "ops-summary", 0, 1, tl_opsum },
+	{ "ops-args", 0, 1, tl_args },
 	{ "kernel-ops", 0, 1, tl_kernels },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
@@ -252,7 +268,8 @@ static int print_tl(const struct ev_rowset *rs, const struct tlcol *cols, ev_out
 		at[n++] = i < rs->nkeys ? (long)i + 1 : -(long)(i - rs->nkeys) - 1;
 	}
 	if (ne && rs->rows.len)
-		ev_say(say, EV_SAY_WARN, "%s left empty: evkit's stream does not hold TraceLens's op tree", empty);
+		ev_say(say, EV_SAY_WARN, "%s left empty: not in evkit's stream (TraceLens's op tree, thread names, event ids)",
+		       empty);
 	ev_table *t = NULL;
 	int rc = x ? ev_table_open_xlsx(&t, x, sheet, names, n) : ev_table_open(&t, out, fmt, names, n);
 	for (size_t j = 0; !rc && j < rs->rows.len; j++) {

@@ -42,11 +42,13 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 	struct opsum_group *g = group_get(&s->g, &k, NULL);
 	if (!g)
 		return EV_ERR_NOMEM;
+	double us = s->o.float_us ? in->fbusy + (in->fz - in->fa) : (double)(in->busy + ev_span(in->start, in->end)) / 1e3;
+	if (g->count == 0 || in->first < g->first)
+		g->first = in->first;
 	g->cat = in->cat;
 	g->count++;
-	g->direct_us += s->o.float_us ? in->fbusy + (in->fz - in->fa)
-	                              : (double)(in->busy + ev_span(in->start, in->end)) / 1e3;
-	return EV_OK;
+	g->direct_us += us;
+	return ev_dist_add(&g->d, &s->pool, us, in->first);
 }
 
 /* An op's kernels run together: an instance whose kernels ended more than
@@ -187,6 +189,7 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 	in = &o->inst[o->n++];
 	*in = key;
 	in->start = r->ts;
+	in->first = r->ts;
 	in->end = end;
 	in->fa = a;
 	in->fz = z;
@@ -202,6 +205,8 @@ int opsum_finish(ev_stats *s)
 void opsum_free(ev_stats *s)
 {
 	struct opsum *o = s->state;
+	for (size_t i = 0; i < s->g.keys.len; i++)
+		ev_dist_free(&((struct opsum_group *)GROUP_VAL(&s->g, i))->d);
 	free(o->inst);
 	ev_map_free(&o->idx);
 }
