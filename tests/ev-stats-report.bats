@@ -104,7 +104,7 @@ two_ranks() {
 	two_ranks
 	run -0 --separate-stderr ev-stats report -o "$T/rep" "$T/m.ev"
 	run -0 ls "$T/rep"
-	assert_output "$(printf '%s.tsv\n' coll_analysis coll_each gpu_timeline kernel_summary kernel_summary_by_category ops_unique_args short_kernel_histogram short_kernels_summary)"
+	assert_output "$(printf '%s.tsv\n' coll_analysis coll_each gpu_timeline kernel_summary kernel_summary_by_category ops_summary ops_summary_by_category ops_unique_args short_kernel_histogram short_kernels_summary)"
 	local sheet cmd
 	while read -r sheet cmd; do
 		# shellcheck disable=SC2086 # cmd is a word list
@@ -115,6 +115,8 @@ gpu_timeline timeline --by=rank
 kernel_summary kernels --by=rank
 kernel_summary_by_category categories --by=rank
 ops_unique_args ops --by=rank
+ops_summary ops-summary --by=rank
+ops_summary_by_category ops-category --by=rank
 coll_analysis coll --by=
 coll_each coll --by= --table=each
 short_kernels_summary short --by=rank
@@ -128,7 +130,7 @@ LIST
 	ev-stats report -q --xlsx -o "$T/r.xlsx" "$T/m.ev"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; print(" ".join(openpyxl.load_workbook(sys.argv[1]).sheetnames))' "$T/r.xlsx"
-	assert_output "gpu_timeline kernel_summary kernel_summary_by_category ops_unique_args coll_analysis short_kernels_summary short_kernel_histogram"
+	assert_output "gpu_timeline kernel_summary kernel_summary_by_category ops_unique_args ops_summary ops_summary_by_category coll_analysis short_kernels_summary short_kernel_histogram"
 }
 
 @test "report: an analysis's notes once, named by its table; usage errors" {

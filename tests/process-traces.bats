@@ -365,12 +365,15 @@ EOF2
 	ev-stats kernels -q --by=rank -o "$T/k.tsv" "$T/out/processed_trace.ev"
 	ev-stats categories -q --by=rank -o "$T/c.tsv" "$T/out/processed_trace.ev"
 	ev-stats ops -q --class=all --by=rank -o "$T/o.tsv" "$T/out/processed_trace.ev"
+	ev-stats ops-summary -q --by=rank -o "$T/os.tsv" "$T/out/processed_trace.ev"
+	ev-stats ops-category -q --by=rank -o "$T/oc.tsv" "$T/out/processed_trace.ev"
 	ev-stats coll -q --by= -o "$T/co.tsv" "$T/out/processed_trace.ev"
 	ev-stats short -q --by=rank -o "$T/s.tsv" "$T/out/processed_trace.ev"
 	ev-stats short -q --table=histogram -o "$T/h.tsv" "$T/out/processed_trace.ev"
 	run -0 "$PY_XLSX" "$TESTS_DIR/fixtures/evkit-report/check-xlsx.py" "$T/out/processed_trace_perf_report.xlsx" \
 		gpu_timeline="$T/tl.tsv" kernel_summary="$T/k.tsv" kernel_summary_by_category="$T/c.tsv" \
-		ops_unique_args="$T/o.tsv" coll_analysis="$T/co.tsv" short_kernels_summary="$T/s.tsv" short_kernel_histogram="$T/h.tsv"
+		ops_unique_args="$T/o.tsv" ops_summary="$T/os.tsv" ops_summary_by_category="$T/oc.tsv" \
+		coll_analysis="$T/co.tsv" short_kernels_summary="$T/s.tsv" short_kernel_histogram="$T/h.tsv"
 	assert_line --regexp '^sheet ops_unique_args rows [1-9]'
 	assert_line 'sheet short_kernel_histogram rows 100 cols 3'
 }

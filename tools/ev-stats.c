@@ -93,8 +93,9 @@ static void usage(FILE *f)
 "      --include-unlinked timeline: keep GPU events without a launching call\n"
 "                         (TraceLens --include_unlinked_kernels; aorta's runs)\n"
 "      --no-hta           timeline: leave out HTA's rows\n"
-"      --tracelens-float  timeline: compute in microsecond doubles as TraceLens\n"
-"                         does (its rounding included), not in exact ns\n"
+"      --tracelens-float  timeline, ops-*, kernel-ops: compute in microsecond\n"
+"                         doubles as TraceLens does (its rounding included),\n"
+"                         not in exact ns\n"
 "      --class=LIST       ops, variance: kernel classes, 'all' for all\n"
 "                         [ops: all; variance: gemm]\n"
 "      --key=name|sig     variance: key instances by kernel name or by the\n"
@@ -129,6 +130,8 @@ static void usage(FILE *f)
 "                         short_kernels_summary, ...; HTA's function names for\n"
 "                         idle, launch, queue, membw), frozen header, filters;\n"
 "                         compare's status coloured Better/Worse\n"
+"      --tracelens        report: TraceLens's sheets, column names, order, units\n"
+"                         and rows (those evkit has; see docs/ev-stats.md)\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout];\n"
 "                         report: a directory, a file per table named by\n"
 "                         its sheet (with --xlsx a workbook)\n"
@@ -326,7 +329,7 @@ done:
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
-	O_XLSX,
+	O_TL, O_XLSX,
 };
 
 /* Whether list (NULL-terminated, may be NULL) holds name. */
@@ -400,6 +403,7 @@ static const struct option longopts[] = {
 	{ "runtime-cutoff", required_argument, NULL, O_RUNTIME },
 	{ "launch-delay-cutoff", required_argument, NULL, O_LDELAY },
 	{ "no-memory-events", no_argument, NULL, O_NO_MEM },
+	{ "tracelens", no_argument, NULL, O_TL },
 	{ "xlsx", no_argument, NULL, O_XLSX },
 	{ NULL, 0, NULL, 0 },
 };
@@ -544,6 +548,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case O_MD: o->fmt = EV_TABLE_MD; break;
 	case O_TSV: o->fmt = EV_TABLE_TSV; break;
 	case O_FLOAT: so->float_us = 1; break;
+	case O_TL: so->tracelens = 1; break;
 	default: return ev_cli_try_help(&o->cli);
 	}
 	return 0;
@@ -612,6 +617,8 @@ static int settle_options(struct opts *o)
 	}
 	if (o->sub)
 		o->what = o->sub;
+	if (o->so.tracelens)
+		return ev_cli_not_for(&o->cli, sub_name(o), "--tracelens", report_name);
 	if ((rc = check_options(o)) != 0)
 		return rc;
 	if (!o->by_given) {

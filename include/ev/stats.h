@@ -156,6 +156,7 @@ struct ev_stats_opts {
 	char by_key_text[EV_STATS_MAX_BY][64]; /* their text when ev_stats_opts_by set them */
 	int nby;
 	int unlinked, no_hta, float_us;    /* timeline */
+	int tracelens;                     /* report: TraceLens's sheets, columns and row order */
 	int key_name;                      /* variance: key by kernel name */
 	unsigned class_mask;               /* ops, variance: kernel classes */
 	int class_given;

@@ -15,24 +15,83 @@
 #include "analysis/stats_impl.h"
 #include "ev/xlsx.h"
 
+/* A TraceLens column: its name and the analysis's column it shows (NULL:
+ * one evkit does not compute, left empty and said once). */
+struct tlcol { const char *tl, *ev; };
+
 /* The tables in the workbook's order: analysis, --table, and grouped by
- * rank or pooled over the stream.  Each analysis with its defaults
- * otherwise (ops: every kernel class). */
-static const struct report_table {
+ * rank or pooled over the stream; in TraceLens's layout, its columns in
+ * its order.  Each analysis with its defaults otherwise (ops: every
+ * kernel class). */
+struct report_table {
 	const char *analysis;
 	unsigned table;
 	int by_rank;
-} tables[] = {
-	{ "timeline", 0, 1 },
-	{ "kernels", 0, 1 },
-	{ "categories", 0, 1 },
-	{ "ops", 0, 1 },
-	{ "coll", EV_COLL_SUMMARY, 0 },
-	{ "coll", EV_COLL_EACH, 0 },
-	{ "short", EV_SHORT_SUMMARY, 1 },
-	{ "short", EV_SHORT_HISTOGRAM, 0 },
+	const struct tlcol *cols;
+};
+static const struct report_table tables[] = {
+	{ "timeline", 0, 1, NULL },
+	{ "kernels", 0, 1, NULL },
+	{ "categories", 0, 1, NULL },
+	{ "ops", 0, 1, NULL },
+	{ "ops-summary", 0, 1, NULL },
+	{ "ops-category", 0, 1, NULL },
+	{ "coll", EV_COLL_SUMMARY, 0, NULL },
+	{ "coll", EV_COLL_EACH, 0, NULL },
+	{ "short", EV_SHORT_SUMMARY, 1, NULL },
+	{ "short", EV_SHORT_HISTOGRAM, 0, NULL },
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
+
+/* TraceLens's generate_perf_report_pytorch layout (tests/expected/tracelens):
+ * its sheets in its order, its column names, order and units.  The
+ * analyses' other columns follow TraceLens's; rank only when the stream
+ * holds more than one. */
+static const struct tlcol tl_timeline[] = { { "type", "type" }, { "time ms", "time_ms" }, { "percent", "percent" }, { 0, 0 } };
+static const struct tlcol tl_opcat[] = {
+	{ "op category", "op category" }, { "Count", "Count" },
+	{ "total_direct_kernel_time_ms", "total_direct_kernel_time_ms" }, { "Percentage (%)", "Percentage (%)" },
+	{ "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
+};
+static const struct tlcol tl_opsum[] = {
+	{ "name", "name" }, { "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" },
+	{ "total_subtree_kernel_time_sum", NULL }, { "total_direct_kernel_time_ms", "total_direct_kernel_time_ms" },
+	{ "total_subtree_kernel_time_ms", NULL }, { "Count", "Count" }, { "Categories", "Categories" },
+	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
+};
+static const struct tlcol tl_kernels[] = {
+	{ "Parent op category", "Parent op category" }, { "Parent cpu_op", "Parent cpu_op" },
+	{ "Kernel name", "Kernel name" }, { "Kernel stream", "Kernel stream" },
+	{ "Kernel duration (µs)_sum", "Kernel duration (µs)_sum" }, { "Kernel duration (µs)_count", "Kernel duration (µs)_count" },
+	{ "Kernel duration (µs)_mean", "Kernel duration (µs)_mean" }, { "Kernel duration (µs)_min", "Kernel duration (µs)_min" },
+	{ "Kernel duration (µs)_max", "Kernel duration (µs)_max" },
+	{ "Percent of kernels time (%)", "Percent of kernels time (%)" },
+	{ "Percent of total time (%)", "Percent of total time (%)" }, { 0, 0 },
+};
+static const struct tlcol tl_args[] = {
+	{ "name", "name" }, { "op category", "op category" }, { "process_name", NULL }, { "process_label", NULL },
+	{ "thread_name", NULL }, { "Input Dims", "Input Dims" }, { "Input type", "Input type" },
+	{ "Input Strides", "Input Strides" }, { "Concrete Inputs", "Concrete Inputs" },
+	{ "operation_count", "operation_count" },
+	{ "total_direct_kernel_time_mean", "total_direct_kernel_time_mean" }, { "total_subtree_kernel_time_mean", NULL },
+	{ "total_direct_kernel_time_median", "total_direct_kernel_time_median" },
+	{ "total_subtree_kernel_time_median", NULL },
+	{ "total_direct_kernel_time_std", "total_direct_kernel_time_std" }, { "total_subtree_kernel_time_std", NULL },
+	{ "total_direct_kernel_time_min", "total_direct_kernel_time_min" }, { "total_subtree_kernel_time_min", NULL },
+	{ "total_direct_kernel_time_max", "total_direct_kernel_time_max" }, { "total_subtree_kernel_time_max", NULL },
+	{ "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" }, { "total_subtree_kernel_time_sum", NULL },
+	{ "ex_UID", NULL }, { "kernel_details_summary", NULL }, { "trunc_kernel_details", NULL },
+	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
+};
+static const struct report_table tl_tables[] = {
+	{ "timeline", 0, 1, tl_timeline },
+	{ "ops-category", 0, 1, tl_opcat },
+	{ "ops-summary", 0, 1, tl_opsum },
+	{ "ops-args", 0, 1, tl_args },
+	{ "kernel-ops", 0, 1, tl_kernels },
+};
+#define NTL (sizeof tl_tables / sizeof tl_tables[0])
+#define MAXT (NTABLES > NTL ? NTABLES : NTL)
 
 struct ev_report {
 	struct ev_report_out out;
@@ -43,7 +102,8 @@ struct ev_report {
 		ev_stats *s;
 		ev_output *file;  /* a streamed table's file */
 		ev_table *stream; /* and its sink */
-	} t[NTABLES];
+		const struct tlcol *cols;
+	} t[MAXT];
 	int64_t order_last;
 	char path[4096];      /* the file an error concerns */
 };
@@ -82,30 +142,38 @@ int ev_report_new(ev_report **rp, const struct ev_stats_opts *base, const struct
 	if (!r)
 		return EV_ERR_NOMEM;
 	r->out = *out;
+	const struct report_table *list = base->tracelens ? tl_tables : tables;
+	size_t nlist = base->tracelens ? NTL : NTABLES;
 	snprintf(r->path, sizeof r->path, "%s", out->x ? out->x_path : out->dir);
 	if (!out->x && mkdir(out->dir, 0777) != 0 && errno != EEXIST)
 		return EV_ERR_IO;
-	for (size_t i = 0; i < NTABLES; i++) {
+	for (size_t i = 0; i < nlist; i++) {
 		struct ev_stats_opts o = *base;
-		o.analysis = ev_stats_find(tables[i].analysis);
+		o.analysis = ev_stats_find(list[i].analysis);
 		if (!o.analysis)
 			return EV_ERR_ARG;
-		o.table = tables[i].table;
-		const char *const *cols = ev_report_table_stream_cols(i);
+		o.table = list[i].table;
+		if (list[i].cols) {
+			/* TraceLens's numbers: its microsecond doubles, its rows only. */
+			o.float_us = 1;
+			o.no_hta = 1;
+		}
+		const char *const *cols = o.analysis->tables ? o.analysis->tables[o.table].stream_cols : NULL;
 		if (cols && out->x)
 			continue; /* rows written as they come: not in a workbook */
 		int rc = EV_OK;
 		size_t nc = 0;
 		while (cols && cols[nc])
 			nc++;
-		if (cols && (rc = ev_output_open(&r->t[r->n].file, table_path(r, ev_report_table_sheet(i)))) == EV_OK)
+		if (cols && (rc = ev_output_open(&r->t[r->n].file, table_path(r, ev_stats_sheet(o.analysis, o.table)))) == EV_OK)
 			rc = ev_table_open(&r->t[r->n].stream, r->t[r->n].file, out->fmt, cols, nc);
 		o.stream = r->t[r->n].stream;
 		memset(o.by, 0, sizeof o.by);
 		memset(o.by_key, 0, sizeof o.by_key);
 		o.nby = 0;
-		if (tables[i].by_rank)
+		if (list[i].by_rank)
 			o.by[o.nby++] = EV_BY_RANK;
+		r->t[r->n].cols = list[i].cols;
 		r->t[r->n].a = o.analysis;
 		r->t[r->n].table = o.table;
 		rc = rc ? rc : ev_stats_new(&r->t[r->n].s, &o, st, meta);
@@ -142,6 +210,79 @@ static void say_named(void *ctx, enum ev_say_kind kind, const char *text)
 	ev_say(n->say, kind, "%s: %s", n->name, text);
 }
 
+/* The column of rs called name: 1 + index of a key, -(1 + index) of a
+ * value, 0 when it has none. */
+static long column_of(const struct ev_rowset *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->nkeys; i++)
+		if (!strcmp(rs->keys[i].name, name))
+			return (long)i + 1;
+	for (size_t i = 0; i < rs->nvals; i++)
+		if (!strcmp(rs->vals[i].name, name))
+			return -(long)i - 1;
+	return 0;
+}
+
+/* Whether every row of rs has the same cell in key column i. */
+static int one_value(const struct ev_rowset *rs, size_t i)
+{
+	const struct ev_row *r = (const struct ev_row *)rs->rows.data;
+	for (size_t j = 1; j < rs->rows.len; j++)
+		if (strcmp(r[j].key[i] ? r[j].key[i] : "", r[0].key[i] ? r[0].key[i] : ""))
+			return 0;
+	return 1;
+}
+
+#define TL_MAXCOLS 64
+
+/* rs in TraceLens's layout: its columns (cols) first, then the analysis's
+ * others, but rank when the table has one rank (a TraceLens report is one
+ * rank's).  To out in fmt, or (x not NULL) to a new sheet. */
+static int print_tl(const struct ev_rowset *rs, const struct tlcol *cols, ev_output *out, enum ev_table_fmt fmt,
+                    struct ev_xlsx *x, const char *sheet, const struct ev_say *say)
+{
+	const char *names[TL_MAXCOLS];
+	long at[TL_MAXCOLS];
+	unsigned char used[TL_MAXCOLS];
+	char empty[512] = "";
+	size_t n = 0, ne = 0;
+	if (rs->nkeys + rs->nvals > TL_MAXCOLS)
+		return EV_ERR_ARG;
+	memset(used, 0, sizeof used);
+	for (; cols[n].tl && n < TL_MAXCOLS; n++) {
+		names[n] = cols[n].tl;
+		at[n] = cols[n].ev ? column_of(rs, cols[n].ev) : 0;
+		if (at[n] > 0)
+			used[at[n] - 1] = 1;
+		else if (at[n] < 0)
+			used[rs->nkeys - (size_t)at[n] - 1] = 1;
+		else
+			ne += (size_t)snprintf(empty + ne, ne < sizeof empty ? sizeof empty - ne : 0, "%s%s", ne ? ", " : "",
+			                       cols[n].tl);
+	}
+	for (size_t i = 0; i < rs->nkeys + rs->nvals && n < TL_MAXCOLS; i++) {
+		const char *name = i < rs->nkeys ? rs->keys[i].name : rs->vals[i - rs->nkeys].name;
+		if (used[i] || (i < rs->nkeys && !strcmp(name, "rank") && one_value(rs, i)))
+			continue;
+		names[n] = name;
+		at[n++] = i < rs->nkeys ? (long)i + 1 : -(long)(i - rs->nkeys) - 1;
+	}
+	if (ne && rs->rows.len)
+		ev_say(say, EV_SAY_WARN, "%s left empty: not in evkit's stream (TraceLens's op tree, thread names, event ids)",
+		       empty);
+	ev_table *t = NULL;
+	int rc = x ? ev_table_open_xlsx(&t, x, sheet, names, n) : ev_table_open(&t, out, fmt, names, n);
+	for (size_t j = 0; !rc && j < rs->rows.len; j++) {
+		const struct ev_row *r = (const struct ev_row *)rs->rows.data + j;
+		for (size_t c = 0; !rc && c < n; c++)
+			rc = at[c] > 0   ? rowset_cell_key(t, &rs->keys[at[c] - 1], r->key[at[c] - 1])
+			     : at[c] < 0 ? ev_table_f64(t, r->val[-at[c] - 1])
+			                 : ev_table_null(t);
+	}
+	int rc2 = t ? ev_table_close(t) : EV_OK;
+	return rc ? rc : rc2;
+}
+
 /* Table k, done: its notes, its rows into the workbook or its own file, or
  * its sink closed, and why it is empty. */
 static int close_table(ev_report *r, size_t k)
@@ -176,9 +317,11 @@ static int close_table(ev_report *r, size_t k)
 		ev_stats_say_empty(s, sheet, &say);
 	if (r->out.x) {
 		snprintf(r->path, sizeof r->path, "%s", r->out.x_path);
-		rc = rc ? rc : ev_rowset_print_xlsx(&rs, r->out.x, sheet);
+		rc = rc ? rc : r->t[k].cols ? print_tl(&rs, r->t[k].cols, NULL, EV_TABLE_TSV, r->out.x, sheet, &say)
+		                            : ev_rowset_print_xlsx(&rs, r->out.x, sheet);
 	} else if (!rc && (rc = ev_output_open(&file, table_path(r, sheet))) == EV_OK &&
-	           (rc = ev_rowset_print(&rs, file, r->out.fmt)) == EV_OK) {
+	           (rc = r->t[k].cols ? print_tl(&rs, r->t[k].cols, file, r->out.fmt, NULL, NULL, &say)
+	                              : ev_rowset_print(&rs, file, r->out.fmt)) == EV_OK) {
 		rc = ev_output_close(file);
 		file = NULL;
 	}

@@ -61,6 +61,32 @@ int kineto_comm_line(ev_kineto *k, const char *line)
 	return EV_OK;
 }
 
+/* [p, end) of a JSON value without the whitespace between its tokens,
+ * into out; the bytes written.  Strings keep theirs: an argument's type
+ * "long int" or concrete value "[True, False]" is part of the op's
+ * identity, as TraceLens groups by it. */
+static size_t compact(const char *p, const char *end, char *out)
+{
+	char *o = out;
+	int in_str = 0;
+	for (; p < end; p++) {
+		char c = *p;
+		if (in_str) {
+			*o++ = c;
+			if (c == '\\' && p + 1 < end)
+				*o++ = *++p;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			*o++ = c;
+			in_str = 1;
+		} else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+			*o++ = c;
+		}
+	}
+	return (size_t)(o - out);
+}
+
 /* cpu_op signature: name and the shape arguments, compact JSON. */
 static int op_signature(ev_kineto *k, const struct ev_kevent *e, uint64_t *id)
 {
@@ -89,7 +115,7 @@ static int op_signature(ev_kineto *k, const struct ev_kevent *e, uint64_t *id)
 		size_t kn = strlen(short_keys[i]);
 		memcpy(buf + o, short_keys[i], kn);
 		o += kn;
-		o += ev_json_strip_ws(p, end, buf + o);
+		o += compact(p, end, buf + o);
 	}
 	return ev_strtab_intern(k->st, buf, o, id);
 }

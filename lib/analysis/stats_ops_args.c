@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_ops_args.c - TraceLens's ops_unique_args: per launching op name,
+ * category and arguments (Input Dims, Input type, Input Strides, Concrete
+ * Inputs, printed as Python prints the tuples TraceLens groups by), the
+ * op instances' direct kernel time: count, mean, median, std, min, max,
+ * sum, share and running share, largest sum first, ties by first
+ * occurrence.  The op instances are ops_summary's (stats_ops_summary.c).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/opsum.h"
+
+/* A growing text. */
+struct text { char *p; size_t n, cap; int oom; };
+
+static void put(struct text *t, const char *s, size_t n)
+{
+	if (t->oom)
+		return;
+	if (t->n + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 256;
+		while (cap < t->n + n + 1)
+			cap *= 2;
+		char *np = realloc(t->p, cap);
+		if (!np) {
+			t->oom = 1;
+			return;
+		}
+		t->p = np;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->n, s, n);
+	t->n += n;
+	t->p[t->n] = '\0';
+}
+
+static void puts_(struct text *t, const char *s)
+{
+	put(t, s, strlen(s));
+}
+
+/* A JSON string at *pp (after its quote) as Python's repr of it: single
+ * quotes, or double ones when it holds a single quote and no double one. */
+static const char *py_string(struct text *t, const char *p)
+{
+	struct text raw = { 0 };
+	for (; *p && *p != '"'; p++) {
+		char c = *p;
+		if (c == '\\' && p[1]) {
+			p++;
+			c = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p;
+		}
+		put(&raw, &c, 1);
+	}
+	const char *s = raw.p ? raw.p : "";
+	char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
+	put(t, &q, 1);
+	for (; *s; s++) {
+		const char *e = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : *s == '\r' ? "\\r"
+		              : *s == q  ? (q == '\'' ? "\\'" : "\\\"") : NULL;
+		if (e)
+			puts_(t, e);
+		else
+			put(t, s, 1);
+	}
+	put(t, &q, 1);
+	t->oom |= raw.oom;
+	free(raw.p);
+	return *p ? p + 1 : p;
+}
+
+/* The JSON value at p as Python's str() of it with lists made tuples, as
+ * TraceLens groups its arguments; returns the end of the value. */
+static const char *py_value(struct text *t, const char *p, int depth)
+{
+	if (*p == '"')
+		return py_string(t, p + 1);
+	if (*p == '[' && depth < 64) {
+		size_t items = 0;
+		puts_(t, "(");
+		for (p++; *p && *p != ']';) {
+			if (*p == ',') {
+				p++;
+				continue;
+			}
+			if (items++)
+				puts_(t, ", ");
+			p = py_value(t, p, depth + 1);
+		}
+		puts_(t, items == 1 ? ",)" : ")");
+		return *p ? p + 1 : p;
+	}
+	const char *e = p;
+	while (*e && *e != ',' && *e != ']' && *e != ' ')
+		e++;
+	if (e - p == 4 && !strncmp(p, "true", 4))
+		puts_(t, "True");
+	else if (e - p == 5 && !strncmp(p, "false", 5))
+		puts_(t, "False");
+	else if (e - p == 4 && !strncmp(p, "null", 4))
+		puts_(t, "None");
+	else
+		put(t, p, (size_t)(e - p));
+	return e;
+}
+
+/* The argument field ("dims", ...) of a signature in Python's form, or ""
+ * when the op had none. */
+static int py_field(const char *sig, const char *field, struct text *t)
+{
+	char key[32];
+	snprintf(key, sizeof key, " %s=", field);
+	t->n = 0;
+	puts_(t, "");
+	const char *at = strstr(sig + opsum_name_len(sig), key);
+	if (at)
+		py_value(t, at + strlen(key), 0);
+	return t->oom ? EV_ERR_NOMEM : EV_OK;
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *ctx)
+{
+	const struct ev_stats *s = ctx;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct gkey *ka = GROUP_KEY(&s->g, a), *kb = GROUP_KEY(&s->g, b);
+	const struct opsum_group *ga = GROUP_VAL(&s->g, a), *gb = GROUP_VAL(&s->g, b);
+	if (ka->sg != kb->sg)
+		return ka->sg < kb->sg ? -1 : 1;
+	if (ka->rank != kb->rank)
+		return ka->rank < kb->rank ? -1 : 1;
+	if (ga->direct_us != gb->direct_us)
+		return ga->direct_us > gb->direct_us ? -1 : 1;
+	return ga->first < gb->first ? -1 : ga->first > gb->first;
+}
+
+static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
+{
+	struct ev_colspec keys[EV_STATS_MAX_BY + 6];
+	size_t nk = 0;
+	by_colspecs(&s->o, keys, &nk);
+	static const char *const fields[] = { "dims", "types", "strides", "concrete" };
+	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "op category", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "Input Dims", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "Input type", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "Input Strides", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "Concrete Inputs", 0, 0 };
+	static const struct ev_colspec vals[] = {
+		{ "operation_count", 0, EV_DIR_NONE },
+		{ "total_direct_kernel_time_mean", 0, EV_DIR_LOWER },
+		{ "total_direct_kernel_time_median", 0, EV_DIR_LOWER },
+		{ "total_direct_kernel_time_std", 0, EV_DIR_NONE },
+		{ "total_direct_kernel_time_min", 0, EV_DIR_LOWER },
+		{ "total_direct_kernel_time_max", 0, EV_DIR_LOWER },
+		{ "total_direct_kernel_time_sum", 0, EV_DIR_LOWER },
+		{ "Percentage (%)", 0, EV_DIR_NONE },
+		{ "Cumulative Percentage (%)", 0, EV_DIR_NONE },
+	};
+	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	size_t m = s->g.keys.len;
+	size_t *ord = rc ? NULL : malloc((m + 1) * sizeof *ord);
+	if (!rc && !ord)
+		rc = EV_ERR_NOMEM;
+	for (size_t i = 0; !rc && i < m; i++)
+		ord[i] = i;
+	if (!rc)
+		qsort_r(ord, m, sizeof *ord, cmp_rows, s);
+	struct text t = { 0 };
+	for (size_t i = 0; !rc && i < m;) {
+		size_t e = i;
+		double total = 0, cum = 0;
+		const struct gkey *k0 = GROUP_KEY(&s->g, ord[i]);
+		while (e < m && GROUP_KEY(&s->g, ord[e])->sg == k0->sg && GROUP_KEY(&s->g, ord[e])->rank == k0->rank)
+			total += ((struct opsum_group *)GROUP_VAL(&s->g, ord[e++]))->direct_us;
+		for (; !rc && i < e; i++) {
+			const struct gkey *gk = GROUP_KEY(&s->g, ord[i]);
+			struct opsum_group *g = GROUP_VAL(&s->g, ord[i]);
+			const char *sig = str_of(s, gk->k1);
+			struct ev_row *r;
+			size_t n;
+			if ((rc = group_row(s, rs, gk, &r, &n)) != EV_OK)
+				break;
+			t.n = 0;
+			put(&t, sig, opsum_name_len(sig));
+			rc = t.oom ? EV_ERR_NOMEM : ev_row_key(r, n++, t.p);
+			rc = rc ? rc : ev_row_key(r, n++, g->cat);
+			for (size_t f = 0; !rc && f < 4; f++)
+				if ((rc = py_field(sig, fields[f], &t)) == EV_OK)
+					rc = ev_row_key(r, n++, t.p);
+			double pct = total > 0 ? g->direct_us / total * 100.0 : NAN;
+			cum += pct;
+			double *v = r->val;
+			v[0] = (double)g->count;
+			v[1] = g->d.mean;
+			v[2] = ev_dist_quantile(&g->d, 0.5);
+			v[3] = g->d.n > 1 ? ev_dist_std(&g->d) : NAN; /* pandas' sample std: NaN for one */
+			v[4] = g->d.min;
+			v[5] = g->d.max;
+			v[6] = g->direct_us;
+			v[7] = pct;
+			v[8] = cum;
+		}
+	}
+	free(t.p);
+	free(ord);
+	return rc;
+}
+
+static const char *const ops_args_options[] = { "tracelens-float", "exact-limit", NULL };
+
+const struct ev_stats_analysis ev_stats_analysis_ops_args = {
+	.name = "ops-args",
+	.sheet = "ops_unique_args",
+	.help = "TraceLens's ops_unique_args: per launching op name, category\n"
+	        "and arguments, its instances' direct kernel time (us): mean,\n"
+	        "median, std, min, max, sum, share and running share",
+	.options = ops_args_options,
+	.state_size = sizeof(struct opsum),
+	.group_size = sizeof(struct opsum_group),
+	.init = opsum_init,
+	.rec = opsum_rec,
+	.finish = opsum_finish,
+	.rows = ops_args_rows,
+	.free = opsum_free,
+	.explain = opsum_explain,
+};

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_ops_summary.c - TraceLens's ops_summary: per launching op name,
+ * its instances (kernel launchers), the sum of their direct kernel time
+ * (the union of each instance's kernels), its share and the running share
+ * down the table, largest first.  The op instances are also the input of
+ * ops_summary_by_category (stats_ops_category.c), through opsum.h.
+ *
+ * TraceLens leaves communication kernels and GPU events without a
+ * launching call out of its launchers; so does this table.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/opsum.h"
+
+
+size_t opsum_name_len(const char *sig)
+{
+	const char *sp = strstr(sig, " dims=");
+	return sp ? (size_t)(sp - sig) : strlen(sig);
+}
+
+int opsum_init(ev_stats *s)
+{
+	struct opsum *o = s->state;
+	ev_map_init(&o->idx);
+	return EV_OK;
+}
+
+/* An instance is done: its direct time into its (signature, category). */
+static int inst_close(ev_stats *s, const struct oinst *in)
+{
+	struct gkey k;
+	memset(&k, 0, sizeof k);
+	k.sg = in->key.sg;
+	k.rank = has_by(&s->o, EV_BY_RANK) ? in->key.rank : 0;
+	k.k1 = in->key.k2;
+	k.k2 = (uint64_t)(uintptr_t)in->cat;
+	struct opsum_group *g = group_get(&s->g, &k, NULL);
+	if (!g)
+		return EV_ERR_NOMEM;
+	double us = s->o.float_us ? in->fbusy + (in->fz - in->fa) : (double)(in->busy + ev_span(in->start, in->end)) / 1e3;
+	if (g->count == 0 || in->first < g->first)
+		g->first = in->first;
+	g->cat = in->cat;
+	g->count++;
+	g->direct_us += us;
+	return ev_dist_add(&g->d, &s->pool, us, in->first);
+}
+
+/* An op's kernels run together: an instance whose kernels ended more than
+ * a second before the stream's position is closed, and past INST_MAX
+ * open ones the half that ended first, so memory stays bounded. */
+#define INST_WINDOW_NS 1000000000LL
+#define INST_MAX 65536
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int sweep(ev_stats *s, int all)
+{
+	struct opsum *o = s->state;
+	int64_t cut = INT64_MIN;
+	int rc = EV_OK;
+	if (!all && o->n >= INST_MAX) {
+		int64_t *ends = malloc(o->n * sizeof *ends);
+		if (!ends)
+			return EV_ERR_NOMEM;
+		for (size_t i = 0; i < o->n; i++)
+			ends[i] = o->inst[i].end;
+		qsort(ends, o->n, sizeof *ends, cmp_i64);
+		cut = ends[o->n / 2];
+		free(ends);
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		struct oinst *in = &o->inst[i];
+		int expired = o->now > INT64_MIN + INST_WINDOW_NS && in->end < o->now - INST_WINDOW_NS;
+		if (all || expired || in->end <= cut) {
+			s->n.ops_window += !all && !expired;
+			rc = rc ? rc : inst_close(s, in);
+			continue;
+		}
+		o->inst[w++] = *in;
+	}
+	o->n = w;
+	ev_map_free(&o->idx);
+	ev_map_init(&o->idx);
+	for (size_t i = 0; !rc && i < o->n; i++)
+		rc = ev_map_put(&o->idx, ev_hash64(&o->inst[i].key, sizeof o->inst[i].key) | 1, i + 1);
+	return rc;
+}
+
+/* TraceLens's times: ts and dur parsed as microsecond doubles, relative to
+ * baseTimeNanoseconds when the trace had one (#src base_ns=). */
+static void float_times(ev_stats *s, const struct ev_rec *r, double *a, double *z)
+{
+	struct opsum *o = s->state;
+	if (!o->base_ok || o->base_src != r->src) {
+		const struct ev_src_info *si = ev_meta_src(s->meta, r->src);
+		const char *v = si ? ev_kv_get(si->kv, si->nkv, "base_ns") : NULL;
+		if (!v || ev_parse_i64(v, &o->base_ns) != EV_OK)
+			o->base_ns = 0;
+		o->base_src = r->src;
+		o->base_ok = 1;
+	}
+	int64_t rel;
+	if (__builtin_sub_overflow(r->ts, o->base_ns, &rel))
+		rel = r->ts;
+	*a = (double)(rel / 1000) + (double)(rel % 1000) / 1000.0;
+	*z = *a + (double)r->dur / 1000.0;
+}
+
+const char *opsum_category(const char *op, const char *kernel)
+{
+	const char *c = ev_op_category(op, kernel);
+	return !strcmp(c, "NCCL") || !strcmp(c, "memcpy") ? "other" : c;
+}
+
+/* The op's category: by its name, else its first kernel's. */
+static const char *category(ev_stats *s, const struct ev_rec *r)
+{
+	const char *sig = str_of(s, r->sig);
+	char name[256];
+	size_t n = opsum_name_len(sig);
+	if (n >= sizeof name)
+		n = sizeof name - 1;
+	memcpy(name, sig, n);
+	name[n] = '\0';
+	return opsum_category(name, str_of(s, r->name));
+}
+
+int opsum_rec(ev_stats *s, const struct ev_rec *r)
+{
+	struct opsum *o = s->state;
+	if (!is_gpu(r) || !r->sig || (r->flags & EV_F_UNLINKED) || class_of(s, r) == EV_KC_COMM)
+		return EV_OK;
+	s->n.selected++;
+	o->now = r->ts;
+	struct oinst key;
+	memset(&key, 0, sizeof key);
+	int rc = src_group(s, r->src, &key.key.sg);
+	if (rc)
+		return rc;
+	key.key.rank = r->rank;
+	key.key.k1 = r->step ? r->step : ((uint64_t)1 << 40) + r->id; /* no op: the call launches alone */
+	key.key.k2 = r->sig;
+	double a = 0, z = 0;
+	if (s->o.float_us)
+		float_times(s, r, &a, &z);
+	int64_t end = ev_rec_end(r);
+	uint64_t h = ev_hash64(&key.key, sizeof key.key) | 1;
+	uint64_t *slot = ev_map_get(&o->idx, h);
+	struct oinst *in = slot ? &o->inst[*slot - 1] : NULL;
+	if (in && memcmp(&in->key, &key.key, sizeof key.key) == 0) {
+		/* TraceLens merges intervals sorted by start: a start past the
+		 * merged end opens a new interval. */
+		int apart = s->o.float_us ? a > in->fz : r->ts > in->end;
+		if (apart) {
+			in->busy += ev_span(in->start, in->end);
+			in->fbusy += in->fz - in->fa;
+			in->start = r->ts;
+			in->fa = a;
+		}
+		if (end > in->end)
+			in->end = end;
+		if (z > in->fz)
+			in->fz = z;
+		return EV_OK;
+	}
+	if (o->n == o->cap) {
+		if (o->n > 4096 && (rc = sweep(s, 0)) != EV_OK)
+			return rc;
+		if (o->n == o->cap || (o->n > o->cap / 2 && o->cap < INST_MAX)) {
+			size_t cap = o->cap ? 2 * o->cap : 256;
+			struct oinst *ni = realloc(o->inst, cap * sizeof *ni);
+			if (!ni)
+				return EV_ERR_NOMEM;
+			o->inst = ni;
+			o->cap = cap;
+		}
+	}
+	in = &o->inst[o->n++];
+	*in = key;
+	in->start = r->ts;
+	in->first = r->ts;
+	in->end = end;
+	in->fa = a;
+	in->fz = z;
+	in->cat = category(s, r);
+	return ev_map_put(&o->idx, h, o->n);
+}
+
+int opsum_finish(ev_stats *s)
+{
+	return sweep(s, 1);
+}
+
+void opsum_free(ev_stats *s)
+{
+	struct opsum *o = s->state;
+	for (size_t i = 0; i < s->g.keys.len; i++)
+		ev_dist_free(&((struct opsum_group *)GROUP_VAL(&s->g, i))->d);
+	free(o->inst);
+	ev_map_free(&o->idx);
+}
+
+int opsum_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
+{
+	(void)o;
+	if (c->gpu && !c->with_sig)
+		snprintf(buf, n, "none of the %llu GPU events is linked to a launching op (no sig): empty table",
+		         (unsigned long long)c->gpu);
+	else if (c->gpu)
+		snprintf(buf, n, "no linked non-communication GPU event among %llu with an op: empty table",
+		         (unsigned long long)c->with_sig);
+	return c->gpu != 0;
+}
+
+/* ---- the table ---- */
+
+struct namerow { size_t first; uint64_t count; double us; const char *last; char cats[256]; };
+
+/* Slots by (group,) op name, then category. */
+static int cmp_name(const struct ev_stats *s, size_t a, size_t b)
+{
+	const char *sa = str_of(s, GROUP_KEY(&s->g, a)->k1), *sb = str_of(s, GROUP_KEY(&s->g, b)->k1);
+	size_t na = opsum_name_len(sa), nb = opsum_name_len(sb);
+	int c = strncmp(sa, sb, na < nb ? na : nb);
+	if (c || na != nb)
+		return c ? c : na < nb ? -1 : 1;
+	const struct opsum_group *ga = GROUP_VAL(&s->g, a), *gb = GROUP_VAL(&s->g, b);
+	return strcmp(ga->cat, gb->cat);
+}
+
+/* Within a (source group, rank): largest direct time first; ties by name,
+ * pandas' group order. */
+static int cmp_rows(const void *pa, const void *pb, void *ctx)
+{
+	const struct ev_stats *sort_s = ctx;
+	const struct namerow *a = pa, *b = pb;
+	const struct gkey *ka = GROUP_KEY(&sort_s->g, a->first), *kb = GROUP_KEY(&sort_s->g, b->first);
+	if (ka->sg != kb->sg)
+		return ka->sg < kb->sg ? -1 : 1;
+	if (ka->rank != kb->rank)
+		return ka->rank < kb->rank ? -1 : 1;
+	if (a->us != b->us)
+		return a->us > b->us ? -1 : 1;
+	return cmp_name(sort_s, a->first, b->first);
+}
+
+static int same_part(const struct ev_stats *s, size_t a, size_t b)
+{
+	const struct gkey *ka = GROUP_KEY(&s->g, a), *kb = GROUP_KEY(&s->g, b);
+	return ka->sg == kb->sg && ka->rank == kb->rank;
+}
+
+static int ops_summary_rows(ev_stats *s, struct ev_rowset *rs)
+{
+	int rc = EV_OK;
+	struct ev_colspec keys[EV_STATS_MAX_BY + 2];
+	size_t nk = 0;
+	by_colspecs(&s->o, keys, &nk);
+	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "Categories", 0, 0 };
+	static const struct ev_colspec vals[] = {
+		{ "total_direct_kernel_time_sum", 0, EV_DIR_LOWER }, { "total_direct_kernel_time_ms", 0, EV_DIR_LOWER },
+		{ "Count", 0, EV_DIR_NONE }, { "Percentage (%)", 0, EV_DIR_NONE },
+		{ "Cumulative Percentage (%)", 0, EV_DIR_NONE },
+	};
+	rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	size_t *ord = sorted_slots(s, cmp_name, &rc);
+	struct namerow *nr = rc ? NULL : calloc(s->g.keys.len + 1, sizeof *nr);
+	if (!rc && !nr)
+		rc = EV_ERR_NOMEM;
+	size_t m = 0;
+	for (size_t j = 0; !rc && j < s->g.keys.len; j++) {
+		const struct opsum_group *g = GROUP_VAL(&s->g, ord[j]);
+		const char *pb = str_of(s, GROUP_KEY(&s->g, ord[j])->k1);
+		const char *pa = j ? str_of(s, GROUP_KEY(&s->g, ord[j - 1])->k1) : NULL;
+		size_t nb = opsum_name_len(pb);
+		if (!(j && same_part(s, ord[j - 1], ord[j]) && opsum_name_len(pa) == nb && !strncmp(pa, pb, nb)))
+			nr[m++].first = ord[j];
+		struct namerow *w = &nr[m - 1];
+		w->count += g->count;
+		w->us += g->direct_us;
+		/* Categories as TraceLens prints its sorted set, ['a', 'b']: the
+		 * slots of a name come in category order. */
+		if (g->cat != w->last && strcmp(g->cat, w->last ? w->last : "")) {
+			size_t l = strlen(w->cats);
+			size_t at = l ? l - 1 : 0;
+			snprintf(w->cats + at, sizeof w->cats - at, "%s'%s']", l ? ", " : "[", g->cat);
+			w->last = g->cat;
+		}
+	}
+	if (!rc)
+		qsort_r(nr, m, sizeof *nr, cmp_rows, s);
+	for (size_t i = 0; !rc && i < m;) {
+		size_t e = i;
+		double total = 0, cum = 0;
+		while (e < m && same_part(s, nr[i].first, nr[e].first))
+			total += nr[e++].us;
+		for (; !rc && i < e; i++) {
+			struct ev_row *r;
+			size_t n;
+			const char *sig = str_of(s, GROUP_KEY(&s->g, nr[i].first)->k1);
+			char name[1024];
+			snprintf(name, sizeof name, "%.*s", (int)opsum_name_len(sig), sig);
+			if ((rc = group_row(s, rs, GROUP_KEY(&s->g, nr[i].first), &r, &n)) != EV_OK)
+				break;
+			rc = ev_row_key(r, n, name);
+			rc = rc ? rc : ev_row_key(r, n + 1, nr[i].cats);
+			double pct = total > 0 ? nr[i].us / total * 100.0 : NAN;
+			cum += pct;
+			r->val[0] = nr[i].us;
+			r->val[1] = nr[i].us / 1000.0;
+			r->val[2] = (double)nr[i].count;
+			r->val[3] = pct;
+			r->val[4] = cum;
+		}
+	}
+	free(nr);
+	free(ord);
+	return rc;
+}
+
+static const char *const ops_summary_options[] = { "tracelens-float", NULL };
+
+const struct ev_stats_analysis ev_stats_analysis_ops_summary = {
+	.name = "ops-summary",
+	.sheet = "ops_summary",
+	.help = "TraceLens's ops_summary: per launching op name, its instances,\n"
+	        "their direct kernel time (sum in us, ms), share and running\n"
+	        "share, largest first",
+	.options = ops_summary_options,
+	.comparable = 0,
+	.state_size = sizeof(struct opsum),
+	.group_size = sizeof(struct opsum_group),
+	.init = opsum_init,
+	.rec = opsum_rec,
+	.finish = opsum_finish,
+	.rows = ops_summary_rows,
+	.free = opsum_free,
+	.explain = opsum_explain,
+};
