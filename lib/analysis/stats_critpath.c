@@ -1,0 +1,1113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_critpath.c - HTA's critical path of one rank
+ * (critical_path_analysis): a graph whose nodes are the starts and ends
+ * of the CPU ops, runtime calls and GPU events of one iteration window,
+ * whose edges are HTA's (an op's own span, nesting on its thread, the CUDA
+ * runtime lock, launch delay, kernel-to-kernel delay, GPU->CPU and GPU->GPU
+ * synchronisation), and the longest path through it, as networkx's
+ * dag_longest_path finds it (the same topological order, the same ties).
+ *
+ * The window is the --instance'th range whose name contains --annotation
+ * (HTA's substring match over every event name, ProfilerStep by default;
+ * an empty --annotation takes the whole trace): CPU events that start in
+ * it, GPU events whose launching call does, cuda_sync events (kineto2ev
+ * keeps their correlation and CUDA event in id, peer and aux).
+ *
+ * Memory: a rank's window is held (its events, 56 bytes each), and so are
+ * the launches still waiting for their GPU event when it opens (at most
+ * CP_PENDING) and the GPU events that finish the window's launches after
+ * it; before the window and once those are in, records pass through.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/hta_rank.h"
+#include "analysis/stats_impl.h"
+
+#define CP_PENDING 65536u    /* launches before the window waiting for their GPU event */
+#define CP_TAIL (1u << 20)   /* records after the window read for its launches' GPU events */
+#define KK_DELAY_US 1500     /* HTA's KERNEL_KERNEL_DELAY_THRESHOLD_US */
+
+enum { T_SUMMARY, T_PATH };
+enum ekind { E_RANGE, E_OP, E_API, E_GPU, E_SYNC };
+enum esync { S_NONE, S_STREAM, S_EVENT, S_CONTEXT, S_WAIT };
+enum etype { ET_OP, ET_DEP, ET_LAUNCH, ET_KK, ET_SYNC };
+static const char *const etype_name[] = { "operator", "dependency", "kernel_launch_delay", "kernel_kernel_delay",
+	                                  "sync_dependency" };
+enum bound { B_NONE, B_CPU, B_COMPUTE, B_COMM, B_KK, B_LAUNCH, NBOUND };
+static const char *const bound_name[NBOUND] = { "dependency", "cpu_bound", "gpu_compute_bound",
+	                                        "gpu_communication_bound", "gpu_kernel_kernel_overhead",
+	                                        "gpu_kernel_launch_overhead" };
+
+struct cpev {
+	int64_t ts, end;      /* HTA's microseconds */
+	uint64_t name;
+	uint32_t thr;         /* thread (CPU) or stream (GPU) */
+	uint32_t corr;        /* api, GPU event, sync: correlation */
+	uint32_t wait_corr;   /* sync: its cudaEventRecord's correlation */
+	int32_t wait_stream;  /* sync: the stream that event was recorded on, -1 */
+	int32_t mate;         /* the correlated event, -1 */
+	uint8_t kind, sync, launch, lock, blocking, record, streamwait, pre;
+};
+
+/* A path segment: an edge of the longest path. */
+struct seg {
+	int64_t ts;
+	int64_t dur;
+	uint64_t name;
+	uint8_t type, bound;
+};
+
+struct crank {
+	struct hta_rank h;
+	int64_t last_ts;      /* ns: the order check */
+	int state;            /* 0 before the window, 1 in it, 2 after it, 3 done */
+	uint32_t seen;        /* annotation instances seen */
+	int64_t wstart, wend;
+	uint64_t tail;        /* records read after the window */
+	uint64_t open;        /* window launches without their GPU event yet */
+	struct ev_vec ev;     /* struct cpev: the window */
+	struct ev_vec pend;   /* struct cpev: launches before it */
+	struct ev_map pidx;   /* corr -> pend position + 1 */
+	struct ev_map wlaunch;/* corr -> 1 open, 2 closed */
+	struct ev_vec path;   /* struct seg, after finish */
+	int64_t total[NBOUND];
+	uint64_t nseg[NBOUND];
+	int failed;           /* the graph had a cycle or a negative span */
+	uint64_t dropped_pending;
+};
+
+struct critpath {
+	struct ev_vec ranks; /* struct crank */
+	struct ev_map idx;
+	struct ev_map match; /* name id -> 1 no, 2 yes (contains the annotation) */
+	uint64_t no_window, cycles, pend_dropped, tail_cut;
+};
+
+int ev_stats_opts_instance(struct ev_stats_opts *o, const char *arg)
+{
+	char buf[64];
+	uint32_t lo, hi;
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+	if (n >= sizeof buf)
+		return EV_ERR_ARG;
+	memcpy(buf, arg, n);
+	buf[n] = 0;
+	if (ev_parse_u32(buf, &lo) != EV_OK || (colon ? ev_parse_u32(colon + 1, &hi) : (hi = lo, EV_OK)) != EV_OK ||
+	    hi < lo || hi == UINT32_MAX)
+		return EV_ERR_ARG;
+	o->cp_inst_lo = lo;
+	o->cp_inst_hi = hi;
+	return EV_OK;
+}
+
+static const char *annotation(const struct ev_stats *s)
+{
+	return s->o.cp_annotation ? s->o.cp_annotation : "ProfilerStep";
+}
+
+static int cp_init(struct ev_stats *s)
+{
+	struct critpath *st = s->state;
+	ev_vec_init(&st->ranks, sizeof(struct crank));
+	ev_map_init(&st->idx);
+	ev_map_init(&st->match);
+	return EV_OK;
+}
+
+static int names_match(struct ev_stats *s, uint64_t name)
+{
+	struct critpath *st = s->state;
+	if (!name)
+		return 0;
+	uint64_t *m = ev_map_get(&st->match, name);
+	if (m)
+		return *m == 2;
+	int yes = strstr(str_of(s, name), annotation(s)) != NULL;
+	return ev_map_put(&st->match, name, yes ? 2 : 1) == EV_OK ? yes : -1;
+}
+
+static enum esync sync_kind(const char *n)
+{
+	return !strcmp(n, "Stream Sync") ? S_STREAM : !strcmp(n, "Event Sync") ? S_EVENT
+	       : !strcmp(n, "Context Sync") ? S_CONTEXT : !strcmp(n, "Stream Wait Event") ? S_WAIT : S_NONE;
+}
+
+static int is_gpu_event(const struct ev_rec *r)
+{
+	return r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET || r->type == EV_COLL ||
+	       r->type == EV_P2P;
+}
+
+/* The record as an event of the graph; 0 when the graph has no use for it. */
+static int make_ev(struct ev_stats *s, struct crank *cr, const struct ev_rec *r, struct cpev *e)
+{
+	memset(e, 0, sizeof *e);
+	e->mate = -1;
+	e->wait_stream = -1;
+	hta_us(cr->h.json_base_ns, r->ts, ev_rec_end(r), &e->ts, &e->end);
+	e->name = r->name;
+	e->thr = r->stream;
+	if (is_gpu_event(r)) {
+		e->kind = E_GPU;
+		e->corr = r->id;
+		return 1;
+	}
+	const char *n = str_of(s, r->name);
+	if (r->type == EV_API) {
+		static const char *const lock[] = { "cudaHostAlloc", "cudaLaunchKernel", "cudaMemcpyAsync" };
+		static const char *const blocking[] = { "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",
+			                                "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync" };
+		e->kind = E_API;
+		e->corr = r->id;
+		e->launch = hta_launch_kind(n) != HTA_CALL_OTHER;
+		for (size_t i = 0; i < sizeof lock / sizeof lock[0]; i++)
+			e->lock |= !strcmp(n, lock[i]);
+		for (size_t i = 0; i < sizeof blocking / sizeof blocking[0]; i++)
+			e->blocking |= !strcmp(n, blocking[i]);
+		e->record = !strcmp(n, "cudaEventRecord");
+		e->streamwait = !strcmp(n, "cudaStreamWaitEvent");
+		return 1;
+	}
+	if (r->type != EV_RANGE || r->op == EV_RG_GPU_USER)
+		return 0;
+	if ((e->sync = (uint8_t)sync_kind(n)) != S_NONE) {
+		e->kind = E_SYNC;
+		e->corr = r->id;
+		e->wait_corr = r->aux;
+		e->wait_stream = r->peer;
+		return 1;
+	}
+	e->kind = r->op == EV_RG_CPU_OP ? E_OP : E_RANGE;
+	return 1;
+}
+
+static int push_ev(struct ev_vec *v, const struct cpev *e)
+{
+	struct cpev *p = ev_vec_push(v);
+	if (!p)
+		return EV_ERR_NOMEM;
+	*p = *e;
+	return EV_OK;
+}
+
+/* Before the window: launches wait for their GPU event (they count in the
+ * queue length of the window's first launches). */
+static int before(struct critpath *st, struct crank *cr, const struct cpev *e)
+{
+	if (e->kind == E_API && e->launch && e->corr) {
+		if (cr->pend.len >= CP_PENDING) { /* forget the older half */
+			struct cpev *p = cr->pend.data;
+			size_t keep = cr->pend.len / 2, from = cr->pend.len - keep;
+			memmove(p, p + from, keep * sizeof *p);
+			cr->pend.len = keep;
+			cr->dropped_pending += from;
+			st->pend_dropped += from;
+			ev_map_free(&cr->pidx);
+			ev_map_init(&cr->pidx);
+			for (size_t i = 0; i < keep; i++)
+				if (p[i].corr && ev_map_put(&cr->pidx, p[i].corr, i + 1) != EV_OK)
+					return EV_ERR_NOMEM;
+		}
+		if (push_ev(&cr->pend, e) != EV_OK || ev_map_put(&cr->pidx, e->corr, cr->pend.len) != EV_OK)
+			return EV_ERR_NOMEM;
+	} else if (e->kind == E_GPU && e->corr) {
+		uint64_t *at = ev_map_get(&cr->pidx, e->corr);
+		if (at && *at)
+			((struct cpev *)cr->pend.data)[*at - 1].corr = 0; /* started: no longer queued */
+	}
+	return EV_OK;
+}
+
+static int open_window(struct crank *cr, int64_t ts, int64_t end)
+{
+	cr->state = 1;
+	cr->wstart = ts;
+	cr->wend = end;
+	const struct cpev *p = cr->pend.data;
+	for (size_t i = 0; i < cr->pend.len; i++)
+		if (p[i].corr) {
+			struct cpev e = p[i];
+			e.pre = 1;
+			if (push_ev(&cr->ev, &e) != EV_OK)
+				return EV_ERR_NOMEM;
+		}
+	ev_vec_free(&cr->pend);
+	ev_map_free(&cr->pidx);
+	return EV_OK;
+}
+
+static int cp_rec(struct ev_stats *s, const struct ev_rec *r)
+{
+	struct critpath *st = s->state;
+	int fresh;
+	struct crank *cr = hta_rank_of(s, &st->ranks, &st->idx, r, &fresh);
+	if (!cr)
+		return EV_ERR_NOMEM;
+	if (fresh) {
+		cr->last_ts = INT64_MIN;
+		ev_vec_init(&cr->ev, sizeof(struct cpev));
+		ev_vec_init(&cr->pend, sizeof(struct cpev));
+		ev_vec_init(&cr->path, sizeof(struct seg));
+		ev_map_init(&cr->pidx);
+		ev_map_init(&cr->wlaunch);
+		if (!*annotation(s) && open_window(cr, INT64_MIN, INT64_MAX) != EV_OK)
+			return EV_ERR_NOMEM;
+	}
+	if (r->ts < cr->last_ts) {
+		s->order_last = cr->last_ts;
+		return EV_ERR_ORDER;
+	}
+	cr->last_ts = r->ts;
+	if (cr->state == 3)
+		return EV_OK;
+	struct cpev e;
+	int m = 0;
+	if ((r->type == EV_RANGE || r->type == EV_MARK) && *annotation(s) && cr->seen <= s->o.cp_inst_hi &&
+	    (m = names_match(s, r->name)) < 0)
+		return EV_ERR_NOMEM;
+	if (!make_ev(s, cr, r, &e))
+		return EV_OK;
+	if (m) {
+		uint32_t i = cr->seen++;
+		if (i == s->o.cp_inst_lo && cr->state == 0 && open_window(cr, e.ts, e.end) != EV_OK)
+			return EV_ERR_NOMEM;
+		else if (i > s->o.cp_inst_lo && i <= s->o.cp_inst_hi && e.end > cr->wend)
+			cr->wend = e.end;
+	}
+	if (cr->state == 0)
+		return before(st, cr, &e);
+	if (cr->state == 1 && *annotation(s) && cr->seen > s->o.cp_inst_hi && e.ts > cr->wend)
+		cr->state = 2;
+	if (cr->state == 2) {
+		/* After the window only what finishes its launches matters. */
+		if (e.kind == E_GPU && e.corr) {
+			uint64_t *w = ev_map_get(&cr->wlaunch, e.corr);
+			if (w && *w == 1) {
+				*w = 2;
+				cr->open--;
+			}
+		}
+		if (e.kind != E_GPU && e.kind != E_SYNC && !(e.kind == E_API && e.launch))
+			return EV_OK;
+		if (!cr->open || ++cr->tail > CP_TAIL) {
+			st->tail_cut += cr->open != 0;
+			cr->state = 3;
+			return EV_OK;
+		}
+		return push_ev(&cr->ev, &e);
+	}
+	if (e.kind == E_API && e.launch && e.corr && ev_map_get(&cr->wlaunch, e.corr) == NULL) {
+		if (ev_map_put(&cr->wlaunch, e.corr, 1) != EV_OK)
+			return EV_ERR_NOMEM;
+		cr->open++;
+	} else if (e.kind == E_GPU && e.corr) {
+		uint64_t *w = ev_map_get(&cr->wlaunch, e.corr);
+		if (w && *w == 1) {
+			*w = 2;
+			cr->open--;
+		}
+	}
+	return push_ev(&cr->ev, &e);
+}
+
+/* ------------------------------------------------------------------ */
+/* The graph. */
+
+struct node { int64_t ts; int32_t ev; uint8_t start; };
+struct edge { uint32_t u, v; int64_t w; int32_t attr; uint8_t type; };
+
+struct graph {
+	struct cpev *e;
+	size_t ne;
+	struct node *nodes;
+	size_t nn;
+	int32_t *snode, *enode;   /* event -> its start and end node, -1 */
+	int8_t *in;               /* event is in the window (has nodes or takes part) */
+	struct ev_vec edges;      /* struct edge, in insertion order */
+	struct ev_map eidx;       /* (u, v) -> edge + 1 */
+	int bad;
+};
+
+static int add_edge(struct graph *g, int32_t u, int32_t v, int type, int zero, int32_t attr)
+{
+	if (u < 0 || v < 0 || u == v)
+		return EV_OK;
+	int64_t w = type == ET_DEP || type == ET_SYNC || zero ? 0 : g->nodes[v].ts - g->nodes[u].ts;
+	uint64_t key = ((uint64_t)(uint32_t)u << 32 | (uint32_t)v) + 1;
+	uint64_t *at = ev_map_get(&g->eidx, key);
+	struct edge *ed;
+	if (at) { /* networkx keeps the edge's place and takes the new data */
+		ed = (struct edge *)g->edges.data + (*at - 1);
+	} else {
+		if (!(ed = ev_vec_push(&g->edges)) || ev_map_put(&g->eidx, key, g->edges.len) != EV_OK)
+			return EV_ERR_NOMEM;
+		ed->attr = -2;
+	}
+	ed->u = (uint32_t)u;
+	ed->v = (uint32_t)v;
+	ed->w = w;
+	ed->type = (uint8_t)type;
+	if (type == ET_OP || type == ET_KK) {
+		/* HTA's attribution: a span from a start is its event's, one
+		 * into an end is that event's, one from an end to a start is
+		 * the parent's; a kernel-kernel gap is the earlier kernel's. */
+		const struct node *a = &g->nodes[u], *b = &g->nodes[v];
+		ed->attr = type == ET_KK ? a->ev : a->start ? a->ev : !b->start ? b->ev : attr;
+	}
+	return EV_OK;
+}
+
+static int cmp_node(const void *pa, const void *pb)
+{
+	const struct node *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->ev != b->ev)
+		return a->ev < b->ev ? -1 : 1;
+	return b->start - a->start;
+}
+
+/* The runtime lock: cudaLaunchKernel, cudaMemcpyAsync and cudaHostAlloc
+ * take one lock, so their ends chain in time order across threads. */
+static int lock_edges(struct graph *g)
+{
+	struct ev_vec starts;
+	ev_vec_init(&starts, sizeof(int32_t));
+	int32_t last = -1;
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < g->nn; i++) {
+		const struct node *n = &g->nodes[i];
+		if (!g->e[n->ev].lock)
+			continue;
+		if (n->start) {
+			int32_t *p = ev_vec_push(&starts);
+			if (!p)
+				rc = EV_ERR_NOMEM;
+			else
+				*p = (int32_t)i;
+		} else {
+			while (!rc && starts.len) {
+				int32_t p = ((int32_t *)starts.data)[--starts.len];
+				rc = add_edge(g, p, (int32_t)i, g->nodes[p].ev == n->ev ? ET_OP : ET_DEP, 0, n->ev);
+			}
+			if (!rc && last >= 0 && !g->nodes[last].start)
+				rc = add_edge(g, last, (int32_t)i, ET_DEP, 0, -1);
+		}
+		last = (int32_t)i;
+	}
+	ev_vec_free(&starts);
+	return rc;
+}
+
+static int shares_lock(const struct graph *g, int32_t a, int32_t b)
+{
+	return g->e[g->nodes[a].ev].lock && g->e[g->nodes[b].ev].lock && (g->nodes[a].start || !g->nodes[b].start);
+}
+
+/* A thread's call stack, as HTA's CallStackGraph orders starts and ends. */
+struct sev { int64_t t, dur; int32_t ev; int8_t start; };
+
+static int cmp_sev(const void *pa, const void *pb)
+{
+	const struct sev *x = pa, *y = pb;
+	if (x->ev == y->ev)
+		return x->start ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->start == y->start) {
+		if (x->dur == y->dur)
+			return x->start ? (x->ev < y->ev ? -1 : 1) : (x->ev < y->ev ? 1 : -1);
+		return x->start ? (x->dur < y->dur ? 1 : -1) : (x->dur < y->dur ? -1 : 1);
+	}
+	return x->start ? 1 : -1;
+}
+
+struct walk { int32_t last, parent; int depth; };
+
+static int enter_exit(struct graph *g, struct walk *w, int32_t ev, int32_t parent, int enter)
+{
+	int32_t n = enter ? g->snode[ev] : g->enode[ev];
+	if (g->snode[ev] < 0 || g->enode[ev] < 0)
+		return EV_OK;
+	int rc = EV_OK;
+	if (w->last >= 0 && !shares_lock(g, w->last, n))
+		rc = add_edge(g, w->last, n, enter && w->depth == 0 ? ET_DEP : ET_OP, !enter && g->e[ev].blocking,
+		              w->parent);
+	w->last = n;
+	w->parent = parent;
+	w->depth += enter ? 1 : -1;
+	return rc;
+}
+
+/* One thread: its events (CPU ranges, ops and calls of the window) nested
+ * by time, walked depth first; edges between consecutive nodes. */
+static int thread_edges(struct graph *g, const int32_t *evs, size_t n)
+{
+	struct sev *sv = malloc(2 * n * sizeof *sv + 1);
+	int32_t *stack = malloc(n * sizeof *stack + 1), *parent = malloc(n * sizeof *parent + 1);
+	int32_t *first = malloc(n * sizeof *first + 1), *next = malloc(n * sizeof *next + 1);
+	int32_t *lastc = malloc(n * sizeof *lastc + 1);
+	int rc = sv && stack && parent && first && next && lastc ? EV_OK : EV_ERR_NOMEM;
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct cpev *e = &g->e[evs[i]];
+		sv[2 * i] = (struct sev){ e->ts, e->end - e->ts, (int32_t)i, 1 };
+		sv[2 * i + 1] = (struct sev){ e->end, e->end - e->ts, (int32_t)i, 0 };
+		first[i] = next[i] = lastc[i] = -1;
+	}
+	/* cmp_sev compares local indices, which follow event order. */
+	if (!rc)
+		qsort(sv, 2 * n, sizeof *sv, cmp_sev);
+	int32_t top = 0, rfirst = -1, rlast = -1;
+	for (size_t i = 0; !rc && i < 2 * n; i++) {
+		int32_t k = sv[i].ev;
+		if (sv[i].start) {
+			int32_t p = top ? stack[top - 1] : -1;
+			parent[k] = p;
+			int32_t *f = p >= 0 ? &first[p] : &rfirst, *l = p >= 0 ? &lastc[p] : &rlast;
+			if (*l >= 0)
+				next[*l] = k;
+			else
+				*f = k;
+			*l = k;
+			stack[top++] = k;
+		} else if (top) {
+			top--;
+		}
+	}
+	/* Depth first, without recursion: enter a node, its children, exit. */
+	struct walk w = { -1, -1, 0 };
+	int32_t cur = rfirst;
+	while (!rc && cur >= 0) {
+		int32_t pe = parent[cur] >= 0 ? evs[parent[cur]] : -1;
+		rc = enter_exit(g, &w, evs[cur], pe, 1);
+		if (first[cur] >= 0) {
+			cur = first[cur];
+			continue;
+		}
+		for (;;) {
+			int32_t pe2 = parent[cur] >= 0 ? evs[parent[cur]] : -1;
+			if (!rc)
+				rc = enter_exit(g, &w, evs[cur], pe2, 0);
+			if (next[cur] >= 0) {
+				cur = next[cur];
+				break;
+			}
+			cur = parent[cur];
+			if (cur < 0)
+				break;
+		}
+	}
+	free(sv);
+	free(stack);
+	free(parent);
+	free(first);
+	free(next);
+	free(lastc);
+	return rc;
+}
+
+static int cmp_thr(const void *pa, const void *pb, const struct cpev *e)
+{
+	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+	if (e[a].thr != e[b].thr)
+		return e[a].thr < e[b].thr ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static const struct cpev *sort_base;
+static int cmp_thr_q(const void *a, const void *b) { return cmp_thr(a, b, sort_base); }
+
+/* HTA merges the backward thread into the forward one: the single thread
+ * of CPU ops and annotations named ...forward..., and ...autograd.... */
+static uint32_t unique_thread(struct ev_stats *s, const struct graph *g, const char *word, int *found)
+{
+	uint32_t t = 0;
+	int n = 0;
+	for (size_t i = 0; i < g->ne && n < 2; i++) {
+		const struct cpev *e = &g->e[i];
+		if (!g->in[i] || (e->kind != E_OP && e->kind != E_RANGE) || !strstr(str_of(s, e->name), word))
+			continue;
+		if (n == 0 || e->thr != t)
+			n++;
+		if (n == 1)
+			t = e->thr;
+	}
+	*found = n == 1;
+	return t;
+}
+
+static int stack_edges(struct ev_stats *s, struct graph *g)
+{
+	int ff, bf;
+	uint32_t fwd = unique_thread(s, g, "forward", &ff), bwd = unique_thread(s, g, "autograd", &bf);
+	int32_t *list = malloc(g->ne * sizeof *list + 1);
+	if (!list)
+		return EV_ERR_NOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < g->ne; i++) {
+		struct cpev *e = &g->e[i];
+		if (!g->in[i] || (e->kind != E_OP && e->kind != E_RANGE && e->kind != E_API))
+			continue;
+		if (ff && bf && fwd != bwd && e->thr == bwd)
+			e->thr = fwd;
+		list[n++] = (int32_t)i;
+	}
+	sort_base = g->e;
+	qsort(list, n, sizeof *list, cmp_thr_q);
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < n;) {
+		size_t j = i;
+		while (j < n && g->e[list[j]].thr == g->e[list[i]].thr)
+			j++;
+		rc = thread_edges(g, list + i, j - i);
+		i = j;
+	}
+	free(list);
+	return rc;
+}
+
+/* HTA's queue length of each launch and GPU event: per stream +1 at a
+ * launch call, -1 when its GPU event starts, in time order. */
+struct qent { int64_t ts; uint32_t stream; int32_t ev; int8_t d; };
+
+static int cmp_q(const void *pa, const void *pb)
+{
+	const struct qent *a = pa, *b = pb;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->d != b->d)
+		return a->d > b->d ? -1 : 1;
+	return a->ev < b->ev ? -1 : a->ev > b->ev;
+}
+
+static int queue_lengths(struct graph *g, int64_t *q)
+{
+	struct qent *v = malloc(2 * g->ne * sizeof *v + 1);
+	if (!v)
+		return EV_ERR_NOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < g->ne; i++) {
+		q[i] = INT64_MIN;
+		const struct cpev *e = &g->e[i];
+		if (e->kind != E_API || !e->launch || e->mate < 0)
+			continue;
+		const struct cpev *k = &g->e[e->mate];
+		v[n++] = (struct qent){ e->ts, k->thr, (int32_t)i, 1 };
+		v[n++] = (struct qent){ k->ts, k->thr, e->mate, -1 };
+	}
+	qsort(v, n, sizeof *v, cmp_q);
+	int64_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || v[i].stream != v[i - 1].stream)
+			len = 0;
+		len += v[i].d;
+		q[v[i].ev] = len;
+	}
+	free(v);
+	return EV_OK;
+}
+
+/* The launch call before a cudaEventRecord on its stream, or after a
+ * cudaStreamWaitEvent on its thread and stream: HTA's previous and next
+ * launch. */
+static int32_t near_launch(const struct graph *g, int32_t call, uint32_t stream, int after)
+{
+	const struct cpev *c = &g->e[call];
+	int32_t best = -1;
+	for (size_t i = 0; i < g->ne; i++) {
+		const struct cpev *e = &g->e[i];
+		if (e->kind != E_API || !e->launch || e->mate < 0 || g->e[e->mate].thr != stream)
+			continue;
+		if (after ? (e->thr == c->thr && e->ts >= c->ts && (best < 0 || e->ts < g->e[best].ts))
+		          : (e->ts <= c->ts && (best < 0 || e->ts >= g->e[best].ts)))
+			best = (int32_t)i;
+	}
+	return best;
+}
+
+/* The stream a cudaEventRecord recorded on, from the syncs that wait on it. */
+static int64_t record_stream(const struct graph *g, uint32_t corr)
+{
+	for (size_t i = 0; i < g->ne; i++)
+		if (g->e[i].kind == E_SYNC && g->e[i].wait_stream >= 0 && g->e[i].wait_corr == corr)
+			return g->e[i].wait_stream;
+	return -1;
+}
+
+/* The GPU event that a sync waits on (Event Sync, Stream Wait Event): the
+ * last launch on the recorded stream before the cudaEventRecord. */
+static int32_t sync_source(const struct graph *g, const struct cpev *e, const struct ev_map *corr_api)
+{
+	if (!e->wait_corr)
+		return -1;
+	uint64_t *rec = ev_map_get(corr_api, e->wait_corr);
+	if (!rec || !g->e[*rec - 1].record)
+		return -1;
+	int64_t stream = record_stream(g, e->wait_corr);
+	if (stream < 0)
+		return -1;
+	int32_t l = near_launch(g, (int32_t)(*rec - 1), (uint32_t)stream, 0);
+	return l >= 0 ? g->e[l].mate : -1;
+}
+
+struct kord { int64_t key; int32_t ev; };
+
+static int cmp_kord(const void *pa, const void *pb)
+{
+	const struct kord *a = pa, *b = pb;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->ev < b->ev ? -1 : a->ev > b->ev;
+}
+
+/* Kernels in start order (syncs at their end): launch delay, kernel-kernel
+ * delay and sync edges. */
+static int kernel_edges(struct graph *g, const struct ev_map *corr_api)
+{
+	int64_t *q = malloc(g->ne * sizeof *q + 1);
+	int32_t *ksync = malloc(g->ne * sizeof *ksync + 1);
+	struct kord *ko = malloc(g->ne * sizeof *ko + 1);
+	struct ev_map lastk; /* stream + 1 -> end node + 1 */
+	ev_map_init(&lastk);
+	struct ev_vec streams;
+	ev_vec_init(&streams, sizeof(uint32_t));
+	int rc = q && ksync && ko ? queue_lengths(g, q) : EV_ERR_NOMEM;
+	size_t nk = 0;
+	for (size_t i = 0; !rc && i < g->ne; i++) {
+		ksync[i] = -1;
+		const struct cpev *e = &g->e[i];
+		if (!g->in[i] || (e->kind != E_GPU && e->kind != E_SYNC))
+			continue;
+		ko[nk++] = (struct kord){ e->kind == E_SYNC ? e->end : e->ts, (int32_t)i };
+	}
+	if (!rc)
+		qsort(ko, nk, sizeof *ko, cmp_kord);
+	for (size_t j = 0; !rc && j < nk; j++) {
+		int32_t i = ko[j].ev;
+		const struct cpev *e = &g->e[i];
+		if (e->kind == E_SYNC) {
+			if (e->sync == S_EVENT || e->sync == S_WAIT) {
+				int32_t src = sync_source(g, e, corr_api);
+				if (src < 0 || e->mate < 0)
+					continue;
+				if (e->sync == S_WAIT) {
+					int32_t l = near_launch(g, e->mate, e->thr, 1);
+					if (l >= 0 && g->e[l].mate >= 0)
+						ksync[g->e[l].mate] = src;
+				} else if (g->enode[src] >= 0) {
+					rc = add_edge(g, g->enode[src], g->enode[e->mate], ET_SYNC, 0, -1);
+				}
+				continue;
+			}
+			if (e->mate < 0)
+				continue;
+			for (size_t k = 0; !rc && k < streams.len; k++) {
+				uint32_t sm = ((uint32_t *)streams.data)[k];
+				uint64_t *ln = ev_map_get(&lastk, (uint64_t)sm + 1);
+				if (ln && (e->sync == S_CONTEXT || sm == e->thr))
+					rc = add_edge(g, (int32_t)(*ln - 1), g->enode[e->mate], ET_SYNC, 0, -1);
+			}
+			continue;
+		}
+		int32_t sn = g->snode[i], en = g->enode[i];
+		if (sn < 0 || en < 0)
+			continue;
+		if ((rc = add_edge(g, sn, en, ET_OP, 0, -1)) != EV_OK)
+			break;
+		int32_t src = ksync[i], src_end = -1;
+		if (src >= 0) {
+			src_end = g->enode[src];
+			if (src_end >= 0 && (rc = add_edge(g, src_end, sn, ET_SYNC, 0, -1)) != EV_OK)
+				break;
+			if (src_end < 0)
+				src = -1;
+			ksync[i] = -1;
+		}
+		uint64_t *ln = ev_map_get(&lastk, (uint64_t)e->thr + 1);
+		int32_t last = ln ? (int32_t)(*ln - 1) : -1;
+		const struct cpev *call = e->mate >= 0 ? &g->e[e->mate] : NULL;
+		if (call && e->mate >= 0 && q[e->mate] == 1 && q[i] == 0 && (last < 0 || g->nodes[last].ts < call->ts) &&
+		    (src < 0 || g->nodes[src_end].ts < call->ts) && g->snode[e->mate] >= 0) {
+			rc = add_edge(g, g->snode[e->mate], sn, ET_LAUNCH, 0, -1);
+		} else if (last >= 0 && g->nodes[sn].ts - g->nodes[last].ts < KK_DELAY_US &&
+		           (src < 0 || g->nodes[src_end].ts < g->nodes[last].ts)) {
+			rc = add_edge(g, last, sn, ET_KK, 0, -1);
+		}
+		if (!rc && !ln) {
+			uint32_t *p = ev_vec_push(&streams);
+			if (!p)
+				rc = EV_ERR_NOMEM;
+			else
+				*p = e->thr;
+		}
+		if (!rc)
+			rc = ev_map_put(&lastk, (uint64_t)e->thr + 1, (uint64_t)en + 1);
+	}
+	free(q);
+	free(ksync);
+	free(ko);
+	ev_map_free(&lastk);
+	ev_vec_free(&streams);
+	return rc;
+}
+
+static int comm_name(const char *n)
+{
+	return !strncmp(n, "nccl", 4) || !strncmp(n, "hip", 3) || !strncmp(n, "hccl", 4) || strstr(n, "ncclKernel");
+}
+
+/* networkx's dag_longest_path: Kahn's generations in node order, each
+ * node's best predecessor the first of the largest in edge order. */
+static int longest_path(struct ev_stats *s, struct crank *cr, struct graph *g)
+{
+	size_t nn = g->nn, ne = g->edges.len;
+	const struct edge *ed = g->edges.data;
+	uint32_t *indeg = calloc(nn + 1, sizeof *indeg), *soff = calloc(nn + 2, sizeof *soff);
+	uint32_t *poff = calloc(nn + 2, sizeof *poff), *sl = malloc(ne * sizeof *sl + 1), *pl = malloc(ne * sizeof *pl + 1);
+	uint32_t *order = malloc(nn * sizeof *order + 1), *fill = calloc(nn + 1, sizeof *fill);
+	int64_t *dist = malloc(nn * sizeof *dist + 1);
+	int32_t *from = malloc(nn * sizeof *from + 1), *via = malloc(nn * sizeof *via + 1);
+	int rc = indeg && soff && poff && sl && pl && order && fill && dist && from && via ? EV_OK : EV_ERR_NOMEM;
+	if (!rc) {
+		for (size_t i = 0; i < ne; i++) {
+			soff[ed[i].u + 1]++;
+			poff[ed[i].v + 1]++;
+			indeg[ed[i].v]++;
+		}
+		for (size_t i = 0; i < nn; i++) {
+			soff[i + 1] += soff[i];
+			poff[i + 1] += poff[i];
+		}
+		for (size_t i = 0; i < ne; i++)
+			sl[soff[ed[i].u] + fill[ed[i].u]++] = (uint32_t)i;
+		memset(fill, 0, (nn + 1) * sizeof *fill);
+		for (size_t i = 0; i < ne; i++)
+			pl[poff[ed[i].v] + fill[ed[i].v]++] = (uint32_t)i;
+		size_t no = 0, head = 0;
+		for (size_t i = 0; i < nn; i++)
+			if (!indeg[i])
+				order[no++] = (uint32_t)i;
+		while (head < no) { /* generations: a FIFO keeps their order */
+			uint32_t u = order[head++];
+			for (uint32_t k = soff[u]; k < soff[u + 1]; k++)
+				if (--indeg[ed[sl[k]].v] == 0)
+					order[no++] = ed[sl[k]].v;
+		}
+		if (no < nn) {
+			cr->failed = 1;
+			rc = 1;
+		}
+		for (size_t j = 0; !rc && j < nn; j++) {
+			uint32_t v = order[j];
+			int64_t best = 0;
+			int32_t bu = -1, be = -1;
+			for (uint32_t k = poff[v]; k < poff[v + 1]; k++) {
+				const struct edge *x = &ed[pl[k]];
+				int64_t w = x->w < 0 ? 0 : x->w; /* HTA's validation sets negative weights to 0 */
+				int64_t d = dist[x->u] + w;
+				if (bu < 0 || d > best) {
+					best = d;
+					bu = (int32_t)x->u;
+					be = (int32_t)pl[k];
+				}
+			}
+			if (bu < 0 || best < 0) {
+				best = 0;
+				bu = -1;
+			}
+			dist[v] = best;
+			from[v] = bu;
+			via[v] = be;
+		}
+		if (!rc && nn) {
+			uint32_t end = order[0];
+			for (size_t j = 1; j < nn; j++)
+				if (dist[order[j]] > dist[end])
+					end = order[j];
+			size_t len = 0;
+			for (int32_t v = (int32_t)end; from[v] >= 0; v = from[v])
+				len++;
+			struct seg *sg = NULL;
+			for (size_t k = 0; k < len && !rc; k++)
+				if (!ev_vec_push(&cr->path))
+					rc = EV_ERR_NOMEM;
+			sg = cr->path.data;
+			size_t k = len;
+			for (int32_t v = (int32_t)end; !rc && from[v] >= 0; v = from[v]) {
+				const struct edge *x = &ed[via[v]];
+				struct seg *p = &sg[--k];
+				p->ts = g->nodes[x->u].ts;
+				p->dur = x->w;
+				p->type = x->type;
+				p->name = x->attr >= 0 ? g->e[x->attr].name : 0;
+				if (x->type == ET_KK)
+					p->bound = B_KK;
+				else if (x->type == ET_LAUNCH)
+					p->bound = B_LAUNCH;
+				else if (x->type != ET_OP || x->attr < 0)
+					p->bound = B_NONE;
+				else if (g->e[x->attr].kind != E_GPU)
+					p->bound = B_CPU;
+				else
+					p->bound = comm_name(str_of(s, p->name)) ? B_COMM : B_COMPUTE;
+				cr->total[p->bound] += p->dur; /* HTA sums the edges' own weights */
+				cr->nseg[p->bound]++;
+			}
+		}
+	}
+	free(indeg);
+	free(soff);
+	free(poff);
+	free(sl);
+	free(pl);
+	free(order);
+	free(fill);
+	free(dist);
+	free(from);
+	free(via);
+	return rc > 0 ? EV_OK : rc;
+}
+
+static int rank_path(struct ev_stats *s, struct crank *cr)
+{
+	struct graph g;
+	memset(&g, 0, sizeof g);
+	g.e = cr->ev.data;
+	g.ne = cr->ev.len;
+	ev_vec_init(&g.edges, sizeof(struct edge));
+	ev_map_init(&g.eidx);
+	struct ev_map corr_api, corr_gpu;
+	ev_map_init(&corr_api);
+	ev_map_init(&corr_gpu);
+	g.snode = malloc(g.ne * sizeof *g.snode + 1);
+	g.enode = malloc(g.ne * sizeof *g.enode + 1);
+	g.in = calloc(g.ne + 1, 1);
+	g.nodes = malloc(2 * g.ne * sizeof *g.nodes + 1);
+	int rc = g.snode && g.enode && g.in && g.nodes ? EV_OK : EV_ERR_NOMEM;
+	int64_t ws = cr->wstart, we = cr->wend;
+	if (!rc && !*annotation(s)) { /* the whole trace */
+		ws = INT64_MAX;
+		we = INT64_MIN;
+		for (size_t i = 0; i < g.ne; i++) {
+			ws = g.e[i].ts < ws ? g.e[i].ts : ws;
+			we = g.e[i].end > we ? g.e[i].end : we;
+		}
+	}
+	/* Correlation: a call and its GPU event (or cuda_sync event). */
+	for (size_t i = 0; !rc && i < g.ne; i++) {
+		struct cpev *e = &g.e[i];
+		g.snode[i] = g.enode[i] = -1;
+		if (!e->corr || (e->kind != E_API && e->kind != E_GPU && e->kind != E_SYNC))
+			continue;
+		struct ev_map *m = e->kind == E_API ? &corr_api : &corr_gpu;
+		if (!ev_map_get(m, e->corr))
+			rc = ev_map_put(m, e->corr, i + 1);
+	}
+	for (size_t i = 0; !rc && i < g.ne; i++) {
+		struct cpev *e = &g.e[i];
+		if (!e->corr)
+			continue;
+		uint64_t *m = ev_map_get(e->kind == E_API ? &corr_gpu : &corr_api, e->corr);
+		if (m && (e->kind == E_API || e->kind == E_GPU || e->kind == E_SYNC))
+			e->mate = (int32_t)(*m - 1);
+	}
+	/* The window: CPU events that start in it, GPU events whose call does. */
+	for (size_t i = 0; !rc && i < g.ne; i++) {
+		const struct cpev *e = &g.e[i];
+		int cpu_in = !e->pre && e->ts >= ws && e->ts <= we && e->end > e->ts;
+		if (e->kind == E_GPU || (e->kind == E_SYNC && (e->sync == S_STREAM || e->sync == S_WAIT))) {
+			const struct cpev *c = e->mate >= 0 ? &g.e[e->mate] : NULL;
+			g.in[i] = (c && !c->pre && c->ts >= ws && c->ts <= we && c->end > c->ts) || e->sync == S_WAIT;
+		} else {
+			g.in[i] = (int8_t)cpu_in;
+		}
+	}
+	for (size_t i = 0; !rc && i < g.ne; i++) {
+		const struct cpev *e = &g.e[i];
+		if (!g.in[i] || !(e->kind == E_OP || e->kind == E_API || (e->kind == E_GPU && e->mate >= 0)))
+			continue;
+		g.nodes[g.nn++] = (struct node){ e->ts, (int32_t)i, 1 };
+		g.nodes[g.nn++] = (struct node){ e->end, (int32_t)i, 0 };
+	}
+	if (!rc) {
+		qsort(g.nodes, g.nn, sizeof *g.nodes, cmp_node);
+		for (size_t i = 0; i < g.nn; i++)
+			(g.nodes[i].start ? g.snode : g.enode)[g.nodes[i].ev] = (int32_t)i;
+		rc = lock_edges(&g);
+	}
+	if (!rc)
+		rc = stack_edges(s, &g);
+	if (!rc)
+		rc = kernel_edges(&g, &corr_api);
+	if (!rc)
+		rc = longest_path(s, cr, &g);
+	free(g.snode);
+	free(g.enode);
+	free(g.in);
+	free(g.nodes);
+	ev_vec_free(&g.edges);
+	ev_map_free(&g.eidx);
+	ev_map_free(&corr_api);
+	ev_map_free(&corr_gpu);
+	return rc;
+}
+
+static int cp_finish(struct ev_stats *s)
+{
+	struct critpath *st = s->state;
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
+		struct crank *cr = (struct crank *)st->ranks.data + i;
+		if (cr->state == 0) {
+			st->no_window++;
+			continue;
+		}
+		rc = rank_path(s, cr);
+		st->cycles += cr->failed;
+		s->n.selected += cr->path.len;
+		ev_vec_free(&cr->ev);
+	}
+	return rc;
+}
+
+static int cp_rows(struct ev_stats *s, struct ev_rowset *rs)
+{
+	struct critpath *st = s->state;
+	struct ev_colspec keys[EV_STATS_MAX_BY + 5];
+	size_t nk = 0;
+	by_colspecs(&s->o, keys, &nk);
+	int own_rank = !has_by(&s->o, EV_BY_RANK), path = s->o.table == T_PATH;
+	if (own_rank)
+		keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
+	if (path) {
+		keys[nk++] = (struct ev_colspec){ "seq", 1, 0 };
+		keys[nk++] = (struct ev_colspec){ "type", 0, 0 };
+		keys[nk++] = (struct ev_colspec){ "bound_by", 0, 0 };
+		keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
+	} else {
+		keys[nk++] = (struct ev_colspec){ "bound_by", 0, 0 };
+	}
+	static const struct ev_colspec pvals[] = { { "start_us", 0, 0 }, { "duration_us", 0, EV_DIR_LOWER } };
+	static const struct ev_colspec svals[] = { { "duration_us", 0, EV_DIR_LOWER }, { "percent", 0, 0 } };
+	int rc = ev_rowset_init(rs, keys, nk, path ? pvals : svals, 2);
+	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
+		const struct crank *cr = (struct crank *)st->ranks.data + i;
+		const struct seg *sg = cr->path.data;
+		int64_t total = 0;
+		for (int b = 0; b < NBOUND; b++)
+			total += cr->total[b];
+		size_t nrow = path ? cr->path.len : NBOUND;
+		for (size_t j = 0; !rc && j < nrow; j++) {
+			if (!path && !cr->nseg[j])
+				continue;
+			struct gkey k = { .sg = cr->h.sg, .rank = cr->h.rank };
+			struct ev_row *row;
+			size_t n;
+			rc = group_row(s, rs, &k, &row, &n);
+			if (!rc && own_rank)
+				rc = ev_row_keyu(row, n++, cr->h.rank);
+			if (rc)
+				break;
+			if (path) {
+				rc = ev_row_keyu(row, n++, j);
+				rc = rc ? rc : ev_row_key(row, n++, etype_name[sg[j].type]);
+				rc = rc ? rc : ev_row_key(row, n++, sg[j].bound == B_NONE ? "" : bound_name[sg[j].bound]);
+				rc = rc ? rc : ev_row_key(row, n, str_of(s, sg[j].name));
+				row->val[0] = (double)sg[j].ts;
+				row->val[1] = (double)sg[j].dur;
+			} else {
+				rc = ev_row_key(row, n, bound_name[j]);
+				row->val[0] = (double)cr->total[j];
+				row->val[1] = total ? 100.0 * (double)cr->total[j] / (double)total : NAN;
+			}
+		}
+	}
+	return rc;
+}
+
+static void cp_free(struct ev_stats *s)
+{
+	struct critpath *st = s->state;
+	for (size_t i = 0; i < st->ranks.len; i++) {
+		struct crank *cr = (struct crank *)st->ranks.data + i;
+		ev_vec_free(&cr->ev);
+		ev_vec_free(&cr->pend);
+		ev_vec_free(&cr->path);
+		ev_map_free(&cr->pidx);
+		ev_map_free(&cr->wlaunch);
+		hta_rank_free(&cr->h);
+	}
+	ev_vec_free(&st->ranks);
+	ev_map_free(&st->idx);
+	ev_map_free(&st->match);
+}
+
+static int cp_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
+{
+	(void)o;
+	if (!c->records)
+		return 0;
+	snprintf(buf, n, "no critical path among %llu records (see the warnings): empty table",
+	         (unsigned long long)c->records);
+	return 1;
+}
+
+static int cp_warning(ev_stats *s, unsigned i, char *buf, size_t n)
+{
+	struct critpath *st = s->state;
+	const char *a = annotation(s);
+	uint64_t v[] = { st->no_window, st->cycles, st->pend_dropped, st->tail_cut };
+	for (unsigned k = 0, seen = 0; k < sizeof v / sizeof v[0]; k++) {
+		if (!v[k] || seen++ != i)
+			continue;
+		if (k == 0)
+			snprintf(buf, n, "%llu rank(s) without instance %u of a range named like '%s': no path for them",
+			         (unsigned long long)v[k], s->o.cp_inst_lo, a);
+		else if (k == 1)
+			snprintf(buf, n, "%llu rank(s) whose graph has a cycle: no path for them (HTA fails the same way)",
+			         (unsigned long long)v[k]);
+		else if (k == 2)
+			snprintf(buf, n, "%llu launch calls before the window forgotten (over %u waiting for their GPU event): "
+			         "queue lengths at the window's start may be low", (unsigned long long)v[k], CP_PENDING);
+		else
+			snprintf(buf, n, "%llu rank(s) with window launches whose GPU event did not come within %u records "
+			         "after the window: left out", (unsigned long long)v[k], CP_TAIL);
+		return 1;
+	}
+	return 0;
+}
+
+static const char *const cp_options[] = { "table", "annotation", "instance", NULL };
+
+static const struct ev_stats_subtable cp_tables[] = {
+	{ "summary", "critical_path_summary", NULL },
+	{ "path", "critical_path_breakdown", NULL },
+	{ NULL, NULL, NULL },
+};
+
+const struct ev_stats_analysis ev_stats_analysis_critpath = {
+	.name = "critpath",
+	.sheet = "critical_path_summary",
+	.help = "HTA's critical path of each rank over one iteration\n"
+	        "(--annotation, --instance): the share of each bound\n"
+	        "(cpu, gpu compute, communication, launch and kernel-kernel\n"
+	        "overhead); --table=path lists the path's segments in order",
+	.options = cp_options,
+	.tables = cp_tables,
+	.default_by = NULL,
+	.state_size = sizeof(struct critpath),
+	.init = cp_init,
+	.rec = cp_rec,
+	.finish = cp_finish,
+	.rows = cp_rows,
+	.free = cp_free,
+	.explain = cp_explain,
+	.warning = cp_warning,
+};

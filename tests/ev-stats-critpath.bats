@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# ev-stats critpath: HTA's critical path of one rank, against what HTA
+# returned on its own critical-path test traces
+# (tests/expected/hta/critical_path/README.md) and on a small stream worked
+# out by hand.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	E="$TESTS_DIR/expected/hta/critical_path"
+}
+
+@test "critpath: the path and its breakdown equal HTA's on its four critical-path traces" {
+	need_shared_data
+	local name dir ann inst n=0
+	while IFS=$'\t' read -r name dir ann inst; do
+		case "$name" in '#'* | '') continue ;; esac
+		kineto2ev -q -o "$T/$name.ev" "$SHARED_DATA/kineto/hta/$dir"/*.json.gz
+		[ "$ann" != - ] || ann=''
+		local win=(--annotation="$ann")
+		[ "$inst" = none ] || win+=(--instance="$inst")
+		# The path: segments in order, start relative to the first, as
+		# HTA's file (bound_by empty for dependency and sync edges).
+		ev-stats critpath -q --table=path "${win[@]}" "$T/$name.ev" | awk -F'\t' -v OFS='\t' '
+			NR == 2 { t0 = $6 } NR > 1 { print $2, $6 - t0, $3, $4, $5, $7 }' >"$T/ours"
+		grep -v '^#' "$E/$name.path.tsv" >"$T/ref"
+		run -0 diff "$T/ref" "$T/ours"
+		assert_output ''
+		# The summary: the same bounds, durations, and percentages within
+		# 1e-12 (HTA's the empty bound_by is our dependency row).
+		ev-stats critpath -q "${win[@]}" "$T/$name.ev" | awk -F'\t' -v OFS='\t' '
+			NR > 1 { print $2 == "dependency" ? "" : $2, $3, $4 }' >"$T/ours"
+		run -0 awk -F'\t' 'NR == FNR { if (!/^#/) { d[$1] = $2; p[$1] = $3 }; next }
+			{ seen[$1] = 1; x = $3 - p[$1]; if (!($1 in d) || $2 != d[$1] || x > 1e-12 || x < -1e-12) print "differs: " $0 }
+			END { for (k in d) if (!(k in seen)) print "only HTA: " k }' "$E/$name.summary.tsv" "$T/ours"
+		assert_output ''
+		n=$((n + 1))
+	done <"$E/traces.tsv"
+	[ "$n" -eq 4 ]
+}
+
+@test "critpath: launch delay, kernel-kernel gap, nesting and the window, by hand" {
+	pack "$TESTS_DIR/fixtures/ev-stats/critpath.tsv" "$T/h.ev"
+	# ProfilerStep#1: aten::mm starts at 10 us and launches k1 at 20; k1
+	# (queue empty) waits 20 us for its launch and runs 100 us; k2's
+	# launch came while k1 ran, so it follows k1 after a 5 us gap.  The
+	# CPU side (mm, add, the device sync whose own time HTA does not
+	# count) ends earlier.
+	run -0 ev-stats critpath --table=path "$T/h.ev"
+	assert_output - <<'OUT'
+rank	seq	type	bound_by	name	start_us	duration_us
+0	0	operator	cpu_bound	aten::mm	10	10
+0	1	kernel_launch_delay	gpu_kernel_launch_overhead		20	20
+0	2	operator	gpu_compute_bound	k1	40	100
+0	3	kernel_kernel_delay	gpu_kernel_kernel_overhead	k1	140	5
+0	4	operator	gpu_compute_bound	k2	145	10
+OUT
+	run -0 ev-stats critpath "$T/h.ev"
+	assert_output - <<'OUT'
+rank	bound_by	duration_us	percent
+0	cpu_bound	10	6.896551724137931
+0	gpu_compute_bound	110	75.86206896551724
+0	gpu_kernel_kernel_overhead	5	3.4482758620689653
+0	gpu_kernel_launch_overhead	20	13.793103448275861
+OUT
+	# The second step: k3's launch delay (90) and its 500 us.
+	run -0 ev-stats critpath --instance=1 "$T/h.ev"
+	assert_line --index 1 "$(printf '0\tgpu_compute_bound\t500\t84.7457627118644')"
+	# Both steps: one window.  The device sync waits for k2 (its
+	# Context Sync), and the next step's launch follows the sync's end.
+	run -0 ev-stats critpath --instance=0:1 --table=path "$T/h.ev"
+	assert_line --index 6 "$(printf '0\t5\tsync_dependency\t\t\t155\t0')"
+	assert_line --index 7 "$(printf '0\t6\tdependency\t\t\t160\t0')"
+	assert_line --index 8 "$(printf '0\t7\tkernel_launch_delay\tgpu_kernel_launch_overhead\t\t1010\t90')"
+	# No third step: said, and an empty table.
+	run -0 --separate-stderr ev-stats critpath --instance=2 "$T/h.ev"
+	assert_output "$(printf 'rank\tbound_by\tduration_us\tpercent')"
+	[[ "$stderr" == *"1 rank(s) without instance 2 of a range named like 'ProfilerStep'"* ]]
+	run -2 ev-stats critpath --instance=2:1 "$T/h.ev"
+	assert_output --partial "--instance: expected N or N:M"
+	run -2 ev-stats idle --annotation=x "$T/h.ev"
+}
