@@ -81,3 +81,34 @@ OUT
 	assert_output --partial "--instance: expected N or N:M"
 	run -2 ev-stats idle --annotation=x "$T/h.ev"
 }
+
+# straggler SPEC: a generated 4-rank trace whose rank runs one kernel slow
+# (gen-kineto --slow=SPEC), each collective waiting on the compute stream.
+straggler() {
+	gen-kineto -q -r 4 -i 2 -k 6 --mix allreduce:2 --slow="$1" --event-sync "$T/g"
+	kineto2ev -q -o "$T/g.ev" "$T"/g/rank*/trace.json
+}
+
+@test "critpath --table=cross: the path across ranks goes through the straggler's slow kernel" {
+	straggler 2:0:3:20
+	# Each rank's own path (HTA's view): ranks 0, 1 and 3 spend it in the
+	# allreduce that waits for rank 2.
+	run -0 ev-stats critpath "$T/g.ev"
+	assert_line --regexp $'^0\tgpu_communication_bound\t1193\t94\\.'
+	# Across ranks: rank 2's GEMM, 20 times its time, is the path's longest
+	# segment; rank 2 arrives last at the allreduce, which ends the path.
+	run -0 ev-stats critpath --table=cross "$T/g.ev"
+	longest=$(printf '%s\n' "$output" | awk -F'\t' 'NR > 1 && $7 > m { m = $7; l = $1 "|" $3 "|" $4 "|" $5 "|" $7 } END { print l }')
+	[ "$longest" = "2|operator|gpu_compute_bound|sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1_execute_segment_k_off_kernel__5x_cublas|926" ]
+	assert_line --regexp $'^2\t10\tcollective_arrival\t\tncclDevKernel_AllReduce'
+	assert_line --regexp $'^0\t11\tcollective\tgpu_communication_bound\tncclDevKernel_AllReduce[^\t]*\t2077\t240$'
+	run -0 ev-stats critpath --table=cross-summary "$T/g.ev"
+	assert_line --index 1 --regexp $'^2\tdependency\t'
+	assert_line --regexp $'^2\tgpu_compute_bound\t1008\t79\\.'
+	# Another rank, another kernel, another step.
+	rm -r "$T/g"
+	straggler 3:1:2:15
+	run -0 ev-stats critpath --table=cross --instance=1 "$T/g.ev"
+	longest=$(printf '%s\n' "$output" | awk -F'\t' 'NR > 1 && $7 > m { m = $7; l = $1 "|" $4 "|" $7 } END { print l }')
+	[ "$longest" = "3|gpu_compute_bound|1395" ]
+}

@@ -14,6 +14,10 @@
  * it, GPU events whose launching call does, cuda_sync events (kineto2ev
  * keeps their correlation and CUDA event in id, peer and aux).
  *
+ * Across ranks (--table=cross, cross-summary; beyond HTA): the ranks'
+ * graphs joined at each collective, whose end on every rank waits for the
+ * last rank to arrive, so the path crosses to the rank that gated it.
+ *
  * Memory: a rank's window is held (its events, 56 bytes each), and so are
  * the launches still waiting for their GPU event when it opens (at most
  * CP_PENDING) and the GPU events that finish the window's launches after
@@ -31,12 +35,12 @@
 #define CP_TAIL (1u << 20)   /* records after the window read for its launches' GPU events */
 #define KK_DELAY_US 1500     /* HTA's KERNEL_KERNEL_DELAY_THRESHOLD_US */
 
-enum { T_SUMMARY, T_PATH };
+enum { T_SUMMARY, T_PATH, T_CROSS, T_CROSS_SUMMARY };
 enum ekind { E_RANGE, E_OP, E_API, E_GPU, E_SYNC };
 enum esync { S_NONE, S_STREAM, S_EVENT, S_CONTEXT, S_WAIT };
-enum etype { ET_OP, ET_DEP, ET_LAUNCH, ET_KK, ET_SYNC };
+enum etype { ET_OP, ET_DEP, ET_LAUNCH, ET_KK, ET_SYNC, ET_ARRIVE, ET_COLL };
 static const char *const etype_name[] = { "operator", "dependency", "kernel_launch_delay", "kernel_kernel_delay",
-	                                  "sync_dependency" };
+	                                  "sync_dependency", "collective_arrival", "collective" };
 enum bound { B_NONE, B_CPU, B_COMPUTE, B_COMM, B_KK, B_LAUNCH, NBOUND };
 static const char *const bound_name[NBOUND] = { "dependency", "cpu_bound", "gpu_compute_bound",
 	                                        "gpu_communication_bound", "gpu_kernel_kernel_overhead",
@@ -58,8 +62,13 @@ struct seg {
 	int64_t ts;
 	int64_t dur;
 	uint64_t name;
+	uint32_t sg, rank;
 	uint8_t type, bound;
 };
+
+/* A collective kernel of a rank's window: its (communicator, seq) and
+ * its times in the stream's ns, for the path across ranks. */
+struct cinfo { uint64_t comm; uint32_t seq, kind; int32_t ev; uint32_t rank; int64_t ts_ns, end_ns; };
 
 struct crank {
 	struct hta_rank h;
@@ -74,6 +83,10 @@ struct crank {
 	struct ev_map pidx;   /* corr -> pend position + 1 */
 	struct ev_map wlaunch;/* corr -> 1 open, 2 closed */
 	struct ev_vec path;   /* struct seg, after finish */
+	struct ev_vec colls;  /* struct cinfo */
+	int64_t gpu_ts;       /* ns, stream and index of the last GPU event kept */
+	uint32_t gpu_stream;
+	int32_t gpu_ev;
 	int64_t total[NBOUND];
 	uint64_t nseg[NBOUND];
 	int failed;           /* the graph had a cycle or a negative span */
@@ -85,6 +98,7 @@ struct critpath {
 	struct ev_map idx;
 	struct ev_map match; /* name id -> 1 no, 2 yes (contains the annotation) */
 	uint64_t no_window, cycles, pend_dropped, tail_cut;
+	struct ev_vec cross; /* struct seg: the path across ranks, per source group */
 };
 
 int ev_stats_opts_instance(struct ev_stats_opts *o, const char *arg)
@@ -114,6 +128,7 @@ static int cp_init(struct ev_stats *s)
 {
 	struct critpath *st = s->state;
 	ev_vec_init(&st->ranks, sizeof(struct crank));
+	ev_vec_init(&st->cross, sizeof(struct seg));
 	ev_map_init(&st->idx);
 	ev_map_init(&st->match);
 	return EV_OK;
@@ -139,8 +154,8 @@ static enum esync sync_kind(const char *n)
 
 static int is_gpu_event(const struct ev_rec *r)
 {
-	return r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET || r->type == EV_COLL ||
-	       r->type == EV_P2P;
+	/* A coll or p2p record repeats its NCCL kernel (docs/FORMAT.md). */
+	return r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET;
 }
 
 /* The record as an event of the graph; 0 when the graph has no use for it. */
@@ -184,6 +199,20 @@ static int make_ev(struct ev_stats *s, struct crank *cr, const struct ev_rec *r,
 	}
 	e->kind = r->op == EV_RG_CPU_OP ? E_OP : E_RANGE;
 	return 1;
+}
+
+static int push_ev(struct ev_vec *v, const struct cpev *e);
+
+/* Keep a window event; a GPU event is remembered for the coll record
+ * that may follow it. */
+static int keep(struct crank *cr, const struct ev_rec *r, const struct cpev *e)
+{
+	if (e->kind == E_GPU) {
+		cr->gpu_ev = (int32_t)cr->ev.len;
+		cr->gpu_ts = r->ts;
+		cr->gpu_stream = r->stream;
+	}
+	return push_ev(&cr->ev, e);
 }
 
 static int push_ev(struct ev_vec *v, const struct cpev *e)
@@ -253,6 +282,8 @@ static int cp_rec(struct ev_stats *s, const struct ev_rec *r)
 		ev_vec_init(&cr->ev, sizeof(struct cpev));
 		ev_vec_init(&cr->pend, sizeof(struct cpev));
 		ev_vec_init(&cr->path, sizeof(struct seg));
+		ev_vec_init(&cr->colls, sizeof(struct cinfo));
+		cr->gpu_ev = -1;
 		ev_map_init(&cr->pidx);
 		ev_map_init(&cr->wlaunch);
 		if (!*annotation(s) && open_window(cr, INT64_MIN, INT64_MAX) != EV_OK)
@@ -265,6 +296,17 @@ static int cp_rec(struct ev_stats *s, const struct ev_rec *r)
 	cr->last_ts = r->ts;
 	if (cr->state == 3)
 		return EV_OK;
+	if ((r->type == EV_COLL || r->type == EV_P2P) && cr->state > 0) {
+		/* The collective of the NCCL kernel just before it. */
+		if (cr->gpu_ev < 0 || cr->gpu_ts != r->ts || cr->gpu_stream != r->stream)
+			return EV_OK;
+		struct cinfo *c = ev_vec_push(&cr->colls);
+		if (!c)
+			return EV_ERR_NOMEM;
+		*c = (struct cinfo){ r->comm, r->seq, (uint32_t)r->type << 8 | r->op, cr->gpu_ev, r->rank, r->ts,
+			             ev_rec_end(r) };
+		return EV_OK;
+	}
 	struct cpev e;
 	int m = 0;
 	if ((r->type == EV_RANGE || r->type == EV_MARK) && *annotation(s) && cr->seen <= s->o.cp_inst_hi &&
@@ -284,7 +326,13 @@ static int cp_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (cr->state == 1 && *annotation(s) && cr->seen > s->o.cp_inst_hi && e.ts > cr->wend)
 		cr->state = 2;
 	if (cr->state == 2) {
-		/* After the window only what finishes its launches matters. */
+		/* After the window only what finishes its launches matters;
+		 * once they have their GPU events, nothing more. */
+		if (!cr->open || ++cr->tail > CP_TAIL) {
+			st->tail_cut += cr->open != 0;
+			cr->state = 3;
+			return EV_OK;
+		}
 		if (e.kind == E_GPU && e.corr) {
 			uint64_t *w = ev_map_get(&cr->wlaunch, e.corr);
 			if (w && *w == 1) {
@@ -294,12 +342,7 @@ static int cp_rec(struct ev_stats *s, const struct ev_rec *r)
 		}
 		if (e.kind != E_GPU && e.kind != E_SYNC && !(e.kind == E_API && e.launch))
 			return EV_OK;
-		if (!cr->open || ++cr->tail > CP_TAIL) {
-			st->tail_cut += cr->open != 0;
-			cr->state = 3;
-			return EV_OK;
-		}
-		return push_ev(&cr->ev, &e);
+		return keep(cr, r, &e);
 	}
 	if (e.kind == E_API && e.launch && e.corr && ev_map_get(&cr->wlaunch, e.corr) == NULL) {
 		if (ev_map_put(&cr->wlaunch, e.corr, 1) != EV_OK)
@@ -312,14 +355,14 @@ static int cp_rec(struct ev_stats *s, const struct ev_rec *r)
 			cr->open--;
 		}
 	}
-	return push_ev(&cr->ev, &e);
+	return keep(cr, r, &e);
 }
 
 /* ------------------------------------------------------------------ */
 /* The graph. */
 
 struct node { int64_t ts; int32_t ev; uint8_t start; };
-struct edge { uint32_t u, v; int64_t w; int32_t attr; uint8_t type; };
+struct edge { uint32_t u, v; int64_t w; int32_t attr; uint8_t type, dead; };
 
 struct graph {
 	struct cpev *e;
@@ -330,7 +373,8 @@ struct graph {
 	int8_t *in;               /* event is in the window (has nodes or takes part) */
 	struct ev_vec edges;      /* struct edge, in insertion order */
 	struct ev_map eidx;       /* (u, v) -> edge + 1 */
-	int bad;
+	const uint32_t *rank_of;  /* event -> rank (across ranks), else NULL: rank */
+	uint32_t sg, rank;
 };
 
 static int add_edge(struct graph *g, int32_t u, int32_t v, int type, int zero, int32_t attr)
@@ -764,8 +808,9 @@ static int comm_name(const char *n)
 }
 
 /* networkx's dag_longest_path: Kahn's generations in node order, each
- * node's best predecessor the first of the largest in edge order. */
-static int longest_path(struct ev_stats *s, struct crank *cr, struct graph *g)
+ * node's best predecessor the first of the largest in edge order.  The
+ * path's segments go to out; *cycle is set when the graph has one. */
+static int longest_path(struct ev_stats *s, struct graph *g, struct ev_vec *out, int *cycle)
 {
 	size_t nn = g->nn, ne = g->edges.len;
 	const struct edge *ed = g->edges.data;
@@ -775,8 +820,11 @@ static int longest_path(struct ev_stats *s, struct crank *cr, struct graph *g)
 	int64_t *dist = malloc(nn * sizeof *dist + 1);
 	int32_t *from = malloc(nn * sizeof *from + 1), *via = malloc(nn * sizeof *via + 1);
 	int rc = indeg && soff && poff && sl && pl && order && fill && dist && from && via ? EV_OK : EV_ERR_NOMEM;
+	size_t no = 0;
 	if (!rc) {
 		for (size_t i = 0; i < ne; i++) {
+			if (ed[i].dead) /* a span a collective across ranks replaced */
+				continue;
 			soff[ed[i].u + 1]++;
 			poff[ed[i].v + 1]++;
 			indeg[ed[i].v]++;
@@ -786,11 +834,13 @@ static int longest_path(struct ev_stats *s, struct crank *cr, struct graph *g)
 			poff[i + 1] += poff[i];
 		}
 		for (size_t i = 0; i < ne; i++)
-			sl[soff[ed[i].u] + fill[ed[i].u]++] = (uint32_t)i;
+			if (!ed[i].dead)
+				sl[soff[ed[i].u] + fill[ed[i].u]++] = (uint32_t)i;
 		memset(fill, 0, (nn + 1) * sizeof *fill);
 		for (size_t i = 0; i < ne; i++)
-			pl[poff[ed[i].v] + fill[ed[i].v]++] = (uint32_t)i;
-		size_t no = 0, head = 0;
+			if (!ed[i].dead)
+				pl[poff[ed[i].v] + fill[ed[i].v]++] = (uint32_t)i;
+		size_t head = 0;
 		for (size_t i = 0; i < nn; i++)
 			if (!indeg[i])
 				order[no++] = (uint32_t)i;
@@ -800,66 +850,66 @@ static int longest_path(struct ev_stats *s, struct crank *cr, struct graph *g)
 				if (--indeg[ed[sl[k]].v] == 0)
 					order[no++] = ed[sl[k]].v;
 		}
-		if (no < nn) {
-			cr->failed = 1;
-			rc = 1;
+		if (no < nn)
+			*cycle = 1;
+	}
+	for (size_t j = 0; !rc && no == nn && j < nn; j++) {
+		uint32_t v = order[j];
+		int64_t best = 0;
+		int32_t bu = -1, be = -1;
+		for (uint32_t k = poff[v]; k < poff[v + 1]; k++) {
+			const struct edge *x = &ed[pl[k]];
+			int64_t d = dist[x->u] + (x->w < 0 ? 0 : x->w); /* HTA's validation zeroes negative weights */
+			if (bu < 0 || d > best) {
+				best = d;
+				bu = (int32_t)x->u;
+				be = (int32_t)pl[k];
+			}
 		}
-		for (size_t j = 0; !rc && j < nn; j++) {
-			uint32_t v = order[j];
-			int64_t best = 0;
-			int32_t bu = -1, be = -1;
-			for (uint32_t k = poff[v]; k < poff[v + 1]; k++) {
-				const struct edge *x = &ed[pl[k]];
-				int64_t w = x->w < 0 ? 0 : x->w; /* HTA's validation sets negative weights to 0 */
-				int64_t d = dist[x->u] + w;
-				if (bu < 0 || d > best) {
-					best = d;
-					bu = (int32_t)x->u;
-					be = (int32_t)pl[k];
-				}
-			}
-			if (bu < 0 || best < 0) {
-				best = 0;
-				bu = -1;
-			}
-			dist[v] = best;
-			from[v] = bu;
-			via[v] = be;
+		if (bu < 0 || best < 0) {
+			best = 0;
+			bu = -1;
 		}
-		if (!rc && nn) {
-			uint32_t end = order[0];
-			for (size_t j = 1; j < nn; j++)
-				if (dist[order[j]] > dist[end])
-					end = order[j];
-			size_t len = 0;
-			for (int32_t v = (int32_t)end; from[v] >= 0; v = from[v])
-				len++;
-			struct seg *sg = NULL;
-			for (size_t k = 0; k < len && !rc; k++)
-				if (!ev_vec_push(&cr->path))
-					rc = EV_ERR_NOMEM;
-			sg = cr->path.data;
-			size_t k = len;
-			for (int32_t v = (int32_t)end; !rc && from[v] >= 0; v = from[v]) {
-				const struct edge *x = &ed[via[v]];
-				struct seg *p = &sg[--k];
-				p->ts = g->nodes[x->u].ts;
-				p->dur = x->w;
-				p->type = x->type;
-				p->name = x->attr >= 0 ? g->e[x->attr].name : 0;
-				if (x->type == ET_KK)
-					p->bound = B_KK;
-				else if (x->type == ET_LAUNCH)
-					p->bound = B_LAUNCH;
-				else if (x->type != ET_OP || x->attr < 0)
-					p->bound = B_NONE;
-				else if (g->e[x->attr].kind != E_GPU)
-					p->bound = B_CPU;
-				else
-					p->bound = comm_name(str_of(s, p->name)) ? B_COMM : B_COMPUTE;
-				cr->total[p->bound] += p->dur; /* HTA sums the edges' own weights */
-				cr->nseg[p->bound]++;
-			}
+		dist[v] = best;
+		from[v] = bu;
+		via[v] = be;
+	}
+	if (!rc && no == nn && nn) {
+		uint32_t end = order[0];
+		for (size_t j = 1; j < nn; j++)
+			if (dist[order[j]] > dist[end])
+				end = order[j];
+		size_t len = 0, base = out->len;
+		for (int32_t v = (int32_t)end; from[v] >= 0; v = from[v])
+			len++;
+		for (size_t k = 0; k < len && !rc; k++)
+			if (!ev_vec_push(out))
+				rc = EV_ERR_NOMEM;
+		size_t k = base + len;
+		for (int32_t v = (int32_t)end; !rc && from[v] >= 0; v = from[v]) {
+			const struct edge *x = &ed[via[v]];
+			struct seg *p = (struct seg *)out->data + --k;
+			const struct cpev *ae = x->attr >= 0 ? &g->e[x->attr] : NULL;
+			p->ts = g->nodes[x->u].ts;
+			p->dur = x->w;
+			p->type = x->type;
+			p->name = ae ? ae->name : 0;
+			p->sg = g->sg;
+			p->rank = g->rank_of ? g->rank_of[g->nodes[x->type == ET_ARRIVE ? x->u : x->v].ev] : g->rank;
+			if (x->type == ET_KK)
+				p->bound = B_KK;
+			else if (x->type == ET_LAUNCH)
+				p->bound = B_LAUNCH;
+			else if (x->type == ET_COLL)
+				p->bound = B_COMM;
+			else if ((x->type != ET_OP && x->type != ET_ARRIVE) || !ae)
+				p->bound = B_NONE;
+			else if (ae->kind != E_GPU)
+				p->bound = B_CPU;
+			else
+				p->bound = comm_name(str_of(s, p->name)) ? B_COMM : B_COMPUTE;
+			if (x->type == ET_ARRIVE)
+				p->bound = B_NONE;
 		}
 	}
 	free(indeg);
@@ -872,107 +922,364 @@ static int longest_path(struct ev_stats *s, struct crank *cr, struct graph *g)
 	free(dist);
 	free(from);
 	free(via);
-	return rc > 0 ? EV_OK : rc;
+	return rc;
 }
 
-static int rank_path(struct ev_stats *s, struct crank *cr)
+static void graph_free(struct graph *g)
 {
-	struct graph g;
-	memset(&g, 0, sizeof g);
-	g.e = cr->ev.data;
-	g.ne = cr->ev.len;
-	ev_vec_init(&g.edges, sizeof(struct edge));
-	ev_map_init(&g.eidx);
+	free(g->snode);
+	free(g->enode);
+	free(g->in);
+	free(g->nodes);
+	ev_vec_free(&g->edges);
+	ev_map_free(&g->eidx);
+	memset(g, 0, sizeof *g);
+}
+
+/* A rank's graph: its window's events, their nodes in time order, HTA's
+ * edges. */
+static int build_graph(struct ev_stats *s, struct crank *cr, struct graph *g)
+{
+	memset(g, 0, sizeof *g);
+	g->e = cr->ev.data;
+	g->ne = cr->ev.len;
+	g->sg = cr->h.sg;
+	g->rank = cr->h.rank;
+	ev_vec_init(&g->edges, sizeof(struct edge));
+	ev_map_init(&g->eidx);
 	struct ev_map corr_api, corr_gpu;
 	ev_map_init(&corr_api);
 	ev_map_init(&corr_gpu);
-	g.snode = malloc(g.ne * sizeof *g.snode + 1);
-	g.enode = malloc(g.ne * sizeof *g.enode + 1);
-	g.in = calloc(g.ne + 1, 1);
-	g.nodes = malloc(2 * g.ne * sizeof *g.nodes + 1);
-	int rc = g.snode && g.enode && g.in && g.nodes ? EV_OK : EV_ERR_NOMEM;
+	g->snode = malloc(g->ne * sizeof *g->snode + 1);
+	g->enode = malloc(g->ne * sizeof *g->enode + 1);
+	g->in = calloc(g->ne + 1, 1);
+	g->nodes = malloc(2 * g->ne * sizeof *g->nodes + 1);
+	int rc = g->snode && g->enode && g->in && g->nodes ? EV_OK : EV_ERR_NOMEM;
 	int64_t ws = cr->wstart, we = cr->wend;
 	if (!rc && !*annotation(s)) { /* the whole trace */
 		ws = INT64_MAX;
 		we = INT64_MIN;
-		for (size_t i = 0; i < g.ne; i++) {
-			ws = g.e[i].ts < ws ? g.e[i].ts : ws;
-			we = g.e[i].end > we ? g.e[i].end : we;
+		for (size_t i = 0; i < g->ne; i++) {
+			ws = g->e[i].ts < ws ? g->e[i].ts : ws;
+			we = g->e[i].end > we ? g->e[i].end : we;
 		}
 	}
 	/* Correlation: a call and its GPU event (or cuda_sync event). */
-	for (size_t i = 0; !rc && i < g.ne; i++) {
-		struct cpev *e = &g.e[i];
-		g.snode[i] = g.enode[i] = -1;
+	for (size_t i = 0; !rc && i < g->ne; i++) {
+		struct cpev *e = &g->e[i];
+		g->snode[i] = g->enode[i] = -1;
 		if (!e->corr || (e->kind != E_API && e->kind != E_GPU && e->kind != E_SYNC))
 			continue;
 		struct ev_map *m = e->kind == E_API ? &corr_api : &corr_gpu;
 		if (!ev_map_get(m, e->corr))
 			rc = ev_map_put(m, e->corr, i + 1);
 	}
-	for (size_t i = 0; !rc && i < g.ne; i++) {
-		struct cpev *e = &g.e[i];
-		if (!e->corr)
+	for (size_t i = 0; !rc && i < g->ne; i++) {
+		struct cpev *e = &g->e[i];
+		if (!e->corr || (e->kind != E_API && e->kind != E_GPU && e->kind != E_SYNC))
 			continue;
 		uint64_t *m = ev_map_get(e->kind == E_API ? &corr_gpu : &corr_api, e->corr);
-		if (m && (e->kind == E_API || e->kind == E_GPU || e->kind == E_SYNC))
+		if (m)
 			e->mate = (int32_t)(*m - 1);
 	}
-	/* The window: CPU events that start in it, GPU events whose call does. */
-	for (size_t i = 0; !rc && i < g.ne; i++) {
-		const struct cpev *e = &g.e[i];
-		int cpu_in = !e->pre && e->ts >= ws && e->ts <= we && e->end > e->ts;
+	/* The window: CPU events that start in it, GPU events whose call
+	 * does, every Stream Wait Event (as HTA). */
+	for (size_t i = 0; !rc && i < g->ne; i++) {
+		const struct cpev *e = &g->e[i];
 		if (e->kind == E_GPU || (e->kind == E_SYNC && (e->sync == S_STREAM || e->sync == S_WAIT))) {
-			const struct cpev *c = e->mate >= 0 ? &g.e[e->mate] : NULL;
-			g.in[i] = (c && !c->pre && c->ts >= ws && c->ts <= we && c->end > c->ts) || e->sync == S_WAIT;
+			const struct cpev *c = e->mate >= 0 ? &g->e[e->mate] : NULL;
+			g->in[i] = (c && !c->pre && c->ts >= ws && c->ts <= we && c->end > c->ts) || e->sync == S_WAIT;
 		} else {
-			g.in[i] = (int8_t)cpu_in;
+			g->in[i] = !e->pre && e->ts >= ws && e->ts <= we && e->end > e->ts;
 		}
 	}
-	for (size_t i = 0; !rc && i < g.ne; i++) {
-		const struct cpev *e = &g.e[i];
-		if (!g.in[i] || !(e->kind == E_OP || e->kind == E_API || (e->kind == E_GPU && e->mate >= 0)))
+	for (size_t i = 0; !rc && i < g->ne; i++) {
+		const struct cpev *e = &g->e[i];
+		if (!g->in[i] || !(e->kind == E_OP || e->kind == E_API || (e->kind == E_GPU && e->mate >= 0)))
 			continue;
-		g.nodes[g.nn++] = (struct node){ e->ts, (int32_t)i, 1 };
-		g.nodes[g.nn++] = (struct node){ e->end, (int32_t)i, 0 };
+		g->nodes[g->nn++] = (struct node){ e->ts, (int32_t)i, 1 };
+		g->nodes[g->nn++] = (struct node){ e->end, (int32_t)i, 0 };
 	}
 	if (!rc) {
-		qsort(g.nodes, g.nn, sizeof *g.nodes, cmp_node);
-		for (size_t i = 0; i < g.nn; i++)
-			(g.nodes[i].start ? g.snode : g.enode)[g.nodes[i].ev] = (int32_t)i;
-		rc = lock_edges(&g);
+		qsort(g->nodes, g->nn, sizeof *g->nodes, cmp_node);
+		for (size_t i = 0; i < g->nn; i++)
+			(g->nodes[i].start ? g->snode : g->enode)[g->nodes[i].ev] = (int32_t)i;
+		rc = lock_edges(g);
 	}
 	if (!rc)
-		rc = stack_edges(s, &g);
+		rc = stack_edges(s, g);
 	if (!rc)
-		rc = kernel_edges(&g, &corr_api);
-	if (!rc)
-		rc = longest_path(s, cr, &g);
-	free(g.snode);
-	free(g.enode);
-	free(g.in);
-	free(g.nodes);
-	ev_vec_free(&g.edges);
-	ev_map_free(&g.eidx);
+		rc = kernel_edges(g, &corr_api);
 	ev_map_free(&corr_api);
 	ev_map_free(&corr_gpu);
+	return rc;
+}
+
+static void tally(struct crank *cr)
+{
+	const struct seg *p = cr->path.data;
+	for (size_t i = 0; i < cr->path.len; i++) {
+		cr->total[p[i].bound] += p[i].dur; /* HTA sums the edges' own weights */
+		cr->nseg[p[i].bound]++;
+	}
+}
+
+static int cmp_cinfo(const void *pa, const void *pb)
+{
+	const struct cinfo *a = pa, *b = pb;
+	if (a->comm != b->comm)
+		return a->comm < b->comm ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* The ranks of source group sg as one graph: each rank's, and for every
+ * collective seen on two ranks or more a node where the last rank
+ * arrives: each rank's kernel start leads to it, and it leads to each
+ * rank's kernel end by the time from the last arrival to that end (the
+ * wait before it is nobody's work), in place of the kernel's own span. */
+static int cross_path(struct ev_stats *s, uint32_t sg, int *cycle)
+{
+	struct critpath *st = s->state;
+	struct graph u;
+	memset(&u, 0, sizeof u);
+	ev_vec_init(&u.edges, sizeof(struct edge));
+	ev_map_init(&u.eidx);
+	u.sg = sg;
+	size_t ne = 0, nn = 0, nc = 0;
+	for (size_t i = 0; i < st->ranks.len; i++) {
+		const struct crank *cr = (struct crank *)st->ranks.data + i;
+		if (cr->h.sg == sg && cr->state) {
+			ne += cr->ev.len;
+			nc += cr->colls.len;
+		}
+	}
+	struct cpev *ev = malloc(ne * sizeof *ev + 1);
+	uint32_t *rank_of = malloc(ne * sizeof *rank_of + 1);
+	struct cinfo *ci = malloc(nc * sizeof *ci + 1);
+	u.nodes = malloc((2 * ne + nc) * sizeof *u.nodes + 1);
+	int rc = ev && rank_of && ci && u.nodes ? EV_OK : EV_ERR_NOMEM;
+	int32_t *snode = malloc(ne * sizeof *snode + 1), *enode = malloc(ne * sizeof *enode + 1);
+	rc = rc ? rc : snode && enode ? EV_OK : EV_ERR_NOMEM;
+	size_t eb = 0, ci_n = 0;
+	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
+		struct crank *cr = (struct crank *)st->ranks.data + i;
+		if (cr->h.sg != sg || !cr->state)
+			continue;
+		struct graph g;
+		if ((rc = build_graph(s, cr, &g)) == EV_OK) {
+			memcpy(ev + eb, g.e, g.ne * sizeof *ev);
+			for (size_t k = 0; k < g.ne; k++) {
+				rank_of[eb + k] = cr->h.rank;
+				snode[eb + k] = g.snode[k] >= 0 ? g.snode[k] + (int32_t)nn : -1;
+				enode[eb + k] = g.enode[k] >= 0 ? g.enode[k] + (int32_t)nn : -1;
+			}
+			for (size_t k = 0; k < g.nn; k++) {
+				u.nodes[nn + k] = g.nodes[k];
+				u.nodes[nn + k].ev += (int32_t)eb;
+			}
+			const struct edge *x = g.edges.data;
+			for (size_t k = 0; !rc && k < g.edges.len; k++) {
+				struct edge *y = ev_vec_push(&u.edges);
+				if (!y) {
+					rc = EV_ERR_NOMEM;
+					break;
+				}
+				*y = x[k];
+				y->u += (uint32_t)nn;
+				y->v += (uint32_t)nn;
+				if (y->attr >= 0)
+					y->attr += (int32_t)eb;
+				/* A collective kernel's own span: replaced below. */
+				y->dead = y->type == ET_OP && y->attr >= 0 && snode[y->attr] == (int32_t)y->u &&
+				          enode[y->attr] == (int32_t)y->v;
+			}
+			const struct cinfo *c = cr->colls.data;
+			for (size_t k = 0; k < cr->colls.len; k++) {
+				ci[ci_n] = c[k];
+				ci[ci_n++].ev += (int32_t)eb;
+			}
+			nn += g.nn;
+			eb += g.ne;
+		}
+		graph_free(&g);
+	}
+	/* Spans of kernels that are not collectives across ranks stay. */
+	int8_t *coll = calloc(eb + 1, 1);
+	rc = rc ? rc : coll ? EV_OK : EV_ERR_NOMEM;
+	if (!rc)
+		qsort(ci, ci_n, sizeof *ci, cmp_cinfo);
+	for (size_t i = 0; !rc && i < ci_n;) {
+		size_t j = i, last = i;
+		while (j < ci_n && ci[j].comm == ci[i].comm && ci[j].kind == ci[i].kind && ci[j].seq == ci[i].seq)
+			j++;
+		for (size_t k = i; k < j; k++)
+			if (ci[k].ts_ns > ci[last].ts_ns)
+				last = k;
+		int ok = j - i >= 2 && snode[ci[last].ev] >= 0;
+		for (size_t k = i; ok && k < j; k++)
+			ok = snode[ci[k].ev] >= 0 && enode[ci[k].ev] >= 0;
+		if (ok) {
+			int32_t a = (int32_t)nn;
+			u.nodes[nn++] = (struct node){ u.nodes[snode[ci[last].ev]].ts, ci[last].ev, 1 };
+			for (size_t k = i; !rc && k < j; k++) {
+				coll[ci[k].ev] = 1;
+				struct edge *y = ev_vec_push(&u.edges);
+				if (!y) {
+					rc = EV_ERR_NOMEM;
+					break;
+				}
+				*y = (struct edge){ (uint32_t)snode[ci[k].ev], (uint32_t)a, 0, ci[k].ev, ET_ARRIVE, 0 };
+			}
+			for (size_t k = i; !rc && k < j; k++) {
+				struct edge *y = ev_vec_push(&u.edges);
+				if (!y) {
+					rc = EV_ERR_NOMEM;
+					break;
+				}
+				int64_t w = ci[k].end_ns > ci[last].ts_ns ? (ci[k].end_ns - ci[last].ts_ns + 500) / 1000 : 0;
+				*y = (struct edge){ (uint32_t)a, (uint32_t)enode[ci[k].ev], w, ci[k].ev, ET_COLL, 0 };
+			}
+		}
+		i = j;
+	}
+	struct edge *x = u.edges.data;
+	for (size_t k = 0; !rc && k < u.edges.len; k++)
+		if (x[k].dead && !coll[x[k].attr])
+			x[k].dead = 0;
+	u.e = ev;
+	u.ne = eb;
+	u.nn = nn;
+	u.rank_of = rank_of;
+	if (!rc)
+		rc = longest_path(s, &u, &st->cross, cycle);
+	free(coll);
+	free(ev);
+	free(rank_of);
+	free(ci);
+	free(snode);
+	free(enode);
+	free(u.nodes);
+	ev_vec_free(&u.edges);
+	ev_map_free(&u.eidx);
 	return rc;
 }
 
 static int cp_finish(struct ev_stats *s)
 {
 	struct critpath *st = s->state;
-	int rc = EV_OK;
+	int rc = EV_OK, cross = s->o.table == T_CROSS || s->o.table == T_CROSS_SUMMARY;
 	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
 		struct crank *cr = (struct crank *)st->ranks.data + i;
 		if (cr->state == 0) {
 			st->no_window++;
 			continue;
 		}
-		rc = rank_path(s, cr);
-		st->cycles += cr->failed;
+		if (cross)
+			continue;
+		struct graph g;
+		int cycle = 0;
+		rc = build_graph(s, cr, &g);
+		if (!rc)
+			rc = longest_path(s, &g, &cr->path, &cycle);
+		graph_free(&g);
+		tally(cr);
+		st->cycles += (uint64_t)cycle;
 		s->n.selected += cr->path.len;
 		ev_vec_free(&cr->ev);
+	}
+	/* Across ranks: one path per source group. */
+	for (size_t i = 0; cross && !rc && i < st->ranks.len; i++) {
+		const struct crank *cr = (struct crank *)st->ranks.data + i;
+		int first = cr->state != 0, cycle = 0;
+		for (size_t k = 0; first && k < i; k++)
+			first = ((struct crank *)st->ranks.data)[k].h.sg != cr->h.sg || !((struct crank *)st->ranks.data)[k].state;
+		if (first) {
+			rc = cross_path(s, cr->h.sg, &cycle);
+			st->cycles += (uint64_t)cycle;
+		}
+	}
+	s->n.selected += st->cross.len;
+	return rc;
+}
+
+/* One row: the --by keys, then rank and the table's own keys. */
+static int seg_row(struct ev_stats *s, struct ev_rowset *rs, uint32_t sg, uint32_t rank, struct ev_row **row, size_t *n)
+{
+	struct gkey k = { .sg = sg, .rank = rank };
+	int rc = group_row(s, rs, &k, row, n);
+	if (!rc && !has_by(&s->o, EV_BY_RANK))
+		rc = ev_row_keyu(*row, (*n)++, rank);
+	return rc;
+}
+
+static int path_rows(struct ev_stats *s, struct ev_rowset *rs, const struct seg *sg, size_t n)
+{
+	int rc = EV_OK;
+	for (size_t j = 0; !rc && j < n; j++) {
+		struct ev_row *row;
+		size_t k;
+		if ((rc = seg_row(s, rs, sg[j].sg, sg[j].rank, &row, &k)) != EV_OK)
+			break;
+		rc = ev_row_keyu(row, k++, j);
+		rc = rc ? rc : ev_row_key(row, k++, etype_name[sg[j].type]);
+		rc = rc ? rc : ev_row_key(row, k++, sg[j].bound == B_NONE ? "" : bound_name[sg[j].bound]);
+		rc = rc ? rc : ev_row_key(row, k, str_of(s, sg[j].name));
+		row->val[0] = (double)sg[j].ts;
+		row->val[1] = (double)sg[j].dur;
+	}
+	return rc;
+}
+
+static int sum_rows(struct ev_stats *s, struct ev_rowset *rs, uint32_t sg, uint32_t rank, const int64_t *total,
+                    const uint64_t *nseg, int64_t all)
+{
+	int rc = EV_OK;
+	for (int b = 0; !rc && b < NBOUND; b++) {
+		if (!nseg[b])
+			continue;
+		struct ev_row *row;
+		size_t k;
+		if ((rc = seg_row(s, rs, sg, rank, &row, &k)) != EV_OK)
+			break;
+		rc = ev_row_key(row, k, bound_name[b]);
+		row->val[0] = (double)total[b];
+		row->val[1] = all ? 100.0 * (double)total[b] / (double)all : NAN;
+	}
+	return rc;
+}
+
+/* The path across ranks by rank and bound, in percent of the whole path. */
+static int cross_sum_rows(struct ev_stats *s, struct ev_rowset *rs)
+{
+	struct critpath *st = s->state;
+	const struct seg *p = st->cross.data;
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < st->cross.len;) {
+		size_t j = i;
+		int64_t all = 0;
+		while (j < st->cross.len && p[j].sg == p[i].sg)
+			all += p[j++].dur;
+		/* Ranks in the order the path first reaches them. */
+		for (size_t a = i; !rc && a < j; a++) {
+			int seen = 0;
+			for (size_t b = i; b < a && !seen; b++)
+				seen = p[b].rank == p[a].rank;
+			if (seen)
+				continue;
+			int64_t total[NBOUND] = { 0 };
+			uint64_t nseg[NBOUND] = { 0 };
+			for (size_t b = a; b < j; b++)
+				if (p[b].rank == p[a].rank) {
+					total[p[b].bound] += p[b].dur;
+					nseg[p[b].bound]++;
+				}
+			rc = sum_rows(s, rs, p[a].sg, p[a].rank, total, nseg, all);
+		}
+		i = j;
 	}
 	return rc;
 }
@@ -983,51 +1290,35 @@ static int cp_rows(struct ev_stats *s, struct ev_rowset *rs)
 	struct ev_colspec keys[EV_STATS_MAX_BY + 5];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
-	int own_rank = !has_by(&s->o, EV_BY_RANK), path = s->o.table == T_PATH;
-	if (own_rank)
+	int path = s->o.table == T_PATH || s->o.table == T_CROSS;
+	if (!has_by(&s->o, EV_BY_RANK))
 		keys[nk++] = (struct ev_colspec){ "rank", 1, 0 };
 	if (path) {
 		keys[nk++] = (struct ev_colspec){ "seq", 1, 0 };
 		keys[nk++] = (struct ev_colspec){ "type", 0, 0 };
-		keys[nk++] = (struct ev_colspec){ "bound_by", 0, 0 };
-		keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
-	} else {
-		keys[nk++] = (struct ev_colspec){ "bound_by", 0, 0 };
 	}
+	keys[nk++] = (struct ev_colspec){ "bound_by", 0, 0 };
+	if (path)
+		keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
 	static const struct ev_colspec pvals[] = { { "start_us", 0, 0 }, { "duration_us", 0, EV_DIR_LOWER } };
 	static const struct ev_colspec svals[] = { { "duration_us", 0, EV_DIR_LOWER }, { "percent", 0, 0 } };
 	int rc = ev_rowset_init(rs, keys, nk, path ? pvals : svals, 2);
+	if (rc)
+		return rc;
+	if (s->o.table == T_CROSS)
+		return path_rows(s, rs, st->cross.data, st->cross.len);
+	if (s->o.table == T_CROSS_SUMMARY)
+		return cross_sum_rows(s, rs);
 	for (size_t i = 0; !rc && i < st->ranks.len; i++) {
 		const struct crank *cr = (struct crank *)st->ranks.data + i;
-		const struct seg *sg = cr->path.data;
-		int64_t total = 0;
-		for (int b = 0; b < NBOUND; b++)
-			total += cr->total[b];
-		size_t nrow = path ? cr->path.len : NBOUND;
-		for (size_t j = 0; !rc && j < nrow; j++) {
-			if (!path && !cr->nseg[j])
-				continue;
-			struct gkey k = { .sg = cr->h.sg, .rank = cr->h.rank };
-			struct ev_row *row;
-			size_t n;
-			rc = group_row(s, rs, &k, &row, &n);
-			if (!rc && own_rank)
-				rc = ev_row_keyu(row, n++, cr->h.rank);
-			if (rc)
-				break;
-			if (path) {
-				rc = ev_row_keyu(row, n++, j);
-				rc = rc ? rc : ev_row_key(row, n++, etype_name[sg[j].type]);
-				rc = rc ? rc : ev_row_key(row, n++, sg[j].bound == B_NONE ? "" : bound_name[sg[j].bound]);
-				rc = rc ? rc : ev_row_key(row, n, str_of(s, sg[j].name));
-				row->val[0] = (double)sg[j].ts;
-				row->val[1] = (double)sg[j].dur;
-			} else {
-				rc = ev_row_key(row, n, bound_name[j]);
-				row->val[0] = (double)cr->total[j];
-				row->val[1] = total ? 100.0 * (double)cr->total[j] / (double)total : NAN;
-			}
+		if (path) {
+			rc = path_rows(s, rs, cr->path.data, cr->path.len);
+			continue;
 		}
+		int64_t all = 0;
+		for (int b = 0; b < NBOUND; b++)
+			all += cr->total[b];
+		rc = sum_rows(s, rs, cr->h.sg, cr->h.rank, cr->total, cr->nseg, all);
 	}
 	return rc;
 }
@@ -1040,11 +1331,13 @@ static void cp_free(struct ev_stats *s)
 		ev_vec_free(&cr->ev);
 		ev_vec_free(&cr->pend);
 		ev_vec_free(&cr->path);
+		ev_vec_free(&cr->colls);
 		ev_map_free(&cr->pidx);
 		ev_map_free(&cr->wlaunch);
 		hta_rank_free(&cr->h);
 	}
 	ev_vec_free(&st->ranks);
+	ev_vec_free(&st->cross);
 	ev_map_free(&st->idx);
 	ev_map_free(&st->match);
 }
@@ -1089,6 +1382,8 @@ static const char *const cp_options[] = { "table", "annotation", "instance", NUL
 static const struct ev_stats_subtable cp_tables[] = {
 	{ "summary", "critical_path_summary", NULL },
 	{ "path", "critical_path_breakdown", NULL },
+	{ "cross", "critical_path_across_ranks", NULL },
+	{ "cross-summary", "critical_path_across_ranks_summary", NULL },
 	{ NULL, NULL, NULL },
 };
 
@@ -1098,7 +1393,9 @@ const struct ev_stats_analysis ev_stats_analysis_critpath = {
 	.help = "HTA's critical path of each rank over one iteration\n"
 	        "(--annotation, --instance): the share of each bound\n"
 	        "(cpu, gpu compute, communication, launch and kernel-kernel\n"
-	        "overhead); --table=path lists the path's segments in order",
+	        "overhead); --table=path lists the path's segments in order;\n"
+	        "--table=cross and cross-summary: one path across the ranks,\n"
+	        "through each collective's last arrival",
 	.options = cp_options,
 	.tables = cp_tables,
 	.default_by = NULL,
