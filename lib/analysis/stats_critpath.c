@@ -1382,8 +1382,8 @@ static const char *const cp_options[] = { "table", "annotation", "instance", NUL
 static const struct ev_stats_subtable cp_tables[] = {
 	{ "summary", "critical_path_summary", NULL },
 	{ "path", "critical_path_breakdown", NULL },
-	{ "cross", "critical_path_across_ranks", NULL },
-	{ "cross-summary", "critical_path_across_ranks_summary", NULL },
+	{ "cross", "critical_path_cross", NULL },
+	{ "cross-summary", "critical_path_cross_summary", NULL },
 	{ NULL, NULL, NULL },
 };
 
