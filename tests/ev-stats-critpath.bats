@@ -64,19 +64,30 @@ rank	bound_by	duration_us	percent
 0	gpu_kernel_kernel_overhead	5	3.4482758620689653
 0	gpu_kernel_launch_overhead	20	13.793103448275861
 OUT
+	# Instance 1 is the GPU's copy of ProfilerStep#1 (HTA counts every
+	# event of the name), from 40 to 155 us: aten::add, k2 and the sync.
+	# k1's launch came before it, but k1 had started when k2 was launched
+	# (queue length 1, then 0): k2 waits 70 us for its launch.
+	run -0 ev-stats critpath --instance=1 --table=path "$T/h.ev"
+	assert_output - <<'OUT'
+rank	seq	type	bound_by	name	start_us	duration_us
+0	0	operator	cpu_bound	aten::add	70	5
+0	1	kernel_launch_delay	gpu_kernel_launch_overhead		75	70
+0	2	operator	gpu_compute_bound	k2	145	10
+OUT
 	# The second step: k3's launch delay (90) and its 500 us.
-	run -0 ev-stats critpath --instance=1 "$T/h.ev"
+	run -0 ev-stats critpath --instance=2 "$T/h.ev"
 	assert_line --index 1 "$(printf '0\tgpu_compute_bound\t500\t84.7457627118644')"
 	# Both steps: one window.  The device sync waits for k2 (its
 	# Context Sync), and the next step's launch follows the sync's end.
-	run -0 ev-stats critpath --instance=0:1 --table=path "$T/h.ev"
+	run -0 ev-stats critpath --instance=0:2 --table=path "$T/h.ev"
 	assert_line --index 6 "$(printf '0\t5\tsync_dependency\t\t\t155\t0')"
 	assert_line --index 7 "$(printf '0\t6\tdependency\t\t\t160\t0')"
 	assert_line --index 8 "$(printf '0\t7\tkernel_launch_delay\tgpu_kernel_launch_overhead\t\t1010\t90')"
-	# No third step: said, and an empty table.
-	run -0 --separate-stderr ev-stats critpath --instance=2 "$T/h.ev"
+	# No fifth instance: said, and an empty table.
+	run -0 --separate-stderr ev-stats critpath --instance=4 "$T/h.ev"
 	assert_output "$(printf 'rank\tbound_by\tduration_us\tpercent')"
-	[[ "$stderr" == *"1 rank(s) without instance 2 of a range named like 'ProfilerStep'"* ]]
+	[[ "$stderr" == *"1 rank(s) without instance 4 of a range named like 'ProfilerStep'"* ]]
 	run -2 ev-stats critpath --instance=2:1 "$T/h.ev"
 	assert_output --partial "--instance: expected N or N:M"
 	run -2 ev-stats idle --annotation=x "$T/h.ev"
@@ -105,10 +116,11 @@ straggler() {
 	run -0 ev-stats critpath --table=cross-summary "$T/g.ev"
 	assert_line --index 1 --regexp $'^2\tdependency\t'
 	assert_line --regexp $'^2\tgpu_compute_bound\t1008\t79\\.'
-	# Another rank, another kernel, another step.
+	# Another rank, another kernel, another step (instance 2: HTA counts
+	# the GPU's copy of each ProfilerStep annotation as an instance too).
 	rm -r "$T/g"
 	straggler 3:1:2:15
-	run -0 ev-stats critpath --table=cross --instance=1 "$T/g.ev"
+	run -0 ev-stats critpath --table=cross --instance=2 "$T/g.ev"
 	longest=$(printf '%s\n' "$output" | awk -F'\t' 'NR > 1 && $7 > m { m = $7; l = $1 "|" $4 "|" $7 } END { print l }')
 	[ "$longest" = "3|gpu_compute_bound|1395" ]
 }

@@ -312,15 +312,19 @@ static int cp_rec(struct ev_stats *s, const struct ev_rec *r)
 	if ((r->type == EV_RANGE || r->type == EV_MARK) && *annotation(s) && cr->seen <= s->o.cp_inst_hi &&
 	    (m = names_match(s, r->name)) < 0)
 		return EV_ERR_NOMEM;
+	if (m) {
+		/* Every event of the name counts, the GPU's copy of an
+		 * annotation too, in time order (HTA's instance_id). */
+		int64_t ts, end;
+		uint32_t i = cr->seen++;
+		hta_us(cr->h.json_base_ns, r->ts, ev_rec_end(r), &ts, &end);
+		if (i == s->o.cp_inst_lo && cr->state == 0 && open_window(cr, ts, end) != EV_OK)
+			return EV_ERR_NOMEM;
+		else if (i > s->o.cp_inst_lo && i <= s->o.cp_inst_hi && end > cr->wend)
+			cr->wend = end;
+	}
 	if (!make_ev(s, cr, r, &e))
 		return EV_OK;
-	if (m) {
-		uint32_t i = cr->seen++;
-		if (i == s->o.cp_inst_lo && cr->state == 0 && open_window(cr, e.ts, e.end) != EV_OK)
-			return EV_ERR_NOMEM;
-		else if (i > s->o.cp_inst_lo && i <= s->o.cp_inst_hi && e.end > cr->wend)
-			cr->wend = e.end;
-	}
 	if (cr->state == 0)
 		return before(st, cr, &e);
 	if (cr->state == 1 && *annotation(s) && cr->seen > s->o.cp_inst_hi && e.ts > cr->wend)
