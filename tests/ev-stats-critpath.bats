@@ -124,3 +124,16 @@ straggler() {
 	longest=$(printf '%s\n' "$output" | awk -F'\t' 'NR > 1 && $7 > m { m = $7; l = $1 "|" $4 "|" $7 } END { print l }')
 	[ "$longest" = "3|gpu_compute_bound|1395" ]
 }
+
+@test "critpath: memory holds the window, not the trace: 10x the trace, the same peak RSS" {
+	local sz
+	for sz in 2M 20M; do
+		gen-kineto -q --only 0 --size "$sz" - >"$T/$sz.json"
+		kineto2ev -q -o "$T/$sz.ev" "$T/$sz.json"
+		/usr/bin/time -f %M -o "$T/m$sz" ev-stats critpath -q --instance=4 -o "$T/$sz.tsv" "$T/$sz.ev"
+	done
+	# The same step, the same path, in both.
+	cmp "$T/2M.tsv" "$T/20M.tsv"
+	run awk -v a="$(cat "$T/m2M")" -v b="$(cat "$T/m20M")" 'BEGIN { print (b < a * 1.2 + 2048) ? "flat" : "grows " a " -> " b }'
+	assert_output flat
+}
