@@ -662,47 +662,99 @@ static int queue_lengths(struct graph *g, int64_t *q)
 	return EV_OK;
 }
 
-/* The launch call before a cudaEventRecord on its stream, or after a
- * cudaStreamWaitEvent on its thread and stream: HTA's previous and next
- * launch. */
-static int32_t near_launch(const struct graph *g, int32_t call, uint32_t stream, int after)
+/* The launch calls by the stream of their GPU event, in time order, for
+ * HTA's previous launch (before a cudaEventRecord, on the recorded
+ * stream) and next launch (after a cudaStreamWaitEvent, on its thread
+ * and the waiting stream); and each recorded CUDA event's stream. */
+struct launches {
+	const struct cpev *e;
+	int32_t *ix;         /* launch events sorted by (stream, ts, index) */
+	size_t n;
+	struct ev_map rstream; /* cudaEventRecord correlation -> stream + 1 */
+};
+
+static const struct cpev *launch_base;
+
+static uint32_t launch_stream(const struct cpev *e, int32_t i) { return e[e[i].mate].thr; }
+
+static int cmp_launch(const void *pa, const void *pb)
 {
-	const struct cpev *c = &g->e[call];
-	int32_t best = -1;
-	for (size_t i = 0; i < g->ne; i++) {
-		const struct cpev *e = &g->e[i];
-		if (e->kind != E_API || !e->launch || e->mate < 0 || g->e[e->mate].thr != stream)
-			continue;
-		if (after ? (e->thr == c->thr && e->ts >= c->ts && (best < 0 || e->ts < g->e[best].ts))
-		          : (e->ts <= c->ts && (best < 0 || e->ts >= g->e[best].ts)))
-			best = (int32_t)i;
-	}
-	return best;
+	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+	uint32_t sa = launch_stream(launch_base, a), sb = launch_stream(launch_base, b);
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	if (launch_base[a].ts != launch_base[b].ts)
+		return launch_base[a].ts < launch_base[b].ts ? -1 : 1;
+	return a < b ? -1 : a > b;
 }
 
-/* The stream a cudaEventRecord recorded on, from the syncs that wait on it. */
-static int64_t record_stream(const struct graph *g, uint32_t corr)
+static int launches_init(struct launches *L, const struct graph *g)
 {
-	for (size_t i = 0; i < g->ne; i++)
-		if (g->e[i].kind == E_SYNC && g->e[i].wait_stream >= 0 && g->e[i].wait_corr == corr)
-			return g->e[i].wait_stream;
+	memset(L, 0, sizeof *L);
+	L->e = g->e;
+	ev_map_init(&L->rstream);
+	if (!(L->ix = malloc(g->ne * sizeof *L->ix + 1)))
+		return EV_ERR_NOMEM;
+	for (size_t i = 0; i < g->ne; i++) {
+		const struct cpev *e = &g->e[i];
+		if (e->kind == E_API && e->launch && e->mate >= 0)
+			L->ix[L->n++] = (int32_t)i;
+		if (e->kind == E_SYNC && e->wait_stream >= 0 && e->wait_corr && !ev_map_get(&L->rstream, e->wait_corr) &&
+		    ev_map_put(&L->rstream, e->wait_corr, (uint64_t)e->wait_stream + 1) != EV_OK)
+			return EV_ERR_NOMEM;
+	}
+	launch_base = g->e;
+	qsort(L->ix, L->n, sizeof *L->ix, cmp_launch);
+	return EV_OK;
+}
+
+static void launches_free(struct launches *L)
+{
+	free(L->ix);
+	ev_map_free(&L->rstream);
+}
+
+/* The first launch on stream with ts >= t (or > t when after_eq is 0). */
+static size_t launch_lower(const struct launches *L, uint32_t stream, int64_t t, int after_eq)
+{
+	size_t lo = 0, hi = L->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int32_t x = L->ix[mid];
+		uint32_t sx = launch_stream(L->e, x);
+		int before = sx < stream || (sx == stream && (after_eq ? L->e[x].ts < t : L->e[x].ts <= t));
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int32_t near_launch(const struct launches *L, int32_t call, uint32_t stream, int after)
+{
+	const struct cpev *c = &L->e[call];
+	if (!after) { /* the last launch at or before the call */
+		size_t k = launch_lower(L, stream, c->ts, 0);
+		return k > 0 && launch_stream(L->e, L->ix[k - 1]) == stream ? L->ix[k - 1] : -1;
+	}
+	for (size_t k = launch_lower(L, stream, c->ts, 1); k < L->n && launch_stream(L->e, L->ix[k]) == stream; k++)
+		if (L->e[L->ix[k]].thr == c->thr)
+			return L->ix[k];
 	return -1;
 }
 
 /* The GPU event that a sync waits on (Event Sync, Stream Wait Event): the
  * last launch on the recorded stream before the cudaEventRecord. */
-static int32_t sync_source(const struct graph *g, const struct cpev *e, const struct ev_map *corr_api)
+static int32_t sync_source(const struct launches *L, const struct cpev *e, const struct ev_map *corr_api)
 {
 	if (!e->wait_corr)
 		return -1;
-	uint64_t *rec = ev_map_get(corr_api, e->wait_corr);
-	if (!rec || !g->e[*rec - 1].record)
+	uint64_t *rec = ev_map_get(corr_api, e->wait_corr), *st = ev_map_get(&L->rstream, e->wait_corr);
+	if (!rec || !st || !L->e[*rec - 1].record)
 		return -1;
-	int64_t stream = record_stream(g, e->wait_corr);
-	if (stream < 0)
-		return -1;
-	int32_t l = near_launch(g, (int32_t)(*rec - 1), (uint32_t)stream, 0);
-	return l >= 0 ? g->e[l].mate : -1;
+	int32_t l = near_launch(L, (int32_t)(*rec - 1), (uint32_t)(*st - 1), 0);
+	return l >= 0 ? L->e[l].mate : -1;
 }
 
 struct kord { int64_t key; int32_t ev; };
@@ -726,7 +778,9 @@ static int kernel_edges(struct graph *g, const struct ev_map *corr_api)
 	ev_map_init(&lastk);
 	struct ev_vec streams;
 	ev_vec_init(&streams, sizeof(uint32_t));
-	int rc = q && ksync && ko ? queue_lengths(g, q) : EV_ERR_NOMEM;
+	struct launches L;
+	int rc = launches_init(&L, g);
+	rc = rc ? rc : q && ksync && ko ? queue_lengths(g, q) : EV_ERR_NOMEM;
 	size_t nk = 0;
 	for (size_t i = 0; !rc && i < g->ne; i++) {
 		ksync[i] = -1;
@@ -742,11 +796,11 @@ static int kernel_edges(struct graph *g, const struct ev_map *corr_api)
 		const struct cpev *e = &g->e[i];
 		if (e->kind == E_SYNC) {
 			if (e->sync == S_EVENT || e->sync == S_WAIT) {
-				int32_t src = sync_source(g, e, corr_api);
+				int32_t src = sync_source(&L, e, corr_api);
 				if (src < 0 || e->mate < 0)
 					continue;
 				if (e->sync == S_WAIT) {
-					int32_t l = near_launch(g, e->mate, e->thr, 1);
+					int32_t l = near_launch(&L, e->mate, e->thr, 1);
 					if (l >= 0 && g->e[l].mate >= 0)
 						ksync[g->e[l].mate] = src;
 				} else if (g->enode[src] >= 0) {
@@ -798,6 +852,7 @@ static int kernel_edges(struct graph *g, const struct ev_map *corr_api)
 		if (!rc)
 			rc = ev_map_put(&lastk, (uint64_t)e->thr + 1, (uint64_t)en + 1);
 	}
+	launches_free(&L);
 	free(q);
 	free(ksync);
 	free(ko);
