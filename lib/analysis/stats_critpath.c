@@ -1306,7 +1306,7 @@ static int sum_rows(struct ev_stats *s, struct ev_rowset *rs, uint32_t sg, uint3
 			break;
 		rc = ev_row_key(row, k, bound_name[b]);
 		row->val[0] = (double)total[b];
-		row->val[1] = all ? 100.0 * (double)total[b] / (double)all : NAN;
+		row->val[1] = all ? (double)total[b] / (double)all * 100.0 : NAN; /* HTA's order of operations */
 	}
 	return rc;
 }
