@@ -11,6 +11,27 @@ setup() {
 	E="$TESTS_DIR/expected/hta/critical_path"
 }
 
+# same_as_hta NAME EV [window options]: the path of EV equals HTA's
+# NAME.path.tsv (segments in order, start relative to the first; bound_by
+# empty for dependency and sync edges) and its summary HTA's
+# NAME.summary.tsv: the same bounds, durations and percentages, to the
+# last bit (HTA's empty bound_by is our dependency row).
+same_as_hta() {
+	local name="$1" ev="$2"
+	shift 2
+	ev-stats critpath -q --table=path "$@" "$ev" | awk -F'\t' -v OFS='\t' '
+		NR == 2 { t0 = $6 } NR > 1 { print $2, $6 - t0, $3, $4, $5, $7 }' >"$T/ours"
+	grep -v '^#' "$E/$name.path.tsv" >"$T/ref"
+	run -0 diff "$T/ref" "$T/ours"
+	assert_output ''
+	ev-stats critpath -q "$@" "$ev" | awk -F'\t' -v OFS='\t' '
+		NR > 1 { print $2 == "dependency" ? "" : $2, $3, $4 }' >"$T/ours"
+	run -0 awk -F'\t' 'NR == FNR { if (!/^#/) { d[$1] = $2; p[$1] = $3 }; next }
+		{ seen[$1] = 1; if (!($1 in d) || $2 != d[$1] || $3 + 0 != p[$1] + 0) print "differs: " $0 }
+		END { for (k in d) if (!(k in seen)) print "only HTA: " k }' "$E/$name.summary.tsv" "$T/ours"
+	assert_output ''
+}
+
 @test "critpath: the path and its breakdown equal HTA's on its four critical-path traces" {
 	need_shared_data
 	local name dir ann inst n=0
@@ -20,21 +41,7 @@ setup() {
 		[ "$ann" != - ] || ann=''
 		local win=(--annotation="$ann")
 		[ "$inst" = none ] || win+=(--instance="$inst")
-		# The path: segments in order, start relative to the first, as
-		# HTA's file (bound_by empty for dependency and sync edges).
-		ev-stats critpath -q --table=path "${win[@]}" "$T/$name.ev" | awk -F'\t' -v OFS='\t' '
-			NR == 2 { t0 = $6 } NR > 1 { print $2, $6 - t0, $3, $4, $5, $7 }' >"$T/ours"
-		grep -v '^#' "$E/$name.path.tsv" >"$T/ref"
-		run -0 diff "$T/ref" "$T/ours"
-		assert_output ''
-		# The summary: the same bounds, durations and percentages, to the
-		# last bit (HTA's empty bound_by is our dependency row).
-		ev-stats critpath -q "${win[@]}" "$T/$name.ev" | awk -F'\t' -v OFS='\t' '
-			NR > 1 { print $2 == "dependency" ? "" : $2, $3, $4 }' >"$T/ours"
-		run -0 awk -F'\t' 'NR == FNR { if (!/^#/) { d[$1] = $2; p[$1] = $3 }; next }
-			{ seen[$1] = 1; if (!($1 in d) || $2 != d[$1] || $3 + 0 != p[$1] + 0) print "differs: " $0 }
-			END { for (k in d) if (!(k in seen)) print "only HTA: " k }' "$E/$name.summary.tsv" "$T/ours"
-		assert_output ''
+		same_as_hta "$name" "$T/$name.ev" "${win[@]}"
 		n=$((n + 1))
 	done <"$E/traces.tsv"
 	[ "$n" -eq 4 ]
@@ -102,6 +109,12 @@ straggler() {
 
 @test "critpath --table=cross: the path across ranks goes through the straggler's slow kernel" {
 	straggler 2:0:3:20
+	# Rank by rank, HTA's paths (HTA run on each rank's file).
+	local r
+	for r in 0 2; do
+		ev-view -q -r "$r" --ev -o "$T/r$r.ev" "$T/g.ev"
+		same_as_hta "gen_straggler_rank$r" "$T/r$r.ev"
+	done
 	# Each rank's own path (HTA's view): ranks 0, 1 and 3 spend it in the
 	# allreduce that waits for rank 2.
 	run -0 ev-stats critpath "$T/g.ev"
