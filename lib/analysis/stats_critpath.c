@@ -559,16 +559,16 @@ static int thread_edges(struct graph *g, const int32_t *evs, size_t n)
 	return rc;
 }
 
-static int cmp_thr(const void *pa, const void *pb, const struct cpev *e)
-{
-	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-	if (e[a].thr != e[b].thr)
-		return e[a].thr < e[b].thr ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
+/* An event of a thread, to sort the window's CPU events by thread. */
+struct tkey { uint32_t thr; int32_t ev; };
 
-static const struct cpev *sort_base;
-static int cmp_thr_q(const void *a, const void *b) { return cmp_thr(a, b, sort_base); }
+static int cmp_thr(const void *pa, const void *pb)
+{
+	const struct tkey *a = pa, *b = pb;
+	if (a->thr != b->thr)
+		return a->thr < b->thr ? -1 : 1;
+	return a->ev < b->ev ? -1 : a->ev > b->ev;
+}
 
 /* HTA merges the backward thread into the forward one: the single thread
  * of CPU ops and annotations named ...forward..., and ...autograd.... */
@@ -593,28 +593,31 @@ static int stack_edges(struct ev_stats *s, struct graph *g)
 {
 	int ff, bf;
 	uint32_t fwd = unique_thread(s, g, "forward", &ff), bwd = unique_thread(s, g, "autograd", &bf);
+	struct tkey *tk = malloc(g->ne * sizeof *tk + 1);
 	int32_t *list = malloc(g->ne * sizeof *list + 1);
-	if (!list)
-		return EV_ERR_NOMEM;
+	int rc = tk && list ? EV_OK : EV_ERR_NOMEM;
 	size_t n = 0;
-	for (size_t i = 0; i < g->ne; i++) {
+	for (size_t i = 0; !rc && i < g->ne; i++) {
 		struct cpev *e = &g->e[i];
 		if (!g->in[i] || (e->kind != E_OP && e->kind != E_RANGE && e->kind != E_API))
 			continue;
 		if (ff && bf && fwd != bwd && e->thr == bwd)
 			e->thr = fwd;
-		list[n++] = (int32_t)i;
+		tk[n++] = (struct tkey){ e->thr, (int32_t)i };
 	}
-	sort_base = g->e;
-	qsort(list, n, sizeof *list, cmp_thr_q);
-	int rc = EV_OK;
+	if (!rc) {
+		qsort(tk, n, sizeof *tk, cmp_thr);
+		for (size_t i = 0; i < n; i++)
+			list[i] = tk[i].ev;
+	}
 	for (size_t i = 0; !rc && i < n;) {
 		size_t j = i;
-		while (j < n && g->e[list[j]].thr == g->e[list[i]].thr)
+		while (j < n && tk[j].thr == tk[i].thr)
 			j++;
 		rc = thread_edges(g, list + i, j - i);
 		i = j;
 	}
+	free(tk);
 	free(list);
 	return rc;
 }
@@ -666,26 +669,23 @@ static int queue_lengths(struct graph *g, int64_t *q)
  * HTA's previous launch (before a cudaEventRecord, on the recorded
  * stream) and next launch (after a cudaStreamWaitEvent, on its thread
  * and the waiting stream); and each recorded CUDA event's stream. */
+struct lkey { uint32_t stream; int32_t ev; int64_t ts; };
+
 struct launches {
 	const struct cpev *e;
-	int32_t *ix;         /* launch events sorted by (stream, ts, index) */
+	struct lkey *ix;     /* launch calls by (their GPU event's stream, ts, index) */
 	size_t n;
 	struct ev_map rstream; /* cudaEventRecord correlation -> stream + 1 */
 };
 
-static const struct cpev *launch_base;
-
-static uint32_t launch_stream(const struct cpev *e, int32_t i) { return e[e[i].mate].thr; }
-
 static int cmp_launch(const void *pa, const void *pb)
 {
-	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-	uint32_t sa = launch_stream(launch_base, a), sb = launch_stream(launch_base, b);
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	if (launch_base[a].ts != launch_base[b].ts)
-		return launch_base[a].ts < launch_base[b].ts ? -1 : 1;
-	return a < b ? -1 : a > b;
+	const struct lkey *a = pa, *b = pb;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->ev < b->ev ? -1 : a->ev > b->ev;
 }
 
 static int launches_init(struct launches *L, const struct graph *g)
@@ -698,12 +698,11 @@ static int launches_init(struct launches *L, const struct graph *g)
 	for (size_t i = 0; i < g->ne; i++) {
 		const struct cpev *e = &g->e[i];
 		if (e->kind == E_API && e->launch && e->mate >= 0)
-			L->ix[L->n++] = (int32_t)i;
+			L->ix[L->n++] = (struct lkey){ g->e[e->mate].thr, (int32_t)i, e->ts };
 		if (e->kind == E_SYNC && e->wait_stream >= 0 && e->wait_corr && !ev_map_get(&L->rstream, e->wait_corr) &&
 		    ev_map_put(&L->rstream, e->wait_corr, (uint64_t)e->wait_stream + 1) != EV_OK)
 			return EV_ERR_NOMEM;
 	}
-	launch_base = g->e;
 	qsort(L->ix, L->n, sizeof *L->ix, cmp_launch);
 	return EV_OK;
 }
@@ -720,10 +719,8 @@ static size_t launch_lower(const struct launches *L, uint32_t stream, int64_t t,
 	size_t lo = 0, hi = L->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int32_t x = L->ix[mid];
-		uint32_t sx = launch_stream(L->e, x);
-		int before = sx < stream || (sx == stream && (after_eq ? L->e[x].ts < t : L->e[x].ts <= t));
-		if (before)
+		const struct lkey *x = &L->ix[mid];
+		if (x->stream < stream || (x->stream == stream && (after_eq ? x->ts < t : x->ts <= t)))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -736,11 +733,11 @@ static int32_t near_launch(const struct launches *L, int32_t call, uint32_t stre
 	const struct cpev *c = &L->e[call];
 	if (!after) { /* the last launch at or before the call */
 		size_t k = launch_lower(L, stream, c->ts, 0);
-		return k > 0 && launch_stream(L->e, L->ix[k - 1]) == stream ? L->ix[k - 1] : -1;
+		return k > 0 && L->ix[k - 1].stream == stream ? L->ix[k - 1].ev : -1;
 	}
-	for (size_t k = launch_lower(L, stream, c->ts, 1); k < L->n && launch_stream(L->e, L->ix[k]) == stream; k++)
-		if (L->e[L->ix[k]].thr == c->thr)
-			return L->ix[k];
+	for (size_t k = launch_lower(L, stream, c->ts, 1); k < L->n && L->ix[k].stream == stream; k++)
+		if (L->e[L->ix[k].ev].thr == c->thr)
+			return L->ix[k].ev;
 	return -1;
 }
 
