@@ -427,3 +427,19 @@ OUT
 	run -0 bash -c 'kineto2ev -q "$1" | ev-view -H | grep "^#rank"' _ "$F"
 	assert_output "#rank 1 pid=258 device=1 world_size=8 gpu=AMD_Instinct_MI350X local_gpus=8"
 }
+
+@test "cuda_sync events keep their call's correlation and the CUDA event they wait on" {
+	printf '{"traceEvents":[%s,%s,%s]}' \
+		'{"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":-1,"ts":10,"dur":3,"args":{"correlation":1536,"wait_on_stream":7,"wait_on_cuda_event_record_corr_id":1533,"stream":-1}}' \
+		'{"ph":"X","cat":"cuda_sync","name":"Stream Wait Event","pid":0,"tid":24,"ts":12,"dur":2,"args":{"correlation":1389,"wait_on_stream":20,"wait_on_cuda_event_record_corr_id":1385,"stream":24}}' \
+		'{"ph":"X","cat":"cuda_sync","name":"Context Sync","pid":0,"tid":-1,"ts":20,"dur":6,"args":{"correlation":1549,"stream":-1}}' >"$T/s.json"
+	kineto2ev -q -o "$T/s.ev" "$T/s.json"
+	# id = correlation, peer = wait_on_stream, aux = the cudaEventRecord's correlation.
+	run -0 ev-view --no-meta -c name,stream,id,peer,aux "$T/s.ev"
+	assert_output - <<'OUT'
+name	stream	id	peer	aux
+Event Sync	0	1536	7	1533
+Stream Wait Event	24	1389	20	1385
+Context Sync	0	1549	-1	0
+OUT
+}

@@ -104,12 +104,15 @@ static void usage(FILE *f)
 "      --table=T          coll: summary, each (one row per collective,\n"
 "                         streamed) or stragglers [summary]; short:\n"
 "                         summary or histogram; idle: breakdown or intervals;\n"
-"                         launch: summary, events or outliers (streamed)\n"
+"                         launch: summary, events or outliers (streamed);\n"
+"                         critpath: summary, path, cross, cross-summary\n"
 "      --consecutive-kernel-delay=US  idle: gaps under US are kernel_wait [30]\n"
 "      --runtime-cutoff=US, --launch-delay-cutoff=US  launch: HTA's outlier\n"
 "                         thresholds [50, 100]\n"
 "      --no-memory-events launch: kernel launches only, not cudaMemcpyAsync\n"
 "                         and cudaMemsetAsync\n"
+"      --annotation=TEXT, --instance=N[:M]  critpath: the window, ranges\n"
+"                         N..M named ...TEXT... ('' all) [ProfilerStep, 0]\n"
 "      --short-us=N       short: the threshold in microseconds, 1 to 1000 [10]\n"
 "      --bins=N           short: histogram bins, 1 to 100000 [100]\n"
 "      --max-open=N       coll: collectives held open at once; past it the\n"
@@ -329,7 +332,7 @@ done:
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
-	O_TL, O_XLSX,
+	O_TL, O_ANNOT, O_INSTANCE, O_XLSX, /* O_XLSX last: check_options goes up to it */
 };
 
 /* Whether list (NULL-terminated, may be NULL) holds name. */
@@ -405,6 +408,8 @@ static const struct option longopts[] = {
 	{ "no-memory-events", no_argument, NULL, O_NO_MEM },
 	{ "tracelens", no_argument, NULL, O_TL },
 	{ "xlsx", no_argument, NULL, O_XLSX },
+	{ "annotation", required_argument, NULL, O_ANNOT },
+	{ "instance", required_argument, NULL, O_INSTANCE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -506,6 +511,11 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		break;
 	}
 	case O_NO_MEM: so->hta_no_memory = 1; break;
+	case O_ANNOT: so->cp_annotation = arg; break;
+	case O_INSTANCE:
+		if (ev_stats_opts_instance(so, arg))
+			return ev_cli_usage_error(&o->cli, "--instance: expected N or N:M (M >= N), got '%s'", arg);
+		break;
 	case O_XLSX: o->xlsx = 1; break;
 	case O_WHAT: {
 		/* The comparable analyses, in registry order. */

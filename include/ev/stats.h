@@ -177,6 +177,11 @@ struct ev_stats_opts {
 	int64_t hta_delay_us, hta_runtime_us, hta_launch_us;
 	unsigned hta_set;
 	int hta_no_memory;                 /* launch: leave out cudaMemcpyAsync/cudaMemsetAsync */
+	/* critpath: the window is instances cp_inst_lo..cp_inst_hi (from 0) of
+	 * the ranges whose name contains cp_annotation (NULL: ProfilerStep;
+	 * "": the whole trace). */
+	const char *cp_annotation;
+	uint32_t cp_inst_lo, cp_inst_hi;
 };
 
 /* --by's comma list into o->by: rank, src, stream, config, or else the
@@ -184,6 +189,10 @@ struct ev_stats_opts {
  * or EV_ERR_ARG for more than EV_STATS_MAX_BY fields, an empty one or a
  * key name of 64 bytes or more. */
 int ev_stats_opts_by(struct ev_stats_opts *o, const char *list) EV_RESULT_USED;
+
+/* --instance's "N" or "N:M" (M >= N) into o->cp_inst_lo and cp_inst_hi.
+ * EV_OK or EV_ERR_ARG. */
+int ev_stats_opts_instance(struct ev_stats_opts *o, const char *arg) EV_RESULT_USED;
 
 /* Source groups: --by src, a #src key, or "config" make sources into
  * groups.  config = sources with the same label and the same #src keys

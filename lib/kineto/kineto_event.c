@@ -256,6 +256,7 @@ static int object(struct walk *w, int depth, int field_base)
 				break;
 			case 14:
 				if (!memcmp(k, "Out msg nelems", 14)) slot = &w->e->f[EV_KA_OUT_NELEMS];
+				else if (!memcmp(k, "wait_on_stream", 14)) slot = &w->e->f[EV_KA_WAIT_STREAM];
 				break;
 			case 15:
 				if (!memcmp(k, "Collective name", 15)) slot = &w->e->f[EV_KA_COLL_NAME];
@@ -272,6 +273,9 @@ static int object(struct walk *w, int depth, int field_base)
 				break;
 			case 23:
 				if (!memcmp(k, "memory bandwidth (GB/s)", 23)) slot = &w->e->f[EV_KA_MEM_BW];
+				break;
+			case 33:
+				if (!memcmp(k, "wait_on_cuda_event_record_corr_id", 33)) slot = &w->e->f[EV_KA_WAIT_CORR];
 				break;
 			default: break;
 			}

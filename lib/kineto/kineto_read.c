@@ -406,7 +406,7 @@ static void drop_open_ranges(ev_kineto *k, int fidx)
 }
 
 /* Category words of Kineto events. */
-enum { C_OTHER, C_KERNEL, C_MEMCPY, C_MEMSET, C_RUNTIME, C_DRIVER, C_CPU_OP, C_USER, C_GPU_USER, C_PYTHON };
+enum { C_OTHER, C_KERNEL, C_MEMCPY, C_MEMSET, C_RUNTIME, C_DRIVER, C_CPU_OP, C_USER, C_GPU_USER, C_PYTHON, C_SYNC };
 
 static int category(const struct ev_kspan *c)
 {
@@ -414,6 +414,7 @@ static int category(const struct ev_kspan *c)
 		return C_OTHER;
 	switch (c->n) {
 	case 6: return !memcmp(c->p, "kernel", 6) ? C_KERNEL : !memcmp(c->p, "cpu_op", 6) ? C_CPU_OP : C_OTHER;
+	case 9: return !memcmp(c->p, "cuda_sync", 9) ? C_SYNC : C_OTHER;
 	case 10: return !memcmp(c->p, "gpu_memcpy", 10) ? C_MEMCPY : !memcmp(c->p, "gpu_memset", 10) ? C_MEMSET : C_OTHER;
 	case 11: return !memcmp(c->p, "cuda_driver", 11) ? C_DRIVER : C_OTHER;
 	case 12: return !memcmp(c->p, "cuda_runtime", 12) ? C_RUNTIME : C_OTHER;
@@ -421,6 +422,23 @@ static int category(const struct ev_kspan *c)
 	case 19: return !memcmp(c->p, "gpu_user_annotation", 19) ? C_GPU_USER : C_OTHER;
 	default: return C_OTHER;
 	}
+}
+
+/* A cuda_sync event (Stream Sync, Event Sync, Context Sync, Stream Wait
+ * Event): what a critical path needs to join it to its calls, kept in
+ * fields a range leaves unused (docs/FORMAT.md): id = the runtime call's
+ * correlation, peer = the stream the CUDA event was recorded on, aux = the
+ * correlation of its cudaEventRecord (0 unknown). */
+static void sync_record(const struct ev_kevent *e, struct ev_rec *r)
+{
+	int64_t x;
+	r->op = EV_RG_OTHER;
+	if (ev_kspan_i64(&e->f[EV_KA_CORRELATION], &x) == 0 && x > 0 && x <= UINT32_MAX)
+		r->id = (uint32_t)x;
+	if (ev_kspan_i64(&e->f[EV_KA_WAIT_STREAM], &x) == 0 && x >= 0 && x <= INT32_MAX)
+		r->peer = (int32_t)x;
+	if (ev_kspan_i64(&e->f[EV_KA_WAIT_CORR], &x) == 0 && x > 0 && x <= UINT32_MAX)
+		r->aux = (uint32_t)x;
 }
 
 /* nccl:* annotation of an old trace: its first input's element count times
@@ -581,6 +599,8 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 			}
 		} else if (cat == C_GPU_USER) {
 			r.op = EV_RG_GPU_USER;
+		} else if (cat == C_SYNC) {
+			sync_record(e, &r);
 		} else if (cat == C_PYTHON) {
 			if (!k->o.python)
 				return EV_OK;

@@ -40,6 +40,9 @@ struct opts {
 	double jitter, scale, coll_scale;
 	int gzip, flows, python;
 	int old_era;           /* --era=2.1: collectives without collective arguments */
+	uint32_t slow_rank, slow_iter, slow_k; /* --slow: one rank's kernel made slow */
+	double slow;           /* its factor, 0 none */
+	int event_sync;        /* --event-sync: collectives wait on the compute stream's CUDA event */
 	struct mix_item mix[MAX_MIX];
 	size_t nmix;
 	const char *outdir;
@@ -69,6 +72,11 @@ static void usage(FILE *f)
 "      --scale=F          compute duration factor (a sweep configuration) [1]\n"
 "      --coll-scale=F     collective duration factor [1]\n"
 "      --only=R           write only rank R\n"
+"      --slow=R:I:K:F     a straggler: rank R runs kernel K (from 0) of\n"
+"                         iteration I F times longer; the others wait for it\n"
+"      --event-sync       each collective's stream waits for the compute\n"
+"                         stream through a CUDA event (cudaEventRecord,\n"
+"                         cudaStreamWaitEvent and Kineto's cuda_sync event)\n"
 "  -z, --gzip             write .json.gz (zlib level 1)\n"
 "      --no-flows         leave out the ac2g flow events\n"
 "      --python           add python_function events around each op\n"
@@ -206,7 +214,7 @@ static const char *const old_kernels[C_NKINDS] = {
 
 /* The schedule of one iteration, shared by every rank: memory is bounded
  * by the kernels and collectives of one iteration, not by the trace. */
-struct kplan { unsigned kind; int64_t m, n, k; double nominal; };
+struct kplan { unsigned kind; int64_t m, n, k; double nominal, slow; };
 struct cplan { unsigned kind; int64_t nelems; int64_t end; };
 struct plan {
 	struct kplan *k;
@@ -259,6 +267,9 @@ static void plan_iteration(const struct opts *o, uint32_t it, int64_t start, str
 		default: ns = (double)(k->m * k->n * 2 * 3) / 2.0e3; break;         /* ~2 TB/s */
 		}
 		k->nominal = ns * o->scale + 2000.0;
+		/* --slow: one rank runs this kernel F times longer; the shared
+		 * schedule makes room, so the others wait for it. */
+		k->slow = o->slow > 0 && it == o->slow_iter && i == o->slow_k ? o->slow : 1.0;
 	}
 	/* Bound: no rank's CPU or compute stream is past `b`; a collective ends
 	 * on every rank when the slowest could have started it plus its cost. */
@@ -267,7 +278,7 @@ static void plan_iteration(const struct opts *o, uint32_t it, int64_t start, str
 	for (uint32_t blk = 0; blk < p->blocks; blk++) {
 		uint32_t n = per + (blk < extra);
 		for (uint32_t i = 0; i < n; i++, ki++)
-			b += OP_CPU_MAX + OP_LAUNCH_GAP + (int64_t)(p->k[ki].nominal * (1.0 + o->jitter)) + 1;
+			b += OP_CPU_MAX + OP_LAUNCH_GAP + (int64_t)(p->k[ki].nominal * p->k[ki].slow * (1.0 + o->jitter)) + 1;
 		if (blk < nc) {
 			struct cplan *c = &p->c[blk];
 			c->nelems = (int64_t)1 << (14 + rng_below(&g, 10));
@@ -367,6 +378,8 @@ static void compute_op(struct gen *g, const struct kplan *kp)
 	struct rng jit;
 	rng_seed(&jit, o->seed, 0x6A17, g->rank, ext);
 	int64_t dur = (int64_t)(kp->nominal * (1.0 + o->jitter * rng_unit(&jit)));
+	if (g->rank == o->slow_rank)
+		dur = (int64_t)((double)dur * kp->slow);
 	int64_t opdur = 12000 + (int64_t)rng_below(&jit, 6000);
 	long long m = kp->m, n = kp->n, k = kp->k;
 	char a[32], b[32];
@@ -496,6 +509,22 @@ static void coll_op(struct gen *g, const struct cplan *cp, int64_t ready)
 			out(g->s, ", \"Peer rank\": %u", peer);
 	}
 	out(g->s, ", \"Ev Idx\": %llu}}", (unsigned long long)(e_rpc * 2));
+	if (g->o->event_sync) {
+		/* As ProcessGroupNCCL: an event recorded on the compute stream,
+		 * which the NCCL stream waits for (Kineto's cuda_sync event). */
+		uint64_t cr = g->corr++, cw = g->corr++;
+		x_event(g, "cuda_runtime", "cudaEventRecord", PID_CPU, TID_MAIN, t0 + 4000, 1000);
+		out(g->s, "\"External id\": %llu, \"cbid\": 135, \"correlation\": %llu}}", (unsigned long long)e_rpc,
+		    (unsigned long long)cr);
+		x_event(g, "cuda_runtime", "cudaStreamWaitEvent", PID_CPU, TID_MAIN, t0 + 6000, 1000);
+		out(g->s, "\"External id\": %llu, \"cbid\": 147, \"correlation\": %llu}}", (unsigned long long)e_rpc,
+		    (unsigned long long)cw);
+		x_event(g, "cuda_sync", "Stream Wait Event", (int)DEVICE(g->rank), STREAM_COMM, t0 + 6500, 500);
+		out(g->s, "\"External id\": %llu, \"cuda_sync_kind\": \"Stream Wait Event\", \"wait_on_stream\": %d, "
+		    "\"wait_on_cuda_event_record_corr_id\": %llu, \"stream\": %d, \"correlation\": %llu, \"device\": %u, "
+		    "\"context\": 1}}", (unsigned long long)e_rpc, STREAM_COMPUTE, (unsigned long long)cr, STREAM_COMM,
+		    (unsigned long long)cw, DEVICE(g->rank));
+	}
 	int64_t lts = t0 + 8000;
 	uint64_t corr = runtime_call(g, "cudaLaunchKernel", 211, e_rpc, lts, 5000);
 	int64_t start = ready;
@@ -761,6 +790,8 @@ int main(int argc, char **argv)
 		{ "no-flows", no_argument, NULL, 6 },
 		{ "python", no_argument, NULL, 7 },
 		{ "era", required_argument, NULL, 8 },
+		{ "slow", required_argument, NULL, 9 },
+		{ "event-sync", no_argument, NULL, 10 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -830,6 +861,14 @@ int main(int argc, char **argv)
 				return ev_cli_usage_error(&o.cli, "--era: expected 2.1 or 2.4, got '%s'", optarg);
 			o.old_era = strcmp(optarg, "2.1") == 0;
 			break;
+		case 10: o.event_sync = 1; break;
+		case 9: {
+			char tail;
+			if (sscanf(optarg, "%u:%u:%u:%lf%c", &o.slow_rank, &o.slow_iter, &o.slow_k, &o.slow, &tail) != 4 ||
+			    !(o.slow >= 1 && o.slow <= 1000))
+				return ev_cli_usage_error(&o.cli, "--slow: expected RANK:ITER:KERNEL:FACTOR (1 to 1000), got '%s'", optarg);
+			break;
+		}
 		default:
 			return ev_cli_try_help(&o.cli);
 		}
