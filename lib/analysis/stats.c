@@ -348,7 +348,7 @@ const char *ev_stats_sheet(const struct ev_stats_analysis *a, unsigned table)
 	return a->tables ? a->tables[table].sheet : a->sheet;
 }
 
-int ev_stats_new(ev_stats **sp, const struct ev_stats_opts *o, ev_strtab *st, ev_meta *meta)
+int ev_stats_new(ev_stats **sp, const struct ev_stats_opts *o, const ev_strtab *st, const ev_meta *meta)
 {
 	*sp = NULL;
 	if (!o->analysis || !o->analysis->rec || !o->analysis->rows)
