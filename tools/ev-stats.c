@@ -99,16 +99,19 @@ static void usage(FILE *f)
 "                         [ops: all; variance: gemm]\n"
 "      --key=name|sig     variance: key instances by kernel name or by the\n"
 "                         launching op signature [sig, name when none]\n"
-"      --top=K            variance: the K widest ranges per group [all]\n"
+"      --top=K            variance: the K widest ranges per group [all];\n"
+"                         kdist: HTA's num_kernels [10]\n"
+"      --duration-ratio=R kdist: HTA's duration_ratio, 0 to 1 [0.8]\n"
 "      --table=T          coll: summary, each (one row per collective,\n"
 "                         streamed) or stragglers [summary]; short:\n"
 "                         summary or histogram; idle: breakdown or intervals;\n"
-"                         launch: summary, events or outliers (streamed)\n"
+"                         launch: summary, events or outliers (streamed);\n"
+"                         kdist: kernels or ranks\n"
 "      --consecutive-kernel-delay=US  idle: gaps under US are kernel_wait [30]\n"
 "      --runtime-cutoff=US, --launch-delay-cutoff=US  launch: HTA's outlier\n"
 "                         thresholds [50, 100]\n"
 "      --no-memory-events launch: kernel launches only, not cudaMemcpyAsync\n"
-"                         and cudaMemsetAsync\n"
+"                         and cudaMemsetAsync; kdist: no MEMORY kernels\n"
 "      --short-us=N       short: the threshold in microseconds, 1 to 1000 [10]\n"
 "      --bins=N           short: histogram bins, 1 to 100000 [100]\n"
 "      --max-open=N       coll: collectives held open at once; past it the\n"
@@ -326,7 +329,7 @@ done:
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
-	O_XLSX,
+	O_XLSX, O_RATIO,
 };
 
 /* Whether list (NULL-terminated, may be NULL) holds name. */
@@ -401,6 +404,7 @@ static const struct option longopts[] = {
 	{ "launch-delay-cutoff", required_argument, NULL, O_LDELAY },
 	{ "no-memory-events", no_argument, NULL, O_NO_MEM },
 	{ "xlsx", no_argument, NULL, O_XLSX },
+	{ "duration-ratio", required_argument, NULL, O_RATIO },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -408,7 +412,7 @@ static const struct option longopts[] = {
  * compare or to the analysis it compares).  0 or the usage exit code. */
 static int check_options(struct opts *o)
 {
-	for (int code = O_BY; code <= O_XLSX; code++) {
+	for (int code = O_BY; code <= O_RATIO; code++) {
 		if (!(o->given & (1u << code)))
 			continue;
 		const char *opt = "";
@@ -509,6 +513,11 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		break;
 	}
 	case O_NO_MEM: so->hta_no_memory = 1; break;
+	case O_RATIO:
+		if (ev_parse_double(arg, &so->hta_ratio) != EV_OK || !(so->hta_ratio >= 0 && so->hta_ratio <= 1))
+			return ev_cli_usage_error(&o->cli, "--duration-ratio: expected 0 to 1, got '%s'", arg);
+		so->hta_set |= EV_HTA_SET_RATIO;
+		break;
 	case O_XLSX: o->xlsx = 1; break;
 	case O_WHAT: {
 		/* The comparable analyses, in registry order. */

@@ -159,6 +159,8 @@ enum ev_stats_series { EV_SERIES_QUEUE, EV_SERIES_MEMBW };
 typedef void (*ev_stats_sample_fn)(void *ctx, enum ev_stats_series what, uint32_t rank, uint32_t id,
                                    const char *name, int64_t ts, double v);
 
+#define EV_HTA_SET_RATIO 8u /* ev_stats_opts.hta_set: hta_ratio given */
+
 struct ev_stats_opts {
 	const struct ev_stats_analysis *analysis; /* what to run: a registry row or the caller's own */
 	enum ev_rules rules;
@@ -181,12 +183,14 @@ struct ev_stats_opts {
 	uint64_t short_ns;                 /* short: threshold, 0 = EV_SHORT_DEFAULT_NS */
 	uint64_t short_bins;               /* short: histogram bins, 0 = default */
 	/* HTA's thresholds in whole microseconds, each used when its bit of
-	 * hta_set is on (1 delay, 2 runtime, 4 launch delay), else HTA's
+	 * hta_set is on (1 delay, 2 runtime, 4 launch delay, 8 kdist's ratio), else HTA's
 	 * default: idle's consecutive_kernel_delay (30), launch's
 	 * runtime_cutoff (50) and launch_delay_cutoff (100). */
 	int64_t hta_delay_us, hta_runtime_us, hta_launch_us;
+	double hta_ratio;                  /* kdist: duration_ratio (0.8), bit EV_HTA_SET_RATIO */
 	unsigned hta_set;
-	int hta_no_memory;                 /* launch: leave out cudaMemcpyAsync/cudaMemsetAsync */
+	int hta_no_memory;                 /* launch: leave out cudaMemcpyAsync/cudaMemsetAsync;
+	                                      kdist: leave out MEMORY kernels */
 	/* queue, membw: HTA's time series (get_queue_length_time_series,
 	 * get_memory_bw_time_series) handed out as it is made, one call per
 	 * step of a series, in each series' time order.  With a sample hook
