@@ -141,11 +141,13 @@ static void hta_write(ev_perfetto *p, const struct pf_series *e)
 	char track[64], num[32];
 	snprintf(track, sizeof track, "%s%s", hta_tracks[e->what], e->name);
 	/* JSON has no NaN: a bandwidth without bytes is 0 (HTA drops it).
-	 * The shortest of 15 or 17 digits that reads back as the value. */
+	 * The fewest digits, 15 to 17, that read back as the value. */
 	double v = isfinite(e->v) ? e->v : 0.0;
-	snprintf(num, sizeof num, "%.15g", v);
-	if (strtod(num, NULL) != v)
-		snprintf(num, sizeof num, "%.17g", v);
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(num, sizeof num, "%.*g", digits, v);
+		if (strtod(num, NULL) == v)
+			break;
+	}
 	pf_event(p, "C", pf_pid(p, e->rank, 1), 0);
 	pf_kv_str(b, "name", track);
 	pf_puts(b, ",\"ts\":");
