@@ -100,17 +100,20 @@ static void usage(FILE *f)
 "                         [ops: all; variance: gemm]\n"
 "      --key=name|sig     variance: key instances by kernel name or by the\n"
 "                         launching op signature [sig, name when none]\n"
-"      --top=K            variance: the K widest ranges per group [all]\n"
+"      --top=K            variance: the K widest ranges per group [all];\n"
+"                         kdist: HTA's num_kernels [10]\n"
+"      --duration-ratio=R kdist: HTA's duration_ratio, 0 to 1 [0.8]\n"
 "      --table=T          coll: summary, each (one row per collective,\n"
 "                         streamed) or stragglers [summary]; short:\n"
 "                         summary or histogram; idle: breakdown or intervals;\n"
 "                         launch: summary, events or outliers (streamed);\n"
-"                         critpath: summary, path, cross, cross-summary\n"
+"                         critpath: summary, path, cross, cross-summary;\n"
+"                         kdist: kernels or ranks\n"
 "      --consecutive-kernel-delay=US  idle: gaps under US are kernel_wait [30]\n"
 "      --runtime-cutoff=US, --launch-delay-cutoff=US  launch: HTA's outlier\n"
 "                         thresholds [50, 100]\n"
 "      --no-memory-events launch: kernel launches only, not cudaMemcpyAsync\n"
-"                         and cudaMemsetAsync\n"
+"                         and cudaMemsetAsync; kdist: no MEMORY kernels\n"
 "      --annotation=TEXT, --instance=N[:M]  critpath: the window, ranges\n"
 "                         N..M named ...TEXT... ('' all) [ProfilerStep, 0]\n"
 "      --short-us=N       short: the threshold in microseconds, 1 to 1000 [10]\n"
@@ -332,7 +335,7 @@ done:
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
-	O_TL, O_ANNOT, O_INSTANCE, O_XLSX, /* O_XLSX last: check_options goes up to it */
+	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_XLSX, /* O_XLSX last: check_options goes up to it */
 };
 
 /* Whether list (NULL-terminated, may be NULL) holds name. */
@@ -410,6 +413,7 @@ static const struct option longopts[] = {
 	{ "xlsx", no_argument, NULL, O_XLSX },
 	{ "annotation", required_argument, NULL, O_ANNOT },
 	{ "instance", required_argument, NULL, O_INSTANCE },
+	{ "duration-ratio", required_argument, NULL, O_RATIO },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -417,7 +421,7 @@ static const struct option longopts[] = {
  * compare or to the analysis it compares).  0 or the usage exit code. */
 static int check_options(struct opts *o)
 {
-	for (int code = O_BY; code <= O_XLSX; code++) {
+	for (int code = O_BY; code <= O_RATIO; code++) {
 		if (!(o->given & (1u << code)))
 			continue;
 		const char *opt = "";
@@ -515,6 +519,11 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case O_INSTANCE:
 		if (ev_stats_opts_instance(so, arg))
 			return ev_cli_usage_error(&o->cli, "--instance: expected N or N:M (M >= N), got '%s'", arg);
+		break;
+	case O_RATIO:
+		if (ev_parse_double(arg, &so->hta_ratio) != EV_OK || !(so->hta_ratio >= 0 && so->hta_ratio <= 1))
+			return ev_cli_usage_error(&o->cli, "--duration-ratio: expected 0 to 1, got '%s'", arg);
+		so->hta_set |= EV_HTA_SET_RATIO;
 		break;
 	case O_XLSX: o->xlsx = 1; break;
 	case O_WHAT: {

@@ -43,7 +43,8 @@ static void usage(FILE *f)
 "send -> matching recv (per comm, channel and rank pair, in order), p2p send\n"
 "-> recv, and each collective chained across ranks (same comm and seq).\n"
 "Counters per rank: 'comm in flight' (bytes of running collectives and p2p),\n"
-"'wire in flight' (bytes of running sends), 'kernels' (running kernels).\n"
+"'wire in flight' (bytes of running sends), 'kernels' (running kernels);\n"
+"with --counters, HTA's queue length per stream and memory bandwidth.\n"
 "\n"
 "Options:\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
@@ -55,6 +56,11 @@ static void usage(FILE *f)
 "                         stream's origin, e.g. Unix time) [relative]\n"
 "      --no-flows         leave out flow arrows\n"
 "      --no-counters      leave out counter tracks\n"
+"      --counters=LIST    add HTA's counter tracks (comma list, or all): queue\n"
+"                         (launched GPU events not started, per stream, as\n"
+"                         ev-stats queue) and membw (GB/s of the memcpy and\n"
+"                         memset running, per kind, as ev-stats membw); every\n"
+"                         event counts (no last-step filter)\n"
 "      --max-pending=N    flow ends kept waiting for their partner; more are\n"
 "                         dropped with a warning [1000000]\n"
 "      --max-events=N     largest timeline written, in trace events (about\n"
@@ -157,7 +163,7 @@ static int add_record(void *ctx, ev_reader *r, struct ev_rec *rec)
 }
 
 /* Warnings, and the counts for -v, after a complete timeline. */
-static void report(const struct opts *o)
+static void report(struct opts *o)
 {
 	struct ev_perfetto_stats s;
 	ev_perfetto_get_stats(o->tl, &s);
@@ -169,6 +175,8 @@ static void report(const struct opts *o)
 		ev_cli_warn(&o->cli, "%llu message and %llu p2p flows: the receive ended before its send started (clocks not "
 		            "aligned? see ev-merge --align); drawn from the receive to the send",
 		            U(s.reversed[EV_PERFETTO_MESSAGE]), U(s.reversed[EV_PERFETTO_P2P]));
+	struct ev_say say = { ev_cli_say, &o->cli };
+	ev_perfetto_say_notes(o->tl, &say);
 	if (s.clipped)
 		ev_cli_warn(&o->cli, "%llu slices clipped: more than %d overlapping slices on one stream", U(s.clipped),
 		            EV_PERFETTO_MAX_LANES);
@@ -228,7 +236,7 @@ static int run(struct opts *o)
 	return status;
 }
 
-enum { OPT_LAYOUT = 256, OPT_RANK_PREFIX, OPT_TIME, OPT_NO_FLOWS, OPT_NO_COUNTERS, OPT_MAX_PENDING, OPT_MAX_EVENTS };
+enum { OPT_LAYOUT = 256, OPT_RANK_PREFIX, OPT_TIME, OPT_NO_FLOWS, OPT_NO_COUNTERS, OPT_COUNTERS, OPT_MAX_PENDING, OPT_MAX_EVENTS };
 
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
@@ -238,6 +246,7 @@ static const struct option longopts[] = {
 	{ "time", required_argument, NULL, OPT_TIME },
 	{ "no-flows", no_argument, NULL, OPT_NO_FLOWS },
 	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
+	{ "counters", required_argument, NULL, OPT_COUNTERS },
 	{ "max-pending", required_argument, NULL, OPT_MAX_PENDING },
 	{ "max-events", required_argument, NULL, OPT_MAX_EVENTS },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -248,6 +257,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 {
 	static const char *const layouts[] = { "rank", "aorta", NULL }; /* EV_PERFETTO_LAYOUT_* */
 	static const char *const times[] = { "relative", "absolute", NULL };
+	static const char *const hta[] = { "queue", "membw", NULL }; /* EV_PERFETTO_HTA_* bits */
 	struct opts *o = ctx;
 	int w;
 	switch (code) {
@@ -266,6 +276,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 		break;
 	case OPT_NO_FLOWS: o->p.no_flows = 1; break;
 	case OPT_NO_COUNTERS: o->p.no_counters = 1; break;
+	case OPT_COUNTERS: return ev_cli_word_list(&o->cli, "--counters", arg, hta, &o->p.hta_counters);
 	case OPT_MAX_PENDING:
 		if (ev_parse_u64(arg, &o->p.max_pending) || o->p.max_pending > 1000000000u)
 			return ev_cli_usage_error(&o->cli, "--max-pending: expected 0 to 1000000000, got '%s'", arg);

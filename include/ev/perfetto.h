@@ -41,11 +41,17 @@ struct ev_perfetto_opts {
 	int absolute;         /* times as in the stream, not from the first record */
 	int no_flows;         /* leave out flow arrows */
 	int no_counters;      /* leave out the counter tracks (counter records stay) */
+	unsigned hta_counters; /* HTA's counter tracks, EV_PERFETTO_HTA_* bits */
 	uint64_t max_pending; /* flow ends waiting for their partner; more are
 	                         dropped and counted [1000000] */
 	uint64_t max_events;  /* ev_perfetto_add fails with EV_ERR_LIMIT past
 	                         this many trace events; 0: no limit [0] */
 };
+/* HTA's time series as counter tracks on a rank's GPU process, every event
+ * counted (HTA's last-step filter off): queue length per stream
+ * (get_queue_length_time_series) and memory bandwidth per kind of copy
+ * (get_memory_bw_time_series), made by ev-stats queue and membw. */
+enum { EV_PERFETTO_HTA_QUEUE = 1, EV_PERFETTO_HTA_MEMBW = 2 };
 void ev_perfetto_opts_init(struct ev_perfetto_opts *o);
 
 /* What went wrong, for the caller's message. */
@@ -93,6 +99,9 @@ struct ev_perfetto_stats {
 	uint64_t skipped;     /* records with no event of their own (dep, chan, overlap) */
 };
 void ev_perfetto_get_stats(const ev_perfetto *p, struct ev_perfetto_stats *st);
+/* After ev_perfetto_finish: what HTA's counters left out or guessed (ev-stats
+ * queue's and membw's warnings), each said once through say. */
+void ev_perfetto_say_notes(ev_perfetto *p, const struct ev_say *say);
 
 /* The most trace events one record can give (a slice and a flow end), for
  * a size estimate before writing; the record needs only its type. */

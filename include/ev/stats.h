@@ -148,6 +148,19 @@ enum ev_coll_table { EV_COLL_SUMMARY, EV_COLL_EACH, EV_COLL_STRAGGLERS }; /* col
 
 struct ev_stats_analysis;
 
+/* What a time series is of: a stream's queue length or a kind of copy's
+ * bandwidth. */
+enum ev_stats_series { EV_SERIES_QUEUE, EV_SERIES_MEMBW };
+/* A step of a time series: series `id` (the stream; the kind's number in
+ * its rank) of `rank`, named `name` ("stream 7", "Memcpy HtoD"), is v
+ * (queue length; GB/s) from ts (ns of the stream: HTA's whole
+ * microseconds) on.  Several steps may share one ts: the last is the
+ * value from then on. */
+typedef void (*ev_stats_sample_fn)(void *ctx, enum ev_stats_series what, uint32_t rank, uint32_t id,
+                                   const char *name, int64_t ts, double v);
+
+#define EV_HTA_SET_RATIO 8u /* ev_stats_opts.hta_set: hta_ratio given */
+
 struct ev_stats_opts {
 	const struct ev_stats_analysis *analysis; /* what to run: a registry row or the caller's own */
 	enum ev_rules rules;
@@ -171,12 +184,21 @@ struct ev_stats_opts {
 	uint64_t short_ns;                 /* short: threshold, 0 = EV_SHORT_DEFAULT_NS */
 	uint64_t short_bins;               /* short: histogram bins, 0 = default */
 	/* HTA's thresholds in whole microseconds, each used when its bit of
-	 * hta_set is on (1 delay, 2 runtime, 4 launch delay), else HTA's
+	 * hta_set is on (1 delay, 2 runtime, 4 launch delay, 8 kdist's ratio), else HTA's
 	 * default: idle's consecutive_kernel_delay (30), launch's
 	 * runtime_cutoff (50) and launch_delay_cutoff (100). */
 	int64_t hta_delay_us, hta_runtime_us, hta_launch_us;
+	double hta_ratio;                  /* kdist: duration_ratio (0.8), bit EV_HTA_SET_RATIO */
 	unsigned hta_set;
-	int hta_no_memory;                 /* launch: leave out cudaMemcpyAsync/cudaMemsetAsync */
+	int hta_no_memory;                 /* launch: leave out cudaMemcpyAsync/cudaMemsetAsync;
+	                                      kdist: leave out MEMORY kernels */
+	/* queue, membw: HTA's time series (get_queue_length_time_series,
+	 * get_memory_bw_time_series) handed out as it is made, one call per
+	 * step of a series, in each series' time order.  With a sample hook
+	 * the last-step filter is off: the series cover every event, as a
+	 * timeline shows them.  NULL: none. */
+	ev_stats_sample_fn sample;
+	void *sample_ctx;
 	/* critpath: the window is instances cp_inst_lo..cp_inst_hi (from 0) of
 	 * the ranges whose name contains cp_annotation (NULL: ProfilerStep;
 	 * "": the whole trace). */
@@ -271,7 +293,7 @@ const char *ev_stats_sheet(const struct ev_stats_analysis *a, unsigned table);
 /* The driver.  o->analysis is any row, in the registry or not (a row
  * without rec or rows is EV_ERR_ARG); st and meta are the reader's (names
  * and #src/#comm lines). */
-int ev_stats_new(ev_stats **s, const struct ev_stats_opts *o, ev_strtab *st, ev_meta *meta) EV_RESULT_USED;
+int ev_stats_new(ev_stats **s, const struct ev_stats_opts *o, const ev_strtab *st, const ev_meta *meta) EV_RESULT_USED;
 /* One record.  EV_ERR_ORDER when a group's records go back in time. */
 int ev_stats_add(ev_stats *s, const struct ev_rec *r) EV_RESULT_USED;
 /* After EV_ERR_ORDER: the time of the group's record that r went back from. */

@@ -83,6 +83,7 @@ void *hta_rank_of(ev_stats *s, struct ev_vec *ranks, struct ev_map *idx, const s
 	h->sg = sg;
 	h->rank = r->rank;
 	h->json_base_ns = src_base(s, r->src);
+	h->keep_all = s->o.sample != NULL;
 	ev_map_init(&h->idx);
 	*fresh = 1;
 	return h;
@@ -173,7 +174,7 @@ int hta_rank_cpu(ev_stats *s, struct hta_rank *h, const struct ev_rec *r, const 
 		} else if (r->name != h->step_name) {
 			h->step_names = 2;
 		}
-		if (h->step_names < 2)
+		if (h->step_names < 2 || h->keep_all)
 			return HTA_STEP_NONE;
 		int later = before < 2 || ts_us > h->step_us;
 		if (later)
@@ -194,6 +195,8 @@ int hta_rank_cpu(ev_stats *s, struct hta_rank *h, const struct ev_rec *r, const 
 
 unsigned hta_rank_route(const struct hta_rank *h, const struct hta_call *c)
 {
+	if (h->keep_all)
+		return 1u;
 	if (!c)
 		return h->step_names < 2 ? 1u : 0u;
 	return hta_rank_route_ts(h, c->ts_us);
@@ -201,12 +204,14 @@ unsigned hta_rank_route(const struct hta_rank *h, const struct hta_call *c)
 
 unsigned hta_rank_route_ts(const struct hta_rank *h, int64_t call_us)
 {
+	if (h->keep_all)
+		return 1u;
 	return h->step_names < 2 || call_us < h->step_us ? 3u : 1u;
 }
 
 int hta_rank_filtered(const struct hta_rank *h)
 {
-	return h->step_names >= 2;
+	return h->step_names >= 2 && !h->keep_all;
 }
 
 int hta_dist3_fork(struct ev_dist *d, struct ev_dist_pool *pool)

@@ -30,6 +30,10 @@
  * into [0] and [2] is dropped, so each event is moved once.  Only the
  * analyses' cursors (a stream's last end, a queue's length) are per state
  * and copied.
+ *
+ * With a sample hook (ev_stats_opts.sample) the series go to a timeline,
+ * which shows every event: the filter is off, everything goes to state 0
+ * and no step forks.
  */
 #ifndef EV_HTA_RANK_H
 #define EV_HTA_RANK_H
@@ -55,6 +59,7 @@ struct hta_rank {
 	uint32_t sg, rank;
 	int64_t json_base_ns;
 	int any_cpu;
+	int keep_all;         /* a sample hook: no last-step filter (state 0 only) */
 	unsigned step_names;  /* distinct ProfilerStep names: 0, 1, 2 = two or more */
 	uint64_t step_name;
 	uint32_t steps;       /* step starts seen */

@@ -297,7 +297,7 @@ void kstat_free_groups(struct ev_stats *s)
 
 /* The analyses in ev-stats --help order.  Adding one: its file defines
  * `const struct ev_stats_analysis ev_stats_analysis_NAME`, and X(NAME) goes here. */
-#define ANALYSES(X) X(timeline) X(kernels) X(categories) X(ops) X(coll) X(variance) X(short) X(idle) X(launch) X(queue) X(membw) X(ops_summary) X(ops_category) X(kernel_ops) X(ops_args) X(critpath)
+#define ANALYSES(X) X(timeline) X(kernels) X(categories) X(ops) X(coll) X(variance) X(short) X(idle) X(launch) X(queue) X(membw) X(ops_summary) X(ops_category) X(kernel_ops) X(ops_args) X(critpath) X(kdist)
 
 #define DECLARE(n) extern const struct ev_stats_analysis ev_stats_analysis_##n;
 ANALYSES(DECLARE)
@@ -348,7 +348,7 @@ const char *ev_stats_sheet(const struct ev_stats_analysis *a, unsigned table)
 	return a->tables ? a->tables[table].sheet : a->sheet;
 }
 
-int ev_stats_new(ev_stats **sp, const struct ev_stats_opts *o, ev_strtab *st, ev_meta *meta)
+int ev_stats_new(ev_stats **sp, const struct ev_stats_opts *o, const ev_strtab *st, const ev_meta *meta)
 {
 	*sp = NULL;
 	if (!o->analysis || !o->analysis->rec || !o->analysis->rows)

@@ -74,8 +74,8 @@ struct ev_stats {
 	struct ev_stats_opts o;
 	const struct ev_stats_analysis *a; /* o.analysis */
 	void *state;                    /* a->state_size bytes, zeroed */
-	ev_strtab *st;
-	ev_meta *meta;
+	const ev_strtab *st;
+	const ev_meta *meta;
 	struct ev_dist_pool pool;
 	struct ev_vec srcgrps;          /* struct srcgrp */
 	struct ev_map srcgrp_idx;       /* hash of the key tuple -> sg + 1 */

@@ -104,19 +104,24 @@ static struct pend heap_pop(struct mcursor *k)
 
 /* One step of the series in state j: the running sum, a value when
  * positive. */
-static int add(struct ev_stats *s, struct mkind *k, int j, double bw, int64_t ts)
+static int add(struct ev_stats *s, struct mrank *mr, unsigned ki, int j, double bw, int64_t ts)
 {
+	struct mkind *k = &mr->k[ki];
 	k->c[j].sum += bw;
+	if (s->o.sample && j == 0)
+		s->o.sample(s->o.sample_ctx, EV_SERIES_MEMBW, mr->h.rank, ki, k->name, mr->h.json_base_ns + ts * 1000,
+		            k->c[0].sum);
 	return k->c[j].sum > 0 ? ev_dist_add(&k->d[1 + j], &s->pool, k->c[j].sum, ts) : EV_OK;
 }
 
 /* The ends before t in state j (all with t = INT64_MAX). */
-static int ends_before(struct ev_stats *s, struct mkind *k, int j, int64_t t)
+static int ends_before(struct ev_stats *s, struct mrank *mr, unsigned ki, int j, int64_t t)
 {
+	struct mkind *k = &mr->k[ki];
 	int rc = EV_OK;
 	while (!rc && k->c[j].n && k->c[j].heap[0].end < t) {
 		struct pend p = heap_pop(&k->c[j]);
-		rc = add(s, k, j, -p.bw, p.end);
+		rc = add(s, mr, ki, j, -p.bw, p.end);
 	}
 	return rc;
 }
@@ -217,8 +222,8 @@ static int membw_rec(struct ev_stats *s, const struct ev_rec *r)
 		if (!(mask & (1u << j)))
 			continue;
 		int rc = heap_push(&k->c[j], &p);
-		rc = rc ? rc : ends_before(s, k, j, ts);
-		rc = rc ? rc : add(s, k, j, bw, ts);
+		rc = rc ? rc : ends_before(s, mr, i, j, ts);
+		rc = rc ? rc : add(s, mr, i, j, bw, ts);
 		if (rc)
 			return rc;
 	}
@@ -232,8 +237,8 @@ static int membw_finish(struct ev_stats *s)
 	for (size_t i = 0; i < st->ranks.len; i++) {
 		struct mrank *mr = (struct mrank *)st->ranks.data + i;
 		for (unsigned k = 0; !rc && k < mr->nk; k++) {
-			rc = ends_before(s, &mr->k[k], 0, INT64_MAX);
-			rc = rc ? rc : ends_before(s, &mr->k[k], 1, INT64_MAX);
+			rc = ends_before(s, mr, k, 0, INT64_MAX);
+			rc = rc ? rc : ends_before(s, mr, k, 1, INT64_MAX);
 			rc = rc ? rc : hta_dist3_final(mr->k[k].d, hta_rank_filtered(&mr->h), &s->pool);
 			s->n.one_instance += mr->k[k].d[0].n == 1;
 		}

@@ -120,8 +120,10 @@ static int fork_streams(struct ev_vec *v, int kind)
 	return rc;
 }
 
-static int step(struct ev_vec *v, int k, uint32_t stream, int delta)
+/* One step of stream's series in state k, at time ts (us). */
+static int step(struct ev_stats *s, struct qrank *qr, int k, uint32_t stream, int delta, int64_t ts)
 {
+	struct ev_vec *v = &qr->streams;
 	struct qstream *a = v->data, *q = NULL;
 	for (size_t i = v->len; i-- > 0;)
 		if (a[i].stream == stream) {
@@ -136,6 +138,12 @@ static int step(struct ev_vec *v, int k, uint32_t stream, int delta)
 			ev_map_init(&q->a[j].hist);
 	}
 	q->len[k] += delta;
+	if (s->o.sample && k == 0) {
+		char name[24];
+		snprintf(name, sizeof name, "stream %u", (unsigned)stream);
+		s->o.sample(s->o.sample_ctx, EV_SERIES_QUEUE, qr->h.rank, stream, name, qr->h.json_base_ns + ts * 1000,
+		            (double)q->len[0]);
+	}
 	struct qacc *acc = &q->a[1 + k];
 	double x = (double)q->len[k];
 	acc->n++;
@@ -196,7 +204,7 @@ static int drain(struct ev_stats *s, struct qrank *qr, int64_t now, int force)
 		} else {
 			for (int k = 0; !rc && k < 2; k++)
 				if (it->mask & (1u << k))
-					rc = step(&qr->streams, k, it->stream, it->kind == I_CALL ? 1 : -1);
+					rc = step(s, qr, k, it->stream, it->kind == I_CALL ? 1 : -1, it->ts);
 		}
 		qr->lo++;
 	}

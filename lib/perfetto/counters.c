@@ -7,7 +7,14 @@
  * min-heap, so memory is what runs at one instant.  A sample is held back
  * until time moves on, so that one instant gives one sample (its final
  * value).
+ *
+ * HTA's counters (o.hta_counters) come from ev-stats queue and membw,
+ * whose series are handed out through their sample hook as they are made:
+ * the queue length of each stream and the bandwidth of each kind of copy,
+ * with the same one-sample-per-instant rule.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "perfetto_int.h"
@@ -120,4 +127,132 @@ void pf_counters_finish(ev_perfetto *p)
 			}
 		}
 	}
+}
+
+/* ---- HTA's counters ------------------------------------------------------ */
+
+static const char *const hta_names[] = { "queue", "membw" };
+static const char *const hta_tracks[] = { "queue length ", "memory bandwidth " };
+static const char *const hta_keys[] = { "length", "GBps" };
+
+static void hta_write(ev_perfetto *p, const struct pf_series *e)
+{
+	struct pf_buf *b = &p->ob;
+	char track[64], num[32];
+	snprintf(track, sizeof track, "%s%s", hta_tracks[e->what], e->name);
+	/* JSON has no NaN: a bandwidth without bytes is 0 (HTA drops it).
+	 * The fewest digits, 15 to 17, that read back as the value. */
+	double v = isfinite(e->v) ? e->v : 0.0;
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(num, sizeof num, "%.*g", digits, v);
+		if (strtod(num, NULL) == v)
+			break;
+	}
+	pf_event(p, "C", pf_pid(p, e->rank, 1), 0);
+	pf_kv_str(b, "name", track);
+	pf_puts(b, ",\"ts\":");
+	pf_us(b, pf_rel_ts(p, e->ts));
+	pf_puts(b, ",\"args\":{\"");
+	pf_puts(b, hta_keys[e->what]);
+	pf_puts(b, "\":");
+	pf_puts(b, num);
+	pf_puts(b, "}}");
+}
+
+/* ev_stats_sample_fn: a step of a series; the held value is written when
+ * the step is at another instant. */
+static void hta_sample(void *ctx, enum ev_stats_series what, uint32_t rank, uint32_t id, const char *name, int64_t ts,
+                       double v)
+{
+	ev_perfetto *p = ctx;
+	uint64_t key = ((uint64_t)rank << 32 | (uint64_t)id << 1 | (unsigned)what) + 1;
+	uint64_t *ix = ev_map_get(&p->series_ix, key);
+	struct pf_series *e;
+	if (ix) {
+		e = (struct pf_series *)p->series.data + (*ix - 1);
+	} else {
+		if (!pf_get_proc(p, rank, 1))
+			return; /* ob.oom set */
+		if (!(e = ev_vec_push(&p->series)) || ev_map_put(&p->series_ix, key, p->series.len) != EV_OK) {
+			p->ob.oom = 1;
+			return;
+		}
+		memset(e, 0, sizeof *e);
+		e->rank = rank;
+		e->id = id;
+		e->what = (int)what;
+		snprintf(e->name, sizeof e->name, "%s", name);
+	}
+	if (e->have && e->ts != ts)
+		hta_write(p, e);
+	e->have = 1;
+	e->ts = ts;
+	e->v = v;
+}
+
+int pf_hta_init(ev_perfetto *p)
+{
+	ev_vec_init(&p->series, sizeof(struct pf_series));
+	ev_map_init(&p->series_ix);
+	for (int i = 0; i < 2; i++) {
+		if (!(p->o.hta_counters & (1u << i)))
+			continue;
+		struct ev_stats_opts so;
+		memset(&so, 0, sizeof so);
+		so.analysis = ev_stats_find(hta_names[i]);
+		so.sample = hta_sample;
+		so.sample_ctx = p;
+		int rc = so.analysis ? ev_stats_new(&p->hta[i], &so, p->st, p->meta) : EV_ERR_ARG;
+		if (rc != EV_OK)
+			return rc;
+	}
+	return EV_OK;
+}
+
+int pf_hta_add(ev_perfetto *p, const struct ev_rec *r)
+{
+	for (int i = 0; i < 2; i++) {
+		int rc = p->hta[i] ? ev_stats_add(p->hta[i], r) : EV_OK;
+		if (rc != EV_OK)
+			return rc;
+	}
+	return p->ob.oom ? EV_ERR_NOMEM : EV_OK;
+}
+
+/* The series' ends (the queue's held steps, the copies still running),
+ * then every held value. */
+int pf_hta_finish(ev_perfetto *p)
+{
+	for (int i = 0; i < 2; i++) {
+		int rc = p->hta[i] ? ev_stats_finish(p->hta[i]) : EV_OK;
+		if (rc != EV_OK)
+			return rc;
+	}
+	for (size_t i = 0; i < p->series.len; i++) {
+		struct pf_series *e = (struct pf_series *)p->series.data + i;
+		if (e->have)
+			hta_write(p, e);
+		e->have = 0;
+	}
+	return p->ob.oom ? EV_ERR_NOMEM : EV_OK;
+}
+
+void ev_perfetto_say_notes(ev_perfetto *p, const struct ev_say *say)
+{
+	/* The analyses' own warnings: what their tables' notes say of
+	 * quantiles and empty cells is not about a timeline. */
+	char note[512];
+	for (int i = 0; i < 2; i++) {
+		const struct ev_stats_analysis *a = ev_stats_find(hta_names[i]);
+		for (unsigned k = 0; p->hta[i] && a->warning && a->warning(p->hta[i], k, note, sizeof note); k++)
+			ev_say(say, EV_SAY_WARN, "--counters=%s: %s", hta_names[i], note);
+	}
+}
+
+void pf_hta_free(ev_perfetto *p)
+{
+	for (int i = 0; i < 2; i++)
+		ev_stats_free(p->hta[i]);
+	ev_vec_free(&p->series);
+	ev_map_free(&p->series_ix);
 }

@@ -92,6 +92,17 @@ struct pf_counter {
 };
 enum { PF_C_COMM, PF_C_WIRE, PF_C_KERNELS, PF_NCOUNTERS };
 
+/* A series of HTA's counters (queue length of a stream, bandwidth of a
+ * kind of copy) of a rank, its last value held until time moves on. */
+struct pf_series {
+	uint32_t rank, id;
+	int what;             /* enum ev_stats_series */
+	int have;
+	int64_t ts;
+	double v;
+	char name[40];
+};
+
 /* A rank: its two processes and its counters. */
 struct pf_proc {
 	uint32_t rank;
@@ -141,6 +152,9 @@ struct ev_perfetto {
 	struct ev_perfetto_error err;
 	struct ev_rec tsx;   /* an AIU kernel's TS1..TS5, for the record after it */
 	int have_tsx;
+	ev_stats *hta[2];    /* HTA's queue and membw analyses (o.hta_counters) */
+	struct ev_vec series; /* struct pf_series */
+	struct ev_map series_ix;
 };
 
 /* emit.c */
@@ -164,6 +178,10 @@ void pf_tracks_free(ev_perfetto *p);
 /* counters.c */
 void pf_counter_add(ev_perfetto *p, struct pf_proc *pr, int which, int64_t ts, int64_t end, uint64_t delta);
 void pf_counters_finish(ev_perfetto *p);
+int pf_hta_init(ev_perfetto *p);
+int pf_hta_add(ev_perfetto *p, const struct ev_rec *r);
+int pf_hta_finish(ev_perfetto *p);
+void pf_hta_free(ev_perfetto *p);
 
 /* flows.c */
 int pf_flows_init(ev_perfetto *p);

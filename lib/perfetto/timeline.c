@@ -32,7 +32,7 @@ int ev_perfetto_new(ev_perfetto **pp, const struct ev_perfetto_opts *o, const ev
 	ev_vec_init(&p->procs, sizeof(struct pf_proc));
 	ev_map_init(&p->track_ix);
 	ev_map_init(&p->proc_ix);
-	if (pf_flows_init(p) != EV_OK || pf_out_init(p, out) != EV_OK) {
+	if (pf_flows_init(p) != EV_OK || pf_out_init(p, out) != EV_OK || pf_hta_init(p) != EV_OK) {
 		ev_perfetto_free(p);
 		return EV_ERR_NOMEM;
 	}
@@ -75,6 +75,8 @@ int ev_perfetto_add(ev_perfetto *p, const struct ev_rec *r)
 	int rc = pf_record(p, r);
 	p->have_tsx = 0;
 	if (rc == EV_OK)
+		rc = pf_hta_add(p, r);
+	if (rc == EV_OK)
 		rc = pf_flush(p, 0);
 	if (rc != EV_OK)
 		return fail_status(p, rc);
@@ -89,6 +91,9 @@ int ev_perfetto_finish(ev_perfetto *p)
 	if (p->err.status)
 		return p->err.status;
 	pf_counters_finish(p);
+	int rc = pf_hta_finish(p);
+	if (rc != EV_OK)
+		return fail_status(p, rc);
 	if (pf_flows_finish(p) != EV_OK)
 		return pf_fail(p, EV_ERR_NOMEM, "out of memory");
 	struct pf_buf *b = &p->ob;
@@ -145,6 +150,7 @@ void ev_perfetto_free(ev_perfetto *p)
 	pf_out_end(p);
 	pf_tracks_free(p);
 	pf_flows_free(p);
+	pf_hta_free(p);
 	free(p->ob.p);
 	free(p->name.p);
 	free(p->tname.p);
