@@ -157,6 +157,9 @@ const struct hta_call *hta_rank_call(const struct hta_rank *h, uint32_t corr)
 
 int hta_rank_cpu(ev_stats *s, struct hta_rank *h, const struct ev_rec *r, const struct hta_call **call)
 {
+	const struct hta_call *unused;
+	if (!call)
+		call = &unused;
 	*call = NULL;
 	if (r->type == EV_RANGE && r->op == EV_RG_GPU_USER)
 		return HTA_STEP_NONE; /* on a GPU stream: not a CPU event to HTA */

@@ -87,7 +87,8 @@ enum hta_step_action { HTA_STEP_NONE, HTA_STEP_FORK, HTA_STEP_SWITCH };
  * HTA_STEP_SWITCH (the second step name: the filter applies from now on)
  * when state 0 must become a copy of state 1, else HTA_STEP_NONE or an
  * error status (> 0 is never returned for errors: they are EV_ERR_*,
- * negative); *call is the call remembered (NULL for others). */
+ * negative); *call is the call remembered (NULL for others; call may be
+ * NULL). */
 int hta_rank_cpu(ev_stats *s, struct hta_rank *h, const struct ev_rec *r, const struct hta_call **call);
 /* The launching call of a GPU event (NULL: not in the window). */
 const struct hta_call *hta_rank_call(const struct hta_rank *h, uint32_t corr);

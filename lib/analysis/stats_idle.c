@@ -126,11 +126,8 @@ static int idle_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (fresh)
 		ev_vec_init(&ir->streams, sizeof(struct istream));
 	if (!is_gpu(r)) {
-		const struct hta_call *c;
-		int act = hta_rank_cpu(s, &ir->h, r, &c);
-		if (act == HTA_STEP_FORK || act == HTA_STEP_SWITCH)
-			return step(s, ir, act);
-		return act < 0 ? act : EV_OK;
+		int act = hta_rank_cpu(s, &ir->h, r, NULL);
+		return act > 0 ? step(s, ir, act) : act; /* a step forks or switches */
 	}
 	const struct hta_call *call = hta_rank_call(&ir->h, r->id);
 	unsigned mask = hta_rank_route(&ir->h, call);

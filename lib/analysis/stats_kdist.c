@@ -131,9 +131,8 @@ static int kdist_rec(struct ev_stats *s, const struct ev_rec *r)
 		ev_map_init(&kr->idx);
 	}
 	if (!is_gpu(r)) {
-		const struct hta_call *c;
-		int act = hta_rank_cpu(s, &kr->h, r, &c);
-		if (act == HTA_STEP_FORK || act == HTA_STEP_SWITCH)
+		int act = hta_rank_cpu(s, &kr->h, r, NULL);
+		if (act > 0) /* a step forks or switches */
 			parts(kr, act);
 		return act < 0 ? act : EV_OK;
 	}

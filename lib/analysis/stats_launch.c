@@ -108,11 +108,8 @@ static int launch_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (!lr)
 		return EV_ERR_NOMEM;
 	if (!is_gpu(r)) {
-		const struct hta_call *c;
-		int act = hta_rank_cpu(s, &lr->h, r, &c);
-		if (act == HTA_STEP_FORK || act == HTA_STEP_SWITCH)
-			return step(s, lr, act);
-		return act < 0 ? act : EV_OK;
+		int act = hta_rank_cpu(s, &lr->h, r, NULL);
+		return act > 0 ? step(s, lr, act) : act; /* a step forks or switches */
 	}
 	const struct hta_call *c = hta_rank_call(&lr->h, r->id);
 	if (!c || !(c->kind == HTA_CALL_KERNEL || (c->kind == HTA_CALL_MEMORY && !s->o.hta_no_memory)))

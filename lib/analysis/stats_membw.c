@@ -182,11 +182,8 @@ static int membw_rec(struct ev_stats *s, const struct ev_rec *r)
 	if (!mr)
 		return EV_ERR_NOMEM;
 	if (!is_gpu(r)) {
-		const struct hta_call *c;
-		int act = hta_rank_cpu(s, &mr->h, r, &c);
-		if (act == HTA_STEP_FORK || act == HTA_STEP_SWITCH)
-			return step(s, mr, act);
-		return act < 0 ? act : EV_OK;
+		int act = hta_rank_cpu(s, &mr->h, r, NULL);
+		return act > 0 ? step(s, mr, act) : act; /* a step forks or switches */
 	}
 	char buf[16];
 	const char *kind = kind_of(str_of(s, r->name), buf, sizeof buf);
