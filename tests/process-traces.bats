@@ -50,7 +50,7 @@ col() {
 	run -2 process-traces -o "$T/o"
 	assert_output --partial "no input given"
 	run -2 process-traces -o "$T/o" --align=sideways "$T"
-	assert_output --partial "--align: expected none, start, coll or coll-drift"
+	assert_output --partial "--align: expected none, start, coll, coll-drift or acelyzer, got"
 	run -2 process-traces -o "$T/o" --name=a/b "$T"
 	assert_output --partial "--name: use letters"
 	run -2 process-traces -o "$T/o" --rules=mine "$T"
