@@ -163,6 +163,10 @@ evkit_active_rows() {
 	# ConcurrentPreps: acelyzer's 14 samples, same times (ns) and values.
 	ev-view -M -H -n '^ConcurrentPreps$' -c rank,ts,bytes "$T/a.ev" >"$T/prep.tsv"
 	diff <(awk -F'\t' 'NR > 1 { printf "%d\t%.0f\t%d\n", $1, $2 * 1000, $3 }' "$X/allreduce_tp4_split_prep_queue.tsv") "$T/prep.tsv"
+	# Power: acelyzer's 17 samples (all 0 W, its "bad power events") at the
+	# same times, each at its event's TS4 on the aligned clock.
+	ev-view -M -H -n '^Power' -c rank,ts,bytes "$T/a.ev" | sort >"$T/power.tsv"
+	diff <(awk -F'\t' 'NR > 1 { printf "%d\t%.0f\t%d\n", $1, $2 * 1000, $3 * 1000 }' "$X/allreduce_tp4_split_power.tsv" | sort) "$T/power.tsv"
 }
 
 # Receive end minus send end of each matched p2p pair of an ev stream, in
