@@ -77,10 +77,14 @@ static struct fa_group *group_of(const struct fa *a, uint32_t rank, uint64_t gro
 	return ix ? (struct fa_group *)a->groups.data + (*ix - 1) : NULL;
 }
 
-/* Cycles (possibly below 0 after unwrapping) to ns. */
-static int64_t sns(int64_t cycles, uint64_t khz)
+/* Cycles (possibly below 0 after unwrapping) to ns, within +-INT64_MAX. */
+static int64_t sns(__int128 cycles, uint64_t khz)
 {
-	uint64_t m = cycles < 0 ? (uint64_t)-(cycles + 1) + 1 : (uint64_t)cycles;
+	if (cycles > INT64_MAX)
+		cycles = INT64_MAX;
+	if (cycles < -INT64_MAX)
+		cycles = -INT64_MAX;
+	uint64_t m = cycles < 0 ? (uint64_t)-cycles : (uint64_t)cycles;
 	uint64_t ns = ev_flex_cycles_ns(m, khz);
 	if (ns > INT64_MAX)
 		ns = INT64_MAX;
@@ -92,7 +96,7 @@ int fa_place(struct fa *a, uint32_t rank, const uint64_t cy[5], int start_ix, in
 {
 	uint64_t *ix = ev_map_get(&a->rank_ix, (uint64_t)rank + 1);
 	struct fa_rank *r;
-	int64_t o = host_ts - sns((int64_t)(cy[start_ix] & INT64_MAX), soc_khz);
+	int64_t o = fa_sub(host_ts, sns(cy[start_ix], soc_khz));
 	if (ix) {
 		r = (struct fa_rank *)a->ranks.data + (*ix - 1);
 	} else {
@@ -103,11 +107,11 @@ int fa_place(struct fa *a, uint32_t rank, const uint64_t cy[5], int start_ix, in
 		r->anchor = o;
 	}
 	int64_t span = sns(INT64_C(1) << 32, soc_khz);
-	double k = span ? nearbyint(((double)o - (double)r->anchor) / (double)span) : 0;
+	double k = span > 0 ? nearbyint(((double)o - (double)r->anchor) / (double)span) : 0;
 	if (fabs(k) > 1e6) /* no trace wraps a million times: leave it to the host times */
 		k = 0;
 	for (int i = 0; i < 5; i++)
-		dev[i] = sns((int64_t)(cy[i] & INT64_MAX) + (int64_t)k * (INT64_C(1) << 32), soc_khz);
+		dev[i] = sns((__int128)cy[i] + (__int128)(int64_t)k * (INT64_C(1) << 32), soc_khz);
 	return EV_OK;
 }
 
@@ -210,14 +214,14 @@ static int solve(struct fa *a, const uint32_t *ranks, size_t n, const ev_strtab 
 	if (n > 2) {
 		int64_t base = group_of(a, P(1), kept[0]->group)->max2;
 		for (size_t i = 2; i < n; i++)
-			rank_at(a, P(i))->shift -= group_of(a, P(i), kept[0]->group)->max2 - base;
+			rank_at(a, P(i))->shift = fa_sub(rank_at(a, P(i))->shift, fa_sub(group_of(a, P(i), kept[0]->group)->max2, base));
 	}
 	/* The smallest (first receiver's TS2 - sender's TS5) over the groups,
 	 * the first of equal ones. */
 	size_t best = 0;
 	int64_t d = 0;
 	for (size_t k = 0; k < nk; k++) {
-		int64_t x = group_of(a, P(1), kept[k]->group)->max2 - group_of(a, P(0), kept[k]->group)->max5;
+		int64_t x = fa_sub(group_of(a, P(1), kept[k]->group)->max2, group_of(a, P(0), kept[k]->group)->max5);
 		if (k == 0 || x < d) {
 			best = k;
 			d = x;
@@ -225,9 +229,9 @@ static int solve(struct fa *a, const uint32_t *ranks, size_t n, const ev_strtab 
 	}
 	if (a->tree)
 		for (size_t i = 1; i < n; i++)
-			rank_at(a, P(i))->shift -= d;
+			rank_at(a, P(i))->shift = fa_sub(rank_at(a, P(i))->shift, d);
 	else
-		rank_at(a, P(0))->shift += d;
+		rank_at(a, P(0))->shift = fa_add(rank_at(a, P(0))->shift, d);
 #undef P
 	/* Host time meets the device clock at the lowest rank's event with
 	 * the latest TS5 (tree) or TS2 (chain) of that group, unshifted. */
@@ -235,7 +239,7 @@ static int solve(struct fa *a, const uint32_t *ranks, size_t n, const ev_strtab 
 	a->ref_rank = ranks[0];
 	a->ref_group = ref->group;
 	a->ref_src = a->tree ? ref->src5 : ref->src2;
-	a->ref_offset = a->tree ? ref->end5 - ref->max5 : ref->end2 - ref->max2;
+	a->ref_offset = a->tree ? fa_sub(ref->end5, ref->max5) : fa_sub(ref->end2, ref->max2);
 	a->done = 1;
 	free(kept);
 	return EV_OK;
@@ -263,5 +267,5 @@ int64_t fa_offset(const struct fa *a, uint32_t rank)
 	const struct fa_rank *r = fa_rank_of(a, rank);
 	if (!a->done || !r)
 		return 0;
-	return r->anchor - r->shift - a->ref_offset;
+	return fa_sub(fa_sub(r->anchor, r->shift), a->ref_offset);
 }

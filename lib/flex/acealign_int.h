@@ -36,6 +36,12 @@ struct fa {
 	int64_t ref_offset;       /* host time minus aligned device time */
 };
 
+/* Sums and differences of times taken from the input wrap instead of
+ * overflowing (no undefined behaviour on hostile counters); on any trace
+ * whose times fit they are exact. */
+static inline int64_t fa_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t fa_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+
 void fa_init(struct fa *a);
 void fa_free(struct fa *a);
 /* A device event of rank with counters cy (TS1..TS5, corrected within the

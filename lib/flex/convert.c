@@ -452,7 +452,7 @@ static int power_reading(ev_flex_conv *c, const struct ev_flex_event *e, const s
 	p.bytes = e->power;
 	p.comm = cy[3];
 	if (dev)
-		park(&p, dev[3] + anchor - p.ts);
+		park(&p, fa_sub(fa_add(dev[3], anchor), p.ts));
 	p.aux = AUX_POWER | AUX_DEVICE | (EV_FC_OTHER + 1);
 	return ev_sorter_add(c->s1, &p);
 }
@@ -516,7 +516,7 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 		if ((rc = fa_place(&c->ace, rank, cy, first, r.ts, c->o.soc_khz, dev)) != EV_OK)
 			return rc;
 		anchor = fa_rank_of(&c->ace, rank)->anchor;
-		park(&r, dev[first] + anchor - r.ts);
+		park(&r, fa_sub(fa_add(dev[first], anchor), r.ts));
 		if (group_id && (rc = fa_note_group(&c->ace, rank, src, group_id,
 		                                    memmem(e->name, e->name_len, "AllReduce_all_reduce", 20) != NULL, dev,
 		                                    ev_rec_end(&r))) != EV_OK)
@@ -847,7 +847,7 @@ static int ace_add(ev_flex_conv *c, struct ev_rec *r, int64_t host)
 {
 	int64_t d = unpark(r);
 	if (c->ace.done && (r->aux & AUX_DEVICE)) {
-		r->ts = host + d - fa_offset(&c->ace, r->rank);
+		r->ts = fa_sub(fa_add(host, d), fa_offset(&c->ace, r->rank));
 		c->ace_moved += r->type != EV_TSX && !(r->aux & AUX_POWER);
 	}
 	return ev_sorter_add(c->s2, r);
@@ -1120,7 +1120,7 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 		                   ? ev_map_get(&c->jobs_ix, hkey(c->ace.ref_src, c->ace.ref_rank, 0x4A42, 0))
 		                   : NULL;
 		if (ix) /* the reference event's host end as --flex-ts-fix moved it */
-			c->ace.ref_offset += ((struct job *)c->jobs.data)[*ix - 1].offset;
+			c->ace.ref_offset = fa_add(c->ace.ref_offset, ((struct job *)c->jobs.data)[*ix - 1].offset);
 		for (size_t i = 0; i < c->nranks; i++) {
 			const struct fa_rank *fr = fa_rank_of(&c->ace, c->ranks[i]);
 			c->align[i].rank = c->ranks[i];
