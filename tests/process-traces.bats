@@ -321,7 +321,7 @@ EOF2
 	assert_output --partial "meta_events_only.json: only metadata events, no trace events (4 events (4 metadata), ph M,"
 	[ ! -e "$T/out" ]
 	run -1 process-traces -o "$T/out" "$TESTS_DIR/fixtures/flex2ev/other.json"
-	assert_output --regexp 'other.json: not a PyTorch profiler or AIU Flex trace: 1 events \(0 metadata\).*cat "render"'
+	assert_output --regexp 'other.json: not a PyTorch profiler, rocprofv3 or AIU Flex trace: 1 events \(0 metadata\).*cat "render"'
 	[ ! -e "$T/out" ]
 	# A known dialect without kernels: the timeline, no summary/categories, said.
 	run -0 --separate-stderr process-traces -n b -o "$T/out" "$SHARED_DATA/acelyzer/basic_event_test_cases.json"
