@@ -141,6 +141,15 @@ evkit_active_rows() {
 	assert_line --regexp "^3,510.137,685.425,"
 }
 
+@test "a generated 4-rank trace with four AllReduce groups: acelyzer's _active" {
+	# acelyzer's run on the same generator output split per rank.
+	python3 "$TESTS_DIR/gen/gen-flex.py" --ranks 4 --iters 5 --seed 7 -o "$T/g.json"
+	run -0 flex2ev --align=acelyzer -o "$T/g.ev" "$T/g.json"
+	assert_output --partial "rank 2 device clock shift -2295668.829 us"
+	flex-stats active -o "$T/g.csv" "$T/g.ev"
+	diff <(active_rows "$X/gen_flex_4x5_seed7_split_active.csv") <(evkit_active_rows "$T/g.csv")
+}
+
 @test "shared data: acelyzer's shifts, device slices and ConcurrentPreps on the TP4 sample" {
 	need_shared_data
 	run -0 flex2ev --align=acelyzer -o "$T/a.ev" "$A/allreduce_tp4.json"
