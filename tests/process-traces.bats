@@ -50,7 +50,7 @@ col() {
 	run -2 process-traces -o "$T/o"
 	assert_output --partial "no input given"
 	run -2 process-traces -o "$T/o" --align=sideways "$T"
-	assert_output --partial "--align: expected none, start, coll or coll-drift"
+	assert_output --partial "--align: expected none, start, coll, coll-drift or acelyzer, got"
 	run -2 process-traces -o "$T/o" --name=a/b "$T"
 	assert_output --partial "--name: use letters"
 	run -2 process-traces -o "$T/o" --rules=mine "$T"
@@ -419,4 +419,22 @@ EOF2
 	run -0 process-traces -q --xlsx -n b -o "$T/out" "$SHARED_DATA/acelyzer/basic_event_test_cases.json"
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; print(openpyxl.load_workbook(sys.argv[1]).sheetnames)' "$T/out/b_perf_report.xlsx"
 	assert_output "['collectives', 'classes']"
+}
+
+@test "Flex: --align=acelyzer gives acelyzer's _active and the device clock shifts" {
+	need_shared_data
+	run -0 process-traces -q --align=acelyzer -n ace -o "$T/out" "$SHARED_DATA/acelyzer/allreduce_tp4.json"
+	# acelyzer's own _active of the file split per rank (default alignment).
+	diff <(awk -F'\t' 'NR > 1 { printf "%d,%.3f,%.3f,%.3f,%.3f,%.2f\n", $6, $1, $2, $3, $4, $5 }' "$TESTS_DIR/expected/acelyzer/allreduce_tp4_split_active.csv") \
+		<(awk -F, 'NR > 1 { printf "%d,%.3f,%.3f,%.3f,%.3f,%.2f\n", $1, $2, $3, $4, $5, $6 }' "$T/out/ace_active.csv")
+	run -0 cat "$T/out/ace_clock.csv"
+	assert_output - <<'EOF2'
+rank,mode,aligned,offset_ns,drift_ppm,t0_ns
+0,acelyzer,device,0,0,0
+1,acelyzer,device,1480185004,0,0
+2,acelyzer,device,2437781255,0,0
+3,acelyzer,device,1772610446,0,0
+EOF2
+	run -2 process-traces -q --align=acelyzer -o "$T/k" "$TESTS_DIR/fixtures/kineto2ev/small.json"
+	assert_output --partial "--align=acelyzer: for AIU Flex traces only"
 }

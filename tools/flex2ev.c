@@ -76,7 +76,10 @@ static void usage(FILE *f)
 "  -a, --align=MODE       rank clocks: p2p (each rank shifted so that a receive\n"
 "                         ends when its send ends, acelyzer's premise TS5(send)\n"
 "                         = TS2(recv); the offsets on stderr and as #meta\n"
-"                         align.* lines), none [p2p]\n"
+"                         align.* lines), acelyzer (acelyzer's default\n"
+"                         mp_sync_tight_v1: each device event on the aligned\n"
+"                         device clock, host events unmoved; for acelyzer's\n"
+"                         numbers), none [p2p]\n"
 "      --flex-ts-fix      move a job's device events into its AIU Roundtrip when\n"
 "                         they lie outside it (acelyzer's --flex_ts_fix)\n"
 "      --rank=N           put every event of a single input on rank N\n"
@@ -260,7 +263,7 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 		ev_cli_warn(&o->cli, "--flex-ts-fix: %llu job(s) have a device range wider than their AIU Roundtrip: left as they are",
 		            (unsigned long long)n->ts_fix_wide);
 	size_t nr = ev_flex_conv_nranks(conv);
-	for (size_t i = 0; o->f.align && nr > 1 && i < nr; i++) {
+	for (size_t i = 0; o->f.align == EV_FLEX_ALIGN_P2P && nr > 1 && i < nr; i++) {
 		const struct ev_flex_align *a = ev_flex_conv_align(conv, i);
 		if (!a->aligned)
 			ev_cli_warn(&o->cli, "rank %u shares no send/recv pair with the ranks aligned to rank %u: clock not aligned",
@@ -290,6 +293,35 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	fprintf(stderr, "flex2ev: %llu tsx records (TS1..TS5 of a kernel), %llu ConcurrentPreps, %llu Power (mW) and %llu PT Active samples\n",
 	        (unsigned long long)n->tsx, (unsigned long long)n->prep_samples, (unsigned long long)n->power_samples,
 	        (unsigned long long)n->pt_samples);
+}
+
+/* --align=acelyzer: the shifts, or why the device events keep their host
+ * times. */
+static void report_ace(const struct opts *o, const ev_flex_conv *conv, const ev_strtab *st)
+{
+	struct ev_flex_ace a;
+	size_t nr = ev_flex_conv_nranks(conv), gl = 0;
+	if (o->f.align != EV_FLEX_ALIGN_ACELYZER || nr < 2)
+		return;
+	ev_flex_conv_ace(conv, &a);
+	if (!a.done) {
+		const char *g = a.why_group ? ev_strtab_get(st, a.why_group, &gl) : NULL;
+		ev_cli_warn(&o->cli, "--align=acelyzer: rank %u: %s%s%.*s: device events keep their host times "
+		            "(acelyzer leaves them, or stops)", a.why_rank, a.why, g ? " " : "", (int)gl, g ? g : "");
+		return;
+	}
+	if (o->cli.quiet)
+		return;
+	const char *g = ev_strtab_get(st, a.ref_group, &gl);
+	fprintf(stderr, "flex2ev: acelyzer's alignment (mp_sync_tight_v1, %s order): %llu device record(s) on the "
+	        "aligned device clock, which meets host time at rank %u's last %s of CollGroup %.*s (offset %.3f us)\n",
+	        a.tree ? "tree" : "chain", (unsigned long long)a.moved, a.ref_rank, a.tree ? "TS5" : "TS2", (int)gl,
+	        g ? g : "", (double)a.ref_offset_ns / 1e3);
+	for (size_t i = 0; i < nr; i++) {
+		const struct ev_flex_align *al = ev_flex_conv_align(conv, i);
+		if (al->aligned)
+			fprintf(stderr, "flex2ev: rank %u device clock shift %+.3f us\n", al->rank, (double)al->shift_ns / 1e3);
+	}
 }
 
 static int run(struct opts *o)
@@ -334,6 +366,7 @@ static int run(struct opts *o)
 	if ((rc = ev_flex_conv_finish(conv, w)) != EV_OK)
 		goto werr;
 	report(o, conv);
+	report_ace(o, conv, st);
 	if (!ev_flex_conv_counts(conv)->records) {
 		/* Everything was left out (unmatched, reversed, without ts): no
 		 * empty stream that looks like a result. */
@@ -416,7 +449,7 @@ static int parse_overlap(struct opts *o, const char *arg)
 
 static int on_opt(void *ctx, int code, const char *arg)
 {
-	static const char *const aligns[] = { "none", "p2p", NULL };
+	static const char *const aligns[] = { "none", "p2p", "acelyzer", NULL };
 	struct opts *o = ctx;
 	uint64_t v;
 	int w;
@@ -439,7 +472,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 		break;
 	case 'a':
 		if ((w = ev_cli_word_find(aligns, arg)) < 0)
-			return ev_cli_usage_error(&o->cli, "--align: expected p2p or none, got '%s'", arg);
+			return ev_cli_usage_error(&o->cli, "--align: expected p2p, acelyzer or none, got '%s'", arg);
 		o->f.align = w;
 		break;
 	case 'O': return parse_overlap(o, arg);
@@ -466,6 +499,9 @@ static int convert(struct opts *o, char **inputs, int ninputs)
 	int rc = ev_cli_converter_inputs(&o->cli, ninputs, o->f.rank);
 	if (rc)
 		return rc;
+	if (o->f.align == EV_FLEX_ALIGN_ACELYZER && !o->f.tighten)
+		return ev_cli_usage_error(&o->cli, "--align=acelyzer places device events by their instruction's interval, "
+		                          "which --no-tighten turns off");
 	o->inputs = inputs;
 	o->ninputs = ninputs;
 	if (o->sniff)

@@ -142,6 +142,10 @@ uint64_t ev_flex_cycles_ns(uint64_t cycles, uint64_t soc_khz);
 /* The converter: Flex events in, records into a sorter (lib/flex/convert.c). */
 
 enum ev_flex_overlap { EV_FLEX_OV_TID = 0, EV_FLEX_OV_DROP = 1, EV_FLEX_OV_KEEP = 2 };
+/* Rank clocks: none; p2p shifts whole ranks so that a receive ends with its
+ * send; acelyzer puts each device event on acelyzer's aligned device clock
+ * (its mp_sync_tight_v1; host events stay). */
+enum ev_flex_align_mode { EV_FLEX_ALIGN_NONE = 0, EV_FLEX_ALIGN_P2P = 1, EV_FLEX_ALIGN_ACELYZER = 2 };
 struct ev_flex_opts {
 	uint64_t soc_khz;      /* --freq SoC part, kHz [1000000 = 1000 MHz] */
 	int tighten;           /* device-time tightening (default 1) */
@@ -151,7 +155,7 @@ struct ev_flex_opts {
 	int colls;             /* build per-rank collective spans (coll records) */
 	uint64_t sort_bytes;   /* memory of each of the three sorters [16M] */
 	int ts_fix;            /* --flex-ts-fix: move a job's device events into its AIU Roundtrip */
-	int align;             /* align rank clocks on send/recv pairs (default 1) */
+	int align;             /* enum ev_flex_align_mode [EV_FLEX_ALIGN_P2P] */
 	int strip_ids;         /* request ids out of communication event names, into id */
 	const struct ev_flex_complog *cl; /* compiler tables for the PT Active counter, NULL none */
 	uint64_t core_khz;     /* core clock of their ideal cycles, kHz [1100000] */
@@ -189,8 +193,22 @@ const struct ev_flex_counts *ev_flex_conv_counts(const ev_flex_conv *c);
 /* Clock alignment of rank i (in ev_flex_conv_rank order) after finish:
  * aligned (the lowest rank is the reference), offset_ns subtracted from its
  * times, the rank it was aligned to, whether pairs both ways were used. */
-struct ev_flex_align { uint32_t rank; int aligned; int64_t offset_ns; uint32_t via; int symmetric; uint64_t pairs; };
+struct ev_flex_align { uint32_t rank; int aligned; int64_t offset_ns; uint32_t via; int symmetric; uint64_t pairs; int64_t shift_ns; };
 const struct ev_flex_align *ev_flex_conv_align(const ev_flex_conv *c, size_t i);
+/* --align=acelyzer after finish: done (each rank's device clock shift in
+ * its ev_flex_align.shift_ns, aligned set) or why not (a static text about
+ * why_rank and, when non-zero, the CollGroup string id why_group); tree
+ * (the lowest rank sends first) or chain; the reference event's rank and
+ * CollGroup, and the aligned device clock's offset to host time; the
+ * device records moved. */
+struct ev_flex_ace {
+	int done, tree;
+	const char *why;
+	uint32_t why_rank, ref_rank;
+	uint64_t why_group, ref_group, moved;
+	int64_t ref_offset_ns;
+};
+void ev_flex_conv_ace(const ev_flex_conv *c, struct ev_flex_ace *out);
 /* The SoC clock detected from the data of input src, acelyzer's way
  * (lib/flex/freq.c): per rank, each 'Cmpt Exec' kernel's TS4 - TS3 over
  * its host duration, and its TS3 minus the previous kernel's TS3 over the

@@ -19,6 +19,7 @@
 
 #include "ev/flex.h"
 #include "ev/stream.h"
+#include "flex/acealign_int.h"
 #include "flex/counters_int.h"
 #include "flex/freq_int.h"
 
@@ -78,6 +79,8 @@ struct ev_flex_conv {
 	struct ev_map p2p_seq;     /* (rank, comm, peer, direction) -> next seq */
 	struct fq freq;            /* clock detection per (input, rank) */
 	struct fc ctr;             /* counter tracks: ConcurrentPreps, Power (mW) */
+	struct fa ace;             /* --align=acelyzer */
+	uint64_t ace_moved;
 	struct ev_map ideal;       /* kernel name id -> ideal ns + 2, 1 not in the tables */
 	struct ev_rec tsx;         /* pass 3: the tsx record waiting for its kernel */
 	uint64_t pt_name;          /* string id of the PT Active series */
@@ -96,7 +99,7 @@ void ev_flex_opts_init(struct ev_flex_opts *o)
 	o->tighten = 1;
 	o->rank = -1;
 	o->colls = 1;
-	o->align = 1;
+	o->align = EV_FLEX_ALIGN_P2P;
 	o->core_khz = 1100000;
 }
 
@@ -141,6 +144,7 @@ int ev_flex_conv_new(ev_flex_conv **out, const struct ev_flex_opts *o, ev_strtab
 	ev_vec_init(&c->edges, sizeof(struct edge));
 	fq_init(&c->freq);
 	fc_init(&c->ctr);
+	fa_init(&c->ace);
 	ev_map_init(&c->ideal);
 	uint64_t budget = o->sort_bytes ? o->sort_bytes : (16u << 20);
 	int rc = ev_sorter_open(&c->s1, budget, NULL);
@@ -188,6 +192,7 @@ void ev_flex_conv_free(ev_flex_conv *c)
 	ev_vec_free(&c->edges);
 	fq_free(&c->freq);
 	fc_free(&c->ctr);
+	fa_free(&c->ace);
 	ev_map_free(&c->ideal);
 	free(c->align);
 	free(c->ranks);
@@ -363,6 +368,28 @@ static uint32_t strip_id(const char *s, size_t n, char *out, size_t *len)
 
 static int ensure_buf(ev_flex_conv *c, size_t n);
 
+/* --align=acelyzer: a device record keeps its host placement until pass 2,
+ * when the alignment is known; the way to its place on the aligned device
+ * clock (device time + the rank's anchor - host placement) rides in fields
+ * the converter's records do not use before pass 3 (seq, channel,
+ * nthreads), cleared in pass 2. */
+static void park(struct ev_rec *r, int64_t d)
+{
+	uint64_t u = (uint64_t)d;
+	r->seq = (uint32_t)u;
+	r->channel = (uint16_t)(u >> 32);
+	r->nthreads = (uint16_t)(u >> 48);
+}
+
+static int64_t unpark(struct ev_rec *r)
+{
+	uint64_t u = (uint64_t)r->seq | (uint64_t)r->channel << 32 | (uint64_t)r->nthreads << 48;
+	r->seq = 0;
+	r->channel = 0;
+	r->nthreads = 0;
+	return (int64_t)u;
+}
+
 /* A kernel's TS1..TS5: the clock detection's sample, and a tsx record put
  * before the kernel k (same rank, stream, ts: the sorters keep the two
  * together).  Pass 1 parks TS3 - TS2 in comm, since aux holds the class
@@ -394,6 +421,9 @@ static int kernel_counters(ev_flex_conv *c, uint16_t src, const struct ev_flex_e
 	t.step_size = (uint32_t)(cy[3] - cy[2]);
 	t.id = (uint32_t)(cy[4] - cy[3]);
 	t.aux = (k->aux & AUX_DEVICE) | (EV_FC_OTHER + 1);
+	t.seq = k->seq; /* the kernel's parked way to its aligned place */
+	t.channel = k->channel;
+	t.nthreads = k->nthreads;
 	return ev_sorter_add(c->s1, &t);
 }
 
@@ -402,7 +432,7 @@ static int kernel_counters(ev_flex_conv *c, uint16_t src, const struct ev_flex_e
  * interval ending at the host end as for its slice.  Pass 1 parks the TS4
  * cycles in comm. */
 static int power_reading(ev_flex_conv *c, const struct ev_flex_event *e, const struct ev_rec *k, int64_t host_ts,
-                         uint64_t host_dur)
+                         uint64_t host_dur, const int64_t *dev, int64_t anchor)
 {
 	uint64_t cy[5];
 	ev_flex_counters(e, cy);
@@ -421,6 +451,8 @@ static int power_reading(ev_flex_conv *c, const struct ev_flex_event *e, const s
 	                    : at - (int64_t)ev_flex_cycles_ns(ref - cy[3], c->o.soc_khz);
 	p.bytes = e->power;
 	p.comm = cy[3];
+	if (dev)
+		park(&p, fa_sub(fa_add(dev[3], anchor), p.ts));
 	p.aux = AUX_POWER | AUX_DEVICE | (EV_FC_OTHER + 1);
 	return ev_sorter_add(c->s1, &p);
 }
@@ -473,8 +505,25 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 		c->n.zero_dur++;
 	if ((rc = stream_of(c, rank, e->tid, &r.stream)) != EV_OK)
 		return rc;
+	int64_t dev[5], anchor = 0;
+	int ace = c->o.align == EV_FLEX_ALIGN_ACELYZER && e->have_cyc;
+	if (ace) {
+		/* acelyzer places a device event at its instruction's first
+		 * counter (TS1 when it is no instruction). */
+		uint64_t cy[5];
+		ev_flex_counters(e, cy);
+		int first = instr >= 0 ? instr : 0;
+		if ((rc = fa_place(&c->ace, rank, cy, first, r.ts, c->o.soc_khz, dev)) != EV_OK)
+			return rc;
+		anchor = fa_rank_of(&c->ace, rank)->anchor;
+		park(&r, fa_sub(fa_add(dev[first], anchor), r.ts));
+		if (group_id && (rc = fa_note_group(&c->ace, rank, src, group_id,
+		                                    memmem(e->name, e->name_len, "AllReduce_all_reduce", 20) != NULL, dev,
+		                                    ev_rec_end(&r))) != EV_OK)
+			return rc;
+	}
 	if (e->have_cyc && e->have_power && r.dur > 100 && !memmem(e->name, e->name_len, " Prep", 5) &&
-	    (rc = power_reading(c, e, &r, ts, dur)) != EV_OK)
+	    (rc = power_reading(c, e, &r, ts, dur, ace ? dev : NULL, anchor)) != EV_OK)
 		return rc;
 	r.aux = cls + 1;
 	if (e->have_cyc)
@@ -791,17 +840,31 @@ static int lane_keep(ev_flex_conv *c, const struct ev_rec *r)
 
 /* Pass 2: the --flex-ts-fix job offsets, the refined DMA classes and the
  * tightest send -> recv pair between every two ranks. */
+/* --align=acelyzer: a device record at its place on the aligned device
+ * clock, from its host placement (before --flex-ts-fix: acelyzer places
+ * device events by their counters alone); the rest as they are. */
+static int ace_add(ev_flex_conv *c, struct ev_rec *r, int64_t host)
+{
+	int64_t d = unpark(r);
+	if (c->ace.done && (r->aux & AUX_DEVICE)) {
+		r->ts = fa_sub(fa_add(host, d), fa_offset(&c->ace, r->rank));
+		c->ace_moved += r->type != EV_TSX && !(r->aux & AUX_POWER);
+	}
+	return ev_sorter_add(c->s2, r);
+}
+
 static int pass2(void *ctx, struct ev_rec *r)
 {
 	ev_flex_conv *c = ctx;
 	unsigned cls = (r->aux & 0xFF) - 1;
+	int64_t host = r->ts;
 	if (c->o.ts_fix && (r->aux & AUX_DEVICE)) {
 		uint64_t *ix = ev_map_get(&c->jobs_ix, hkey(r->src, r->rank, 0x4A42, 0));
 		if (ix)
 			r->ts += ((struct job *)c->jobs.data)[*ix - 1].offset;
 	}
 	if (r->type == EV_TSX || (r->aux & AUX_POWER))
-		return ev_sorter_add(c->s2, r);
+		return ace_add(c, r, host);
 	if (cls == EV_FC_DATA_IN || cls == EV_FC_DATA_OUT) {
 		uint64_t *ix = ev_map_get(&c->windows_ix, hkey(r->src, r->rank, 0x574E, 0));
 		if (ix) {
@@ -847,7 +910,7 @@ static int pass2(void *ctx, struct ev_rec *r)
 			p->end = ev_rec_end(r);
 		}
 	}
-	return ev_sorter_add(c->s2, r);
+	return ace_add(c, r, host);
 }
 
 static struct ev_flex_align *align_of(ev_flex_conv *c, uint32_t rank)
@@ -875,7 +938,7 @@ static void align_ranks(ev_flex_conv *c)
 		c->align[i].rank = c->ranks[i];
 		c->align[i].via = c->ranks[i];
 	}
-	if (!c->nranks || !c->o.align)
+	if (!c->nranks || c->o.align != EV_FLEX_ALIGN_P2P)
 		return;
 	c->align[0].aligned = 1;
 	for (int changed = 1; changed;) {
@@ -1050,6 +1113,21 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 	if (!c->align)
 		return EV_ERR_NOMEM;
 	job_offsets(c);
+	if (c->o.align == EV_FLEX_ALIGN_ACELYZER) {
+		if ((rc = fa_solve(&c->ace, c->ranks, c->nranks, c->st)) != EV_OK)
+			return rc;
+		uint64_t *ix = c->ace.done && c->o.ts_fix
+		                   ? ev_map_get(&c->jobs_ix, hkey(c->ace.ref_src, c->ace.ref_rank, 0x4A42, 0))
+		                   : NULL;
+		if (ix) /* the reference event's host end as --flex-ts-fix moved it */
+			c->ace.ref_offset = fa_add(c->ace.ref_offset, ((struct job *)c->jobs.data)[*ix - 1].offset);
+		for (size_t i = 0; i < c->nranks; i++) {
+			const struct fa_rank *fr = fa_rank_of(&c->ace, c->ranks[i]);
+			c->align[i].rank = c->ranks[i];
+			c->align[i].aligned = c->ace.done && fr;
+			c->align[i].shift_ns = c->align[i].aligned ? fr->shift : 0;
+		}
+	}
 	/* (An empty sorter is not finished: ev_sorter_finish would qsort a NULL
 	 * array, which UBSan reports.) */
 	if (ev_sorter_count(c->s1) && (rc = ev_sorter_finish(c->s1, NULL, pass2, c)) != EV_OK)
@@ -1069,7 +1147,15 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 	for (size_t i = 0; i < c->nranks; i++)
 		if ((rc = ev_write_textf(w, "#rank %u device=aiu%u", c->ranks[i], c->ranks[i])) != EV_OK)
 			return rc;
-	for (size_t i = 0; c->o.align && c->nranks > 1 && i < c->nranks; i++)
+	if (c->ace.done && (rc = ev_write_textf(w, "#meta acelyzer.align=mp_sync_tight_v1 acelyzer.ref_offset_ns=%lld",
+	                                        (long long)c->ace.ref_offset)) != EV_OK)
+		return rc;
+	for (size_t i = 0; c->ace.done && i < c->nranks; i++)
+		if (c->align[i].aligned &&
+		    (rc = ev_write_textf(w, "#meta acelyzer.rank%u.device_shift_ns=%lld", c->align[i].rank,
+		                         (long long)c->align[i].shift_ns)) != EV_OK)
+			return rc;
+	for (size_t i = 0; c->o.align == EV_FLEX_ALIGN_P2P && c->nranks > 1 && i < c->nranks; i++)
 		if (c->align[i].aligned &&
 		    (rc = ev_write_textf(w, "#meta align.rank%u.offset_ns=%lld align.rank%u.drift_ppm=0 align.rank%u.t0_ns=0",
 		                         c->align[i].rank, (long long)c->align[i].offset_ns, c->align[i].rank,
@@ -1095,4 +1181,18 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 const struct ev_flex_align *ev_flex_conv_align(const ev_flex_conv *c, size_t i)
 {
 	return c->align && i < c->nranks ? &c->align[i] : NULL;
+}
+
+void ev_flex_conv_ace(const ev_flex_conv *c, struct ev_flex_ace *out)
+{
+	memset(out, 0, sizeof *out);
+	out->done = c->ace.done;
+	out->tree = c->ace.tree;
+	out->why = c->ace.why;
+	out->why_rank = c->ace.why_rank;
+	out->why_group = c->ace.why_group;
+	out->ref_rank = c->ace.ref_rank;
+	out->ref_group = c->ace.ref_group;
+	out->ref_offset_ns = c->ace.ref_offset;
+	out->moved = c->ace_moved;
 }

@@ -26,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.strip_ids = (size >> 2) & 1;
 	o.drop_prep = (size >> 3) & 1;
 	o.soc_khz = (size >> 4) & 1 ? 1000000 : 733333;
+	o.align = (int)((size >> 5) % 3); /* none, p2p, acelyzer */
 	if (!st || ev_flex_reader_new(&rd) != EV_OK)
 		abort();
 	if (ev_flex_conv_new(&c, &o, st) != EV_OK)
