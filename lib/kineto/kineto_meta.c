@@ -19,13 +19,23 @@ static int tok_i64(const char *text, const struct ev_json_tok *t, int i, int64_t
 	return ev_kspan_i64(&s, v);
 }
 
-int kineto_counters(ev_kineto *k, int fidx, const struct ev_kspan *args, const struct ev_rec *r)
+/* The tokens of a small JSON value (at most META_TOKENS), *n of them (an
+ * error status when it does not tokenize); NULL on no memory. */
+static struct ev_json_tok *meta_tokens(const char *text, size_t len, int *n)
 {
 	struct ev_json_tok *t = malloc(META_TOKENS * sizeof *t);
+	if (t)
+		*n = ev_json_tokenize(text, len, t, META_TOKENS);
+	return t;
+}
+
+int kineto_counters(ev_kineto *k, int fidx, const struct ev_kspan *args, const struct ev_rec *r)
+{
+	const char *text = args->p;
+	int n, rc = EV_OK;
+	struct ev_json_tok *t = meta_tokens(text, args->n, &n);
 	if (!t)
 		return EV_ERR_NOMEM;
-	const char *text = args->p;
-	int n = ev_json_tokenize(text, args->n, t, META_TOKENS), rc = EV_OK;
 	const char *base = ev_strtab_get(k->st, r->name, NULL);
 	for (int m = 0, i = 1; n > 0 && m < t[0].size; m++) {
 		int64_t val;
@@ -52,12 +62,10 @@ int kineto_counters(ev_kineto *k, int fidx, const struct ev_kspan *args, const s
 int kineto_distributed_info(ev_kineto *k, int fidx, const char *text, size_t len)
 {
 	struct ev_kineto_file *fi = &k->files[fidx];
-	if (!text)
-		return EV_OK;
-	struct ev_json_tok *t = malloc(META_TOKENS * sizeof *t);
+	int n, v, rc = EV_OK;
+	struct ev_json_tok *t = text ? meta_tokens(text, len, &n) : NULL;
 	if (!t)
-		return EV_ERR_NOMEM;
-	int n = ev_json_tokenize(text, len, t, META_TOKENS), v, rc = EV_OK;
+		return text ? EV_ERR_NOMEM : EV_OK;
 	int64_t x;
 	if (n > 0 && t[0].type == EV_JT_OBJECT) {
 		if ((v = ev_json_get(text, t, 0, "rank")) >= 0 && tok_i64(text, t, v, &x) == 0)
@@ -79,12 +87,10 @@ int kineto_distributed_info(ev_kineto *k, int fidx, const char *text, size_t len
 int kineto_device_properties(ev_kineto *k, int fidx, const char *text, size_t len)
 {
 	struct ev_kineto_file *fi = &k->files[fidx];
-	if (!text)
-		return EV_OK;
-	struct ev_json_tok *t = malloc(META_TOKENS * sizeof *t);
+	int n;
+	struct ev_json_tok *t = text ? meta_tokens(text, len, &n) : NULL;
 	if (!t)
-		return EV_ERR_NOMEM;
-	int n = ev_json_tokenize(text, len, t, META_TOKENS);
+		return text ? EV_ERR_NOMEM : EV_OK;
 	fi->ngpus = 0;
 	if (n > 0 && t[0].type == EV_JT_ARRAY) {
 		/* The array's elements, one value after the other. */
