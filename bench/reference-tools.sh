@@ -19,7 +19,8 @@
 # $BENCH_PYTHON with Debian's python3-pandas, python3-openpyxl,
 # python3-tqdm (TraceLens), python3-plotly, python3-networkx and
 # python3-psutil (HTA).  A tool that is missing gets one row
-# saying why.  BENCH_SMALL=1: the two smaller traces.
+# saying why.  BENCH_SMALL=1: the two smaller traces; BENCH_REF_TRACES: a
+# list of them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,6 +48,8 @@ real=(nccl_parser_config/nccl_data ns_resolution_trace/rank-0.Apr_03_18_51_38.11
       negative_queue_length_values_check/rank0 df_index_resolver/df_index_resolver
       ../tracelens/mi300/resnet_act_checkpoint)
 [ -z "${BENCH_SMALL:-}" ] || real=("${real[@]:0:2}")
+# BENCH_REF_TRACES="a b": only these (paths as above), e.g. the ResNet one.
+[ -z "${BENCH_REF_TRACES:-}" ] || read -r -a real <<<"$BENCH_REF_TRACES"
 faster() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1fx faster than %s", a / b, n }'; }
 tl="${TRACELENS_DIR:-}" hta="${HTA_DIR:-}"
 use_tl=0 use_hta=0
