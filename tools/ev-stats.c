@@ -10,6 +10,7 @@
  * ranks, sources), not with events.
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ struct opts {
 	int rank_mean;               /* compare: --rank-mean */
 	int xlsx;                    /* --xlsx: a workbook, the table as one sheet */
 	int report;                  /* the report subcommand */
-	unsigned given;              /* bit per option code (subcommand checks) */
+	uint64_t given;              /* bit per option code (subcommand checks) */
 	char **inputs;
 	int ninputs;
 };
@@ -422,7 +423,7 @@ static const struct option longopts[] = {
 static int check_options(struct opts *o)
 {
 	for (int code = O_BY; code <= O_RATIO; code++) {
-		if (!(o->given & (1u << code)))
+		if (!(o->given & (UINT64_C(1) << code)))
 			continue;
 		const char *opt = "";
 		for (const struct option *p = longopts; p->name; p++)
@@ -457,8 +458,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 {
 	struct ev_stats_opts *so = &o->so;
 	int rc;
-	if (c > 0 && c < 32)
-		o->given |= 1u << c;
+	if (c > 0 && c < 64)
+		o->given |= UINT64_C(1) << c;
 	switch (c) {
 	case O_BY:
 		if (ev_stats_opts_by(so, arg))
@@ -626,7 +627,7 @@ static int settle_options(struct opts *o)
 		/* Each table has its own grouping and --table: those options,
 		 * and compare's, do not apply. */
 		for (const struct option *p = longopts; p->name; p++)
-			if (p->val < 32 && (o->given & (1u << p->val)) &&
+			if (p->val < 64 && (o->given & (UINT64_C(1) << p->val)) &&
 			    (p->val == O_BY || p->val == O_TABLE || listed(compare_options, p->name) ||
 			     !strcmp(p->name, "class") || !strcmp(p->name, "key") || !strcmp(p->name, "top")))
 				return ev_cli_usage_error(&o->cli, "report: --%s does not apply (each table has its own)", p->name);
