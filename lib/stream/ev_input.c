@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ev/stream.h"
@@ -92,6 +93,9 @@ int ev_input_fdopen(ev_input **out, int fd, int own, const char *name)
 		return EV_ERR_NOMEM;
 	in->fd = fd;
 	in->own = own;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		(void)fcntl(fd, F_SETPIPE_SZ, 1 << 20); /* the writer's side may not have */
 	in->chunk = default_chunk;
 	in->cap = in->chunk;
 	in->line_limit = EV_LINE_MAX;
