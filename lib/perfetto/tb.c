@@ -484,9 +484,14 @@ int ev_tb_finish(ev_tb *t)
 {
 	if (t->err.status)
 		return t->err.status;
-	size_t world = ev_meta_nrank(t->meta);
-	if (world < t->ranks.len)
-		world = t->ranks.len;
+	/* World size: past the highest rank the stream names or uses. */
+	size_t world = 0;
+	for (size_t i = 0; i < ev_meta_nrank(t->meta); i++)
+		if (ev_meta_rank_at(t->meta, i)->rank >= world)
+			world = (size_t)ev_meta_rank_at(t->meta, i)->rank + 1;
+	for (size_t i = 0; i < t->ranks.len; i++)
+		if (((struct tb_rank *)t->ranks.data)[i].rank >= world)
+			world = (size_t)((struct tb_rank *)t->ranks.data)[i].rank + 1;
 	for (size_t i = 0; i < t->ranks.len; i++) {
 		struct tb_rank *k = (struct tb_rank *)t->ranks.data + i;
 		int rc = tb_close_rank(t, k, world);
