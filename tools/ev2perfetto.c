@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
 
 #include "ev.h"
@@ -21,6 +22,10 @@ struct opts {
 	int ninputs;
 	ev_perfetto *tl; /* the timeline being written, to out */
 	ev_output *out;
+	int tb;          /* --tb: one PyTorch profiler trace per rank into -o DIR */
+	ev_tb *tbw;
+	ev_output **tb_out; /* its files, one per rank, in order of first use */
+	size_t ntb, captb;
 };
 
 static void usage(FILE *f)
@@ -71,6 +76,11 @@ static void usage(FILE *f)
 "  -v, --verbose          print counts on stderr\n"
 "  -q, --quiet            no progress or warnings\n"
 "  -f, --force            write gzip output (-z) to a terminal\n"
+"      --tb               write the PyTorch profiler's layout for TensorBoard's\n"
+"                         profiler plugin instead: one Kineto trace per rank,\n"
+"                         -o DIR/<host>_<rank>.pt.trace.json (worker_<rank>\n"
+"                         without a host), with deviceProperties and\n"
+"                         distributedInfo; -o DIR is required (made if absent)\n"
 EV_CLI_HELP_HV
 "\n"
 "Slices that overlap on one stream without nesting go to an extra track of\n"
@@ -222,6 +232,94 @@ static int write_timeline(struct opts *o, ev_strtab *st, ev_meta *meta)
 	return status;
 }
 
+/* ---- --tb: one Kineto trace per rank ------------------------------------ */
+
+/* The library asks for rank's file: DIR/<worker>.pt.trace.json. */
+static int tb_open(void *ctx, uint32_t rank, const char *worker, ev_output **out)
+{
+	struct opts *o = ctx;
+	(void)rank;
+	if (o->ntb == o->captb) {
+		size_t n = o->captb ? 2 * o->captb : 16;
+		ev_output **p = realloc(o->tb_out, n * sizeof *p);
+		if (!p)
+			return EV_ERR_NOMEM;
+		o->tb_out = p;
+		o->captb = n;
+	}
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof path, "%s/%s.pt.trace.json", o->cli.output, worker) >= sizeof path)
+		return EV_ERR_ARG;
+	int rc = ev_output_open(out, path);
+	if (rc == EV_OK)
+		o->tb_out[o->ntb++] = *out;
+	return rc;
+}
+
+static int tb_error(const struct opts *o, const ev_reader *r)
+{
+	const struct ev_perfetto_error *e = ev_tb_error(o->tbw);
+	const struct ev_cli *cli = &o->cli;
+	if (e->status == EV_ERR_NOMEM)
+		return ev_cli_error(cli, "out of memory");
+	if (e->in_output)
+		return ev_cli_error(cli, "%s/%s.pt.trace.json: %s", cli->output, e->msg, ev_strerror(e->status));
+	if (!r)
+		return ev_cli_error(cli, "%s", e->msg);
+	return ev_cli_error(cli, "%s: record %llu: %s", ev_reader_name(r), (unsigned long long)ev_reader_recno(r),
+	                    e->msg);
+}
+
+static int tb_add(void *ctx, ev_reader *r, struct ev_rec *rec)
+{
+	struct opts *o = ctx;
+	if (ev_tb_add(o->tbw, rec) == EV_OK)
+		return EV_OK;
+	tb_error(o, r);
+	return EV_FILTER_REPORTED;
+}
+
+/* Every rank's trace into the directory -o; returns the exit status. */
+static int write_tb(struct opts *o, ev_strtab *st, ev_meta *meta)
+{
+	const char *dir = o->cli.output;
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return ev_cli_error(&o->cli, "%s: %s", dir, strerror(errno));
+	const struct ev_filter f = { 0, NULL, NULL, tb_add, NULL, NULL };
+	int status;
+	if (ev_tb_new(&o->tbw, &o->p, st, meta, tb_open, o) != EV_OK)
+		status = ev_cli_error(&o->cli, "out of memory");
+	else if ((status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, o)) == 0 &&
+	         ev_tb_finish(o->tbw) != EV_OK)
+		status = tb_error(o, NULL);
+	for (size_t i = 0; i < o->ntb; i++) {
+		if (status == 0) {
+			char name[4096];
+			snprintf(name, sizeof name, "%s", ev_output_name(o->tb_out[i]));
+			int rc = ev_output_close(o->tb_out[i]);
+			if (rc)
+				status = ev_cli_file_error(&o->cli, name, rc);
+		} else {
+			ev_output_abort(o->tb_out[i]);
+		}
+	}
+	struct ev_tb_stats s = { 0 };
+	if (o->tbw)
+		ev_tb_get_stats(o->tbw, &s);
+	if (status == 0 && s.ranks == 0)
+		ev_cli_warn(&o->cli, "no records: no trace written to %s", dir);
+	if (status == 0 && s.dev_guessed)
+		ev_cli_warn(&o->cli, "%llu rank(s) without a device number 0..63 in #rank device=: GPU id = the rank "
+		            "(0 above 63)", (unsigned long long)s.dev_guessed);
+	if (status == 0 && o->verbose && !o->cli.quiet)
+		ev_cli_note(&o->cli, "%llu records, %llu trace events in %llu rank file(s), %llu records skipped",
+		            (unsigned long long)s.records, (unsigned long long)s.events, (unsigned long long)s.ranks,
+		            (unsigned long long)s.skipped);
+	ev_tb_free(o->tbw);
+	free(o->tb_out);
+	return status;
+}
+
 static int run(struct opts *o)
 {
 	ev_strtab *st = ev_strtab_new();
@@ -229,14 +327,18 @@ static int run(struct opts *o)
 	int status = 0;
 	if (!st || !meta)
 		status = ev_cli_error(&o->cli, "out of memory");
+	else if (o->tb && (!o->cli.output || strcmp(o->cli.output, "-") == 0))
+		status = ev_cli_usage_error(&o->cli, "--tb writes one file per rank: give the directory with -o DIR");
+	else if (o->tb && o->p.gzip)
+		status = ev_cli_usage_error(&o->cli, "--tb writes plain .pt.trace.json files; gzip them afterwards");
 	else if (!o->p.max_events || (status = estimate(o)) == 0)
-		status = write_timeline(o, st, meta);
+		status = o->tb ? write_tb(o, st, meta) : write_timeline(o, st, meta);
 	ev_meta_free(meta);
 	ev_strtab_free(st);
 	return status;
 }
 
-enum { OPT_LAYOUT = 256, OPT_RANK_PREFIX, OPT_TIME, OPT_NO_FLOWS, OPT_NO_COUNTERS, OPT_COUNTERS, OPT_MAX_PENDING, OPT_MAX_EVENTS };
+enum { OPT_LAYOUT = 256, OPT_RANK_PREFIX, OPT_TIME, OPT_NO_FLOWS, OPT_NO_COUNTERS, OPT_COUNTERS, OPT_MAX_PENDING, OPT_MAX_EVENTS, OPT_TB };
 
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
@@ -250,6 +352,7 @@ static const struct option longopts[] = {
 	{ "max-pending", required_argument, NULL, OPT_MAX_PENDING },
 	{ "max-events", required_argument, NULL, OPT_MAX_EVENTS },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "tb", no_argument, NULL, OPT_TB },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -275,6 +378,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 		o->p.absolute = w;
 		break;
 	case OPT_NO_FLOWS: o->p.no_flows = 1; break;
+	case OPT_TB: o->tb = 1; break;
 	case OPT_NO_COUNTERS: o->p.no_counters = 1; break;
 	case OPT_COUNTERS: return ev_cli_word_list(&o->cli, "--counters", arg, hta, &o->p.hta_counters);
 	case OPT_MAX_PENDING:

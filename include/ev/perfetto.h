@@ -107,4 +107,44 @@ void ev_perfetto_say_notes(ev_perfetto *p, const struct ev_say *say);
  * a size estimate before writing; the record needs only its type. */
 unsigned ev_perfetto_events_max(const struct ev_rec *r);
 
+/* ---- The PyTorch profiler's layout, for TensorBoard (lib/perfetto/tb.c) --
+ *
+ * One Kineto-style trace per rank, the layout torch_tb_profiler (kineto's
+ * tb_plugin) loads: {"schemaVersion":1,"traceEvents":[...],
+ * "deviceProperties":[...],"distributedInfo":{...},...}.  GPU events on
+ * pid = the rank's device index with args.device equal to it (the plugin
+ * indexes deviceProperties by it), tid = stream; CPU events on the rank's
+ * process.  Kineto's categories: kernel, gpu_memcpy, gpu_memset,
+ * cuda_runtime, cpu_op, user_annotation, gpu_user_annotation,
+ * python_function; a flex2ev collective span (flag synth) is a
+ * gpu_user_annotation named nccl:<collective> with an "external id", which
+ * the plugin counts as communication.  docs/ev2perfetto.md has the table.
+ *
+ * Records must come in time order; memory grows with the ranks and their
+ * streams, not with the events.  A rank's output is asked for through
+ * open() when its first record comes, named by its worker name
+ * ("<host>_<rank>", else "worker_<rank>"); the caller closes them. */
+typedef struct ev_tb ev_tb;
+/* Give *out for rank's file (worker: its worker name, the file's name
+ * without ".pt.trace.json").  EV_OK or an EV_ERR_* the call passes on. */
+typedef int (*ev_tb_open_fn)(void *ctx, uint32_t rank, const char *worker, ev_output **out);
+struct ev_tb_stats {
+	uint64_t records, events, ranks;
+	uint64_t skipped;     /* records with no event of their own */
+	uint64_t dev_guessed; /* ranks whose device index is not a number 0..63
+	                         in #rank device=: the rank number, else 0, used */
+};
+/* o: only absolute and max_events are read. */
+int ev_tb_new(ev_tb **t, const struct ev_perfetto_opts *o, const ev_strtab *st, const ev_meta *meta,
+              ev_tb_open_fn open, void *ctx);
+int ev_tb_add(ev_tb *t, const struct ev_rec *r);
+/* Every rank's closing JSON; the outputs are flushed, not closed. */
+int ev_tb_finish(ev_tb *t);
+const struct ev_perfetto_error *ev_tb_error(const ev_tb *t);
+void ev_tb_get_stats(const ev_tb *t, struct ev_tb_stats *st);
+void ev_tb_free(ev_tb *t);
+/* The worker name of rank into buf: "<host>_<rank>" from #rank host= (or
+ * node=), characters other than [A-Za-z0-9-] as '_', else "worker_<rank>". */
+void ev_tb_worker(const ev_meta *meta, uint32_t rank, char *buf, size_t n);
+
 #endif /* EV_PERFETTO_H */

@@ -425,6 +425,75 @@ static void test_errors(void)
 	CHECK(ev_perfetto_events_max(&e) == 2);
 }
 
+/* --tb's writer: one file per rank through the open callback, named by the
+ * worker; GPU events on pid = the device from #rank device=, a flex2ev
+ * collective span as nccl:<coll> with an external id, the closing keys. */
+struct tb_ctx { char paths[4][160]; ev_output *outs[4]; int n; };
+
+static int tb_open_cb(void *ctx, uint32_t rank, const char *worker, ev_output **out)
+{
+	struct tb_ctx *c = ctx;
+	(void)rank;
+	CHECK(c->n < 4);
+	snprintf(c->paths[c->n], sizeof c->paths[0], "%s/%s.pt.trace.json", dir, worker);
+	int rc = ev_output_open(out, c->paths[c->n]);
+	c->outs[c->n++] = *out;
+	return rc;
+}
+
+static void test_tb(void)
+{
+	char w[64];
+	struct tl t;
+	const char *meta[] = { "#rank 0 host=node.a device=aiu3 pid=42", "#rank 1 device=gpu", NULL };
+	tl_init(&t, meta);
+	ev_tb_worker(t.meta, 0, w, sizeof w);
+	CHECK(strcmp(w, "node_a_0") == 0);
+	ev_tb_worker(t.meta, 1, w, sizeof w);
+	CHECK(strcmp(w, "worker_1") == 0);
+	struct ev_rec r[4];
+	r[0] = rec(EV_API, 0, 9, 100, 10);
+	r[0].id = 5;
+	r[1] = rec(EV_KERNEL, 0, 7, 200, 50);
+	r[1].id = 5;
+	r[1].name = str(&t, "gemm");
+	r[2] = rec(EV_COLL, 1, 0, 300, 40);
+	r[2].op = 1;
+	r[2].flags = EV_F_SYNTH;
+	r[3] = rec(EV_DEP, 1, 0, 300, 0);
+	struct ev_perfetto_opts o;
+	opts(&o);
+	struct tb_ctx c = { .n = 0 };
+	ev_tb *tb = NULL;
+	CHECK(ev_tb_new(&tb, &o, t.st, t.meta, tb_open_cb, &c) == EV_OK);
+	for (size_t i = 0; i < 4; i++)
+		CHECK(ev_tb_add(tb, &r[i]) == EV_OK);
+	CHECK(ev_tb_finish(tb) == EV_OK);
+	struct ev_tb_stats s;
+	ev_tb_get_stats(tb, &s);
+	CHECK(s.records == 4 && s.ranks == 2 && s.skipped == 1 && s.dev_guessed == 1);
+	struct ev_rec late = rec(EV_KERNEL, 0, 7, 50, 1);
+	CHECK(ev_tb_add(tb, &late) == EV_ERR_ORDER);
+	ev_tb_free(tb);
+	CHECK(c.n == 2);
+	for (int i = 0; i < c.n; i++)
+		CHECK(ev_output_close(c.outs[i]) == EV_OK);
+	t.json = slurp(c.paths[0], &t.len);
+	CHECK(has(&t, "{\"schemaVersion\":1,\"traceEvents\":["));
+	CHECK(has(&t, "{\"ph\":\"X\",\"pid\":42,\"tid\":9,\"name\":\"api\",\"cat\":\"cuda_runtime\""));
+	CHECK(has(&t, "{\"ph\":\"X\",\"pid\":3,\"tid\":7,\"name\":\"gemm\",\"cat\":\"kernel\",\"ts\":0.100,\"dur\":0.050,"
+	              "\"args\":{\"rank\":0,\"device\":3,\"stream\":7,\"correlation\":5"));
+	CHECK(has(&t, "\"deviceProperties\":[{\"id\":0},{\"id\":1},{\"id\":2},{\"id\":3,\"name\":\"aiu3\"}]"));
+	CHECK(has(&t, "\"distributedInfo\":{\"rank\":0,\"world_size\":2}"));
+	CHECK(has(&t, "\"baseTimeNanoseconds\":100"));
+	free(t.json);
+	t.json = slurp(c.paths[1], &t.len);
+	CHECK(has(&t, "\"pid\":1,\"tid\":0,\"name\":\"nccl:all_reduce\",\"cat\":\"gpu_user_annotation\""));
+	CHECK(has(&t, "\"external id\":1"));
+	CHECK(has(&t, "\"name\":\"PyTorch Profiler (0)\",\"cat\":\"Trace\",\"ts\":0.200,\"dur\":0.040"));
+	tl_free(&t);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test_perfetto.XXXXXX");
@@ -439,6 +508,7 @@ int main(void)
 	RUN(test_counters);
 	RUN(test_options);
 	RUN(test_errors);
+	RUN(test_tb);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)
