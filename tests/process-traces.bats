@@ -346,6 +346,21 @@ EOF2
 	assert_output "$(awk '$1 == "exec" { print $2 }' "$T/truth")"
 }
 
+@test "Flex --tb: one TensorBoard trace per rank beside the timeline, replaced on a rerun" {
+	need_shared_data
+	run -0 --separate-stderr process-traces -t --tb -n tp4 -o "$T/out" "$SHARED_DATA/acelyzer/allreduce_tp4.json"
+	[[ "$stderr" == *"tp4_tb/"* ]]
+	run -0 ls "$T/out/tp4_tb"
+	[ "${#lines[@]}" = 4 ]
+	assert_line --regexp '_3[.]pt[.]trace[.]json$'
+	run -0 python3 "$TESTS_DIR/tb-layout.py" "$T/out/tp4_tb"
+	# A rerun replaces the directory: no file of the first run is left.
+	touch "$T/out/tp4_tb/stale.pt.trace.json"
+	process-traces -q -t --tb -n tp4 -o "$T/out" "$SHARED_DATA/acelyzer/allreduce_tp4.json"
+	[ ! -e "$T/out/tp4_tb/stale.pt.trace.json" ]
+	[ "$(ls "$T/out/tp4_tb" | wc -l)" = 4 ]
+}
+
 @test "Flex and PyTorch traces together: both converted, not aligned to each other (said)" {
 	need_shared_data
 	run -0 --separate-stderr process-traces -n mix -o "$T/out" "$SHARED_DATA/acelyzer/allreduce_tp4.json" "$TESTS_DIR/fixtures/kineto2ev/small.json"
