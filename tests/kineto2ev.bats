@@ -428,6 +428,12 @@ OUT
 	assert_output "#rank 1 pid=258 device=1 world_size=8 gpu=AMD_Instinct_MI350X local_gpus=8"
 }
 
+@test "deviceProperties: entries without a name are no GPUs (local_gpus counts named ones)" {
+	printf '{"deviceProperties":[{"id":0},{"id":1},{"id":2,"name":"AIU"}],"distributedInfo":{"rank":2,"world_size":4},"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":2,"tid":7,"ts":1,"dur":2,"args":{"device":2,"stream":7}}]}' >"$BATS_TEST_TMPDIR/tb.json"
+	run -0 bash -c 'kineto2ev -q "$1" | ev-view -H | grep "^#rank"' _ "$BATS_TEST_TMPDIR/tb.json"
+	assert_output --regexp 'gpu=AIU local_gpus=1$'
+}
+
 @test "cuda_sync events keep their call's correlation and the CUDA event they wait on" {
 	printf '{"traceEvents":[%s,%s,%s]}' \
 		'{"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":-1,"ts":10,"dur":3,"args":{"correlation":1536,"wait_on_stream":7,"wait_on_cuda_event_record_corr_id":1533,"stream":-1}}' \

@@ -95,7 +95,10 @@ int kineto_device_properties(ev_kineto *k, int fidx, const char *text, size_t le
 	if (n > 0 && t[0].type == EV_JT_ARRAY) {
 		/* The array's elements, one value after the other. */
 		for (int e = 0, i = 1; e < t[0].size && i < n; e++, i = ev_json_skip(t, i)) {
-			if (t[i].type != EV_JT_OBJECT)
+			/* A device is an entry with a name: a writer that indexes
+			 * the list by device id (ev2perfetto --tb) leaves the
+			 * others empty, and they are no GPUs the process saw. */
+			if (t[i].type != EV_JT_OBJECT || ev_json_get(text, t, i, "name") < 0)
 				continue;
 			fi->ngpus++;
 			int v = ev_json_get(text, t, i, "id");
