@@ -23,8 +23,8 @@ static void usage(FILE *f)
 	fputs(
 "Usage: flex-stats TABLE [options] [FILE...]\n"
 "acelyzer's tables from an ev stream written by flex2ev (any order for\n"
-"summary/categories/classes; time order for colls), as comma-separated CSV with\n"
-"one header row, ranks ascending.  Times in microseconds.\n"
+"summary/categories/classes; time order for colls and iterations), as\n"
+"comma-separated CSV with one header row, ranks ascending.  Times in microseconds.\n"
 "\n"
 "TABLE:\n"
 "  summary      acelyzer's _summary.csv: per rank, every kernel ('Cmpt Exec')\n"
@@ -50,6 +50,15 @@ static void usage(FILE *f)
 "               span_us,bandwidth_gbps (coll_data_bytes = 2(N-1) x bytes, as\n"
 "               acelyzer's Coll_Bandwidth)\n"
 "  classes      rank,class,events,total_us: acelyzer's event classes\n"
+"  ts_analysis  acelyzer's _ts_analysis.csv: per rank and kernel name, the\n"
+"               TS2-1 .. TS5-4 stage gaps in cycles\n"
+"  iterations   acelyzer's ITSTATS line, its names: pid,avg_iteration_time\n"
+"               (us),iterations, then kernels_per_iteration,restarts: per\n"
+"               rank, the kernel sequence that repeats (acelyzer's\n"
+"               detection: the kernels so far end in one word twice after\n"
+"               a prefix under a third), each later repetition an interval\n"
+"               from the one before; a broken repetition restarts and is\n"
+"               not counted\n"
 "\n"
 "Options:\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
@@ -58,6 +67,8 @@ static void usage(FILE *f)
 "      --freq=SOC[:CORE]  clocks in MHz; CORE converts ideal cycles [1000:1100]\n"
 "      --max-samples=N    values kept exactly for medians (summary, ts_analysis),\n"
 "                         then a sketch within 0.5% [8000000]\n"
+"      --iter-window=N    iterations: kernels per rank searched for the\n"
+"                         repeating word, then given up (said) [16384]\n"
 "  -q, --quiet            no warnings\n"
 EV_CLI_HELP_HV
 "\n"
@@ -74,6 +85,23 @@ static int filter_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 	return ev_flex_stats_add(ctx, rec);
 }
 
+static int report_iterations(const struct ev_cli *cli, const struct ev_flex_stats_counts *n)
+{
+	unsigned long long k = n->kernels;
+	if (n->no_counters == k)
+		return ev_cli_error(cli, "none of the %llu kernels has TS1..TS5 counters (tsx records): no iterations table", k);
+	if (n->no_counters)
+		ev_cli_warn(cli, "%llu kernel(s) without TS1..TS5 counters: not in the kernel sequence (acelyzer's rule)",
+		            (unsigned long long)n->no_counters);
+	if (n->unordered)
+		return ev_cli_error(cli, "%llu kernel(s) start before their rank's kernel before: iterations needs "
+		                    "the stream in time order, as flex2ev writes it", (unsigned long long)n->unordered);
+	if (n->iter_gave_up)
+		ev_cli_warn(cli, "%llu rank(s) without a repeating kernel sequence in their first --iter-window "
+		            "kernels: their fields are empty (raise --iter-window)", (unsigned long long)n->iter_gave_up);
+	return 0;
+}
+
 /* Never an empty table without a word; then what was left out or is
  * approximate.  Returns the exit status. */
 static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
@@ -83,7 +111,8 @@ static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
 	unsigned long long records = n->records;
 	if (!records)
 		return ev_cli_error(cli, "no records in the input: nothing to tabulate");
-	if ((t == EV_FLEX_SUMMARY || t == EV_FLEX_CATEGORIES || t == EV_FLEX_ACTIVE || t == EV_FLEX_TS_ANALYSIS) &&
+	if ((t == EV_FLEX_SUMMARY || t == EV_FLEX_CATEGORIES || t == EV_FLEX_ACTIVE || t == EV_FLEX_TS_ANALYSIS ||
+	     t == EV_FLEX_ITERATIONS) &&
 	    !n->kernels)
 		return ev_cli_error(cli, "no 'Cmpt Exec' kernels in %llu records: no %s table (is this a flex2ev stream?)",
 		                    records, ev_flex_table_names[t]);
@@ -107,6 +136,8 @@ static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
 		                    (unsigned long long)n->kernels);
 	if (t == EV_FLEX_TS_ANALYSIS && n->no_counters)
 		ev_cli_warn(cli, "%llu kernel(s) without TS1..TS5 counters: not in the table", (unsigned long long)n->no_counters);
+	if (t == EV_FLEX_ITERATIONS)
+		return report_iterations(cli, n);
 	if (t == EV_FLEX_COLLS && n->colls_incomplete)
 		ev_cli_warn(cli, "%llu collective(s) not seen on all their ranks", (unsigned long long)n->colls_incomplete);
 	if (n->colls_evicted)
@@ -177,13 +208,14 @@ done:
 	return ex;
 }
 
-enum { OPT_FREQ = 256, OPT_MAX_SAMPLES };
+enum { OPT_FREQ = 256, OPT_MAX_SAMPLES, OPT_ITER_WINDOW };
 
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
 	{ "compiler-log", required_argument, NULL, 'c' },
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
+	{ "iter-window", required_argument, NULL, OPT_ITER_WINDOW },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -208,6 +240,10 @@ static int on_opt(void *ctx, int code, const char *arg)
 		if (ev_parse_u64(arg, &o->fs.max_samples))
 			return ev_cli_usage_error(&o->cli, "--max-samples: not a number: '%s'", arg);
 		break;
+	case OPT_ITER_WINDOW:
+		if (ev_parse_u64(arg, &o->fs.iter_window) || o->fs.iter_window < 2 * 5)
+			return ev_cli_usage_error(&o->cli, "--iter-window: expected a number of kernels >= 10, got '%s'", arg);
+		break;
 	}
 	return 0;
 }
@@ -222,7 +258,7 @@ static int choose_table(struct opts *o, char **words, int n)
 {
 	unsigned t;
 	if (n == 0)
-		return ev_cli_usage_error(&o->cli, "no TABLE given (summary, categories, stats, active, colls, classes, ts_analysis)");
+		return ev_cli_usage_error(&o->cli, "no TABLE given (summary, categories, stats, active, colls, classes, ts_analysis, iterations)");
 	int rc = ev_cli_word(&o->cli, "TABLE", words[0], ev_flex_table_names, &t);
 	if (rc)
 		return rc;
@@ -238,6 +274,7 @@ int main(int argc, char **argv)
 	ev_cli_init(&o.cli, "flex-stats");
 	o.fs.core_khz = 1100000;
 	o.fs.max_samples = 8000000;
+	o.fs.iter_window = 16384;
 	int status = ev_cli_getopt(&o.cli, argc, argv, &before_table, &o, &first);
 	if (status == EV_CLI_RUN)
 		status = choose_table(&o, argv + first, argc - first);

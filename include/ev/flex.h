@@ -295,7 +295,8 @@ size_t ev_flex_norm_name(const char *name, size_t n, char *out);
 /* acelyzer's tables from a flex2ev stream (lib/flex/stats*.c).         */
 
 /* One pass over the records in any order (colls: time order, for its
- * collectives to complete as they happen).  Memory per rank, per (rank,
+ * collectives to complete as they happen; iterations: time order per rank,
+ * the kernels' sequence).  Memory per rank, per (rank,
  * kernel name), per (rank, category or class) and per open collective,
  * never per record: medians are exact while the durations fit
  * max_samples, then from a sketch (ev_dist); open collectives are bounded
@@ -308,6 +309,7 @@ enum ev_flex_table {
 	EV_FLEX_COLLS,      /* one row per collective across its ranks */
 	EV_FLEX_CLASSES,    /* per rank and acelyzer event class */
 	EV_FLEX_TS_ANALYSIS,/* _ts_analysis.csv: per rank and normalised 'Cmpt Exec' name, TS gaps */
+	EV_FLEX_ITERATIONS, /* acelyzer's ITSTATS: per rank, repeating kernel sequence and its period */
 	EV_FLEX_NTABLES
 };
 /* The tables' names in enum order, NULL-terminated ("summary", ...). */
@@ -320,6 +322,7 @@ struct ev_flex_stats_opts {
 	uint64_t core_khz;                /* categories: core clock of the ideal cycles */
 	uint64_t max_samples;             /* summary: durations kept exactly for medians */
 	const struct ev_flex_complog *cl; /* categories: compiler tables, NULL none; kept by the caller */
+	uint64_t iter_window;             /* iterations: kernels per rank searched for the word [16384] */
 };
 /* What the pass saw, for the caller to say why a table is empty or partial. */
 struct ev_flex_stats_counts {
@@ -331,7 +334,9 @@ struct ev_flex_stats_counts {
 	uint64_t colls_incomplete; /* colls: rows of collectives not seen on all their ranks */
 	uint64_t colls_evicted;    /* colls: released before the end by the matcher's bounds */
 	uint64_t sketched;         /* summary, ts_analysis: distributions whose median is from the sketch */
-	uint64_t no_counters;      /* ts_analysis: kernels without a tsx record (no TS1..TS5) */
+	uint64_t no_counters;      /* ts_analysis, iterations: kernels without a tsx record (no TS1..TS5) */
+	uint64_t iter_gave_up;     /* iterations: ranks with no word within iter_window kernels */
+	uint64_t unordered;        /* iterations: kernels starting before the rank's kernel before */
 };
 typedef struct ev_flex_stats ev_flex_stats;
 /* Rows go to out, a table the caller opened with ev_flex_table_cols' header

@@ -11,7 +11,7 @@
 #include "flex/stats_int.h"
 
 const char *const ev_flex_table_names[EV_FLEX_NTABLES + 1] = {
-	"summary", "categories", "stats", "active", "colls", "classes", "ts_analysis", NULL,
+	"summary", "categories", "stats", "active", "colls", "classes", "ts_analysis", "iterations", NULL,
 };
 
 const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n)
@@ -41,6 +41,10 @@ const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n)
 		[EV_FLEX_COLLS] = { "collective", "seq", "kind", "nranks", "ranks_seen", "bytes", "coll_data_bytes",
 		                    "start_us", "end_us", "span_us", "bandwidth_gbps" },
 		[EV_FLEX_CLASSES] = { "rank", "class", "events", "total_us" },
+		/* acelyzer's ITSTATS names (pid, avg_iteration_time in us,
+		 * iterations), then the word's length and the breaks. */
+		[EV_FLEX_ITERATIONS] = { "pid", "avg_iteration_time", "iterations", "kernels_per_iteration",
+		                         "restarts" },
 	};
 	size_t k = 0;
 	if ((unsigned)t >= EV_FLEX_NTABLES) {
@@ -103,6 +107,8 @@ int ev_flex_stats_new(ev_flex_stats **sp, const struct ev_flex_stats_opts *o, ev
 	ev_map_init(&s->tix);
 	ev_vec_init(&s->ts, sizeof(struct fs_ts));
 	ev_map_init(&s->catcache);
+	ev_map_init(&s->iix);
+	ev_vec_init(&s->its, sizeof(struct fs_iter));
 	if (o->table == EV_FLEX_CATEGORIES)
 		return fs_categories_init(s);
 	if (o->table == EV_FLEX_COLLS)
@@ -137,6 +143,8 @@ static int add_kernel(ev_flex_stats *s, struct fs_rank *rs, const struct ev_rec 
 		return fs_categories_add(s, r, n, len);
 	if (s->o.table == EV_FLEX_TS_ANALYSIS)
 		return fs_ts_add(s, r, n, len);
+	if (s->o.table == EV_FLEX_ITERATIONS)
+		return fs_iter_add(s, r, n, len);
 	return EV_OK;
 }
 
@@ -198,7 +206,8 @@ int ev_flex_stats_finish(ev_flex_stats *s)
 		ranks[i] = ((struct fs_rank *)s->rs.data)[i].rank;
 	qsort(ranks, s->rs.len, sizeof *ranks, cmp_u32);
 	int rc = s->o.table == EV_FLEX_CATEGORIES ? fs_categories_write(s, ranks) :
-	         s->o.table == EV_FLEX_CLASSES ? fs_classes_write(s, ranks) : fs_ranks_write(s, ranks);
+	         s->o.table == EV_FLEX_CLASSES ? fs_classes_write(s, ranks) :
+	         s->o.table == EV_FLEX_ITERATIONS ? fs_iter_write(s, ranks) : fs_ranks_write(s, ranks);
 	free(ranks);
 	return rc;
 }
@@ -216,6 +225,7 @@ void ev_flex_stats_free(ev_flex_stats *s)
 	fs_summary_free(s);
 	fs_ts_free(s);
 	fs_categories_free(s);
+	fs_iter_free(s);
 	ev_collmatch_free(s->cm);
 	ev_map_free(&s->rix);
 	ev_vec_free(&s->rs);

@@ -11,6 +11,7 @@
 #include "ev/stats.h"
 #include "ev/stream.h"
 #include "ev/table.h"
+#include "flex/iterdet_int.h"
 
 /* Per rank: every table needs its rank list; stats and active its times. */
 struct fs_rank {
@@ -70,6 +71,15 @@ struct ev_flex_stats {
 	ev_collmatch *cm;                     /* colls */
 	struct ev_map tix; struct ev_vec ts;  /* ts_analysis: fs_key(rank, name) -> struct fs_ts */
 	struct ev_rec tsx; int have_tsx;      /* ts_analysis: the tsx record before a kernel */
+	struct ev_map iix; struct ev_vec its; /* iterations: rank + 1 -> struct fs_iter */
+};
+
+/* Per rank: iterations, the detector over its kernels in start order. */
+struct fs_iter {
+	uint32_t rank;
+	int have;       /* a kernel seen: last is its start */
+	int64_t last;
+	struct fs_iterdet d;
 };
 
 /* The ev_map key of a pair (rank, name or category): a hash, never 0. */
@@ -90,6 +100,12 @@ int fs_norm_name(ev_flex_stats *s, const char *name, size_t len, uint64_t *id);
 void fs_ts_hold(ev_flex_stats *s, const struct ev_rec *r);
 int fs_ts_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len);
 int fs_ts_write(ev_flex_stats *s);
+/* Whether the held tsx record belongs to kernel r (its TS1..TS5). */
+int fs_ts_held(const ev_flex_stats *s, const struct ev_rec *r);
+
+int fs_iter_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len);
+int fs_iter_write(ev_flex_stats *s, const uint32_t *ranks);
+void fs_iter_free(ev_flex_stats *s);
 void fs_ts_free(ev_flex_stats *s);
 
 int fs_categories_init(ev_flex_stats *s);

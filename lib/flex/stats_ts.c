@@ -32,6 +32,12 @@ static int held_for(const ev_flex_stats *s, const struct ev_rec *r, uint64_t gap
 	return 1;
 }
 
+int fs_ts_held(const ev_flex_stats *s, const struct ev_rec *r)
+{
+	uint64_t gap[4];
+	return held_for(s, r, gap);
+}
+
 int fs_ts_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len)
 {
 	uint64_t gap[4];

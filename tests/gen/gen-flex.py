@@ -24,8 +24,13 @@ interval that ends at the instruction's device end.
 p2p (sends = receives), colls (per-rank collective spans), exec, skew r us.
 
 Usage: gen-flex.py [--ranks N] [--iters K] [--kernels M] [--seed S]
-                   [--size BYTES] [--truth FILE] -o OUT.json
+                   [--size BYTES] [--truth FILE] [--late I:NS]... [--drop I:K]...
+                   -o OUT.json
 --size keeps adding iterations until the file has at least BYTES bytes.
+--late I:NS starts iteration I and every later one NS ns later; --drop I:K
+leaves out the layer_K Cmpt Exec of iteration I on every rank (its Prep
+stays): irregular iterations, for iteration detection.  Without them the
+output is the same as before they existed.
 """
 import argparse
 import random
@@ -42,8 +47,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--size", type=int, default=0)
     ap.add_argument("--truth")
+    ap.add_argument("--late", action="append", default=[])
+    ap.add_argument("--drop", action="append", default=[])
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
+    late = [tuple(int(x) for x in v.split(":")) for v in a.late]
+    drop = {tuple(int(x) for x in v.split(":")) for v in a.drop}
     rnd = random.Random(a.seed)
     R = a.ranks
     skew = [0] + [rnd.randint(-2_000_000, 2_000_000) for _ in range(R - 1)]  # ns
@@ -74,7 +83,7 @@ def main():
 
     i = 0
     while (a.size and written[0] < a.size) or (not a.size and i < a.iters):
-        t0 = 1_000_000_000 + i * P
+        t0 = 1_000_000_000 + i * P + sum(ns for it, ns in late if i >= it)
         g = "AllReduce_all_reduce_%d" % (i % 4)
         # compute, per rank
         ends = []
@@ -85,8 +94,9 @@ def main():
             for k in range(a.kernels):
                 d = rnd.randint(5_000, 40_000)
                 slice_(r, 11, "layer_%d Cmpt Prep" % k, (t, t, t + 1000, t + 1000 + d, t + 1000 + d + 5), (1, 2))
-                slice_(r, 12, "layer_%d Cmpt Exec" % k, (t, t, t + 1000, t + 1000 + d, t + 1000 + d + 5), (2, 3))
-                n["exec"] += 1
+                if (i, k) not in drop:
+                    slice_(r, 12, "layer_%d Cmpt Exec" % k, (t, t, t + 1000, t + 1000 + d, t + 1000 + d + 5), (2, 3))
+                    n["exec"] += 1
                 t += 1000 + d + 100
             ends.append(t)
         # the chain: r -> r+1, data lands when the send ends

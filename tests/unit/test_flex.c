@@ -12,6 +12,7 @@
 
 #include "ev.h"
 #include "ev/flex.h"
+#include "flex/iterdet_int.h"
 #include "unit.h"
 
 static unsigned cls(const char *n, int coll)
@@ -529,6 +530,55 @@ static void test_stats_colls_bound(void)
 	}
 }
 
+/* Kernels named by letters, one every 10 ns from 0 unless ts says. */
+static void feed(struct fs_iterdet *d, const char *word, int64_t *t)
+{
+	for (const char *c = word; *c; c++, *t += 10)
+		CHECK(fs_iterdet_add(d, (uint64_t)*c, *t) == EV_OK);
+}
+
+static void test_iterdet(void)
+{
+	struct fs_iterdet d;
+	int64_t t = 0;
+	/* A one-off X, then ABCDE: found at the end of the second copy (11
+	 * kernels, prefix 1 < 11/3), first interval 60 - 10; the third copy
+	 * another 50. */
+	fs_iterdet_init(&d, 100);
+	feed(&d, "XABCDEABCD", &t);
+	CHECK(d.state == 0);
+	feed(&d, "E", &t);
+	CHECK(d.state == 1 && d.rlen == 5 && d.iterations == 1 && d.prev == 60 && d.sum == 50);
+	feed(&d, "ABCDE", &t);
+	CHECK(d.iterations == 2 && d.prev == 110 && d.sum == 100);
+	/* A copy without C: at the second kernel too many (ABDEAB) the tail AB
+	 * begins the word; its copy ABCDE (from 200) is not counted, only its
+	 * start kept; the next one, at 265, is: 65. */
+	feed(&d, "ABDEABCDE", &t);
+	CHECK(d.iterations == 2 && d.skips == 1 && d.restarted == 0 && d.prev == 200);
+	t = 265;
+	feed(&d, "ABCDE", &t);
+	CHECK(d.iterations == 3 && d.sum == 165 && fs_iterdet_mean(&d) == 55.0);
+	fs_iterdet_free(&d);
+	/* Nothing under 10 kernels; then the first split that works, not the
+	 * shortest period: ten A's are AAAAA twice. */
+	fs_iterdet_init(&d, 100);
+	t = 0;
+	feed(&d, "AAAAAAAAA", &t);
+	CHECK(d.state == 0);
+	feed(&d, "A", &t);
+	CHECK(d.state == 1 && d.rlen == 5 && d.sum == 50);
+	fs_iterdet_free(&d);
+	/* No repetition within the window: given up, nothing kept. */
+	fs_iterdet_init(&d, 12);
+	t = 0;
+	feed(&d, "ABCDEFGHIJKL", &t);
+	CHECK(d.state == 2 && d.iterations == 0 && !d.name && fs_iterdet_mean(&d) == 0);
+	feed(&d, "ABCDEFGHIJKL", &t);
+	CHECK(d.state == 2 && d.iterations == 0);
+	fs_iterdet_free(&d);
+}
+
 int main(void)
 {
 	RUN(test_classes);
@@ -542,6 +592,7 @@ int main(void)
 	RUN(test_stats_tables);
 	RUN(test_stats_categories);
 	RUN(test_stats_colls_bound);
+	RUN(test_iterdet);
 	unlink(complog_path);
 	return unit_report("test_flex");
 }
