@@ -65,7 +65,7 @@ struct opening { uint64_t name, seq; int64_t ts_us, end_us; uint32_t corr; int a
 
 struct thread {
 	uint32_t tid;
-	int main, autograd;
+	int main, autograd, bwd_annot;
 	struct ev_vec stack;  /* struct frame */
 	struct ev_vec heap;   /* struct closing, min-heap on (t, nonzero first) */
 	struct ev_vec buf;    /* struct opening of one microsecond */
@@ -343,18 +343,20 @@ static int new_inst(ev_stats *s, struct prank *p, const struct opening *o, int32
 	return EV_OK;
 }
 
-/* The main thread's ProfilerStep frame that encloses o, for a top-level
- * op of a backward thread (NULL none). */
+/* The main thread's frame that encloses o, for a top-level op of a
+ * backward thread: its innermost "## backward ##", else (when the main
+ * thread has had none) its ProfilerStep; NULL none. */
 static const struct frame *link_parent(struct prank *p, const struct thread *t, const struct opening *o)
 {
 	if (!p->main_thread || t->main || !t->autograd)
 		return NULL;
 	const struct thread *m = (const struct thread *)p->threads.data + (p->main_thread - 1);
-	for (size_t i = m->stack.len; i-- > 0;) {
-		const struct frame *f = (const struct frame *)m->stack.data + i;
-		if (f->step && f->ts_us <= o->ts_us && o->end_us <= f->end_us)
-			return f;
-	}
+	for (int want = 2; want >= 1 + m->bwd_annot; want--)
+		for (size_t i = m->stack.len; i-- > 0;) {
+			const struct frame *f = (const struct frame *)m->stack.data + i;
+			if (f->step == want && f->ts_us <= o->ts_us && o->end_us <= f->end_us)
+				return f;
+		}
 	return NULL;
 }
 
@@ -391,6 +393,8 @@ static const struct call *get_call(const struct prank *p, uint32_t corr)
 }
 
 /* One CPU event opens on its thread. */
+static int flush(ev_stats *s, struct prank *p, struct thread *t);
+
 static int open_one(ev_stats *s, struct prank *p, struct thread *t, const struct opening *o)
 {
 	int64_t dur = o->end_us - o->ts_us;
@@ -398,13 +402,21 @@ static int open_one(ev_stats *s, struct prank *p, struct thread *t, const struct
 	if (dur < 0) /* HTA's close of a sub-microsecond event sorts before its open */
 		pop_frame(p, t);
 	struct frame f = { .ts_us = o->ts_us, .end_us = o->end_us, .own = -1, .cand = -1 };
-	f.step = !strncmp(str_of(s, o->name), "ProfilerStep#", 13);
+	/* HTA hangs backward ops under "## backward ##" when the main
+	 * thread has one, else under ProfilerStep */
+	f.step = !strncmp(str_of(s, o->name), "ProfilerStep#", 13) ? 1 : !strncmp(str_of(s, o->name), "## backward ##", 14) ? 2 : 0;
+	t->bwd_annot |= f.step == 2;
 	if (t->stack.len) {
 		const struct frame *top = (const struct frame *)t->stack.data + t->stack.len - 1;
 		f.depth = top->depth + 1;
 		f.cand = top->own >= 0 ? top->own : top->cand;
 		f.cand_gen = top->own >= 0 ? top->own_gen : top->cand_gen;
 	} else {
+		/* the main thread's opens up to now, so that its step is there */
+		struct thread *m = p->main_thread ? (struct thread *)p->threads.data + (p->main_thread - 1) : NULL;
+		int rc = m && m != t && m->buf.len ? flush(s, p, m) : EV_OK;
+		if (rc)
+			return rc;
 		const struct frame *a = link_parent(p, t, o);
 		if (a) {
 			f.depth = a->depth + 1;
