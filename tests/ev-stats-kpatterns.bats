@@ -69,6 +69,8 @@ JSON
 	assert_equal "$(tail -n +2 <<<"$output" | cut -f2-3)" "$(printf 'aten::lin_inner|kA\t1')"
 	run -0 ev-stats kernel-patterns --operator=Step --min-pattern-len=1 --top=1 --sort=cpu "$T/k.ev"
 	assert_equal "$(tail -n +2 <<<"$output" | wc -l)" 1
+	ev-stats kernel-patterns --operator=aten::lin --min-pattern-len=2 --xlsx -o "$T/k.xlsx" "$T/k.ev"
+	unzip -p "$T/k.xlsx" xl/workbook.xml | grep -q 'name="frequent_cuda_kernel_sequences"'
 	run -2 ev-stats kernel-patterns --operator=x --sort=bogus "$T/k.ev"
 	run -2 ev-stats kernel-patterns --operator=x --min-pattern-len=0 "$T/k.ev"
 	run -2 ev-stats kernels --operator=x "$T/k.ev"

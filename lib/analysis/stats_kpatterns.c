@@ -745,7 +745,7 @@ static const char *const kp_options[] = { "operator", "min-pattern-len", "top", 
 
 const struct ev_stats_analysis ev_stats_analysis_kpatterns = {
 	.name = "kernel-patterns",
-	.sheet = "get_frequent_cuda_kernel_sequences",
+	.sheet = "frequent_cuda_kernel_sequences", /* HTA's function name, cut to Excel's 31 */
 	.help = "HTA's frequent CUDA kernel sequences: for the shallowest ops\n"
 	        "whose name contains --operator, each op's name and the GPU\n"
 	        "events it launched; per sequence its count and the GPU and\n"
