@@ -102,7 +102,9 @@ static void usage(FILE *f)
 "      --key=name|sig     variance: key instances by kernel name or by the\n"
 "                         launching op signature [sig, name when none]\n"
 "      --top=K            variance: the K widest ranges per group [all];\n"
-"                         kdist: HTA's num_kernels [10]\n"
+"                         kdist: HTA's num_kernels [10]; kernel-patterns: rows\n"
+"      --operator=TEXT, --min-pattern-len=N, --sort=count|gpu|cpu\n"
+"                         kernel-patterns: ops named ...TEXT..., N kernels [3]\n"
 "      --duration-ratio=R kdist: HTA's duration_ratio, 0 to 1 [0.8]\n"
 "      --table=T          coll: summary, each (one row per collective,\n"
 "                         streamed) or stragglers [summary]; short:\n"
@@ -336,7 +338,7 @@ done:
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
-	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_XLSX, /* O_XLSX last: check_options goes up to it */
+	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_OPERATOR, O_MINLEN, O_SORT, O_XLSX, /* O_XLSX last: check_options goes up to it */
 };
 
 /* Whether list (NULL-terminated, may be NULL) holds name. */
@@ -415,6 +417,9 @@ static const struct option longopts[] = {
 	{ "annotation", required_argument, NULL, O_ANNOT },
 	{ "instance", required_argument, NULL, O_INSTANCE },
 	{ "duration-ratio", required_argument, NULL, O_RATIO },
+	{ "operator", required_argument, NULL, O_OPERATOR },
+	{ "min-pattern-len", required_argument, NULL, O_MINLEN },
+	{ "sort", required_argument, NULL, O_SORT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -422,7 +427,7 @@ static const struct option longopts[] = {
  * compare or to the analysis it compares).  0 or the usage exit code. */
 static int check_options(struct opts *o)
 {
-	for (int code = O_BY; code <= O_RATIO; code++) {
+	for (int code = O_BY; code < O_XLSX; code++) {
 		if (!(o->given & (UINT64_C(1) << code)))
 			continue;
 		const char *opt = "";
@@ -527,6 +532,18 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		so->hta_set |= EV_HTA_SET_RATIO;
 		break;
 	case O_XLSX: o->xlsx = 1; break;
+	case O_OPERATOR: so->kp_operator = arg; break;
+	case O_MINLEN: {
+		uint64_t v;
+		if (ev_parse_u64(arg, &v) != EV_OK || v == 0 || v > UINT32_MAX)
+			return ev_cli_usage_error(&o->cli, "--min-pattern-len: expected a positive count, got '%s'", arg);
+		so->kp_min_len = (uint32_t)v;
+		break;
+	}
+	case O_SORT: {
+		static const char *const words[] = { "count", "gpu", "cpu", NULL };
+		return ev_cli_word(&o->cli, "--sort", arg, words, &so->kp_sort);
+	}
 	case O_WHAT: {
 		/* The comparable analyses, in registry order. */
 		const char *words[MAX_WORDS];

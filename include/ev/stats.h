@@ -204,7 +204,14 @@ struct ev_stats_opts {
 	 * "": the whole trace). */
 	const char *cp_annotation;
 	uint32_t cp_inst_lo, cp_inst_hi;
+	/* kernel-patterns: the ops whose name contains kp_operator, patterns
+	 * of at least kp_min_len kernels (0: HTA's 3), sorted by kp_sort
+	 * (enum ev_kp_sort); top (0: all) the rows kept. */
+	const char *kp_operator;
+	uint32_t kp_min_len;
+	unsigned kp_sort;
 };
+enum ev_kp_sort { EV_KP_SORT_COUNT, EV_KP_SORT_GPU, EV_KP_SORT_CPU };
 
 /* --by's comma list into o->by: rank, src, stream, config, or else the
  * name of a #src key, whose text o keeps (by_key points into it).  EV_OK,

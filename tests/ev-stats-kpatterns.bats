@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# ev-stats kernel-patterns: HTA's frequent CUDA kernel sequences
+# (get_frequent_cuda_kernel_sequences), by hand and against what HTA
+# returned on the shared traces (tests/expected/hta/kpatterns.tsv, README).
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	E="$TESTS_DIR/expected/hta"
+}
+
+# A hand-made stream: a main thread (tid 1) with ProfilerStep#1 and #2,
+# each holding two "aten::lin" ops that launch kernels, and an inner
+# "aten::lin_inner" (deeper: not counted); a backward thread (tid 2)
+# whose autograd:: op runs inside step 1 and launches one kernel.
+fixture() {
+	cat >"$T/k.json" <<'JSON'
+{"traceEvents": [
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":900},
+{"ph":"X","cat":"cpu_op","name":"aten::lin","pid":1,"tid":1,"ts":110,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"aten::lin_inner","pid":1,"tid":1,"ts":120,"dur":50},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":130,"dur":5,"args":{"correlation":1}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":180,"dur":5,"args":{"correlation":2}},
+{"ph":"X","cat":"cpu_op","name":"aten::lin","pid":1,"tid":1,"ts":300,"dur":60},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":310,"dur":5,"args":{"correlation":3}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":320,"dur":5,"args":{"correlation":4}},
+{"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: X","pid":1,"tid":2,"ts":400,"dur":50},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":410,"dur":5,"args":{"correlation":5}},
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":1000,"dur":500},
+{"ph":"X","cat":"cpu_op","name":"aten::lin","pid":1,"tid":1,"ts":1010,"dur":70},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1020,"dur":5,"args":{"correlation":6}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1030,"dur":5,"args":{"correlation":7}},
+{"ph":"X","cat":"kernel","name":"kA","pid":0,"tid":7,"ts":200,"dur":10,"args":{"stream":7,"correlation":1}},
+{"ph":"X","cat":"kernel","name":"kB","pid":0,"tid":7,"ts":220,"dur":20,"args":{"stream":7,"correlation":2}},
+{"ph":"X","cat":"kernel","name":"kA","pid":0,"tid":7,"ts":330,"dur":11,"args":{"stream":7,"correlation":3}},
+{"ph":"X","cat":"kernel","name":"kB","pid":0,"tid":7,"ts":350,"dur":21,"args":{"stream":7,"correlation":4}},
+{"ph":"X","cat":"kernel","name":"kC","pid":0,"tid":7,"ts":420,"dur":30,"args":{"stream":7,"correlation":5}},
+{"ph":"X","cat":"kernel","name":"kA","pid":0,"tid":7,"ts":1040,"dur":12,"args":{"stream":7,"correlation":6}},
+{"ph":"X","cat":"kernel","name":"kC","pid":0,"tid":7,"ts":1060,"dur":13,"args":{"stream":7,"correlation":7}}
+]}
+JSON
+	kineto2ev -q -o "$T/k.ev" "$T/k.json"
+}
+
+@test "kernel-patterns: whole sequences of the shallowest ops, counted, last step left out" {
+	fixture
+	run -0 ev-stats kernel-patterns --operator=aten::lin --min-pattern-len=2 "$T/k.ev"
+	# the two ops of step 1 share a sequence; step 2's op is in the last step
+	assert_equal "$output" "$(printf 'rank\tpattern\tcount\tGPU kernel duration (us)\tCPU op duration (us)\n0\taten::lin|kA|kB\t2\t62\t160')"
+}
+
+@test "kernel-patterns: the backward thread hangs under its ProfilerStep" {
+	fixture
+	run -0 ev-stats kernel-patterns --operator=ProfilerStep --min-pattern-len=1 "$T/k.ev"
+	# step 1's kernels include kC, launched by the backward thread inside it
+	assert_equal "$(cut -f2- <<<"$output" | tail -n +2)" "$(printf 'ProfilerStep#1|kA|kB|kA|kB|kC\t1\t92\t900')"
+	run -0 ev-stats kernel-patterns --operator=autograd:: --min-pattern-len=1 "$T/k.ev"
+	assert_equal "$(cut -f2- <<<"$output" | tail -n +2)" "$(printf 'autograd::engine::evaluate_function: X|kC\t1\t30\t50')"
+}
+
+@test "kernel-patterns: min length, top, sort and the empty table said" {
+	fixture
+	run -0 --separate-stderr ev-stats kernel-patterns --operator=aten::lin "$T/k.ev"
+	assert_equal "$output" "$(printf 'rank\tpattern\tcount\tGPU kernel duration (us)\tCPU op duration (us)')"
+	[[ "$stderr" == *"no op whose name contains 'aten::lin' launched 3 or more GPU events"* ]]
+	run -0 ev-stats kernel-patterns --operator=aten::lin_inner --min-pattern-len=1 "$T/k.ev"
+	# aten::lin is no candidate here; aten::lin_inner is the shallowest
+	assert_equal "$(tail -n +2 <<<"$output" | cut -f2-3)" "$(printf 'aten::lin_inner|kA\t1')"
+	run -0 ev-stats kernel-patterns --operator=Step --min-pattern-len=1 --top=1 --sort=cpu "$T/k.ev"
+	assert_equal "$(tail -n +2 <<<"$output" | wc -l)" 1
+	ev-stats kernel-patterns --operator=aten::lin --min-pattern-len=2 --xlsx -o "$T/k.xlsx" "$T/k.ev"
+	unzip -p "$T/k.xlsx" xl/workbook.xml | grep -q 'name="frequent_cuda_kernel_sequences"'
+	run -2 ev-stats kernel-patterns --operator=x --sort=bogus "$T/k.ev"
+	run -2 ev-stats kernel-patterns --operator=x --min-pattern-len=0 "$T/k.ev"
+	run -2 ev-stats kernels --operator=x "$T/k.ev"
+}
+
+@test "kernel-patterns: HTA's tables on the shared traces" {
+	need_shared_data
+	local n op ml path
+	cut -f1-3 "$E/kpatterns.tsv" | grep -v '^#' | sort -u | grep -v '^cp_alexnet' >"$T/settings"
+	[ "$(wc -l <"$T/settings")" -ge 9 ]
+	while read -r n op ml; do
+		path=$(awk -F'\t' -v n="$n" '$1 == n { print $2 }' "$E/traces.tsv")
+		[ -f "$T/$n.ev" ] || kineto2ev -q -o "$T/$n.ev" "$SHARED_DATA/kineto/hta/$path"
+		ev-stats kernel-patterns -q --operator="$op" --min-pattern-len="$ml" "$T/$n.ev" |
+			awk -F'\t' -v n="$n" -v o="$op" -v m="$ml" 'NR > 1 { print n "\t" o "\t" m "\t" $2 "\t" $3 "\t" $4 "\t" $5 }' >>"$T/ours"
+		awk -F'\t' -v n="$n" -v o="$op" -v m="$ml" '$1 == n && $2 == o && $3 == m && $5 > 0' "$E/kpatterns.tsv" >>"$T/ref"
+	done <"$T/settings"
+	# same rows in the same order, counts exact, durations within 1e-6
+	run -0 awk -F'\t' 'NR == FNR { ref[FNR] = $0; nref = FNR; next }
+		{ split(ref[FNR], r, "\t")
+		  if ($1 != r[1] || $4 != r[4] || $5 != r[5]) { print "row " FNR " differs"; bad++; next }
+		  for (i = 6; i <= 7; i++) { d = $i - r[i]; if (d < 0) d = -d; if (d > 1e-6 * (r[i] > 1 ? r[i] : 1)) { print "row " FNR " col " i; bad++ } } }
+		END { if (FNR != nref) print "rows: " FNR " vs " nref; print "bad " bad + 0 }' "$T/ref" "$T/ours"
+	assert_equal "$output" "bad 0"
+	[ "$(wc -l <"$T/ours")" -ge 80 ]
+}
