@@ -52,8 +52,8 @@ static void usage(FILE *f)
 "      --nthreads=N       threads per block when the trace has none\n"
 "      --trace-params=no  ignore algo/proto/channels/threads in the records\n"
 "      --preset=NAME      system for the tuning model: h100, a100, b200, pcie,\n"
-"                         mi300x, mi250 [from the device named in #rank/#meta\n"
-"                         gpu=, device_name= or arch=; else h100]\n"
+"                         mi300x, mi350x, mi250 [from the device named in\n"
+"                         #rank/#meta gpu=, device_name= or arch=; else h100]\n"
 "      --ranks-per-node=N ranks r and s share a node when r/N == s/N [from\n"
 "                         #rank node= or host=; unknown: every rank its own node]\n"
 "      --intra=MODE       intra-node messages: calc (0-byte handshake + CALC\n"
@@ -458,7 +458,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 			o->p.preset = NULL;
 		else if (!(o->p.preset = ev_nccl_preset_find(arg)))
 			return ev_cli_usage_error(&o->cli,
-			                          "--preset: unknown system '%s' (h100, a100, b200, pcie, mi300x, mi250, auto)",
+			                          "--preset: unknown system '%s' (h100, a100, b200, pcie, mi300x, mi350x, mi250, auto)",
 			                          arg);
 		break;
 	case OPT_RANKS_PER_NODE:

@@ -47,6 +47,20 @@ enum ev_nccl_compute { EV_NCCL_COMP_GAPS = 0, EV_NCCL_COMP_KERNELS = 1, EV_NCCL_
 
 enum ev_nccl_arch { EV_NCCL_VOLTA, EV_NCCL_AMPERE, EV_NCCL_HOPPER, EV_NCCL_BLACKWELL };
 
+/* RCCL's own cost tables for one GPU architecture (a row of its
+ * rcclTuningModel, docs/nccl-model.md section 14).  Indices: algorithm
+ * [ring, tree], protocol [LL, LL128, SIMPLE], link [xGMI, PCI, network]. */
+#define EV_RCCL_NCORR 27 /* correction factors, by log2(bytes / 64), the last for all above */
+struct ev_rccl_tables {
+	double base_lat[2][3];        /* us */
+	double hw_lat[3][2][3];       /* us per hop */
+	double bw_ratio[2][2][3];     /* [up to 2 nodes, more][algo][proto], scales the bus bandwidth */
+	double tree_corr[3][EV_RCCL_NCORR]; /* scales tree bandwidth, any node count */
+	double ring_corr[3][EV_RCCL_NCORR]; /* scales ring bandwidth across nodes */
+	int no_tree_simple_1node;     /* single node: TREE/SIMPLE not a candidate */
+	double ring_ll_rooted_1node;  /* single node: ring LL Broadcast/Reduce bandwidth factor (0: none) */
+};
+
 struct ev_nccl_preset {
 	const char *name;
 	const char *vendor;        /* "nvidia" or "amd" */
@@ -57,6 +71,7 @@ struct ev_nccl_preset {
 	int ll128;                 /* LL128 enabled by default */
 	unsigned p2p_per_peer_intra, p2p_per_peer_inter;
 	unsigned p2p_nchannels;    /* p2p channels of a communicator (NCCL p2pnChannels) */
+	const struct ev_rccl_tables *rccl; /* RCCL's cost model instead of NCCL's (NULL: NCCL's) */
 };
 size_t ev_nccl_npresets(void);
 const struct ev_nccl_preset *ev_nccl_preset_at(size_t i);
@@ -65,7 +80,7 @@ const struct ev_nccl_preset *ev_nccl_preset_find(const char *name); /* case-inse
  * "AMD Instinct MI300X", "gfx90a", "sm_80"...), or NULL. */
 const struct ev_nccl_preset *ev_nccl_preset_for_device(const char *desc);
 /* How that choice is named in messages: "device", or what stands in for a
- * device whose own tuning is not modelled (MI350X: the MI300X preset). */
+ * device whose own tuning is not modelled, said in the source text of its rule. */
 const char *ev_nccl_preset_device_source(const char *desc);
 
 /* ------------------------------------------------------------------ */

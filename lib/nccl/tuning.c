@@ -19,16 +19,64 @@
 /* ------------------------------------------------------------------ */
 /* Presets.                                                            */
 
-/* The NVIDIA rows follow NCCL's defaults for those systems; the AMD rows
- * are RCCL on an 8-GPU xGMI node (MI300X: LL128 on, MI250: off) and are
- * approximations (docs/nccl-model.md). */
+/* RCCL's tables for gfx942 (MI300X/MI325X, its tuning model 5) and gfx950
+ * (MI350X/MI355X, model 6), from ROCm/rccl src/graph/tuning.cc at 9e22c79d
+ * (docs/nccl-model.md, section 14, says which number is which).  The two
+ * differ only in their correction factors. */
+#define R10(v) v, v, v, v, v, v, v, v, v, v
+static const struct ev_rccl_tables rccl_gfx942 = {
+	.base_lat = { { 12.0, 12.0, 17.0 }, { 12.0, 12.0, 17.0 } },
+	.hw_lat = { { { 0.8, 0.8, 2.1 }, { 0.9, 0.9, 2.3 } },
+	            { { 2.2, 2.2, 5.7 }, { 2.2, 2.2, 5.7 } },
+	            { { 9.5, 9.5, 320.0 }, { 10.5, 10.5, 25.0 } } },
+	.bw_ratio = { { { 0.08, 0.08, 1.0 }, { 0.06, 0.06, 0.11 } },
+	              { { 0.08, 0.08, 1.0 }, { 0.06, 0.06, 0.59 } } },
+	.tree_corr = {
+		{ 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, R10(0.1), 0.1 },
+		{ 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, R10(0.1), 0.1 },
+		{ R10(0.1), 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 1.0, 1.0, 1.0, 1.0, 0.7, 0.7, 0.5, 0.6, 0.6, 0.6 } },
+	.ring_corr = {
+		{ R10(0.1), 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1 },
+		{ R10(0.1), 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1 },
+		{ R10(0.1), R10(0.1), 0.1, 0.1, 1.0, 0.8, 1.0, 1.0, 1.0 } },
+	.no_tree_simple_1node = 1,
+	.ring_ll_rooted_1node = 1.65,
+};
+static const struct ev_rccl_tables rccl_gfx950 = {
+	.base_lat = { { 12.0, 12.0, 17.0 }, { 12.0, 12.0, 17.0 } },
+	.hw_lat = { { { 0.8, 0.8, 2.1 }, { 0.9, 0.9, 2.3 } },
+	            { { 2.2, 2.2, 5.7 }, { 2.2, 2.2, 5.7 } },
+	            { { 9.5, 9.5, 320.0 }, { 10.5, 10.5, 25.0 } } },
+	.bw_ratio = { { { 0.08, 0.08, 1.0 }, { 0.06, 0.06, 0.11 } },
+	              { { 0.08, 0.08, 1.0 }, { 0.06, 0.06, 0.59 } } },
+	.tree_corr = {
+		{ 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, R10(0.1), 0.1 },
+		{ 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0,
+		  0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1 },
+		{ R10(0.1), 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 0.1, 0.1, 0.1, 0.9, 0.9, 0.7, 0.8, 0.6, 0.6, 0.6 } },
+	.ring_corr = {
+		{ R10(0.1), 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1 },
+		{ R10(0.1), 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1 },
+		{ R10(0.1), R10(0.1), 0.1, 0.1, 1.0, 0.8, 0.8, 1.0, 1.0 } },
+	.no_tree_simple_1node = 1,
+	.ring_ll_rooted_1node = 1.65,
+};
+#undef R10
+
+/* The NVIDIA rows follow NCCL's defaults for those systems.  The AMD rows
+ * are RCCL on an 8-GPU xGMI node; MI300X and MI350X cost with RCCL's own
+ * tables above, and leave LL128 off as RCCL does unless the node's
+ * topology model or RCCL_LL128_FORCE_ENABLE turns it on.  Channel counts
+ * and per-channel bandwidths come from the topology search, not from those
+ * tables, and stay estimates (docs/nccl-model.md). */
 static const struct ev_nccl_preset presets[] = {
-	{ "h100", "nvidia", EV_NCCL_HOPPER, 1, 16, 20.0, 25.0, 1, 32, 2, 0 },
-	{ "a100", "nvidia", EV_NCCL_AMPERE, 1, 12, 20.0, 12.0, 1, 32, 2, 0 },
-	{ "b200", "nvidia", EV_NCCL_BLACKWELL, 1, 16, 40.0, 25.0, 1, 32, 2, 0 },
-	{ "pcie", "nvidia", EV_NCCL_AMPERE, 0, 2, 12.0, 6.0, 0, 2, 2, 0 },
-	{ "mi300x", "amd", EV_NCCL_HOPPER, 1, 16, 16.0, 12.5, 1, 2, 2, 0 },
-	{ "mi250", "amd", EV_NCCL_AMPERE, 1, 8, 12.0, 6.25, 0, 2, 2, 0 },
+	{ "h100", "nvidia", EV_NCCL_HOPPER, 1, 16, 20.0, 25.0, 1, 32, 2, 0, NULL },
+	{ "a100", "nvidia", EV_NCCL_AMPERE, 1, 12, 20.0, 12.0, 1, 32, 2, 0, NULL },
+	{ "b200", "nvidia", EV_NCCL_BLACKWELL, 1, 16, 40.0, 25.0, 1, 32, 2, 0, NULL },
+	{ "pcie", "nvidia", EV_NCCL_AMPERE, 0, 2, 12.0, 6.0, 0, 2, 2, 0, NULL },
+	{ "mi300x", "amd", EV_NCCL_HOPPER, 1, 16, 16.0, 12.5, 0, 2, 2, 0, &rccl_gfx942 },
+	{ "mi350x", "amd", EV_NCCL_HOPPER, 1, 16, 16.0, 12.5, 0, 2, 2, 0, &rccl_gfx950 },
+	{ "mi250", "amd", EV_NCCL_AMPERE, 1, 8, 12.0, 6.25, 0, 2, 2, 0, NULL },
 };
 
 size_t ev_nccl_npresets(void) { return sizeof presets / sizeof presets[0]; }
@@ -51,9 +99,7 @@ const struct ev_nccl_preset *ev_nccl_preset_find(const char *name)
 static const struct device_rule {
 	const char *needle, *preset, *source;
 } device_rules[] = {
-	{ "mi350", "mi300x", "device; MI350X approximated by the MI300X preset" },
-	{ "mi355", "mi300x", "device; MI355X approximated by the MI300X preset" },
-	{ "gfx950", "mi300x", "device; gfx950 (MI350 series) approximated by the MI300X preset" },
+	{ "mi350", "mi350x", NULL }, { "mi355", "mi350x", NULL }, { "gfx950", "mi350x", NULL },
 	{ "mi300", "mi300x", NULL }, { "mi325", "mi300x", NULL }, { "gfx942", "mi300x", NULL },
 	{ "mi250", "mi250", NULL }, { "mi210", "mi250", NULL }, { "gfx90a", "mi250", NULL },
 	{ "h100", "h100", NULL }, { "h200", "h100", NULL }, { "h800", "h100", NULL }, { "gh200", "h100", NULL },
@@ -218,10 +264,55 @@ static const double per_ch_ring_ll128[4][3] = { { 20, 20, 20 }, { 20, 20, 20 }, 
 static const double per_ch_tree_ll128[4][3] = { { 20, 20, 20 }, { 20, 20, 20 }, { 36.7, 36.7, 29 }, { 55.6, 31.67, 20 } };
 static const double per_ch_tree[4][3] = { { 26.5, 18.5, 10 }, { 24, 23.6, 17.8 }, { 38.7, 41.4, 36 }, { 70, 42.8, 24 } };
 
+/* RCCL's form of the model (its AMD build): the bus bandwidth is scaled by
+ * the architecture's ratio instead of NCCL's caps, latencies come from its
+ * own tables, and bandwidth is corrected by message size (trees always,
+ * rings across nodes) instead of the ring plateau factor. */
+static double rccl_time(const struct ev_nccl_preset *pr, const struct ev_rccl_tables *t, unsigned coll, int a,
+                        unsigned proto, uint64_t nbytes, uint32_t nranks, uint32_t nnodes)
+{
+	unsigned p = proto - 1;
+	if (a && proto == EV_PROTO_SIMPLE && nnodes <= 1 && t->no_tree_simple_1node)
+		return 1e300;
+	unsigned nch = pr->search_ch;
+	double bus = nch * (nnodes <= 2 ? pr->bw_intra : pr->bw_inter) * t->bw_ratio[nnodes > 2][a][p];
+	int rooted = coll == EV_OP_BROADCAST || coll == EV_OP_REDUCE;
+	if (!a && proto == EV_PROTO_LL && rooted && nnodes <= 1 && t->ring_ll_rooted_1node > 0)
+		bus *= t->ring_ll_rooted_1node;
+	double nsteps = coll == EV_OP_ALLREDUCE ? 2.0 * (nranks - 1) :
+	                coll == EV_OP_ALLGATHER || coll == EV_OP_REDUCESCATTER ? (double)(nranks - 1) : nranks;
+	double bw = a ? bus * 0.5 : bus * nranks / (nsteps > 0 ? nsteps : 1);
+	int ls = ilog2(nbytes >> 6);
+	if (ls >= EV_RCCL_NCORR)
+		ls = EV_RCCL_NCORR - 1;
+	if (a)
+		bw *= t->tree_corr[p][ls];
+	else if (nnodes > 1)
+		bw *= t->ring_corr[p][ls];
+	if (!(bw > 0))
+		return 1e300;
+	uint32_t ppn = nnodes ? (nranks + nnodes - 1) / nnodes : nranks;
+	double intra_lat = t->hw_lat[pr->nvlink ? 0 : 1][a][p];
+	double inter_lat = ppn == 1 ? t->hw_lat[2][1][p] : t->hw_lat[2][a][p];
+	double lat = t->base_lat[a][p];
+	if (!a && !rooted) {
+		double ninter = nnodes <= 1 ? 0 : coll == EV_OP_ALLREDUCE ? 2.0 * (nnodes - 1) : nnodes - 1.0;
+		double ovh = nnodes > 1 ? (proto == EV_PROTO_SIMPLE ? 3.0 : 1.0) : 0;
+		lat += (nsteps - ninter) * fmax(intra_lat, ovh) + ninter * inter_lat;
+	} else if (!a) {
+		lat += nnodes > 1 ? t->hw_lat[2][0][p] : intra_lat;
+	} else {
+		lat += 2 * ((ppn - 1) * intra_lat + ilog2(nnodes) * inter_lat);
+	}
+	return lat + (double)nbytes / (1000.0 * bw);
+}
+
 double ev_nccl_model_time(const struct ev_nccl_preset *pr, unsigned coll, unsigned algo, unsigned proto,
                           uint64_t nbytes, uint32_t nranks, uint32_t nnodes)
 {
 	int a = algo == EV_ALGO_TREE;
+	if (pr->rccl && proto >= 1 && proto <= 3)
+		return rccl_time(pr, pr->rccl, coll, a, proto, nbytes, nranks, nnodes);
 	int ni = nnodes <= 1 ? 0 : nnodes == 2 ? 1 : 2;
 	unsigned nch = pr->search_ch;
 	if (proto < 1 || proto > 3)

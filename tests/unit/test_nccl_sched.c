@@ -336,6 +336,64 @@ static void test_chooser_and_presets(void)
 	CHECK(ev_nccl_parse_version("x", &reg) == -1);
 }
 
+/* The AMD presets carry RCCL's gfx942 / gfx950 tables (ROCm/rccl
+ * src/graph/tuning.cc at 9e22c79d, tuning models 5 and 6) and cost with
+ * them; MI350X, MI355X and gfx950 pick mi350x. */
+static void test_rccl_presets(void)
+{
+	const struct ev_nccl_preset *m3 = ev_nccl_preset_find("mi300x"), *m5 = ev_nccl_preset_find("MI350X");
+	CHECK(m3 && m5 && m3->rccl && m5->rccl && m3->rccl != m5->rccl);
+	CHECK(!m3->ll128 && !m5->ll128);
+	const struct ev_rccl_tables *a = m3->rccl, *b = m5->rccl;
+	/* base latency, per-hop latency (xGMI, network), bandwidth ratios */
+	CHECK(a->base_lat[0][2] == 17.0 && a->base_lat[1][0] == 12.0);
+	CHECK(a->hw_lat[0][0][2] == 2.1 && a->hw_lat[0][1][2] == 2.3 && a->hw_lat[2][0][2] == 320.0);
+	CHECK(a->hw_lat[2][1][0] == 10.5 && a->hw_lat[1][0][2] == 5.7);
+	CHECK(a->bw_ratio[0][1][2] == 0.11 && a->bw_ratio[1][1][2] == 0.59 && a->bw_ratio[0][0][0] == 0.08);
+	CHECK(memcmp(a->hw_lat, b->hw_lat, sizeof a->hw_lat) == 0);
+	CHECK(memcmp(a->bw_ratio, b->bw_ratio, sizeof a->bw_ratio) == 0);
+	/* correction factors: every row is full (its last entry set) */
+	for (int p = 0; p < 3; p++)
+		CHECK(a->tree_corr[p][EV_RCCL_NCORR - 1] > 0 && a->ring_corr[p][EV_RCCL_NCORR - 1] > 0 &&
+		      b->tree_corr[p][EV_RCCL_NCORR - 1] > 0 && b->ring_corr[p][EV_RCCL_NCORR - 1] > 0);
+	CHECK(a->tree_corr[2][15] == 0.7 && a->tree_corr[2][16] == 1.0 && a->ring_corr[2][22] == 1.0);
+	CHECK(a->ring_corr[0][11] == 1.0 && a->ring_corr[0][12] == 0.2);
+	/* where gfx950 differs */
+	CHECK(a->tree_corr[1][19] == 0.1 && b->tree_corr[1][19] == 2.0);
+	CHECK(a->tree_corr[2][17] == 1.0 && b->tree_corr[2][17] == 0.1);
+	CHECK(a->ring_corr[1][18] == 0.2 && b->ring_corr[1][18] == 0.1 && b->ring_corr[2][24] == 0.8);
+	CHECK(a->no_tree_simple_1node && a->ring_ll_rooted_1node == 1.65);
+	/* device names */
+	CHECK(strcmp(ev_nccl_preset_for_device("AMD Instinct MI350X")->name, "mi350x") == 0);
+	CHECK(strcmp(ev_nccl_preset_for_device("AMD Instinct MI355X")->name, "mi350x") == 0);
+	CHECK(strcmp(ev_nccl_preset_for_device("gfx950:sramecc+:xnack-")->name, "mi350x") == 0);
+	CHECK(strcmp(ev_nccl_preset_for_device("gfx942")->name, "mi300x") == 0);
+	CHECK(strcmp(ev_nccl_preset_device_source("AMD Instinct MI350X"), "device") == 0);
+	/* the cost: ring SIMPLE AllReduce, 8 ranks on one node, 1 MiB:
+	 * 17 + 14 x 2.1 us + 1 MiB / (16 ch x 16 GB/s x 1.0 x 8/14) */
+	double t = ev_nccl_model_time(m3, EV_OP_ALLREDUCE, EV_ALGO_RING, EV_PROTO_SIMPLE, 1048576, 8, 1);
+	CHECK(fabs(t - (46.4 + 1048576.0 / (1000.0 * 256.0 * 8 / 14))) < 1e-9);
+	/* single node: no TREE/SIMPLE; across nodes it is a candidate */
+	CHECK(ev_nccl_model_time(m3, EV_OP_ALLREDUCE, EV_ALGO_TREE, EV_PROTO_SIMPLE, 1 << 20, 8, 1) >= 1e300);
+	CHECK(ev_nccl_model_time(m3, EV_OP_ALLREDUCE, EV_ALGO_TREE, EV_PROTO_SIMPLE, 1 << 20, 16, 2) < 1e300);
+	/* tree LL128 at 32 MiB (log2(bytes/64) = 19): gfx950's factor 2.0 against 0.1 */
+	double t3 = ev_nccl_model_time(m3, EV_OP_ALLREDUCE, EV_ALGO_TREE, EV_PROTO_LL128, 32u << 20, 16, 2);
+	double t5 = ev_nccl_model_time(m5, EV_OP_ALLREDUCE, EV_ALGO_TREE, EV_PROTO_LL128, 32u << 20, 16, 2);
+	CHECK(t5 < t3);
+	/* the chooser: 8 ranks on one node, 256 MiB -> ring SIMPLE; LL128 stays off */
+	struct ev_nccl_masks mk;
+	ev_nccl_masks_default(&mk);
+	struct ev_nccl_plan pl;
+	memset(&pl, 0, sizeof pl);
+	pl.coll = EV_OP_ALLREDUCE;
+	pl.nranks = 8;
+	pl.nnodes = 1;
+	pl.nbytes = 256u << 20;
+	pl.T = 4;
+	CHECK(ev_nccl_choose(&pl, m5, &mk, EV_NCCL_REG_C, 0, 0) == NULL);
+	CHECK(pl.algo == EV_ALGO_RING && pl.proto == EV_PROTO_SIMPLE);
+}
+
 /* The preset comes from the device a #rank line names; every choice is stated. */
 static void test_preset_from_device(void)
 {
@@ -618,6 +676,7 @@ int main(void)
 	RUN(test_p2p_chunking);
 	RUN(test_p2p_recorded);
 	RUN(test_chooser_and_presets);
+	RUN(test_rccl_presets);
 	RUN(test_preset_from_device);
 	RUN(test_tags_by_content);
 	RUN(test_bounds);
