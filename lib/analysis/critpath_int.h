@@ -43,7 +43,9 @@ struct seg {
 	int64_t dur;
 	uint64_t name;
 	uint32_t sg, rank;
+	uint32_t thr;         /* the thread or stream of the event it is drawn on */
 	uint8_t type, bound;
+	uint8_t gpu;          /* that event is the GPU's */
 };
 
 /* A collective kernel of a rank's window: its (communicator, seq) and
@@ -96,6 +98,8 @@ struct graph {
 	const uint32_t *rank_of;  /* event -> rank (across ranks), else NULL: rank */
 	uint32_t sg, rank;
 };
+
+extern const struct ev_stats_analysis ev_stats_analysis_critpath;
 
 /* The window's annotation: --annotation, ProfilerStep by default. */
 const char *cp_annotation(const struct ev_stats *s);

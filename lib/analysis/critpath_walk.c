@@ -101,7 +101,13 @@ int cp_longest_path(struct ev_stats *s, struct graph *g, struct ev_vec *out, int
 			p->type = x->type;
 			p->name = ae ? ae->name : 0;
 			p->sg = g->sg;
-			p->rank = g->rank_of ? g->rank_of[g->nodes[x->type == ET_ARRIVE ? x->u : x->v].ev] : g->rank;
+			int32_t at = g->nodes[x->type == ET_ARRIVE ? x->u : x->v].ev;
+			p->rank = g->rank_of ? g->rank_of[at] : g->rank;
+			/* Drawn on the event it is attributed to, else the one it
+			 * leads to (an arrival: the arriving kernel). */
+			const struct cpev *de = ae ? ae : &g->e[at];
+			p->thr = de->thr;
+			p->gpu = de->kind == E_GPU;
 			if (x->type == ET_KK)
 				p->bound = B_KK;
 			else if (x->type == ET_LAUNCH)
