@@ -403,7 +403,8 @@ const struct ev_stats_analysis ev_stats_analysis_critpath = {
 	        "(cpu, gpu compute, communication, launch and kernel-kernel\n"
 	        "overhead); --table=path lists the path's segments in order;\n"
 	        "--table=cross and cross-summary: one path across the ranks,\n"
-	        "through each collective's last arrival",
+	        "through each collective's last arrival; ev2perfetto\n"
+	        "--critical-path draws either on the timeline",
 	.options = cp_options,
 	.tables = cp_tables,
 	.default_by = NULL,
