@@ -7,8 +7,9 @@ measure() { measure_rounds 3 "$@"; }
 # imeasure VAR CMD [VAR CMD ...]: 5 rounds each running every CMD once,
 # medians over the rounds: a tool and its floor measured in turn, so that
 # the machine's drift (tens of percent within minutes on the 2-core class)
-# reaches both alike and their ratio holds.
-imeasure() { measure_rounds 5 "$@"; }
+# reaches both alike and their ratio holds.  BENCH_ROUNDS=N (a quick check
+# that a script runs) takes N rounds instead; its figures are not results.
+imeasure() { measure_rounds "${BENCH_ROUNDS:-5}" "$@"; }
 # measure_rounds N VAR CMD [VAR CMD ...]: N rounds of every CMD in turn.
 measure_rounds() {
 	local n="$1" f t0 t1 i r vars=() cmds=()

@@ -20,7 +20,7 @@ trap 'rm -f "$tmp"' EXIT
 	echo "- machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 	echo "- load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (2 cores shared with other work make wall times noisy; the ratios are to floors measured in the same run)"
 	echo "- scale: ${BENCH_SMALL:+BENCH_SMALL=1 (small inputs)}${BENCH_SMALL:-full}"
-	echo "- method: median of 3 runs (a tool and the floor it is divided by: medians of 5 rounds, measured in turn); wall time and peak RSS from /usr/bin/time; inputs generated in \$BENCH_DIR"
+	echo "- method: median of 3 runs (a tool and the floor it is divided by: medians of 5 rounds, measured in turn); wall time and peak RSS from /usr/bin/time; inputs generated in \$BENCH_DIR${BENCH_ROUNDS:+; BENCH_ROUNDS=$BENCH_ROUNDS rounds instead of 5: a check that the scripts run, not results}"
 	echo
 	echo "| tool | case | input | wall s | throughput | peak RSS MiB |"
 	echo "|---|---|---|---|---|---|"

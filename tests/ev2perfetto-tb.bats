@@ -82,6 +82,9 @@ print(sorted(e["name"] for e in d["traceEvents"] if e["name"].startswith("nccl:"
 	[[ "$output" == *"-o DIR"* ]]
 	run -2 ev2perfetto --tb -z -o "$T/tb" "$T/small.ev"
 	[[ "$output" == *"gzip them afterwards"* ]]
+	run -2 ev2perfetto --tb --critical-path=rank -o "$T/tb" "$T/small.ev"
+	[[ "$output" == *"not in --tb's traces"* ]]
+	[ ! -e "$T/tb" ]
 }
 
 @test "--tb: a device that is no number 0..63 is warned about, the rank used" {

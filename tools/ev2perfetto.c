@@ -18,6 +18,7 @@ struct opts {
 	struct ev_cli cli;
 	struct ev_perfetto_opts p;
 	int verbose;
+	int cp_window;   /* --annotation or --instance given */
 	char **inputs; /* none: standard input */
 	int ninputs;
 	ev_perfetto *tl; /* the timeline being written, to out */
@@ -37,7 +38,8 @@ static void usage(FILE *f)
 "one thread per GPU stream, CPU thread and NCCL channel, flow arrows and\n"
 "counter tracks.  FILE defaults to standard input; several FILEs are read one\n"
 "after the other and together must be in time order (merge rank streams with\n"
-"ev-merge first).  Memory does not grow with the number of events.\n"
+"ev-merge first).  Memory does not grow with the number of events (but for\n"
+"--critical-path, which holds its window).\n"
 "\n"
 "Events: kernels, memcpy, memset, collectives (nested in their kernel), p2p,\n"
 "send/recv messages and schedule calc on NCCL channel / lane threads, ranges\n"
@@ -66,6 +68,15 @@ static void usage(FILE *f)
 "                         ev-stats queue) and membw (GB/s of the memcpy and\n"
 "                         memset running, per kind, as ev-stats membw); every\n"
 "                         event counts (no last-step filter)\n"
+"      --critical-path=P  draw HTA's critical path (as ev-stats critpath): a\n"
+"                         'critical path' track on each rank's GPU and CPU\n"
+"                         process, a slice per segment on the side of its\n"
+"                         event, arrows from each segment to the next; P is\n"
+"                         rank (each rank's own path) or cross (one path\n"
+"                         across the ranks, through each collective's last\n"
+"                         arrival).  Holds the window's events until the end\n"
+"      --annotation=TEXT, --instance=N[:M]  the critical path's window, as\n"
+"                         ev-stats critpath's [ProfilerStep, 0]\n"
 "      --max-pending=N    flow ends kept waiting for their partner; more are\n"
 "                         dropped with a warning [1000000]\n"
 "      --max-events=N     largest timeline written, in trace events (about\n"
@@ -193,12 +204,12 @@ static void report(struct opts *o)
 	if (o->verbose && !o->cli.quiet)
 		ev_cli_note(&o->cli,
 		            "%llu records, %llu trace events, %llu flows (%llu launch, %llu message, %llu p2p, "
-		            "%llu collective), %llu message ends and %llu collectives without a partner, %llu extra lanes, "
-		            "%llu records skipped, %llu bytes of JSON",
+		            "%llu collective, %llu critical path), %llu message ends and %llu collectives without a partner, "
+		            "%llu extra lanes, %llu records skipped, %llu critical path segments, %llu bytes of JSON",
 		            U(s.records), U(s.events), U(s.flows), U(s.flows_by_kind[EV_PERFETTO_LAUNCH]),
 		            U(s.flows_by_kind[EV_PERFETTO_MESSAGE]), U(s.flows_by_kind[EV_PERFETTO_P2P]),
-		            U(s.flows_by_kind[EV_PERFETTO_COLLECTIVE]), U(s.unmatched), U(s.incomplete), U(s.lanes),
-		            U(s.skipped), U(s.json_bytes));
+		            U(s.flows_by_kind[EV_PERFETTO_COLLECTIVE]), U(s.flows_by_kind[EV_PERFETTO_CRITICAL]),
+		            U(s.unmatched), U(s.incomplete), U(s.lanes), U(s.skipped), U(s.cp_segments), U(s.json_bytes));
 #undef U
 }
 
@@ -325,10 +336,14 @@ static int run(struct opts *o)
 	ev_strtab *st = ev_strtab_new();
 	ev_meta *meta = ev_meta_new();
 	int status = 0;
-	if (!st || !meta)
+	if (o->cp_window && !o->p.critical_path)
+		status = ev_cli_usage_error(&o->cli, "--annotation and --instance choose the window of --critical-path");
+	else if (!st || !meta)
 		status = ev_cli_error(&o->cli, "out of memory");
 	else if (o->tb && (!o->cli.output || strcmp(o->cli.output, "-") == 0))
 		status = ev_cli_usage_error(&o->cli, "--tb writes one file per rank: give the directory with -o DIR");
+	else if (o->tb && o->p.critical_path)
+		status = ev_cli_usage_error(&o->cli, "--critical-path draws on the Perfetto timeline, not in --tb's traces");
 	else if (o->tb && o->p.gzip)
 		status = ev_cli_usage_error(&o->cli, "--tb writes plain .pt.trace.json files; gzip them afterwards");
 	else if (!o->p.max_events || (status = estimate(o)) == 0)
@@ -338,7 +353,8 @@ static int run(struct opts *o)
 	return status;
 }
 
-enum { OPT_LAYOUT = 256, OPT_RANK_PREFIX, OPT_TIME, OPT_NO_FLOWS, OPT_NO_COUNTERS, OPT_COUNTERS, OPT_MAX_PENDING, OPT_MAX_EVENTS, OPT_TB };
+enum { OPT_LAYOUT = 256, OPT_RANK_PREFIX, OPT_TIME, OPT_NO_FLOWS, OPT_NO_COUNTERS, OPT_COUNTERS, OPT_MAX_PENDING, OPT_MAX_EVENTS,
+       OPT_CRITICAL_PATH, OPT_ANNOTATION, OPT_INSTANCE, OPT_TB };
 
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
@@ -351,6 +367,9 @@ static const struct option longopts[] = {
 	{ "counters", required_argument, NULL, OPT_COUNTERS },
 	{ "max-pending", required_argument, NULL, OPT_MAX_PENDING },
 	{ "max-events", required_argument, NULL, OPT_MAX_EVENTS },
+	{ "critical-path", required_argument, NULL, OPT_CRITICAL_PATH },
+	{ "annotation", required_argument, NULL, OPT_ANNOTATION },
+	{ "instance", required_argument, NULL, OPT_INSTANCE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "tb", no_argument, NULL, OPT_TB },
 	{ NULL, 0, NULL, 0 },
@@ -361,7 +380,9 @@ static int on_opt(void *ctx, int code, const char *arg)
 	static const char *const layouts[] = { "rank", "aorta", NULL }; /* EV_PERFETTO_LAYOUT_* */
 	static const char *const times[] = { "relative", "absolute", NULL };
 	static const char *const hta[] = { "queue", "membw", NULL }; /* EV_PERFETTO_HTA_* bits */
+	static const char *const paths[] = { "rank", "cross", NULL }; /* EV_PERFETTO_CP_* - 1 */
 	struct opts *o = ctx;
+	struct ev_stats_opts so;
 	int w;
 	switch (code) {
 	case 'z': o->p.gzip = 1; break;
@@ -384,6 +405,19 @@ static int on_opt(void *ctx, int code, const char *arg)
 	case OPT_MAX_PENDING:
 		if (ev_parse_u64(arg, &o->p.max_pending) || o->p.max_pending > 1000000000u)
 			return ev_cli_usage_error(&o->cli, "--max-pending: expected 0 to 1000000000, got '%s'", arg);
+		break;
+	case OPT_CRITICAL_PATH:
+		if ((w = ev_cli_word_find(paths, arg)) < 0)
+			return ev_cli_usage_error(&o->cli, "--critical-path: expected rank or cross, got '%s'", arg);
+		o->p.critical_path = w + 1;
+		break;
+	case OPT_ANNOTATION: o->p.cp_annotation = arg, o->cp_window = 1; break;
+	case OPT_INSTANCE:
+		if (ev_stats_opts_instance(&so, arg) != EV_OK)
+			return ev_cli_usage_error(&o->cli, "--instance: expected N or N:M (M >= N), got '%s'", arg);
+		o->p.cp_inst_lo = so.cp_inst_lo;
+		o->p.cp_inst_hi = so.cp_inst_hi;
+		o->cp_window = 1;
 		break;
 	case OPT_MAX_EVENTS:
 		if (ev_parse_u64(arg, &o->p.max_events))

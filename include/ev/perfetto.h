@@ -46,7 +46,16 @@ struct ev_perfetto_opts {
 	                         dropped and counted [1000000] */
 	uint64_t max_events;  /* ev_perfetto_add fails with EV_ERR_LIMIT past
 	                         this many trace events; 0: no limit [0] */
+	int critical_path;    /* EV_PERFETTO_CP_*: HTA's critical path drawn */
+	const char *cp_annotation; /* its window, as ev-stats critpath's */
+	uint32_t cp_inst_lo, cp_inst_hi;
 };
+/* The critical path (ev-stats critpath, lib/analysis) as a "critical path"
+ * track on each rank's GPU and CPU process, a slice per segment, joined by
+ * flow arrows: each rank's own path (HTA's), or one path across the ranks
+ * (--table=cross).  The window's events are held until the end, where the
+ * path is written. */
+enum { EV_PERFETTO_CP_NONE, EV_PERFETTO_CP_RANK, EV_PERFETTO_CP_CROSS };
 /* HTA's time series as counter tracks on a rank's GPU process, every event
  * counted (HTA's last-step filter off): queue length per stream
  * (get_queue_length_time_series) and memory bandwidth per kind of copy
@@ -82,7 +91,8 @@ const struct ev_perfetto_error *ev_perfetto_error(const ev_perfetto *p);
 void ev_perfetto_free(ev_perfetto *p);
 
 /* Counts, final after ev_perfetto_finish. */
-enum { EV_PERFETTO_LAUNCH, EV_PERFETTO_MESSAGE, EV_PERFETTO_P2P, EV_PERFETTO_COLLECTIVE, EV_PERFETTO_NFLOWS };
+enum { EV_PERFETTO_LAUNCH, EV_PERFETTO_MESSAGE, EV_PERFETTO_P2P, EV_PERFETTO_COLLECTIVE, EV_PERFETTO_CRITICAL,
+       EV_PERFETTO_NFLOWS };
 struct ev_perfetto_stats {
 	uint64_t records;     /* records added */
 	uint64_t events;      /* trace events written */
@@ -97,10 +107,12 @@ struct ev_perfetto_stats {
 	uint64_t lanes;       /* extra tracks made for overlapping slices */
 	uint64_t clipped;     /* slices clipped: every lane was taken */
 	uint64_t skipped;     /* records with no event of their own (dep, chan, overlap) */
+	uint64_t cp_segments; /* critical path segments drawn */
 };
 void ev_perfetto_get_stats(const ev_perfetto *p, struct ev_perfetto_stats *st);
-/* After ev_perfetto_finish: what HTA's counters left out or guessed (ev-stats
- * queue's and membw's warnings), each said once through say. */
+/* After ev_perfetto_finish: what HTA's counters and critical path left out
+ * or guessed (ev-stats queue's, membw's and critpath's warnings), each said
+ * once through say. */
 void ev_perfetto_say_notes(ev_perfetto *p, const struct ev_say *say);
 
 /* The most trace events one record can give (a slice and a flow end), for

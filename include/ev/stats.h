@@ -326,6 +326,23 @@ void *ev_stats_state(ev_stats *s);
 const struct ev_stats_opts *ev_stats_options(const ev_stats *s);
 const char *ev_stats_str(const ev_stats *s, uint64_t id);
 
+/* critpath's path for a timeline (lib/analysis/critpath_segs.c): after
+ * ev_stats_finish of a critpath run with --table=path (each rank's path
+ * in turn) or cross (one path per source group), segment i of its rows,
+ * in order, with where it is drawn.  1, or 0 past the last segment (or
+ * for another analysis or table). */
+struct ev_critpath_seg {
+	uint32_t seq;         /* its place in its path, from 0: 0 starts a path */
+	uint32_t sg, rank;
+	uint32_t track;       /* the CPU thread or GPU stream of its event */
+	int gpu;              /* that event is a GPU event */
+	int64_t ts;           /* start, ns of the stream (HTA's whole microseconds) */
+	int64_t dur_us;       /* HTA's weight: duration_us of the table */
+	const char *type, *bound, *name; /* the table's type, bound_by ("" for
+	                         dependency) and name ("" none) */
+};
+int ev_stats_critpath_seg(ev_stats *s, size_t i, struct ev_critpath_seg *seg);
+
 /* ------------------------------------------------------------------ */
 /* compare (lib/analysis/compare.c)                                      */
 

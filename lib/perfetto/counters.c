@@ -247,6 +247,9 @@ void ev_perfetto_say_notes(ev_perfetto *p, const struct ev_say *say)
 		for (unsigned k = 0; p->hta[i] && a->warning && a->warning(p->hta[i], k, note, sizeof note); k++)
 			ev_say(say, EV_SAY_WARN, "--counters=%s: %s", hta_names[i], note);
 	}
+	const struct ev_stats_analysis *a = ev_stats_find("critpath");
+	for (unsigned k = 0; p->cp && a->warning && a->warning(p->cp, k, note, sizeof note); k++)
+		ev_say(say, EV_SAY_WARN, "--critical-path: %s", note);
 }
 
 void pf_hta_free(ev_perfetto *p)

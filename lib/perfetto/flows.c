@@ -31,9 +31,9 @@ static int64_t inside(const struct pf_ep *e, int64_t t)
  * start if that is later.  When `to` ended before `from` started (clocks
  * not aligned), the arrow goes from to's end to from's start instead and
  * is counted. */
-static void flow_pair(ev_perfetto *p, int kind, const char *name, const struct pf_ep *from, const struct pf_ep *to)
+void pf_flow_pair(ev_perfetto *p, int kind, const char *name, const struct pf_ep *from, const struct pf_ep *to)
 {
-	static const char *const cats[] = { "launch", "message", "p2p", "collective" };
+	static const char *const cats[] = { "launch", "message", "p2p", "collective", "critical_path" };
 	struct pf_buf *b = &p->ob;
 	uint64_t id = ++p->flow_id;
 	int64_t t_from = from->ts, t_to = inside(to, t_from);
@@ -85,7 +85,7 @@ static void flow_launch_kernel(ev_perfetto *p, const struct ev_rec *r, const str
 		return;
 	struct pf_launch *l = launch_slot(p, r, &key);
 	if (l->key == key && l->ep.ts <= e->ts)
-		flow_pair(p, EV_PERFETTO_LAUNCH, "launch", &l->ep, e);
+		pf_flow_pair(p, EV_PERFETTO_LAUNCH, "launch", &l->ep, e);
 }
 
 /* The connection (kind, comm, channel, from -> to), made on first use. */
@@ -144,7 +144,7 @@ static void flow_message(ev_perfetto *p, int kind, uint64_t comm, uint32_t chann
 		c->head = (c->head + 1) % c->cap;
 		c->len--;
 		p->pending--;
-		flow_pair(p, kind, name, side == 1 ? e : other, side == 1 ? other : e);
+		pf_flow_pair(p, kind, name, side == 1 ? e : other, side == 1 ? other : e);
 		return;
 	}
 	if (p->pending >= p->o.max_pending) {
@@ -192,7 +192,7 @@ static int flow_coll(ev_perfetto *p, const struct ev_rec *r, const struct pf_ep 
 	if (prev.rank != UINT32_MAX) {
 		struct pf_ep last = { prev.ts, prev.end, (int64_t)(prev.data >> EP_TID_BITS),
 		                      (int64_t)(prev.data & ((1ULL << EP_TID_BITS) - 1)) };
-		flow_pair(p, EV_PERFETTO_COLLECTIVE, name, &last, e);
+		pf_flow_pair(p, EV_PERFETTO_COLLECTIVE, name, &last, e);
 	}
 	return EV_OK;
 }

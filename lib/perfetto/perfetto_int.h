@@ -63,7 +63,7 @@ struct pf_out {
 /* ---- tracks.c: processes, tracks and lanes ------------------------------ */
 
 /* What a track holds, which decides its name and id range. */
-enum pf_kind { PF_STREAM, PF_THREAD, PF_CHANNEL, PF_LANE };
+enum pf_kind { PF_STREAM, PF_THREAD, PF_CHANNEL, PF_LANE, PF_CRITICAL };
 
 struct pf_span { int64_t ts, end; };
 
@@ -155,6 +155,8 @@ struct ev_perfetto {
 	ev_stats *hta[2];    /* HTA's queue and membw analyses (o.hta_counters) */
 	struct ev_vec series; /* struct pf_series */
 	struct ev_map series_ix;
+	ev_stats *cp;        /* the critical path's analysis (o.critical_path) */
+	uint64_t cp_segments;
 };
 
 /* emit.c */
@@ -185,9 +187,17 @@ void pf_hta_free(ev_perfetto *p);
 
 /* flows.c */
 int pf_flows_init(ev_perfetto *p);
+/* A flow of kind (EV_PERFETTO_*) from slice `from` to slice `to`. */
+void pf_flow_pair(ev_perfetto *p, int kind, const char *name, const struct pf_ep *from, const struct pf_ep *to);
 int pf_flows_add(ev_perfetto *p, const struct ev_rec *r, const struct pf_ep *e, const char *opw);
 int pf_flows_finish(ev_perfetto *p);
 void pf_flows_free(ev_perfetto *p);
+
+/* critpath.c */
+int pf_cp_init(ev_perfetto *p);
+int pf_cp_add(ev_perfetto *p, const struct ev_rec *r);
+int pf_cp_finish(ev_perfetto *p);
+void pf_cp_free(ev_perfetto *p);
 
 /* slices.c */
 int pf_record(ev_perfetto *p, const struct ev_rec *r);

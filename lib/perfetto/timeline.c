@@ -32,7 +32,8 @@ int ev_perfetto_new(ev_perfetto **pp, const struct ev_perfetto_opts *o, const ev
 	ev_vec_init(&p->procs, sizeof(struct pf_proc));
 	ev_map_init(&p->track_ix);
 	ev_map_init(&p->proc_ix);
-	if (pf_flows_init(p) != EV_OK || pf_out_init(p, out) != EV_OK || pf_hta_init(p) != EV_OK) {
+	if (pf_flows_init(p) != EV_OK || pf_out_init(p, out) != EV_OK || pf_hta_init(p) != EV_OK ||
+	    pf_cp_init(p) != EV_OK) {
 		ev_perfetto_free(p);
 		return EV_ERR_NOMEM;
 	}
@@ -77,6 +78,8 @@ int ev_perfetto_add(ev_perfetto *p, const struct ev_rec *r)
 	if (rc == EV_OK)
 		rc = pf_hta_add(p, r);
 	if (rc == EV_OK)
+		rc = pf_cp_add(p, r);
+	if (rc == EV_OK)
 		rc = pf_flush(p, 0);
 	if (rc != EV_OK)
 		return fail_status(p, rc);
@@ -92,6 +95,8 @@ int ev_perfetto_finish(ev_perfetto *p)
 		return p->err.status;
 	pf_counters_finish(p);
 	int rc = pf_hta_finish(p);
+	if (rc == EV_OK)
+		rc = pf_cp_finish(p);
 	if (rc != EV_OK)
 		return fail_status(p, rc);
 	if (pf_flows_finish(p) != EV_OK)
@@ -129,6 +134,7 @@ void ev_perfetto_get_stats(const ev_perfetto *p, struct ev_perfetto_stats *st)
 	st->lanes = p->lanes_made;
 	st->clipped = p->clipped;
 	st->skipped = p->skipped;
+	st->cp_segments = p->cp_segments;
 }
 
 unsigned ev_perfetto_events_max(const struct ev_rec *r)
@@ -151,6 +157,7 @@ void ev_perfetto_free(ev_perfetto *p)
 	pf_tracks_free(p);
 	pf_flows_free(p);
 	pf_hta_free(p);
+	pf_cp_free(p);
 	free(p->ob.p);
 	free(p->name.p);
 	free(p->tname.p);

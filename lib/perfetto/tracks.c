@@ -19,8 +19,9 @@
 #define CHANNEL_TID 0x40000000
 #define LANE_TID 0x50000000
 #define ALT_TID 0x60000000u
+#define CRITICAL_TID 0x7F000000 /* the critical path's track, one per process */
 
-static const char *const kind_words[] = { "stream", "thread", "NCCL channel", "lane" };
+static const char *const kind_words[] = { "stream", "thread", "NCCL channel", "lane", "critical path" };
 
 int64_t pf_pid(const ev_perfetto *p, uint32_t rank, int gpu)
 {
@@ -106,6 +107,8 @@ static int64_t tid_of(struct pf_proc *pr, int gpu, int kind, uint32_t id, int la
 		return CHANNEL_TID + (int64_t)id;
 	if (lane == 0 && kind == PF_LANE && id < 0x10000000u)
 		return LANE_TID + (int64_t)id;
+	if (lane == 0 && kind == PF_CRITICAL)
+		return CRITICAL_TID;
 	return ALT_TID + pr->alt_next[gpu]++;
 }
 
@@ -115,8 +118,10 @@ static int name_track(ev_perfetto *p, const struct pf_track *t)
 	struct pf_buf *n = &p->tname;
 	n->len = 0;
 	pf_puts(n, kind_words[t->kind]);
-	pf_put(n, " ", 1);
-	pf_u64(n, t->id);
+	if (t->kind != PF_CRITICAL) { /* one a process: no number */
+		pf_put(n, " ", 1);
+		pf_u64(n, t->id);
+	}
 	if (t->lane) {
 		pf_puts(n, " #");
 		pf_u64(n, (uint64_t)t->lane + 1);
@@ -125,7 +130,8 @@ static int name_track(ev_perfetto *p, const struct pf_track *t)
 	if (n->oom)
 		return EV_ERR_NOMEM;
 	uint32_t id = t->id;
-	int64_t sort = t->kind == PF_CHANNEL ? 0x2000000 + (int64_t)(id & 0xFFFF) * 16 :
+	/* The critical path first, above the streams or threads it crosses. */
+	int64_t sort = t->kind == PF_CRITICAL ? -16 : t->kind == PF_CHANNEL ? 0x2000000 + (int64_t)(id & 0xFFFF) * 16 :
 	               t->kind == PF_LANE ? 0x3000000 + (int64_t)(id & 0xFFFF) * 16 :
 	               (int64_t)(id < 0x100000u ? id : 0xFFFFFu) * 16;
 	pf_meta_event(p, "thread_name", t->pid, t->tid, n->p, 0);
