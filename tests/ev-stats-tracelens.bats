@@ -11,7 +11,7 @@ setup() {
 	REF="$TESTS_DIR/expected/tracelens"
 	FX="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
 	CMP="$TESTS_DIR/tracelens-layout.py"
-	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary"
+	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM"
 }
 
 @test "ops-summary, ops-category, kernel-ops, ops-args: TraceLens's tables of a small trace, exact" {
@@ -57,13 +57,15 @@ other,2,0.0065,12.5,100"
 	# The subtree columns need the op tree, which the stream does not keep.
 	[[ "$stderr" == *"ops_summary: total_subtree_kernel_time_sum, total_subtree_kernel_time_ms left empty"* ]]
 	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, total_subtree_kernel_time_mean,"* ]]
+	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
 	run -0 ls "$T/tl"
-	assert_output "$(printf '%s.csv\n' gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
+	assert_output "$(printf '%s.csv\n' GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
 	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS
-	# Each sheet's header is TraceLens's, as the contract has it.
+	# Each sheet's header is TraceLens's, as the contract has it (GEMM's
+	# columns depend on the trace: the comparison above checks them).
 	local s
-	for s in $SHEETS; do
+	for s in ${SHEETS% GEMM}; do
 		grep -q "^$s	" "$REF/contract.tsv"
 		[ "$(head -1 "$T/tl/$s.csv")" = "$(grep "^$s	" "$REF/contract.tsv" | cut -f3- | python3 -c 'import csv,sys; csv.writer(sys.stdout, lineterminator="\n").writerow(sys.stdin.read().rstrip("\n").split("\t"))')" ]
 	done
@@ -72,6 +74,28 @@ other,2,0.0065,12.5,100"
 	cp "$REF/fixture/gpu_timeline.csv" "$T/"
 	run -1 python3 "$CMP" "$T" "$T/tl" ops_summary
 	assert_output --partial "'total_direct_kernel_time_sum': TraceLens '30.6' evkit '30.5'"
+	# So does a kernel's number in GEMM's kernel_details text.
+	sed "s/'max_duration_us': 20.5}/'max_duration_us': 20.6}/" "$REF/fixture/GEMM.csv" >"$T/GEMM.csv"
+	run -1 python3 "$CMP" "$T" "$T/tl" GEMM
+	assert_output --partial "GEMM: row 0 'kernel_details__summarize_kernel_stats'"
+}
+
+@test "perf --table gemm: TraceLens's GEMM parameters, FLOPs, bytes and kernel details of a small trace" {
+	kineto2ev -q -o "$T/x.ev" "$FX"
+	# Two aten::mm of [2,3]x[3,4] floats: 2*2*4*3 FLOPs, (6+12+8)*4 bytes;
+	# 10 and 20.5 us of one kernel, numpy's population std 5.25.
+	run -0 --separate-stderr ev-stats perf --table gemm --tracelens-float --csv "$T/x.ev"
+	assert_line --index 0 --partial "name,param: M,param: N,param: K,param: bias,param: stride_A,param: stride_B,param: dtype_A_B,param: B,Compute Spec,"
+	assert_line --index 1 --partial "aten::mm,2,4,3,False,\"(1, 1)\",\"(1, 1)\",\"('float', 'float')\",1,matrix_fp32,\"[{'name': 'gemm_kernel_a', 'stream': 7, 'count': 2, 'total_duration_us': np.float64(30.5), 'mean_duration_us': np.float64(15.25), 'median_duration_us': np.float64(15.25), 'std_dev_duration_us': np.float64(5.25), 'min_duration_us': np.float64(10.0), 'max_duration_us': np.float64(20.5)}]\""
+	assert_line --index 1 --partial ",4.8e-08,9.918212890625e-05,0.46153846153846156,"
+	[ "${#lines[@]}" = 2 ]
+	# A Tensile kernel name gives the transpose parameter (A as Alik:
+	# transposed), a column of its own after TraceLens's B.
+	sed 's/"gemm_kernel_a"/"Cijk_Alik_Bljk_HHS_BH_MT64x64x32"/' "$FX" >"$T/t.json"
+	kineto2ev -q -o "$T/t.ev" "$T/t.json"
+	run -0 --separate-stderr ev-stats perf --csv "$T/t.ev"
+	assert_line --index 0 --partial "param: dtype_A_B,param: B,param: transpose,Compute Spec"
+	assert_line --index 1 --partial "('float', 'float')\",1,\"(True, False)\",matrix_fp32"
 }
 
 @test "report --tracelens: a workbook of TraceLens's sheets in its order; --tracelens only for report" {
@@ -81,7 +105,7 @@ other,2,0.0065,12.5,100"
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; w = openpyxl.load_workbook(sys.argv[1]); print(" ".join(w.sheetnames)); print([c.value for c in w["ops_summary"][1]][:3])' "$T/r.xlsx"
-	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args kernel_summary"
+	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM kernel_summary"
 	assert_line --index 1 "['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum']"
 }
 
@@ -99,11 +123,30 @@ other,2,0.0065,12.5,100"
 	# resnet: TraceLens links a GPU event to its call only through an ac2g
 	# flow, and this ROCm trace has none for its 81 memsets; evkit links
 	# them by correlation, so its timeline and the convolutions' op time
-	# hold them.  Kernels (kernel_summary) are the same.
+	# hold them.  Kernels (kernel_summary) and GEMMs are the same.
 	kineto2ev -q -o "$T/x.ev" "$TL/mi300/resnet_act_checkpoint.json.gz"
 	ev-stats report -q --tracelens --csv -o "$T/resnet" "$T/x.ev"
-	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" kernel_summary
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" kernel_summary GEMM
 	assert_output --partial "118 rows"
+	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 111 cells equal, 12 empty in evkit, 0 differ"
+}
+
+@test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {
+	need_shared_data
+	# aorta's analyze_gemm_reports.py over TraceLens's GEMM sheets of the
+	# aorta sweep (tests/expected/aorta), done on evkit's (aorta-top5.py).
+	local th ch r f
+	for th in 256 512; do
+		for ch in 28 56; do
+			for r in 0 1 2 3 4 5 6 7; do
+				f=$(printf '%s\n' "$SHARED_DATA/kineto/aorta-sweep/${th}thread/nccl_${ch}channels/torch_profiler/rank$r/"*.json*)
+				kineto2ev -q -o "$T/x.ev" "$f"
+				ev-stats report -q --tracelens --csv -o "$T/$th-$ch-$r" "$T/x.ev"
+			done
+		done
+	done
+	run -0 python3 "$TESTS_DIR/aorta-top5.py" "$T" "$TESTS_DIR/expected/aorta/top5_gemm_kernels_time_variance.csv"
+	assert_output "160 rows equal"
 }
 
 @test "the sheet/column contract is the headers of TraceLens's CSVs (shared data)" {

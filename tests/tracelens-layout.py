@@ -12,7 +12,9 @@ For each SHEET, TL_CSV_DIR/SHEET.csv (generate_perf_report_pytorch's
   pandas' unstable sort leaves them: they are paired by their text cells;
 - cells: counts and text exactly, other numbers within 1e-6 relative (1e-9
   absolute near zero); a cell evkit leaves empty is counted as not computed,
-  not as equal.
+  not as equal.  In text, numpy 2's repr of a scalar, np.float64(x), equals
+  numpy 1's, x (TraceLens's kernel_details print numpy scalars; which form
+  depends on the numpy TraceLens ran with).
 Prints one line per sheet (rows, cells equal, cells empty in evkit, cells
 that differ), with --side every row's numbers side by side, and the first
 differences.  Exits 1 when a header, a row count or a cell differs.
@@ -21,12 +23,16 @@ import csv
 import math
 import sys
 
-COUNT_COLS = {"Count", "operation_count", "Kernel duration (µs)_count"}
+import re
+
+COUNT_COLS = {"Count", "operation_count", "Kernel duration (µs)_count", "name_count"}
+NP_SCALAR = re.compile(r"np\.(?:float64|int64)\(([^()]*)\)")
 SORT_COL = {
     "kernel_summary": "Kernel duration (µs)_sum",
     "ops_summary": "total_direct_kernel_time_sum",
     "ops_summary_by_category": "total_direct_kernel_time_ms",
     "ops_unique_args": "total_direct_kernel_time_sum",
+    "GEMM": "Kernel Time (µs)_sum",
 }
 
 
@@ -44,7 +50,7 @@ def number(s):
 
 
 def same(col, a, b):
-    if a == b:
+    if a == b or NP_SCALAR.sub(r"\1", a) == NP_SCALAR.sub(r"\1", b):
         return True
     x, y = number(a), number(b)
     if x is None or y is None:

@@ -28,14 +28,18 @@ struct oinst { /* an open op instance */
 	const char *cat;
 };
 
+/* TraceLens's times: ts and dur parsed as microsecond doubles, relative
+ * to baseTimeNanoseconds when the trace had one (#src base_ns=); the base
+ * of the last source looked up is kept. */
+struct tl_clock { uint32_t src; int ok; int64_t base_ns; };
+void tl_float_times(struct tl_clock *c, const ev_meta *meta, const struct ev_rec *r, double *a, double *z);
+
 struct opsum {
 	struct ev_map idx;      /* hash of an instance's key -> index + 1 */
 	struct oinst *inst;
 	size_t n, cap;
 	int64_t now;
-	uint32_t base_src;      /* the last source's time base */
-	int base_ok;
-	int64_t base_ns;
+	struct tl_clock clock;
 };
 
 int opsum_init(ev_stats *s);

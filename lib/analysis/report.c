@@ -16,7 +16,10 @@
 #include "ev/xlsx.h"
 
 /* A TraceLens column: its name and the analysis's column it shows (NULL:
- * one evkit does not compute, left empty and said once). */
+ * one evkit does not compute, left empty and said once).  A name ending
+ * in '*' stands for every column of the analysis named so ("param: *":
+ * the model's parameters, which differ per trace), in the analysis's
+ * order. */
 struct tlcol { const char *tl, *ev; };
 
 /* The tables in the workbook's order: analysis, --table, and grouped by
@@ -28,18 +31,19 @@ struct report_table {
 	unsigned table;
 	int by_rank;
 	const struct tlcol *cols;
+	int omit_empty;   /* no sheet when it has no rows */
 };
 static const struct report_table tables[] = {
-	{ "timeline", 0, 1, NULL },
-	{ "kernels", 0, 1, NULL },
-	{ "categories", 0, 1, NULL },
-	{ "ops", 0, 1, NULL },
-	{ "ops-summary", 0, 1, NULL },
-	{ "ops-category", 0, 1, NULL },
-	{ "coll", EV_COLL_SUMMARY, 0, NULL },
-	{ "coll", EV_COLL_EACH, 0, NULL },
-	{ "short", EV_SHORT_SUMMARY, 1, NULL },
-	{ "short", EV_SHORT_HISTOGRAM, 0, NULL },
+	{ "timeline", 0, 1, NULL, 0 },
+	{ "kernels", 0, 1, NULL, 0 },
+	{ "categories", 0, 1, NULL, 0 },
+	{ "ops", 0, 1, NULL, 0 },
+	{ "ops-summary", 0, 1, NULL, 0 },
+	{ "ops-category", 0, 1, NULL, 0 },
+	{ "coll", EV_COLL_SUMMARY, 0, NULL, 0 },
+	{ "coll", EV_COLL_EACH, 0, NULL, 0 },
+	{ "short", EV_SHORT_SUMMARY, 1, NULL, 0 },
+	{ "short", EV_SHORT_HISTOGRAM, 0, NULL, 0 },
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 
@@ -83,12 +87,34 @@ static const struct tlcol tl_args[] = {
 	{ "ex_UID", NULL }, { "kernel_details_summary", NULL }, { "trunc_kernel_details", NULL },
 	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
 };
+/* A perf-model sheet (stats_perf.c, perf.h): the same columns for every
+ * category, its parameters where "param: *" is. */
+static const struct tlcol tl_perf[] = {
+	{ "name", "name" }, { "param: *", "param: *" }, { "GFLOPS_first", "GFLOPS_first" },
+	{ "Data Moved (MB)_first", "Data Moved (MB)_first" }, { "FLOPS/Byte_first", "FLOPS/Byte_first" },
+	{ "TB/s_mean", "TB/s_mean" }, { "TB/s_median", "TB/s_median" }, { "TB/s_std", "TB/s_std" },
+	{ "TB/s_min", "TB/s_min" }, { "TB/s_max", "TB/s_max" }, { "TFLOPS/s_mean", "TFLOPS/s_mean" },
+	{ "TFLOPS/s_median", "TFLOPS/s_median" }, { "TFLOPS/s_std", "TFLOPS/s_std" },
+	{ "TFLOPS/s_min", "TFLOPS/s_min" }, { "TFLOPS/s_max", "TFLOPS/s_max" },
+	{ "process_name_first", NULL }, { "process_label_first", NULL }, { "thread_name_first", NULL },
+	{ "Compute Spec", "Compute Spec" },
+	{ "kernel_details__summarize_kernel_stats", "kernel_details__summarize_kernel_stats" },
+	{ "trunc_kernel_details", "trunc_kernel_details" }, { "Input Dims_first", "Input Dims_first" },
+	{ "Input type_first", "Input type_first" }, { "Input Strides_first", "Input Strides_first" },
+	{ "Concrete Inputs_first", "Concrete Inputs_first" },
+	{ "Kernel Time (µs)_mean", "Kernel Time (µs)_mean" }, { "Kernel Time (µs)_median", "Kernel Time (µs)_median" },
+	{ "Kernel Time (µs)_std", "Kernel Time (µs)_std" }, { "Kernel Time (µs)_min", "Kernel Time (µs)_min" },
+	{ "Kernel Time (µs)_max", "Kernel Time (µs)_max" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
+	{ "name_count", "name_count" }, { "UID_first", NULL }, { 0, 0 },
+};
+/* TraceLens writes a perf-model sheet only when it has rows (omit_empty). */
 static const struct report_table tl_tables[] = {
-	{ "timeline", 0, 1, tl_timeline },
-	{ "ops-category", 0, 1, tl_opcat },
-	{ "ops-summary", 0, 1, tl_opsum },
-	{ "ops-args", 0, 1, tl_args },
-	{ "kernel-ops", 0, 1, tl_kernels },
+	{ "timeline", 0, 1, tl_timeline, 0 },
+	{ "ops-category", 0, 1, tl_opcat, 0 },
+	{ "ops-summary", 0, 1, tl_opsum, 0 },
+	{ "ops-args", 0, 1, tl_args, 0 },
+	{ "perf", 0, 1, tl_perf, 1 }, /* GEMM */
+	{ "kernel-ops", 0, 1, tl_kernels, 0 },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
 #define MAXT (NTABLES > NTL ? NTABLES : NTL)
@@ -103,6 +129,7 @@ struct ev_report {
 		ev_output *file;  /* a streamed table's file */
 		ev_table *stream; /* and its sink */
 		const struct tlcol *cols;
+		int omit_empty;
 	} t[MAXT];
 	int64_t order_last;
 	char path[4096];      /* the file an error concerns */
@@ -174,6 +201,7 @@ int ev_report_new(ev_report **rp, const struct ev_stats_opts *base, const struct
 		if (list[i].by_rank)
 			o.by[o.nby++] = EV_BY_RANK;
 		r->t[r->n].cols = list[i].cols;
+		r->t[r->n].omit_empty = list[i].omit_empty;
 		r->t[r->n].a = o.analysis;
 		r->t[r->n].table = o.table;
 		rc = rc ? rc : ev_stats_new(&r->t[r->n].s, &o, st, meta);
@@ -249,16 +277,27 @@ static int print_tl(const struct ev_rowset *rs, const struct tlcol *cols, ev_out
 	if (rs->nkeys + rs->nvals > TL_MAXCOLS)
 		return EV_ERR_ARG;
 	memset(used, 0, sizeof used);
-	for (; cols[n].tl && n < TL_MAXCOLS; n++) {
-		names[n] = cols[n].tl;
-		at[n] = cols[n].ev ? column_of(rs, cols[n].ev) : 0;
+	for (size_t c = 0; cols[c].tl && n < TL_MAXCOLS; c++) {
+		size_t wl = strlen(cols[c].tl);
+		if (wl && cols[c].tl[wl - 1] == '*') {
+			for (size_t i = 0; i < rs->nkeys && n < TL_MAXCOLS; i++)
+				if (!strncmp(rs->keys[i].name, cols[c].tl, wl - 1)) {
+					names[n] = rs->keys[i].name;
+					at[n++] = (long)i + 1;
+					used[i] = 1;
+				}
+			continue;
+		}
+		names[n] = cols[c].tl;
+		at[n] = cols[c].ev ? column_of(rs, cols[c].ev) : 0;
 		if (at[n] > 0)
 			used[at[n] - 1] = 1;
 		else if (at[n] < 0)
 			used[rs->nkeys - (size_t)at[n] - 1] = 1;
 		else
 			ne += (size_t)snprintf(empty + ne, ne < sizeof empty ? sizeof empty - ne : 0, "%s%s", ne ? ", " : "",
-			                       cols[n].tl);
+			                       cols[c].tl);
+		n++;
 	}
 	for (size_t i = 0; i < rs->nkeys + rs->nvals && n < TL_MAXCOLS; i++) {
 		const char *name = i < rs->nkeys ? rs->keys[i].name : rs->vals[i - rs->nkeys].name;
@@ -315,6 +354,10 @@ static int close_table(ev_report *r, size_t k)
 	memset(&rs, 0, sizeof rs);
 	if ((rc = ev_stats_rows(s, &rs)) == EV_OK && rs.rows.len == 0)
 		ev_stats_say_empty(s, sheet, &say);
+	if (!rc && rs.rows.len == 0 && r->t[k].omit_empty) {
+		ev_rowset_free(&rs);
+		return EV_OK;
+	}
 	if (r->out.x) {
 		snprintf(r->path, sizeof r->path, "%s", r->out.x_path);
 		rc = rc ? rc : r->t[k].cols ? print_tl(&rs, r->t[k].cols, NULL, EV_TABLE_TSV, r->out.x, sheet, &say)

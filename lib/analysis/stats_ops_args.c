@@ -12,112 +12,19 @@
 #include <string.h>
 
 #include "analysis/opsum.h"
-
-/* A growing text. */
-struct text { char *p; size_t n, cap; int oom; };
-
-static void put(struct text *t, const char *s, size_t n)
-{
-	if (t->oom)
-		return;
-	if (t->n + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 256;
-		while (cap < t->n + n + 1)
-			cap *= 2;
-		char *np = realloc(t->p, cap);
-		if (!np) {
-			t->oom = 1;
-			return;
-		}
-		t->p = np;
-		t->cap = cap;
-	}
-	memcpy(t->p + t->n, s, n);
-	t->n += n;
-	t->p[t->n] = '\0';
-}
-
-static void puts_(struct text *t, const char *s)
-{
-	put(t, s, strlen(s));
-}
-
-/* A JSON string at *pp (after its quote) as Python's repr of it: single
- * quotes, or double ones when it holds a single quote and no double one. */
-static const char *py_string(struct text *t, const char *p)
-{
-	struct text raw = { 0 };
-	for (; *p && *p != '"'; p++) {
-		char c = *p;
-		if (c == '\\' && p[1]) {
-			p++;
-			c = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p;
-		}
-		put(&raw, &c, 1);
-	}
-	const char *s = raw.p ? raw.p : "";
-	char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
-	put(t, &q, 1);
-	for (; *s; s++) {
-		const char *e = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : *s == '\r' ? "\\r"
-		              : *s == q  ? (q == '\'' ? "\\'" : "\\\"") : NULL;
-		if (e)
-			puts_(t, e);
-		else
-			put(t, s, 1);
-	}
-	put(t, &q, 1);
-	t->oom |= raw.oom;
-	free(raw.p);
-	return *p ? p + 1 : p;
-}
-
-/* The JSON value at p as Python's str() of it with lists made tuples, as
- * TraceLens groups its arguments; returns the end of the value. */
-static const char *py_value(struct text *t, const char *p, int depth)
-{
-	if (*p == '"')
-		return py_string(t, p + 1);
-	if (*p == '[' && depth < 64) {
-		size_t items = 0;
-		puts_(t, "(");
-		for (p++; *p && *p != ']';) {
-			if (*p == ',') {
-				p++;
-				continue;
-			}
-			if (items++)
-				puts_(t, ", ");
-			p = py_value(t, p, depth + 1);
-		}
-		puts_(t, items == 1 ? ",)" : ")");
-		return *p ? p + 1 : p;
-	}
-	const char *e = p;
-	while (*e && *e != ',' && *e != ']' && *e != ' ')
-		e++;
-	if (e - p == 4 && !strncmp(p, "true", 4))
-		puts_(t, "True");
-	else if (e - p == 5 && !strncmp(p, "false", 5))
-		puts_(t, "False");
-	else if (e - p == 4 && !strncmp(p, "null", 4))
-		puts_(t, "None");
-	else
-		put(t, p, (size_t)(e - p));
-	return e;
-}
+#include "analysis/pyrepr.h"
 
 /* The argument field ("dims", ...) of a signature in Python's form, or ""
  * when the op had none. */
-static int py_field(const char *sig, const char *field, struct text *t)
+static int py_field(const char *sig, const char *field, struct pytext *t)
 {
 	char key[32];
 	snprintf(key, sizeof key, " %s=", field);
 	t->n = 0;
-	puts_(t, "");
+	pyt_puts(t, "");
 	const char *at = strstr(sig + opsum_name_len(sig), key);
 	if (at)
-		py_value(t, at + strlen(key), 0);
+		py_value(t, at + strlen(key), 1);
 	return t->oom ? EV_ERR_NOMEM : EV_OK;
 }
 
@@ -168,7 +75,7 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 		ord[i] = i;
 	if (!rc)
 		qsort_r(ord, m, sizeof *ord, cmp_rows, s);
-	struct text t = { 0 };
+	struct pytext t = { 0 };
 	for (size_t i = 0; !rc && i < m;) {
 		size_t e = i;
 		double total = 0, cum = 0;
@@ -184,7 +91,7 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 			if ((rc = group_row(s, rs, gk, &r, &n)) != EV_OK)
 				break;
 			t.n = 0;
-			put(&t, sig, opsum_name_len(sig));
+			pyt_put(&t, sig, opsum_name_len(sig));
 			rc = t.oom ? EV_ERR_NOMEM : ev_row_key(r, n++, t.p);
 			rc = rc ? rc : ev_row_key(r, n++, g->cat);
 			for (size_t f = 0; !rc && f < 4; f++)

@@ -97,21 +97,18 @@ static int sweep(ev_stats *s, int all)
 	return rc;
 }
 
-/* TraceLens's times: ts and dur parsed as microsecond doubles, relative to
- * baseTimeNanoseconds when the trace had one (#src base_ns=). */
-static void float_times(ev_stats *s, const struct ev_rec *r, double *a, double *z)
+void tl_float_times(struct tl_clock *c, const ev_meta *meta, const struct ev_rec *r, double *a, double *z)
 {
-	struct opsum *o = s->state;
-	if (!o->base_ok || o->base_src != r->src) {
-		const struct ev_src_info *si = ev_meta_src(s->meta, r->src);
+	if (!c->ok || c->src != r->src) {
+		const struct ev_src_info *si = ev_meta_src(meta, r->src);
 		const char *v = si ? ev_kv_get(si->kv, si->nkv, "base_ns") : NULL;
-		if (!v || ev_parse_i64(v, &o->base_ns) != EV_OK)
-			o->base_ns = 0;
-		o->base_src = r->src;
-		o->base_ok = 1;
+		if (!v || ev_parse_i64(v, &c->base_ns) != EV_OK)
+			c->base_ns = 0;
+		c->src = r->src;
+		c->ok = 1;
 	}
 	int64_t rel;
-	if (__builtin_sub_overflow(r->ts, o->base_ns, &rel))
+	if (__builtin_sub_overflow(r->ts, c->base_ns, &rel))
 		rel = r->ts;
 	*a = (double)(rel / 1000) + (double)(rel % 1000) / 1000.0;
 	*z = *a + (double)r->dur / 1000.0;
@@ -153,7 +150,7 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 	key.key.k2 = r->sig;
 	double a = 0, z = 0;
 	if (s->o.float_us)
-		float_times(s, r, &a, &z);
+		tl_float_times(&o->clock, s->meta, r, &a, &z);
 	int64_t end = ev_rec_end(r);
 	uint64_t h = ev_hash64(&key.key, sizeof key.key) | 1;
 	uint64_t *slot = ev_map_get(&o->idx, h);

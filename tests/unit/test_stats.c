@@ -359,7 +359,7 @@ static void test_stats_registry(void)
 			CHECK(strcmp(ev_stats_registry[j]->name, a->name) != 0);
 		CHECK(!a->tables || !strcmp(ev_stats_sheet(a, 0), a->sheet));
 	}
-	CHECK(n == 18 && ev_stats_find("compare") == NULL && ev_stats_find("") == NULL);
+	CHECK(n == 19 && ev_stats_find("compare") == NULL && ev_stats_find("") == NULL);
 	/* Excel takes sheet names of at most 31 characters. */
 	for (size_t i = 0; ev_stats_registry[i]; i++)
 		for (unsigned t = 0; ev_stats_registry[i]->tables && ev_stats_registry[i]->tables[t].name; t++)
@@ -371,6 +371,7 @@ static void test_stats_registry(void)
 	CHECK(c && !strcmp(ev_stats_sheet(c, EV_COLL_STRAGGLERS), "coll_stragglers"));
 	CHECK(sh && !strcmp(sh->tables[EV_SHORT_HISTOGRAM].name, "histogram"));
 	CHECK(!strcmp(ev_stats_sheet(ev_stats_find("kernels"), 0), "kernel_summary"));
+	CHECK(!strcmp(ev_stats_sheet(ev_stats_find("perf"), 0), "GEMM"));
 }
 
 /* A table defined in this file, not in the registry: records per type.

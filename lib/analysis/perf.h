@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf.h - TraceLens's perf-model sheets (GEMM, ...; its PerfModel): the
+ * ops of a category, each op instance's parameters, FLOPs and bytes moved
+ * from its signature and its kernels' names.  stats_perf.c groups the
+ * instances by op name and parameters into the sheet; a category is one
+ * file (perf_NAME.c) defining `const struct perf_category
+ * perf_category_NAME` and X(NAME, SHEET) in PERF_CATEGORIES (NAME the
+ * `ev-stats perf --table` word, SHEET TraceLens's sheet).  Private to
+ * lib/analysis.
+ */
+#ifndef EV_PERF_H
+#define EV_PERF_H
+
+#include <stddef.h>
+
+#define PERF_MAXP 16    /* parameters of a model */
+#define PERF_PVAL 192   /* the text of one */
+
+/* An op instance as a model sees it. */
+struct perf_inst {
+	const char *sig;                 /* "aten::mm dims=[...] types=[...] ..." */
+	const char *const *kernels;      /* its GPU events' names, in time order */
+	size_t nk;
+};
+
+/* What a model makes of it. */
+struct perf_model {
+	size_t np;
+	const char *pname[PERF_MAXP];    /* parameter names, TraceLens's order (static) */
+	char pval[PERF_MAXP][PERF_PVAL]; /* their values as pandas' str() prints them */
+	double flops;                    /* FLOPs */
+	double bytes;                    /* bytes moved, NAN when TraceLens has none */
+	const char *spec;                /* Compute Spec ("matrix_bf16"), "" when none */
+};
+
+struct perf_category {
+	const char *sheet;               /* TraceLens's sheet */
+	const char *const *ops;          /* op names modelled (NULL-terminated) */
+	const char *const *unmodelled;   /* op names TraceLens puts on the sheet with a
+	                                  * model evkit lacks (NULL-terminated): left
+	                                  * out and said */
+	/* EV_OK, or EV_ERR_FORMAT where TraceLens's model fails too (it then
+	 * leaves the instance out). */
+	int (*model)(const struct perf_inst *in, struct perf_model *m);
+};
+
+#define PERF_CATEGORIES(X) X(gemm, GEMM)
+#define PERF_DECLARE(n, sheet) extern const struct perf_category perf_category_##n;
+PERF_CATEGORIES(PERF_DECLARE)
+#undef PERF_DECLARE
+
+/* Model helpers (perf_gemm.c), for the categories to share. */
+/* The i-th item of the list field ("dims", "types", "strides") of a
+ * signature: its text at *at, NULL when absent. */
+const char *perf_sig_item(const char *sig, const char *field, size_t i);
+/* The number of items of that list, -1 when the field is absent. */
+long perf_sig_items(const char *sig, const char *field);
+/* TraceLens's bytes per element of a dtype name (name2bpe), 0 unknown. */
+int perf_dtype_bytes(const char *name);
+/* TraceLens's precision of a dtype name (torch_dtype_map: "bf16"), NULL
+ * when none. */
+const char *perf_dtype_precision(const char *name);
+
+#endif /* EV_PERF_H */

@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats_perf.c - TraceLens's perf-model sheets (GEMM, ...): the op
+ * instances of a category's ops (perf.h), grouped by op name and the
+ * model's parameters; per group the first instance's GFLOPS, data moved,
+ * FLOPS/Byte, Compute Spec and arguments, the instances' TB/s, TFLOPS/s
+ * and kernel time (mean, median, std, min, max, sum), their count, and
+ * per kernel position TraceLens's kernel_details summary (the Python text
+ * of its list of dicts); largest kernel time first.  --table picks the
+ * category.
+ *
+ * An instance is an op launching GPU events (the stream's sig and step):
+ * its kernel time is the union of its events, as TraceLens's busy time of
+ * the op's subtree when the op launches them itself.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/opsum.h"
+#include "analysis/perf.h"
+#include "analysis/pyrepr.h"
+
+#define PERF_MAXK 32 /* GPU events of one instance */
+
+static const struct perf_category *const categories[] = {
+#define PERF_ROW(n, sheet) &perf_category_##n,
+	PERF_CATEGORIES(PERF_ROW)
+#undef PERF_ROW
+};
+
+struct pinst {
+	struct gkey key;        /* sg, rank, k1 = instance, k2 = sig */
+	int64_t first, start, end;
+	uint64_t busy;          /* ns merged before [start, end) */
+	double fa, fz, fbusy;   /* the same in TraceLens's microsecond doubles */
+	uint32_t nk, more;      /* events kept, and past PERF_MAXK */
+	uint64_t kname[PERF_MAXK];
+	uint32_t kstream[PERF_MAXK];
+	double kdur[PERF_MAXK]; /* us */
+};
+
+struct kpos { uint64_t name; uint32_t stream; struct ev_dist d; };
+
+struct pgroup {
+	uint64_t count;
+	int64_t first;          /* the first instance's start */
+	uint64_t sig;           /* its signature */
+	char *pvals;            /* its parameter values, '\x1f'-joined */
+	const char *pname[PERF_MAXP];
+	size_t np;
+	double gflop, mbytes, fpb;
+	const char *spec;
+	struct ev_dist us, tbs, tflops;
+	struct kpos *k;         /* the first instance's events: name, stream, durations */
+	uint32_t nk;
+	uint64_t skipped;       /* instances of another number of events */
+};
+
+/* A parameter column: its name and where it first came (TraceLens's
+ * columns are the union of its rows' keys in row order). */
+struct pcol { const char *name; int64_t ts; size_t pos; };
+
+struct perf {
+	const struct perf_category *cat;
+	struct ev_map idx;      /* hash of an instance's key -> index + 1 */
+	struct ev_map sigcat;   /* sig id -> 1 + (op modelled), 3 unmodelled */
+	struct pinst *inst;
+	size_t n, cap;
+	int64_t now;
+	struct tl_clock clock;
+	struct pcol cols[2 * PERF_MAXP];
+	size_t ncols;
+	char colname[2 * PERF_MAXP][48]; /* "param: NAME", the rows' column names */
+	uint64_t failed, unmodelled, over, sketched;
+	char failed_op[128], unmodelled_op[128];
+};
+
+static int perf_init(ev_stats *s)
+{
+	struct perf *p = s->state;
+	if (s->o.table >= sizeof categories / sizeof categories[0])
+		return EV_ERR_ARG;
+	p->cat = categories[s->o.table];
+	ev_map_init(&p->idx);
+	ev_map_init(&p->sigcat);
+	return EV_OK;
+}
+
+/* 2: an op of the category, 3: one it has no model for, 1: neither. */
+static unsigned sig_kind(struct perf *p, const char *sig)
+{
+	size_t n = opsum_name_len(sig);
+	for (const char *const *o = p->cat->ops; *o; o++)
+		if (strlen(*o) == n && !strncmp(sig, *o, n))
+			return 2;
+	for (const char *const *o = p->cat->unmodelled; o && *o; o++)
+		if (strlen(*o) == n && !strncmp(sig, *o, n))
+			return 3;
+	return 1;
+}
+
+static void add_col(struct perf *p, const char *name, int64_t ts, size_t pos)
+{
+	for (size_t i = 0; i < p->ncols; i++)
+		if (!strcmp(p->cols[i].name, name)) {
+			if (ts < p->cols[i].ts || (ts == p->cols[i].ts && pos < p->cols[i].pos)) {
+				p->cols[i].ts = ts;
+				p->cols[i].pos = pos;
+			}
+			return;
+		}
+	if (p->ncols < sizeof p->cols / sizeof p->cols[0])
+		p->cols[p->ncols++] = (struct pcol){ name, ts, pos };
+}
+
+/* An instance is done: modelled, into its group. */
+static int inst_close(ev_stats *s, const struct pinst *in)
+{
+	struct perf *p = s->state;
+	const char *names[PERF_MAXK];
+	for (uint32_t i = 0; i < in->nk; i++)
+		names[i] = str_of(s, in->kname[i]);
+	const char *sig = str_of(s, in->key.k2);
+	struct perf_inst pi = { sig, names, in->nk };
+	struct perf_model m;
+	memset(&m, 0, sizeof m);
+	int rc = p->cat->model(&pi, &m);
+	if (rc == EV_ERR_FORMAT || rc == EV_ERR_ARG) {
+		if (!p->failed++)
+			snprintf(p->failed_op, sizeof p->failed_op, "%.*s", (int)opsum_name_len(sig), sig);
+		return EV_OK;
+	}
+	if (rc)
+		return rc;
+	p->over += in->more != 0;
+	/* The group: op name and parameter values. */
+	char key[PERF_MAXP * (PERF_PVAL + 40) + 256];
+	size_t w = (size_t)snprintf(key, sizeof key, "%.*s", (int)opsum_name_len(sig), sig);
+	size_t vat = w;
+	for (size_t i = 0; i < m.np && w < sizeof key; i++)
+		w += (size_t)snprintf(key + w, sizeof key - w, "\x1f%s=%s", m.pname[i], m.pval[i]);
+	if (w >= sizeof key)
+		return EV_ERR_RANGE;
+	struct gkey k;
+	memset(&k, 0, sizeof k);
+	k.sg = in->key.sg;
+	k.rank = has_by(&s->o, EV_BY_RANK) ? in->key.rank : 0;
+	k.k1 = ev_hash64(key, w);
+	k.k2 = ev_hash64(key, vat) ^ (uint64_t)w;
+	struct pgroup *g = group_get(&s->g, &k, NULL);
+	if (!g)
+		return EV_ERR_NOMEM;
+	for (size_t i = 0; i < m.np; i++)
+		add_col(p, m.pname[i], in->first, i);
+	double us = s->o.float_us ? in->fbusy + (in->fz - in->fa) : (double)(in->busy + ev_span(in->start, in->end)) / 1e3;
+	double gflop = m.flops / 1e9;
+	if (g->count == 0) {
+		size_t vn = 0;
+		g->pvals = malloc(m.np * PERF_PVAL + 1);
+		if (!g->pvals)
+			return EV_ERR_NOMEM;
+		for (size_t i = 0; i < m.np; i++) {
+			vn += (size_t)sprintf(g->pvals + vn, "%s%s", i ? "\x1f" : "", m.pval[i]);
+			g->pname[i] = m.pname[i];
+		}
+		g->pvals[vn] = '\0';
+		g->np = m.np;
+		g->gflop = gflop;
+		g->mbytes = m.bytes / (1024.0 * 1024.0);
+		g->fpb = m.bytes > 0 ? gflop * 1e9 / m.bytes : NAN;
+		g->spec = m.spec;
+		g->first = in->first;
+		g->sig = in->key.k2;
+		g->nk = in->nk;
+		g->k = calloc(in->nk ? in->nk : 1, sizeof *g->k);
+		if (!g->k)
+			return EV_ERR_NOMEM;
+		for (uint32_t i = 0; i < in->nk; i++) {
+			g->k[i].name = in->kname[i];
+			g->k[i].stream = in->kstream[i];
+		}
+	} else if (in->first < g->first) {
+		g->first = in->first;
+		g->sig = in->key.k2;
+	}
+	g->count++;
+	rc = ev_dist_add(&g->us, &s->pool, us, in->first);
+	if (!rc && us > 0)
+		rc = ev_dist_add(&g->tflops, &s->pool, gflop / 1e3 / (us / 1e6), in->first);
+	if (!rc && us > 0 && isfinite(m.bytes))
+		rc = ev_dist_add(&g->tbs, &s->pool, m.bytes / 1e12 / (us / 1e6), in->first);
+	if (in->nk != g->nk) {
+		g->skipped++;
+		return rc;
+	}
+	for (uint32_t i = 0; !rc && i < in->nk; i++)
+		rc = ev_dist_add(&g->k[i].d, &s->pool, in->kdur[i], in->first);
+	return rc;
+}
+
+/* Instances whose events ended a second before the stream's position are
+ * closed (an op's kernels run together), all at the end. */
+#define INST_WINDOW_NS 1000000000LL
+#define INST_MAX 65536
+
+static int sweep(ev_stats *s, int all)
+{
+	struct perf *p = s->state;
+	size_t w = 0;
+	int rc = EV_OK;
+	for (size_t i = 0; i < p->n; i++) {
+		struct pinst *in = &p->inst[i];
+		int expired = p->now > INT64_MIN + INST_WINDOW_NS && in->end < p->now - INST_WINDOW_NS;
+		if (all || expired || (p->n >= INST_MAX && i < p->n / 2)) {
+			rc = rc ? rc : inst_close(s, in);
+			continue;
+		}
+		p->inst[w++] = *in;
+	}
+	p->n = w;
+	ev_map_free(&p->idx);
+	ev_map_init(&p->idx);
+	for (size_t i = 0; !rc && i < p->n; i++)
+		rc = ev_map_put(&p->idx, ev_hash64(&p->inst[i].key, sizeof p->inst[i].key) | 1, i + 1);
+	return rc;
+}
+
+static int perf_rec(ev_stats *s, const struct ev_rec *r)
+{
+	struct perf *p = s->state;
+	if (!is_gpu(r) || !r->sig || (r->flags & EV_F_UNLINKED) || class_of(s, r) == EV_KC_COMM)
+		return EV_OK;
+	uint64_t *kind = ev_map_get(&p->sigcat, r->sig | 1);
+	unsigned kd = kind ? (unsigned)*kind : sig_kind(p, str_of(s, r->sig));
+	int rc;
+	if (!kind && (rc = ev_map_put(&p->sigcat, r->sig | 1, kd)) != EV_OK)
+		return rc;
+	if (kd == 3 && !p->unmodelled++) {
+		const char *sig = str_of(s, r->sig);
+		snprintf(p->unmodelled_op, sizeof p->unmodelled_op, "%.*s", (int)opsum_name_len(sig), sig);
+	}
+	if (kd != 2)
+		return EV_OK;
+	s->n.selected++;
+	p->now = r->ts;
+	struct gkey key;
+	memset(&key, 0, sizeof key);
+	if ((rc = src_group(s, r->src, &key.sg)) != EV_OK)
+		return rc;
+	key.rank = r->rank;
+	key.k1 = r->step ? r->step : ((uint64_t)1 << 40) + r->id;
+	key.k2 = r->sig;
+	double a = 0, z = 0;
+	tl_float_times(&p->clock, s->meta, r, &a, &z);
+	int64_t end = ev_rec_end(r);
+	uint64_t h = ev_hash64(&key, sizeof key) | 1;
+	uint64_t *slot = ev_map_get(&p->idx, h);
+	struct pinst *in = slot ? &p->inst[*slot - 1] : NULL;
+	if (!in || memcmp(&in->key, &key, sizeof key)) {
+		if (p->n == p->cap) {
+			if (p->n > 4096 && (rc = sweep(s, 0)) != EV_OK)
+				return rc;
+			if (p->n == p->cap) {
+				size_t cap = p->cap ? 2 * p->cap : 64;
+				struct pinst *ni = realloc(p->inst, cap * sizeof *ni);
+				if (!ni)
+					return EV_ERR_NOMEM;
+				p->inst = ni;
+				p->cap = cap;
+			}
+		}
+		in = &p->inst[p->n++];
+		memset(in, 0, sizeof *in);
+		in->key = key;
+		in->first = in->start = r->ts;
+		in->end = end;
+		in->fa = a;
+		in->fz = z;
+		if ((rc = ev_map_put(&p->idx, h, p->n)) != EV_OK)
+			return rc;
+	} else {
+		/* TraceLens merges intervals sorted by start: a start past the
+		 * merged end opens a new interval. */
+		if (s->o.float_us ? a > in->fz : r->ts > in->end) {
+			in->busy += ev_span(in->start, in->end);
+			in->fbusy += in->fz - in->fa;
+			in->start = r->ts;
+			in->fa = a;
+		}
+		if (end > in->end)
+			in->end = end;
+		if (z > in->fz)
+			in->fz = z;
+	}
+	if (in->nk == PERF_MAXK) {
+		in->more++;
+		return EV_OK;
+	}
+	in->kname[in->nk] = r->name;
+	in->kstream[in->nk] = r->stream;
+	in->kdur[in->nk++] = (double)r->dur / 1000.0;
+	return EV_OK;
+}
+
+static int perf_finish(ev_stats *s)
+{
+	return sweep(s, 1);
+}
+
+static void perf_free(ev_stats *s)
+{
+	struct perf *p = s->state;
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		struct pgroup *g = GROUP_VAL(&s->g, i);
+		ev_dist_free(&g->us);
+		ev_dist_free(&g->tbs);
+		ev_dist_free(&g->tflops);
+		for (uint32_t j = 0; g->k && j < g->nk; j++)
+			ev_dist_free(&g->k[j].d);
+		free(g->k);
+		free(g->pvals);
+	}
+	free(p->inst);
+	ev_map_free(&p->idx);
+	ev_map_free(&p->sigcat);
+}
+
+/* ---- numpy's sums, for the kernel_details text to be numpy's ---- */
+
+/* np.add.reduce of a float64 array: pairwise in blocks of 8 up to 128. */
+static double np_sum(const double *a, size_t n)
+{
+	if (n < 8) {
+		double r = 0.;
+		for (size_t i = 0; i < n; i++)
+			r += a[i];
+		return r;
+	}
+	if (n <= 128) {
+		double r[8];
+		size_t i;
+		for (i = 0; i < 8; i++)
+			r[i] = a[i];
+		for (i = 8; i < n - n % 8; i += 8)
+			for (size_t j = 0; j < 8; j++)
+				r[j] += a[i + j];
+		double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+		for (; i < n; i++)
+			res += a[i];
+		return res;
+	}
+	size_t n2 = n / 2;
+	n2 -= n2 % 8;
+	return np_sum(a, n2) + np_sum(a + n2, n - n2);
+}
+
+static int cmp_f64(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct kstats { const char *name; uint32_t stream; uint64_t n; double sum, mean, median, std, min, max; };
+
+/* A kernel position's numbers as numpy computes them from its samples
+ * (the distribution's stored ones; a sketched one gives its own). */
+static int kpos_stats(struct ev_dist *d, struct kstats *k, uint64_t *sketched)
+{
+	k->n = d->n;
+	k->min = d->min;
+	k->max = d->max;
+	if (d->sketch || d->len != d->n) {
+		++*sketched;
+		k->sum = d->sum;
+		k->mean = d->mean;
+		k->median = ev_dist_quantile(d, 0.5);
+		k->std = d->n > 1 ? ev_dist_std(d) * sqrt((double)(d->n - 1) / (double)d->n) : 0;
+		return EV_OK;
+	}
+	size_t n = d->len;
+	double *v = malloc((n ? n : 1) * sizeof *v);
+	if (!v)
+		return EV_ERR_NOMEM;
+	k->sum = np_sum(d->v, n);
+	k->mean = k->sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (d->v[i] - k->mean) * (d->v[i] - k->mean);
+	k->std = sqrt(np_sum(v, n) / (double)n);
+	memcpy(v, d->v, n * sizeof *v);
+	qsort(v, n, sizeof *v, cmp_f64);
+	k->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+	free(v);
+	return EV_OK;
+}
+
+static int cmp_kstats(const void *pa, const void *pb)
+{
+	const struct kstats *a = pa, *b = pb;
+	if (a->sum != b->sum)
+		return a->sum < b->sum ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static void np_float(struct pytext *t, const char *key, double v)
+{
+	pyt_puts(t, key);
+	pyt_puts(t, "np.float64(");
+	py_float(t, v);
+	pyt_puts(t, ")");
+}
+
+/* TraceLens's kernel_details__summarize_kernel_stats and its
+ * trunc_kernel_details (names cut at 64 characters, mean rounded to 2
+ * decimals) of group g. */
+static int kernel_details(ev_stats *s, struct pgroup *g, struct pytext *full, struct pytext *trunc)
+{
+	struct perf *p = s->state;
+	struct kstats *k = calloc(g->nk ? g->nk : 1, sizeof *k);
+	int rc = k ? EV_OK : EV_ERR_NOMEM;
+	for (uint32_t i = 0; !rc && i < g->nk; i++) {
+		k[i].name = str_of(s, g->k[i].name);
+		k[i].stream = g->k[i].stream;
+		rc = kpos_stats(&g->k[i].d, &k[i], &p->sketched);
+	}
+	if (rc) {
+		free(k);
+		return rc;
+	}
+	qsort(k, g->nk, sizeof *k, cmp_kstats);
+	full->n = trunc->n = 0;
+	pyt_puts(full, "[");
+	pyt_puts(trunc, "[");
+	for (uint32_t i = 0; i < g->nk; i++) {
+		char b[64];
+		const char *sep = i ? ", " : "";
+		pyt_puts(full, sep);
+		pyt_puts(trunc, sep);
+		pyt_puts(full, "{'name': ");
+		pyt_puts(trunc, "{'name': ");
+		/* The name as a Python string: through the JSON-string reader. */
+		struct pytext q = { 0 }, q64 = { 0 };
+		const char *nm = k[i].name;
+		for (const char *c = nm; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				pyt_put(&q, "\\", 1);
+			pyt_put(&q, c, 1);
+			if (c - nm < 64) {
+				if (*c == '"' || *c == '\\')
+					pyt_put(&q64, "\\", 1);
+				pyt_put(&q64, c, 1);
+			}
+		}
+		pyt_puts(&q, "\"");
+		if (strlen(nm) > 64)
+			pyt_puts(&q64, "...");
+		pyt_puts(&q64, "\"");
+		py_string(full, pyt_str(&q));
+		py_string(trunc, pyt_str(&q64));
+		rc = q.oom || q64.oom ? EV_ERR_NOMEM : rc;
+		free(q.p);
+		free(q64.p);
+		snprintf(b, sizeof b, ", 'stream': %u", k[i].stream);
+		pyt_puts(full, b);
+		pyt_puts(trunc, b);
+		snprintf(b, sizeof b, ", 'count': %llu", (unsigned long long)k[i].n);
+		pyt_puts(full, b);
+		np_float(full, ", 'total_duration_us': ", k[i].sum);
+		np_float(full, ", 'mean_duration_us': ", k[i].mean);
+		np_float(full, ", 'median_duration_us': ", k[i].median);
+		np_float(full, ", 'std_dev_duration_us': ", k[i].std);
+		np_float(full, ", 'min_duration_us': ", k[i].min);
+		np_float(full, ", 'max_duration_us': ", k[i].max);
+		np_float(trunc, ", 'mean_duration_us': ", rint(k[i].mean * 100) / 100);
+		pyt_puts(full, "}");
+		pyt_puts(trunc, "}");
+	}
+	pyt_puts(full, "]");
+	pyt_puts(trunc, "]");
+	free(k);
+	return rc ? rc : full->oom || trunc->oom ? EV_ERR_NOMEM : EV_OK;
+}
+
+/* ---- the table ---- */
+
+static int cmp_pcol(const void *pa, const void *pb)
+{
+	const struct pcol *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *ctx)
+{
+	const struct ev_stats *s = ctx;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct gkey *ka = GROUP_KEY(&s->g, a), *kb = GROUP_KEY(&s->g, b);
+	const struct pgroup *ga = GROUP_VAL(&s->g, a), *gb = GROUP_VAL(&s->g, b);
+	if (ka->sg != kb->sg)
+		return ka->sg < kb->sg ? -1 : 1;
+	if (ka->rank != kb->rank)
+		return ka->rank < kb->rank ? -1 : 1;
+	if (ga->us.sum != gb->us.sum)
+		return ga->us.sum > gb->us.sum ? -1 : 1;
+	return ga->first < gb->first ? -1 : ga->first > gb->first;
+}
+
+/* Python's str() of the argument field of a signature, lists as lists
+ * (TraceLens's *_first columns keep the JSON's lists). */
+static int arg_text(const char *sig, const char *field, struct pytext *t)
+{
+	char key[32];
+	snprintf(key, sizeof key, " %s=", field);
+	t->n = 0;
+	pyt_puts(t, "");
+	const char *at = strstr(sig + opsum_name_len(sig), key);
+	if (at)
+		py_value(t, at + strlen(key), 0);
+	return t->oom ? EV_ERR_NOMEM : EV_OK;
+}
+
+static double stat_or_nan(struct ev_dist *d, int which)
+{
+	if (d->n == 0)
+		return NAN;
+	switch (which) {
+	case 0: return d->mean;
+	case 1: return ev_dist_quantile(d, 0.5);
+	case 2: return d->n > 1 ? ev_dist_std(d) : NAN;
+	case 3: return d->min;
+	default: return d->max;
+	}
+}
+
+static int perf_rows(ev_stats *s, struct ev_rowset *rs)
+{
+	struct perf *p = s->state;
+	struct ev_colspec keys[EV_STATS_MAX_BY + 2 * PERF_MAXP + 12];
+	size_t nk = 0;
+	by_colspecs(&s->o, keys, &nk);
+	size_t key0 = nk;
+	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
+	qsort(p->cols, p->ncols, sizeof p->cols[0], cmp_pcol);
+	for (size_t i = 0; i < p->ncols; i++) {
+		snprintf(p->colname[i], sizeof p->colname[i], "param: %s", p->cols[i].name);
+		keys[nk++] = (struct ev_colspec){ p->colname[i], 0, 0 };
+	}
+	static const char *const tail[] = { "Compute Spec", "kernel_details__summarize_kernel_stats", "trunc_kernel_details",
+		                             "Input Dims_first", "Input type_first", "Input Strides_first",
+		                             "Concrete Inputs_first" };
+	for (size_t i = 0; i < 7; i++)
+		keys[nk++] = (struct ev_colspec){ tail[i], 0, 0 };
+	static const struct ev_colspec vals[] = {
+		{ "GFLOPS_first", 0, EV_DIR_NONE }, { "Data Moved (MB)_first", 0, EV_DIR_NONE },
+		{ "FLOPS/Byte_first", 0, EV_DIR_NONE }, { "TB/s_mean", 0, EV_DIR_HIGHER }, { "TB/s_median", 0, EV_DIR_HIGHER },
+		{ "TB/s_std", 0, EV_DIR_NONE }, { "TB/s_min", 0, EV_DIR_HIGHER }, { "TB/s_max", 0, EV_DIR_HIGHER },
+		{ "TFLOPS/s_mean", 0, EV_DIR_HIGHER }, { "TFLOPS/s_median", 0, EV_DIR_HIGHER },
+		{ "TFLOPS/s_std", 0, EV_DIR_NONE }, { "TFLOPS/s_min", 0, EV_DIR_HIGHER },
+		{ "TFLOPS/s_max", 0, EV_DIR_HIGHER }, { "Kernel Time (µs)_mean", 0, EV_DIR_LOWER },
+		{ "Kernel Time (µs)_median", 0, EV_DIR_LOWER }, { "Kernel Time (µs)_std", 0, EV_DIR_NONE },
+		{ "Kernel Time (µs)_min", 0, EV_DIR_LOWER }, { "Kernel Time (µs)_max", 0, EV_DIR_LOWER },
+		{ "Kernel Time (µs)_sum", 0, EV_DIR_LOWER }, { "name_count", 0, EV_DIR_NONE },
+	};
+	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	size_t m = s->g.keys.len;
+	size_t *ord = rc ? NULL : malloc((m + 1) * sizeof *ord);
+	if (!rc && !ord)
+		rc = EV_ERR_NOMEM;
+	for (size_t i = 0; !rc && i < m; i++)
+		ord[i] = i;
+	if (!rc)
+		qsort_r(ord, m, sizeof *ord, cmp_rows, s);
+	struct pytext t = { 0 }, t2 = { 0 };
+	for (size_t i = 0; !rc && i < m; i++) {
+		const struct gkey *gk = GROUP_KEY(&s->g, ord[i]);
+		struct pgroup *g = GROUP_VAL(&s->g, ord[i]);
+		const char *sig = str_of(s, g->sig);
+		struct ev_row *r;
+		size_t n;
+		if ((rc = group_row(s, rs, gk, &r, &n)) != EV_OK)
+			break;
+		t.n = 0;
+		pyt_put(&t, sig, opsum_name_len(sig));
+		rc = t.oom ? EV_ERR_NOMEM : ev_row_key(r, key0, pyt_str(&t));
+		/* Each parameter column: the group's value, "nan" (pandas' str
+		 * of a missing one) when its model has none. */
+		for (size_t c = 0; !rc && c < p->ncols; c++) {
+			const char *v = "nan";
+			size_t vl = 3;
+			const char *at = g->pvals;
+			for (size_t j = 0; j < g->np; j++) {
+				size_t l = strcspn(at, "\x1f");
+				if (!strcmp(g->pname[j], p->cols[c].name)) {
+					v = at;
+					vl = l;
+				}
+				at += l + (at[l] != '\0');
+			}
+			t.n = 0;
+			pyt_put(&t, v, vl);
+			rc = t.oom ? EV_ERR_NOMEM : ev_row_key(r, key0 + 1 + c, pyt_str(&t));
+		}
+		size_t kc = key0 + 1 + p->ncols;
+		rc = rc ? rc : ev_row_key(r, kc, g->spec);
+		rc = rc ? rc : kernel_details(s, g, &t, &t2);
+		rc = rc ? rc : ev_row_key(r, kc + 1, g->nk ? pyt_str(&t) : "[]");
+		rc = rc ? rc : ev_row_key(r, kc + 2, g->nk ? pyt_str(&t2) : NULL);
+		static const char *const fields[] = { "dims", "types", "strides", "concrete" };
+		for (size_t f = 0; !rc && f < 4; f++)
+			if ((rc = arg_text(sig, fields[f], &t)) == EV_OK)
+				rc = ev_row_key(r, kc + 3 + f, pyt_str(&t));
+		double *v = r->val;
+		v[0] = g->gflop;
+		v[1] = g->mbytes;
+		v[2] = g->fpb;
+		for (int j = 0; j < 5; j++) {
+			v[3 + j] = stat_or_nan(&g->tbs, j);
+			v[8 + j] = stat_or_nan(&g->tflops, j);
+			v[13 + j] = stat_or_nan(&g->us, j);
+		}
+		v[18] = g->us.sum;
+		v[19] = (double)g->count;
+		(void)n;
+	}
+	free(t.p);
+	free(t2.p);
+	free(ord);
+	return rc;
+}
+
+static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
+{
+	struct perf *p = s->state;
+	uint64_t skipped = 0;
+	for (size_t j = 0; j < s->g.keys.len; j++)
+		skipped += ((struct pgroup *)GROUP_VAL(&s->g, j))->skipped;
+	const char *sheet = p->cat->sheet;
+	unsigned k = 0;
+	if (p->unmodelled && i == k++)
+		snprintf(buf, n, "%llu GPU event(s) of ops TraceLens puts on its %s sheet that evkit has no model for "
+		         "(first: %s): left out", (unsigned long long)p->unmodelled, sheet, p->unmodelled_op);
+	else if (p->failed && i == k++)
+		snprintf(buf, n, "%llu %s op instance(s) whose arguments the model cannot read (first: %s): left out, "
+		         "as TraceLens leaves them", (unsigned long long)p->failed, sheet, p->failed_op);
+	else if (skipped && i == k++)
+		snprintf(buf, n, "%llu op instance(s) with another number of GPU events than their group's first: "
+		         "not in kernel_details (as TraceLens)", (unsigned long long)skipped);
+	else if (p->over && i == k++)
+		snprintf(buf, n, "%llu op instance(s) with more than %d GPU events: the others not in kernel_details "
+		         "nor in the transpose parameter", (unsigned long long)p->over, PERF_MAXK);
+	else if (p->sketched && i == k++)
+		snprintf(buf, n, "%llu kernel_details position(s) past the exact-sample budget: their sum, mean, "
+		         "median and std are approximate", (unsigned long long)p->sketched);
+	else
+		return 0;
+	return 1;
+}
+
+static int perf_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
+{
+	const char *sheet = o->table < sizeof categories / sizeof categories[0] ? categories[o->table]->sheet : "?";
+	if (!c->gpu)
+		return 0;
+	snprintf(buf, n, "no GPU event launched by an op of TraceLens's %s sheet among %llu: empty table", sheet,
+	         (unsigned long long)c->gpu);
+	return 1;
+}
+
+static const struct ev_stats_subtable perf_tables[] = {
+#define PERF_TABLE(nm, sheet) { #nm, #sheet, NULL },
+	PERF_CATEGORIES(PERF_TABLE)
+#undef PERF_TABLE
+	{ NULL, NULL, NULL },
+};
+
+static const char *const perf_options[] = { "table", "tracelens-float", "exact-limit", NULL };
+
+const struct ev_stats_analysis ev_stats_analysis_perf = {
+	.name = "perf",
+	.sheet = "GEMM",
+	.help = "TraceLens's perf-model sheets (--table gemm: its GEMM\n"
+	        "sheet): per op name and model parameters, GFLOPS, data\n"
+	        "moved, TB/s, TFLOPS/s, kernel time and per-kernel stats",
+	.options = perf_options,
+	.tables = perf_tables,
+	.state_size = sizeof(struct perf),
+	.group_size = sizeof(struct pgroup),
+	.init = perf_init,
+	.rec = perf_rec,
+	.finish = perf_finish,
+	.rows = perf_rows,
+	.free = perf_free,
+	.explain = perf_explain,
+	.warning = perf_warning,
+};
