@@ -88,8 +88,16 @@ ev1 ev-stats "compare (ev-merge base= test=)" "ev-merge -q base={IN} test={IN} |
 ev1 ev-stats "report (a file per table)" "rm -rf $d/rep && {T} ev-stats report -q -o $d/rep {IN}"
 ev1 ev-overlap "ev out" "ev-overlap -q -o /dev/null {IN}"
 ev1 ev-overlap "--table" "ev-overlap -q --table -o /dev/null {IN}"
-# Rank 0 only: at 10x both ranks pass ev2perfetto's --max-events (20 M).
-ev1 ev2perfetto "Chrome JSON, rank 0" "ev-view -q --rank=0 --ev {IN} | {T} ev2perfetto -q -o /dev/null"
+# ev2perfetto: all of the 10x stream passes its --max-events (20 M trace
+# events), and one rank alone leaves every collective open (held up to
+# 65536), so 1x and 10x are the first 1/20 and 1/2 of the 10x stream's
+# time span, both ranks.
+if want ev2perfetto; then
+	read -r t0 tn < <(ev-view -q -M -H -c ts "$e10" | awk 'NR == 1 { a = $1 } END { print a, $1 }')
+	in_label="kineto2ev output, 1/20 and 1/2 of the 10x stream's span"
+	pair ev2perfetto "Chrome JSON, 1/20 and 1/2 of the 10x span" "$((t0 + (tn - t0) / 20))" "$((t0 + (tn - t0) / 2))" \
+		"ev-view -q --to={IN} --ev $e10 | {T} ev2perfetto -q -o /dev/null"
+fi
 
 # coll-expand and ev2goal: the schedule is about 70x the ev stream (every
 # collective as NCCL's messages per channel and step), so their input is a
