@@ -66,7 +66,7 @@ static void usage(FILE *f)
 "                         the first definition of a kernel wins)\n"
 "      --freq=SOC[:CORE]  clocks in MHz; CORE converts ideal cycles [1000:1100]\n"
 "      --max-samples=N    values kept exactly for medians (summary, ts_analysis),\n"
-"                         then a sketch within 0.5% [8000000]\n"
+"                         then a sketch within 0.5% [262144]\n"
 "      --iter-window=N    iterations: kernels per rank searched for the\n"
 "                         repeating word, then given up (said) [16384]\n"
 "  -q, --quiet            no warnings\n"
@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "flex-stats");
 	o.fs.core_khz = 1100000;
-	o.fs.max_samples = 8000000;
+	o.fs.max_samples = 262144;
 	o.fs.iter_window = 16384;
 	int status = ev_cli_getopt(&o.cli, argc, argv, &before_table, &o, &first);
 	if (status == EV_CLI_RUN)
