@@ -344,6 +344,19 @@ JSON
 	assert_output --partial "IBM AIU (Flex) trace"
 	assert_output --partial "flex2ev"
 	[ ! -e "$BATS_TEST_TMPDIR/x.ev" ]
+	# Through a pipe too: the one read is sniffed as it is converted.
+	run -1 bash -c 'kineto2ev -o "$1" <(cat "$2")' _ "$BATS_TEST_TMPDIR/x.ev" "$SHARED_DATA/acelyzer/allreduce_tp4.json"
+	assert_output --partial "IBM AIU (Flex) trace"
+	[ ! -e "$BATS_TEST_TMPDIR/x.ev" ]
+}
+
+@test "a trace read through a pipe (<(...), /dev/stdin) is read once, whole" {
+	F="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
+	# The same records as from the file; only the #src line names the pipe.
+	kineto2ev -q "$F" | ev-view -H | grep -v '^#src' >"$BATS_TEST_TMPDIR/file.txt"
+	run -0 bash -c 'kineto2ev -q <(cat "$1") | ev-view -H | grep -v "^#src" | cmp - "$2"' _ "$F" "$BATS_TEST_TMPDIR/file.txt"
+	run -0 bash -c 'cat "$1" | kineto2ev -q /dev/stdin | ev-view -H | grep -v "^#src" | cmp - "$2"' _ "$F" "$BATS_TEST_TMPDIR/file.txt"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/file.txt")" -gt 10 ]
 }
 
 @test "real PyTorch <= 2.1 ranks: collectives in NCCL's generic SendRecv kernel are collectives (shared data)" {

@@ -231,13 +231,6 @@ static int read_file(struct state *s, int i)
 	struct ev_kineto_file *fi = ev_kineto_file(s->k, i);
 	ev_input *in;
 	char err[512];
-	/* IBM AIU (Flex) JSON looks like a Chrome trace but is another
-	 * dialect: say so instead of converting it into empty tables. */
-	enum ev_dialect d;
-	if (strcmp(fi->path, "-") != 0 && ev_flex_sniff_file(fi->path, 1000, EV_SNIFF_FLEX_ONLY, &d, err, sizeof err) == EV_OK &&
-	    d == EV_DIALECT_FLEX)
-		return ev_cli_error(&o->cli, "%s: this is an IBM AIU (Flex) trace, not a PyTorch profiler trace: convert it "
-		                    "with flex2ev (%s)", shown(fi->path), err);
 	int rc = ev_input_open(&in, fi->path);
 	if (rc)
 		return ev_cli_input_error(&o->cli, fi->path, rc);

@@ -729,13 +729,56 @@ static int wanted_member(void *ctx, const char *key, size_t len)
 	       (len == 9 && memcmp(key, "otherData", 9) == 0);
 }
 
+/* IBM AIU (Flex) JSON looks like a Chrome trace but is another dialect:
+ * its first events are also shown to the dialect sniffer, on the same
+ * read (a pipe cannot be read twice), until it is sure of Kineto or has
+ * seen SNIFF_EVENTS of them. */
+#define SNIFF_EVENTS 1000
+#define SNIFF_TOKENS 4096
+
+struct sniffing {
+	struct ev_flex_sniff s;
+	struct ev_json_tok *toks;
+	int on;
+};
+
+/* 1 when the events seen so far are Flex's beyond doubt. */
+static int sniff_event(struct sniffing *sn, const char *text, size_t len)
+{
+	if (!sn->on)
+		return 0;
+	int nt = ev_json_tokenize(text, len, sn->toks, SNIFF_TOKENS);
+	if (nt < 0)
+		return 0; /* a huge or odd event decides nothing */
+	ev_flex_sniff_event(&sn->s, text, sn->toks, 0);
+	enum ev_dialect d = ev_flex_sniff_verdict(&sn->s);
+	if (d == EV_DIALECT_KINETO || sn->s.events >= SNIFF_EVENTS) {
+		sn->on = 0;
+		return d == EV_DIALECT_FLEX;
+	}
+	return 0;
+}
+
+static int flex_error(const struct sniffing *sn, char *err, size_t errn)
+{
+	char what[400];
+	ev_flex_sniff_describe(&sn->s, what, sizeof what);
+	snprintf(err, errn, "this is an IBM AIU (Flex) trace, not a PyTorch profiler trace: convert it with flex2ev (%s)",
+	         what);
+	return EV_ERR_FORMAT;
+}
+
 int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 {
 	struct ev_kineto_file *fi = &k->files[fidx];
 	ev_json *j;
 	*err = '\0';
-	if (ev_json_open(&j, in, "traceEvents", k->o.max_object) != EV_OK)
+	struct sniffing sn = { .toks = malloc(SNIFF_TOKENS * sizeof *sn.toks), .on = 1 };
+	ev_flex_sniff_init(&sn.s);
+	if (!sn.toks || ev_json_open(&j, in, "traceEvents", k->o.max_object) != EV_OK) {
+		free(sn.toks);
 		return EV_ERR_NOMEM;
+	}
 	ev_json_want(j, wanted_member, NULL);
 	struct ev_json_item it;
 	int rc;
@@ -749,6 +792,10 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 		if (ev_json_peek(j, &text, &len, &off)) {
 			struct ev_kevent e;
 			if (ev_kineto_scan_prefix(text, len, k->o.max_tokens, &e, &used) == EV_OK && used < len) {
+				if (sniff_event(&sn, text, used)) {
+					rc = flex_error(&sn, err, errn);
+					break;
+				}
 				if ((rc = process(k, fidx, &e, off, err, errn)) != EV_OK)
 					break;
 				if ((rc = ev_json_consume(j, used)) != EV_OK)
@@ -766,13 +813,22 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 			else if (it.key_len == 9 && memcmp(it.key, "otherData", 9) == 0 &&
 			         (fi->processed = ev_processed_producer(it.text, it.len)) != NULL)
 				break;
+			ev_flex_sniff_top(&sn.s, it.key, it.key_len, it.text, it.len);
 			if ((rc = ev_kineto_top(k, fidx, it.key, it.key_len, it.text, it.len, err, errn)) != EV_OK)
 				break;
 			continue;
 		}
+		if (sniff_event(&sn, it.text, it.len)) {
+			rc = flex_error(&sn, err, errn);
+			break;
+		}
 		if ((rc = ev_kineto_event(k, fidx, it.text, it.len, it.offset, err, errn)) != EV_OK)
 			break;
 	}
+	/* Fewer events than the sniffer wanted: its verdict on all of them. */
+	if (rc >= 0 && sn.on && ev_flex_sniff_verdict(&sn.s) == EV_DIALECT_FLEX)
+		rc = flex_error(&sn, err, errn);
+	free(sn.toks);
 	if (rc < 0 && !*err)
 		snprintf(err, errn, "%s", ev_json_errdetail(j));
 	ev_json_close(j);
