@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # rss-scale: peak RSS of every streaming tool at 1x and 10x of a real-shaped
 # input, default options (issue 43: 10x within 1.2x of 1x).  The ev input is
-# kineto2ev's output for gen-kineto's 8 ranks (kernels with classes, ops
-# with signatures, runtime calls, memcpy, annotations, collectives with
-# communicators), not a synthetic stream.  1x is BENCH_RSS_MB MiB of JSON
-# per rank (default 64, 512 MiB in all; 8 with BENCH_SMALL=1): its sorter
-# spills many runs of kineto2ev's 16 MiB default buffer, so that buffer does
-# not make 1x small.  flex2ev's input is gen-flex.py's (1x = 4 of its three
+# kineto2ev's output for gen-kineto's ranks (BENCH_RSS_RANKS, default 2;
+# kernels with classes, ops with signatures, runtime calls, memcpy,
+# annotations, collectives with communicators; BENCH_RSS_KERNELS, default
+# 3000, kernels per step, about 4 MB of JSON as in real traces), not a
+# synthetic stream.  1x is BENCH_RSS_MB MiB of JSON per rank (default 384;
+# 38 with BENCH_SMALL=1): its sorter spills many runs of kineto2ev's 16 MiB
+# default buffer, so that buffer does not make 1x small.  flex2ev's input is gen-flex.py's (1x = 4 of its three
 # 16 MiB passes), rocprof2ev's the test fixture's records repeated, nsys2ev's
 # gen-nsys.py's NCCL mix.  coll-expand and ev2goal read a smaller stream
 # (BENCH_RSS_COLL_MB per rank): their output is about 4000x their input.
