@@ -171,6 +171,7 @@ struct ev_flex_counts {
 	uint64_t power_samples; /* Power (mW) counter samples */
 	uint64_t power_bad;     /* of which above 100 W: written as 0 (acelyzer's rule) */
 	uint64_t pt_samples;    /* PT Active (0.01%) counter samples */
+	uint64_t ideal;         /* ideal records (a kernel's exact ideal cycles, for pt_active) */
 	uint64_t pt_over;       /* kernels shorter than their ideal time: 101% (acelyzer's rule) */
 	uint64_t pt_missing;    /* kernels not in the compiler tables: no sample */
 	uint64_t tsx_bad; /* kernels whose stages go backwards or span 2^32 cycles: no tsx record */

@@ -204,6 +204,10 @@ int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r)
 		fs_ts_hold(s, r);
 		return EV_OK;
 	}
+	/* An ideal record sits before a kernel's tsx: no table uses it (the
+	 * categories table reads the compiler logs itself). */
+	if (r->type == EV_IDEAL)
+		return EV_OK;
 	int rc = add_rec(s, r);
 	s->have_tsx = 0;
 	return rc;
