@@ -485,3 +485,69 @@ EOF
 	run -0 counters "$T/j4d.json" "PT Active (0.01%)"
 	assert_output "$(timeline_count job4_c_dt_cycles_table 'PT Active')"
 }
+
+# pt_args TIMELINE: name and args.pt_active of each slice that has it
+# ("core used" true with it), sorted.
+pt_args() {
+	python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+for e in ev:
+    a = e.get("args", {})
+    if e.get("ph") == "X" and "pt_active" in a:
+        assert a.get("core used") is True, e
+        print("%s\t%r" % (e["name"], a["pt_active"]))' "$1" | LC_ALL=C sort
+}
+
+@test "args.pt_active by hand: the ideal record carries the exact fraction to each kernel" {
+	# As the PT Active test above: a 2 us of 5 us, b_2 8 us of 6 us (no
+	# 101% here: acelyzer's arg is not clipped), b_1 ideal 0: none.
+	cat >"$T/c.log" <<'LOG'
+====== Perf Summary ======
+~~~~ Ideal/Total Cycles ~~~~
+-------------------------------------------------------------------------------------------
+Name                                                                            Ideal Cy.
+-------------------------------------------------------------------------------------------
+a-opCatBroadcast                                                                2200
+b_1-opCatBroadcast                                                              0
+b_2-opCatBmm_fp16                                                               8800
+-------------------------------------------------------------------------------------------
+Total                                                                           11000
+-------------------------------------------------------------------------------------------
+====== Perf Summary End ======
+LOG
+	flex2ev -q -c "$T/c.log" -o "$T/c.ev" "$TESTS_DIR/fixtures/flex2ev/clean.json"
+	run -0 ev-view -M -H -t ideal -c type,ts,bytes,aux "$T/c.ev"
+	assert_output - <<'EOF'
+ideal	10000	2200	1100000
+ideal	30000	8800	1100000
+EOF
+	ev2perfetto -q -o "$T/c.json" "$T/c.ev"
+	run -0 pt_args "$T/c.json"
+	assert_output - <<'EOF'
+a Cmpt Exec	0.4
+b_2 Cmpt Exec	1.3333333333333333
+EOF
+	# The other readers pass over it: flex-stats' tables are unchanged.
+	flex2ev -q -o "$T/n.ev" "$TESTS_DIR/fixtures/flex2ev/clean.json"
+	cmp <(flex-stats ts_analysis -q "$T/n.ev") <(flex-stats ts_analysis -q "$T/c.ev")
+}
+
+@test "shared data: args.pt_active equals acelyzer's on job4 (-c, --freq=557:1100)" {
+	need_shared_data
+	flex2ev -q --freq=557:1100 -c "$A/sample_comp_log_ideal.txt" "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4.json"
+	pt_args "$T/j4.json" >"$T/got"
+	[ "$(wc -l <"$T/got")" = "$(timeline_count job4_c_sample_comp_log_ideal 'Cmpt Exec slices with args.pt_active')" ]
+	# Within 1e-9 of acelyzer's fraction: both divide the same ideal cycles
+	# by the same TS3 -> TS4 cycles; acelyzer's duration went through us
+	# doubles near 1.5e12.
+	run -0 awk -F'\t' 'NR == FNR { if (FNR > 1) { v[$1] = $2; n++ } ; next }
+		{ d = $2 - v[$1]; if (d < 0) d = -d; if (!($1 in v) || d > 1e-9 * v[$1]) { print $0 ", acelyzer " v[$1]; bad = 1 } ; m++ }
+		END { if (m != n) { print m " slices, acelyzer " n; bad = 1 } ; exit bad }' \
+		"$X/job4_c_sample_comp_log_ideal_pt_active_args.tsv" "$T/got"
+	run -0 grep -c . "$T/got"
+	assert_output 9
+	# dt_cycles_table.log has none of job4's kernels: no arg, in both.
+	flex2ev -q --freq=557:1100 -c "$A/dt_cycles_table.log" "$A/sample_flex_3062_job_4.json" | ev2perfetto -q -o "$T/j4d.json"
+	run -0 pt_args "$T/j4d.json"
+	assert_output ""
+}

@@ -233,9 +233,19 @@ tp4_categories.txt
 tp4_classes.csv
 tp4_clock.csv
 tp4_collectives.csv
+tp4_iterations.csv
 tp4_stats_summary.csv
 tp4_summary.csv
 tp4_ts_analysis.csv
+EOF2
+	# acelyzer's ITSTATS (iterations.tsv): no kernel sequence repeats.
+	run -0 cat "$T/out/tp4_iterations.csv"
+	assert_output - <<'EOF2'
+pid,avg_iteration_time,iterations,kernels_per_iteration,restarts
+0,0,0,0,0
+1,0,0,0,0
+2,0,0,0,0
+3,0,0,0,0
 EOF2
 	# acelyzer's _ts_analysis, numbers as acelyzer gives them (run rank by
 	# rank: it folds a multi-rank file into rank 0).
@@ -417,19 +427,33 @@ EOF2
 	cmp <(sort "$T/k.csv") <(sort "$T/out/r_summary.csv")
 }
 
+@test "Flex: NAME_iterations.csv has acelyzer's ITSTATS per rank" {
+	# gen-flex.py 4 ranks x 12 iterations: acelyzer (iterations.tsv, the
+	# file split per rank) finds rank 0's 2000 us word 11 times and the
+	# others' 8000 us word twice.
+	python3 "$TESTS_DIR/gen/gen-flex.py" --ranks 4 --iters 12 --seed 7 -o "$T/g12.json"
+	run -0 process-traces -q -n g -o "$T/out" "$T/g12.json"
+	awk -F'\t' '$1 == "gen_flex_4x12_seed7_split" { print $2 "," $4 + 0 "," $5 }' \
+		"$TESTS_DIR/expected/acelyzer/iterations.tsv" >"$T/want"
+	cmp "$T/want" <(cut -d, -f1-3 "$T/out/g_iterations.csv" | tail -n +2)
+	run -0 cat "$T/out/g_iterations.csv"
+	assert_line "0,2000,11,8,0"
+}
+
 @test "Flex --xlsx: acelyzer's tables as the sheets of one workbook" {
 	need_shared_data
 	need_openpyxl
 	run -0 process-traces -q --xlsx --freq=557:1100 -c "$SHARED_DATA/acelyzer/sample_comp_log_ideal.txt" -n j -o "$T/out" "$SHARED_DATA/acelyzer/sample_flex_3062_job_4.json"
 	# Each sheet holds its CSV (no cell has a comma: TABs for the checker).
 	args=()
-	for t in summary categories stats_summary active ts_analysis collectives classes; do
+	for t in summary categories stats_summary active ts_analysis iterations collectives classes; do
 		tr , '\t' <"$T/out/j_$t.csv" >"$T/$t.tsv"
 		args+=("$t=$T/$t.tsv")
 	done
 	run -0 "$PY_XLSX" "$TESTS_DIR/fixtures/evkit-report/check-xlsx.py" "$T/out/j_perf_report.xlsx" "${args[@]}"
 	assert_line 'sheet categories rows 10 cols 10'
 	assert_line 'sheet stats_summary rows 1 cols 6'
+	assert_line 'sheet iterations rows 1 cols 5'
 	# Without kernels: the tables there are.
 	run -0 process-traces -q --xlsx -n b -o "$T/out" "$SHARED_DATA/acelyzer/basic_event_test_cases.json"
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; print(openpyxl.load_workbook(sys.argv[1]).sheetnames)' "$T/out/b_perf_report.xlsx"

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 	fputs(
 "Usage: flex-stats TABLE [options] [FILE...]\n"
 "acelyzer's tables from an ev stream written by flex2ev (any order for\n"
-"summary/categories/classes; time order for colls and iterations), as\n"
+"summary/categories/classes; time order for colls, iterations, power), as\n"
 "comma-separated CSV with one header row, ranks ascending.  Times in microseconds.\n"
 "\n"
 "TABLE:\n"
@@ -59,6 +59,11 @@ static void usage(FILE *f)
 "               a prefix under a third), each later repetition an interval\n"
 "               from the one before; a broken repetition restarts and is\n"
 "               not counted\n"
+"  power        acelyzer's --power-stats: per rank, the time between 'Power (mW)'\n"
+"               samples, at the value of the sample before, split into time\n"
+"               with a kernel running and without: pid,period,min_non_zero,\n"
+"               max,mean_non_zero,median_non_zero,avg_total (W, weighted by\n"
+"               time),dur_total,dur_non_zero (us)\n"
 "\n"
 "Options:\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout]\n"
@@ -102,6 +107,20 @@ static int report_iterations(const struct ev_cli *cli, const struct ev_flex_stat
 	return 0;
 }
 
+static int report_power(const struct ev_cli *cli, const struct ev_flex_stats_counts *n)
+{
+	if (n->power_samples < 2)
+		return ev_cli_error(cli, "%llu 'Power (mW)' counter sample(s) in %llu records: a period needs two; no power "
+		                    "table (flex2ev writes them from the device events' Power)",
+		                    (unsigned long long)n->power_samples, (unsigned long long)n->records);
+	if (n->unordered)
+		return ev_cli_error(cli, "%llu record(s) start before their rank's record before: power needs the "
+		                    "stream in time order, as flex2ev writes it", (unsigned long long)n->unordered);
+	if (!n->kernels)
+		ev_cli_warn(cli, "no 'Cmpt Exec' kernels: all the time is 'without kernels'");
+	return 0;
+}
+
 /* Never an empty table without a word; then what was left out or is
  * approximate.  Returns the exit status. */
 static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
@@ -138,6 +157,8 @@ static int report(const struct opts *o, const struct ev_flex_stats_counts *n)
 		ev_cli_warn(cli, "%llu kernel(s) without TS1..TS5 counters: not in the table", (unsigned long long)n->no_counters);
 	if (t == EV_FLEX_ITERATIONS)
 		return report_iterations(cli, n);
+	if (t == EV_FLEX_POWER)
+		return report_power(cli, n);
 	if (t == EV_FLEX_COLLS && n->colls_incomplete)
 		ev_cli_warn(cli, "%llu collective(s) not seen on all their ranks", (unsigned long long)n->colls_incomplete);
 	if (n->colls_evicted)
@@ -258,7 +279,7 @@ static int choose_table(struct opts *o, char **words, int n)
 {
 	unsigned t;
 	if (n == 0)
-		return ev_cli_usage_error(&o->cli, "no TABLE given (summary, categories, stats, active, colls, classes, ts_analysis, iterations)");
+		return ev_cli_usage_error(&o->cli, "no TABLE given (summary, categories, stats, active, colls, classes, ts_analysis, iterations, power)");
 	int rc = ev_cli_word(&o->cli, "TABLE", words[0], ev_flex_table_names, &t);
 	if (rc)
 		return rc;

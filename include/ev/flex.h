@@ -171,6 +171,7 @@ struct ev_flex_counts {
 	uint64_t power_samples; /* Power (mW) counter samples */
 	uint64_t power_bad;     /* of which above 100 W: written as 0 (acelyzer's rule) */
 	uint64_t pt_samples;    /* PT Active (0.01%) counter samples */
+	uint64_t ideal;         /* ideal records (a kernel's exact ideal cycles, for pt_active) */
 	uint64_t pt_over;       /* kernels shorter than their ideal time: 101% (acelyzer's rule) */
 	uint64_t pt_missing;    /* kernels not in the compiler tables: no sample */
 	uint64_t tsx_bad; /* kernels whose stages go backwards or span 2^32 cycles: no tsx record */
@@ -310,6 +311,7 @@ enum ev_flex_table {
 	EV_FLEX_CLASSES,    /* per rank and acelyzer event class */
 	EV_FLEX_TS_ANALYSIS,/* _ts_analysis.csv: per rank and normalised 'Cmpt Exec' name, TS gaps */
 	EV_FLEX_ITERATIONS, /* acelyzer's ITSTATS: per rank, repeating kernel sequence and its period */
+	EV_FLEX_POWER,      /* acelyzer's --power-stats: per rank, Power with and without kernels */
 	EV_FLEX_NTABLES
 };
 /* The tables' names in enum order, NULL-terminated ("summary", ...). */
@@ -336,7 +338,8 @@ struct ev_flex_stats_counts {
 	uint64_t sketched;         /* summary, ts_analysis: distributions whose median is from the sketch */
 	uint64_t no_counters;      /* ts_analysis, iterations: kernels without a tsx record (no TS1..TS5) */
 	uint64_t iter_gave_up;     /* iterations: ranks with no word within iter_window kernels */
-	uint64_t unordered;        /* iterations: kernels starting before the rank's kernel before */
+	uint64_t unordered;        /* iterations, power: records starting before the rank's record before */
+	uint64_t power_samples;    /* power: 'Power (mW)' counter samples */
 };
 typedef struct ev_flex_stats ev_flex_stats;
 /* Rows go to out, a table the caller opened with ev_flex_table_cols' header

@@ -82,6 +82,7 @@ enum ev_type {
 	EV_CHAN = 0x10,    /* one channel's work of the preceding COLL */
 	EV_OVERLAP = 0x11, /* overlap of a compute kernel with communication */
 	EV_TSX = 0x12,     /* AIU stage counters TS1..TS5 of the KERNEL after it */
+	EV_IDEAL = 0x13,   /* compiler ideal cycles of the KERNEL after it (and its tsx) */
 	EV_TYPE_MAX = 0x1F,
 };
 

@@ -965,22 +965,45 @@ static void align_ranks(ev_flex_conv *c)
  * compiler tables over its duration, from its start to its end (kernels
  * not in the tables, or of no duration: none); above 100%, 101%, as
  * acelyzer writes it.  The ideal time of a name is looked up once. */
-static int pt_active(ev_flex_conv *c, const struct ev_rec *k)
+static int pt_active(ev_flex_conv *c, const struct ev_rec *k, const struct ev_rec *tsx)
 {
 	uint64_t *v = ev_map_get(&c->ideal, k->name), ideal;
 	if (!v) {
 		size_t n = 0;
 		const char *nm = ev_strtab_get(c->st, k->name, &n);
 		const struct ev_flex_kernel_info *ki = nm ? ev_flex_complog_find(c->o.cl, nm, n) : NULL;
-		if (ev_map_put(&c->ideal, k->name, ki ? ev_flex_cycles_ns(ki->ideal, c->o.core_khz) + 2 : 1))
+		if (ev_map_put(&c->ideal, k->name, ki ? ki->ideal + 2 : 1))
 			return EV_ERR_NOMEM;
 		v = ev_map_get(&c->ideal, k->name);
 	}
 	c->n.pt_missing += *v == 1;
-	ideal = *v > 1 ? *v - 2 : 0;
+	uint64_t cycles = *v > 1 ? *v - 2 : 0;
+	ideal = ev_flex_cycles_ns(cycles, c->o.core_khz);
 	if (!ideal || !k->dur)
 		return EV_OK;
+	/* The exact cycles and clock for the kernel's pt_active, before its
+	 * tsx: same rank, stream, ts and seq, so it stays in front of it. */
+	struct ev_rec x;
+	ev_rec_init(&x);
+	x.type = EV_IDEAL;
+	x.rank = k->rank;
+	x.stream = k->stream;
+	x.src = k->src;
+	x.ts = k->ts;
+	x.seq = k->seq;
+	x.channel = k->channel;
+	x.bytes = cycles;
+	x.aux = (uint32_t)c->o.core_khz;
+	/* The duration as acelyzer divides by it: the Exec interval TS3 -> TS4
+	 * in SoC cycles, when the kernel's duration is that interval. */
+	if (tsx && c->o.soc_khz <= UINT32_MAX && ev_flex_cycles_ns(tsx->step_size, c->o.soc_khz) == k->dur) {
+		x.step = tsx->step_size;
+		x.id = (uint32_t)c->o.soc_khz;
+	}
 	int rc;
+	if ((rc = ev_sorter_add(c->s3, &x)) != EV_OK)
+		return rc;
+	c->n.ideal++;
 	if (!c->pt_name && (rc = ev_strtab_intern(c->st, "PT Active (0.01%)", 17, &c->pt_name)) != EV_OK)
 		return rc;
 	uint64_t bp = ideal > k->dur ? 10100 : (uint64_t)llround((double)ideal / (double)k->dur * 10000.0);
@@ -1045,9 +1068,10 @@ static int pass3(void *ctx, struct ev_rec *r)
 		c->n.dropped_overlap++;
 		return EV_OK;
 	}
-	if (r->type == EV_KERNEL && c->o.cl && (rc = pt_active(c, r)) != EV_OK)
+	tsx = tsx && r->type == EV_KERNEL && c->tsx.rank == r->rank && c->tsx.stream == r->stream && c->tsx.ts == r->ts;
+	if (r->type == EV_KERNEL && c->o.cl && (rc = pt_active(c, r, tsx ? &c->tsx : NULL)) != EV_OK)
 		return rc;
-	if (tsx && r->type == EV_KERNEL && c->tsx.rank == r->rank && c->tsx.stream == r->stream && c->tsx.ts == r->ts) {
+	if (tsx) {
 		if ((rc = ev_sorter_add(c->s3, &c->tsx)) != EV_OK)
 			return rc;
 		c->n.tsx++;

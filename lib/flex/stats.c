@@ -11,7 +11,7 @@
 #include "flex/stats_int.h"
 
 const char *const ev_flex_table_names[EV_FLEX_NTABLES + 1] = {
-	"summary", "categories", "stats", "active", "colls", "classes", "ts_analysis", "iterations", NULL,
+	"summary", "categories", "stats", "active", "colls", "classes", "ts_analysis", "iterations", "power", NULL,
 };
 
 const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n)
@@ -45,6 +45,9 @@ const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n)
 		 * iterations), then the word's length and the breaks. */
 		[EV_FLEX_ITERATIONS] = { "pid", "avg_iteration_time", "iterations", "kernels_per_iteration",
 		                         "restarts" },
+		/* acelyzer's --power-stats line, per rank: its names, W and us. */
+		[EV_FLEX_POWER] = { "pid", "period", "min_non_zero", "max", "mean_non_zero", "median_non_zero",
+		                    "avg_total", "dur_total", "dur_non_zero" },
 	};
 	size_t k = 0;
 	if ((unsigned)t >= EV_FLEX_NTABLES) {
@@ -109,6 +112,10 @@ int ev_flex_stats_new(ev_flex_stats **sp, const struct ev_flex_stats_opts *o, ev
 	ev_map_init(&s->catcache);
 	ev_map_init(&s->iix);
 	ev_vec_init(&s->its, sizeof(struct fs_iter));
+	ev_map_init(&s->pwix);
+	ev_vec_init(&s->pws, sizeof(struct fs_power));
+	ev_map_init(&s->phix);
+	ev_vec_init(&s->phs, sizeof(struct fs_phist));
 	if (o->table == EV_FLEX_CATEGORIES)
 		return fs_categories_init(s);
 	if (o->table == EV_FLEX_COLLS)
@@ -119,6 +126,19 @@ int ev_flex_stats_new(ev_flex_stats **sp, const struct ev_flex_stats_opts *o, ev
 static int is_exec(const char *n, size_t len)
 {
 	return len >= 9 && memmem(n, len, "Cmpt Exec", 9) != NULL;
+}
+
+/* flex2ev's Power counter track (the id is remembered once seen). */
+static int is_power(ev_flex_stats *s, const struct ev_rec *r)
+{
+	if (s->power_id)
+		return r->name == s->power_id;
+	size_t len = 0;
+	const char *n = ev_strtab_get(s->st, r->name, &len);
+	if (!n || len != 10 || memcmp(n, "Power (mW)", 10))
+		return 0;
+	s->power_id = r->name;
+	return 1;
 }
 
 /* A 'Cmpt Exec' kernel: compute time of its rank, then its table. */
@@ -145,6 +165,8 @@ static int add_kernel(ev_flex_stats *s, struct fs_rank *rs, const struct ev_rec 
 		return fs_ts_add(s, r, n, len);
 	if (s->o.table == EV_FLEX_ITERATIONS)
 		return fs_iter_add(s, r, n, len);
+	if (s->o.table == EV_FLEX_POWER)
+		return fs_power_kernel(s, r);
 	return EV_OK;
 }
 
@@ -160,6 +182,8 @@ static int add_rec(ev_flex_stats *s, const struct ev_rec *r)
 		return rc;
 	if (r->type == EV_KERNEL)
 		return add_kernel(s, rs, r);
+	if (r->type == EV_COUNTER && s->o.table == EV_FLEX_POWER && is_power(s, r))
+		return fs_power_sample(s, r);
 	if (r->type == EV_COLL) {
 		s->n.colls++;
 		rs->comm += (double)r->dur;
@@ -180,6 +204,10 @@ int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r)
 		fs_ts_hold(s, r);
 		return EV_OK;
 	}
+	/* An ideal record sits before a kernel's tsx: no table uses it (the
+	 * categories table reads the compiler logs itself). */
+	if (r->type == EV_IDEAL)
+		return EV_OK;
 	int rc = add_rec(s, r);
 	s->have_tsx = 0;
 	return rc;
@@ -207,7 +235,8 @@ int ev_flex_stats_finish(ev_flex_stats *s)
 	qsort(ranks, s->rs.len, sizeof *ranks, cmp_u32);
 	int rc = s->o.table == EV_FLEX_CATEGORIES ? fs_categories_write(s, ranks) :
 	         s->o.table == EV_FLEX_CLASSES ? fs_classes_write(s, ranks) :
-	         s->o.table == EV_FLEX_ITERATIONS ? fs_iter_write(s, ranks) : fs_ranks_write(s, ranks);
+	         s->o.table == EV_FLEX_ITERATIONS ? fs_iter_write(s, ranks) :
+	         s->o.table == EV_FLEX_POWER ? fs_power_write(s, ranks) : fs_ranks_write(s, ranks);
 	free(ranks);
 	return rc;
 }
@@ -226,6 +255,7 @@ void ev_flex_stats_free(ev_flex_stats *s)
 	fs_ts_free(s);
 	fs_categories_free(s);
 	fs_iter_free(s);
+	fs_power_free(s);
 	ev_collmatch_free(s->cm);
 	ev_map_free(&s->rix);
 	ev_vec_free(&s->rs);

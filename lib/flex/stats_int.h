@@ -72,6 +72,9 @@ struct ev_flex_stats {
 	struct ev_map tix; struct ev_vec ts;  /* ts_analysis: fs_key(rank, name) -> struct fs_ts */
 	struct ev_rec tsx; int have_tsx;      /* ts_analysis: the tsx record before a kernel */
 	struct ev_map iix; struct ev_vec its; /* iterations: rank + 1 -> struct fs_iter */
+	struct ev_map pwix; struct ev_vec pws; /* power: rank + 1 -> struct fs_power */
+	struct ev_map phix; struct ev_vec phs; /* power: fs_key(2 rank + kind, mW + 1) -> struct fs_phist */
+	uint64_t power_id;                    /* power: string id of 'Power (mW)', 0 not met */
 };
 
 /* Per rank: iterations, the detector over its kernels in start order. */
@@ -80,6 +83,32 @@ struct fs_iter {
 	int have;       /* a kernel seen: last is its start */
 	int64_t last;
 	struct fs_iterdet d;
+};
+
+/* power: one of the two kinds of time (with kernels, without). */
+struct fs_pclass {
+	int have;              /* some time counted */
+	uint64_t min_nz, max;  /* mW */
+	uint64_t dur, nz_dur;  /* ns: all, at a non-zero value */
+	double wsum;           /* mW x ns */
+};
+
+/* Per rank: power, the sweep over its samples and kernels in time order. */
+struct fs_power {
+	uint32_t rank;
+	int started, have_p, have_k;
+	int64_t cur;       /* time accounted up to */
+	int64_t me;        /* end of the merged kernels that began last */
+	uint64_t mw;       /* the value of the open period */
+	uint64_t pend[2];  /* ns of the open period with kernels, without */
+	struct fs_pclass c[2];
+};
+
+/* power: ns per (rank, kind, mW value), for the medians. */
+struct fs_phist {
+	uint32_t rank;
+	unsigned cls;
+	uint64_t mw, dur;
 };
 
 /* The ev_map key of a pair (rank, name or category): a hash, never 0. */
@@ -107,6 +136,11 @@ int fs_iter_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size
 int fs_iter_write(ev_flex_stats *s, const uint32_t *ranks);
 void fs_iter_free(ev_flex_stats *s);
 void fs_ts_free(ev_flex_stats *s);
+
+int fs_power_sample(ev_flex_stats *s, const struct ev_rec *r);
+int fs_power_kernel(ev_flex_stats *s, const struct ev_rec *r);
+int fs_power_write(ev_flex_stats *s, const uint32_t *ranks);
+void fs_power_free(ev_flex_stats *s);
 
 int fs_categories_init(ev_flex_stats *s);
 int fs_categories_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len);

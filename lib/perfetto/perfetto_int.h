@@ -152,6 +152,8 @@ struct ev_perfetto {
 	struct ev_perfetto_error err;
 	struct ev_rec tsx;   /* an AIU kernel's TS1..TS5, for the record after it */
 	int have_tsx;
+	struct ev_rec ideal; /* an AIU kernel's ideal cycles, for the kernel after it */
+	int have_ideal;
 	ev_stats *hta[2];    /* HTA's queue and membw analyses (o.hta_counters) */
 	struct ev_vec series; /* struct pf_series */
 	struct ev_map series_ix;

@@ -166,6 +166,27 @@ static void args_tsx(ev_perfetto *p, const struct ev_rec *r)
 	}
 }
 
+/* acelyzer's pt_active (rcu_utilization.py): the kernel's ideal time,
+ * ideal cycles at the core clock, over its duration (its TS3 -> TS4
+ * cycles at the SoC clock when the record has them, as acelyzer's), as
+ * the unrounded fraction, with "core used": true; from the ideal record
+ * before it. */
+static void args_ideal(ev_perfetto *p, const struct ev_rec *r)
+{
+	const struct ev_rec *x = &p->ideal;
+	if (!p->have_ideal || x->rank != r->rank || x->stream != r->stream || x->ts != r->ts || !x->aux || !r->dur ||
+	    !x->bytes)
+		return;
+	double ideal_us = (double)x->bytes / ((double)x->aux / 1000.0);
+	double dur_us = x->step && x->id ? (double)x->step / ((double)x->id / 1000.0) : (double)r->dur / 1000.0;
+	char num[32];
+	snprintf(num, sizeof num, "%.17g", ideal_us / dur_us);
+	pf_key(&p->ob, "pt_active");
+	pf_puts(&p->ob, num);
+	pf_key(&p->ob, "core used");
+	pf_puts(&p->ob, "true");
+}
+
 /* The args every record type has of its own. */
 static void args_type(ev_perfetto *p, const struct ev_rec *r, const char *opw)
 {
@@ -181,6 +202,7 @@ static void args_type(ev_perfetto *p, const struct ev_rec *r, const char *opw)
 		if (r->nthreads)
 			pf_kv_u64(b, "block", r->nthreads);
 		args_tsx(p, r);
+		args_ideal(p, r);
 		break;
 	case EV_MEMCPY: case EV_MEMSET:
 		pf_kv_u64(b, "bytes", r->bytes);

@@ -409,7 +409,7 @@ int ev_tb_add(ev_tb *t, const struct ev_rec *r)
 		t->have_tsx = 1;
 		return EV_OK;
 	}
-	if (r->type == EV_DEP || r->type == EV_CHAN || r->type == EV_OVERLAP) {
+	if (r->type == EV_DEP || r->type == EV_CHAN || r->type == EV_OVERLAP || r->type == EV_IDEAL) {
 		t->skipped++;
 		return EV_OK;
 	}

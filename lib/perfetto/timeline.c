@@ -73,8 +73,16 @@ int ev_perfetto_add(ev_perfetto *p, const struct ev_rec *r)
 		p->records++;
 		return EV_OK;
 	}
+	/* So does an ideal record, before the kernel's tsx. */
+	if (r->type == EV_IDEAL) {
+		p->ideal = *r;
+		p->have_ideal = 1;
+		p->records++;
+		return EV_OK;
+	}
 	int rc = pf_record(p, r);
 	p->have_tsx = 0;
+	p->have_ideal = 0;
 	if (rc == EV_OK)
 		rc = pf_hta_add(p, r);
 	if (rc == EV_OK)
@@ -140,7 +148,7 @@ void ev_perfetto_get_stats(const ev_perfetto *p, struct ev_perfetto_stats *st)
 unsigned ev_perfetto_events_max(const struct ev_rec *r)
 {
 	switch (r->type) {
-	case EV_DEP: case EV_CHAN: case EV_OVERLAP: case EV_TSX:
+	case EV_DEP: case EV_CHAN: case EV_OVERLAP: case EV_TSX: case EV_IDEAL:
 		return 0;
 	case EV_COUNTER: case EV_MARK:
 		return 1;

@@ -109,7 +109,7 @@ static const char *const type_names[EV_TYPE_MAX + 1] = {
 	[EV_COLL] = "coll", [EV_P2P] = "p2p", [EV_SEND] = "send", [EV_RECV] = "recv",
 	[EV_CALC] = "calc", [EV_RANGE] = "range", [EV_API] = "api", [EV_MARK] = "mark",
 	[EV_DEP] = "dep", [EV_COUNTER] = "counter", [EV_CHAN] = "chan",
-	[EV_OVERLAP] = "overlap", [EV_TSX] = "tsx",
+	[EV_OVERLAP] = "overlap", [EV_TSX] = "tsx", [EV_IDEAL] = "ideal",
 };
 static const char *const kclass_names[] = {
 	"other", "gemm", "comm", "attention", "elementwise", "reduce", "memset", "memcpy", "conv",

@@ -29,8 +29,12 @@ Usage: gen-flex.py [--ranks N] [--iters K] [--kernels M] [--seed S]
 --size keeps adding iterations until the file has at least BYTES bytes.
 --late I:NS starts iteration I and every later one NS ns later; --drop I:K
 leaves out the layer_K Cmpt Exec of iteration I on every rank (its Prep
-stays): irregular iterations, for iteration detection.  Without them the
-output is the same as before they existed.
+stays): irregular iterations, for iteration detection.  --power gives
+each slice's Power (the device's 32-bit charge accumulator) at its TS4:
+rank r draws 20 + (7 i + 5 r) mod 30 W in iteration i (12 V, 1/512 LSB
+per us, as acelyzer's power_ts4 reads it), from a random start, so that
+the accumulator wraps.  Without them the output is the same as before
+they existed.
 """
 import argparse
 import random
@@ -49,6 +53,7 @@ def main():
     ap.add_argument("--truth")
     ap.add_argument("--late", action="append", default=[])
     ap.add_argument("--drop", action="append", default=[])
+    ap.add_argument("--power", action="store_true")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     late = [tuple(int(x) for x in v.split(":")) for v in a.late]
@@ -57,6 +62,9 @@ def main():
     R = a.ranks
     skew = [0] + [rnd.randint(-2_000_000, 2_000_000) for _ in range(R - 1)]  # ns
     devoff = [rnd.randint(0, 1 << 32) for _ in range(R)]
+    # Its own generator: the other draws stay those of a run without --power.
+    prnd = random.Random(a.seed + 1)
+    pstart = [prnd.randint(0, 1 << 32) for _ in range(R)] if a.power else None
     out = open(a.output, "w")
     out.write("[\n")
     n = {"pairs": 0, "p2p": 0, "colls": 0, "exec": 0}
@@ -66,11 +74,22 @@ def main():
     def us(t):
         return "%d.%03d" % (t // 1000, t % 1000)
 
+    def charge(r, t):
+        """The Power accumulator of rank r at true time t (ns), in hex."""
+        if not pstart:
+            return "0x1000"
+        # W x us x 512 / 12 counts; whole iterations, then the part of this one.
+        i = max(0, (t - 1_000_000_000) // P)
+        q = sum(20 + (7 * j + 5 * r) % 30 for j in range(i)) * P
+        q += (20 + (7 * i + 5 * r) % 30) * (t - 1_000_000_000 - i * P)
+        return "0x%x" % ((pstart[r] + q * 512 // 12 // 1000) % (1 << 32))
+
     def slice_(r, tid, name, ts5, ivl, extra=""):
         """A device slice: ts5 = (TS1..TS5) in true ns; the instruction
         interval ivl = (a, b) indexes into it; host interval ends at TS[b]."""
         c = [str((t + devoff[r]) % (1 << 32)) for t in ts5]
-        attr = ('{"Power":"0x1000","TS1":"%s","TS2":"%s","TS3":"%s","TS4":"%s","TS5":"%s"%s}'
+        attr = ('{"Power":"%s"' % charge(r, ts5[3])
+                + ',"TS1":"%s","TS2":"%s","TS3":"%s","TS4":"%s","TS5":"%s"%s}'
                 % (c[0], c[1], c[2], c[3], c[4], extra))
         hb = ts5[ivl[0]] + skew[r] - 500  # the host sees a little more
         he = ts5[ivl[1]] + skew[r]
