@@ -335,7 +335,7 @@ static char *flex_table(enum ev_flex_table t, const struct ev_flex_complog *cl, 
 	ev_output *out = NULL;
 	ev_table *tab = NULL;
 	ev_flex_stats *s = NULL;
-	struct ev_flex_stats_opts o = { t, 1100000, max_samples, cl };
+	struct ev_flex_stats_opts o = { .table = t, .core_khz = 1100000, .max_samples = max_samples, .cl = cl };
 	size_t ncols;
 	const char *const *cols = ev_flex_table_cols(t, &ncols);
 	int rc = fd < 0 || !st ? EV_ERR_IO : ev_output_open(&out, path);
@@ -486,7 +486,7 @@ static void test_stats_colls_bound(void)
 	ev_output *out = NULL;
 	ev_table *tab = NULL;
 	ev_flex_stats *s = NULL;
-	struct ev_flex_stats_opts o = { EV_FLEX_COLLS, 1100000, 100, NULL };
+	struct ev_flex_stats_opts o = { .table = EV_FLEX_COLLS, .core_khz = 1100000, .max_samples = 100 };
 	size_t ncols;
 	const char *const *cols = ev_flex_table_cols(EV_FLEX_COLLS, &ncols);
 	int rc = fd < 0 || !st ? EV_ERR_IO : ev_output_open(&out, path);
