@@ -119,6 +119,10 @@ other,2,0.0065,12.5,100"
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" $SHEETS
+		# The perf-model sheets of ops whose kernels their child ops
+		# launch (aten::_flash_attention_forward under SDPA's op).
+		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
+		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 39 cells equal, 4 empty in evkit, 0 differ"
 	done
 	# resnet: TraceLens links a GPU event to its call only through an ac2g
 	# flow, and this ROCm trace has none for its 81 memsets; evkit links
