@@ -123,6 +123,14 @@ other,2,0.0065,12.5,100"
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
 		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 39 cells equal, 4 empty in evkit, 0 differ"
+		# Normalization: BERT's layer norms (aten::layer_norm and the
+		# aten::native_layer_norm under it, each a row).
+		if [ -f "$TL/${t}_perf_report_csvs/Normalization.csv" ]; then
+			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" Normalization
+			assert_output --partial "Normalization: 2 rows (0 in another order among ties), 72 cells equal, 8 empty in evkit, 0 differ"
+		else
+			[ ! -f "$d/Normalization.csv" ]
+		fi
 	done
 	# resnet: TraceLens links a GPU event to its call only through an ac2g
 	# flow, and this ROCm trace has none for its 81 memsets; evkit links
@@ -133,6 +141,11 @@ other,2,0.0065,12.5,100"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" kernel_summary GEMM
 	assert_output --partial "118 rows"
 	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 111 cells equal, 12 empty in evkit, 0 differ"
+	# Batch norms, forward (on two threads: recomputed in the backward)
+	# and backward (output_mask); TraceLens's resnet CSVs of them came
+	# from the same run (tests/expected/tracelens/README.md).
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Normalization
+	assert_output --partial "Normalization: 15 rows (0 in another order among ties), 555 cells equal, 60 empty in evkit, 0 differ"
 }
 
 @test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {

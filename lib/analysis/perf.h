@@ -47,7 +47,8 @@ struct perf_category {
 
 #define PERF_CATEGORIES(X) \
 	X(gemm, GEMM) \
-	X(sdpa_fwd, SDPA_fwd)
+	X(sdpa_fwd, SDPA_fwd) \
+	X(norm, Normalization)
 /* A category's --table number. */
 #define PERF_ENUM(n, sheet) PERF_##n,
 enum perf_table { PERF_CATEGORIES(PERF_ENUM) PERF_NCATEGORIES };
