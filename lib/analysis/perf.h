@@ -48,6 +48,8 @@ struct perf_category {
 #define PERF_CATEGORIES(X) \
 	X(gemm, GEMM) \
 	X(sdpa_fwd, SDPA_fwd) \
+	X(conv_fwd, CONV_fwd) \
+	X(conv_bwd, CONV_bwd) \
 	X(norm, Normalization)
 /* A category's --table number. */
 #define PERF_ENUM(n, sheet) PERF_##n,

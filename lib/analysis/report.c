@@ -118,6 +118,8 @@ static const struct report_table tl_tables[] = {
 	{ "ops-args", 0, 1, tl_args, 0 },
 	{ "perf", PERF_gemm, 1, tl_perf, 1 },
 	{ "perf", PERF_sdpa_fwd, 1, tl_perf, 1 },
+	{ "perf", PERF_conv_fwd, 1, tl_perf, 1 },
+	{ "perf", PERF_conv_bwd, 1, tl_perf, 1 },
 	{ "perf", PERF_norm, 1, tl_perf, 1 },
 	{ "kernel-ops", 0, 1, tl_kernels, 0 },
 };

@@ -842,9 +842,11 @@ static const char *const perf_options[] = { "table", "tracelens-float", "exact-l
 const struct ev_stats_analysis ev_stats_analysis_perf = {
 	.name = "perf",
 	.sheet = "GEMM",
-	.help = "TraceLens's perf-model sheets (--table gemm: its GEMM\n"
-	        "sheet): per op name and model parameters, GFLOPS, data\n"
-	        "moved, TB/s, TFLOPS/s, kernel time and per-kernel stats",
+	.help = "TraceLens's perf-model sheets (--table gemm, sdpa_fwd,\n"
+	        "conv_fwd, conv_bwd, norm: its GEMM, SDPA_fwd, CONV_fwd,\n"
+	        "CONV_bwd, Normalization sheets): per op name and model\n"
+	        "parameters, GFLOPS, data moved, TB/s, TFLOPS/s, kernel time\n"
+	        "and per-kernel stats",
 	.options = perf_options,
 	.tables = perf_tables,
 	.state_size = sizeof(struct perf),
