@@ -119,6 +119,18 @@ other,2,0.0065,12.5,100"
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" $SHEETS
+		# The perf-model sheets of ops whose kernels their child ops
+		# launch (aten::_flash_attention_forward under SDPA's op).
+		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
+		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 39 cells equal, 4 empty in evkit, 0 differ"
+		# Normalization: BERT's layer norms (aten::layer_norm and the
+		# aten::native_layer_norm under it, each a row).
+		if [ -f "$TL/${t}_perf_report_csvs/Normalization.csv" ]; then
+			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" Normalization
+			assert_output --partial "Normalization: 2 rows (0 in another order among ties), 72 cells equal, 8 empty in evkit, 0 differ"
+		else
+			[ ! -f "$d/Normalization.csv" ]
+		fi
 	done
 	# resnet: TraceLens links a GPU event to its call only through an ac2g
 	# flow, and this ROCm trace has none for its 81 memsets; evkit links
@@ -129,6 +141,28 @@ other,2,0.0065,12.5,100"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" kernel_summary GEMM
 	assert_output --partial "118 rows"
 	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 111 cells equal, 12 empty in evkit, 0 differ"
+	# Batch norms, forward (on two threads: recomputed in the backward)
+	# and backward (output_mask); TraceLens's resnet CSVs of them came
+	# from the same run (tests/expected/tracelens/README.md).
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Normalization
+	assert_output --partial "Normalization: 15 rows (0 in another order among ties), 555 cells equal, 60 empty in evkit, 0 differ"
+	# Convolutions: every parameter, GFLOPS and data moved equal; the
+	# kernel times of the 3 forward and 5 backward groups whose instances
+	# launch a memset differ (the memsets TraceLens cannot link, above).
+	run -1 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" CONV_fwd CONV_bwd
+	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 397 cells equal, 44 empty in evkit, 54 differ"
+	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 361 cells equal, 44 empty in evkit, 90 differ"
+	run -0 python3 - "$REF/resnet_act_checkpoint" "$T/resnet" <<-'EOF'
+		import csv, sys
+		for s in ("CONV_fwd", "CONV_bwd"):
+		    a = list(csv.DictReader(open(f"{sys.argv[1]}/{s}.csv", encoding="utf-8")))
+		    b = list(csv.DictReader(open(f"{sys.argv[2]}/{s}.csv", encoding="utf-8")))
+		    key = lambda r: tuple(r[c] for c in r if c.startswith("param: ") or c in ("name", "GFLOPS_first", "Data Moved (MB)_first", "name_count"))
+		    assert sorted(map(key, a)) == sorted(map(key, b)), s
+		    for r in b:
+		        if r["Kernel Time (µs)_sum"] not in {x["Kernel Time (µs)_sum"] for x in a}:
+		            assert "Memset" in r["trunc_kernel_details"], r["name"]
+	EOF
 }
 
 @test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {

@@ -45,7 +45,16 @@ struct perf_category {
 	int (*model)(const struct perf_inst *in, struct perf_model *m);
 };
 
-#define PERF_CATEGORIES(X) X(gemm, GEMM)
+#define PERF_CATEGORIES(X) \
+	X(gemm, GEMM) \
+	X(sdpa_fwd, SDPA_fwd) \
+	X(conv_fwd, CONV_fwd) \
+	X(conv_bwd, CONV_bwd) \
+	X(norm, Normalization)
+/* A category's --table number. */
+#define PERF_ENUM(n, sheet) PERF_##n,
+enum perf_table { PERF_CATEGORIES(PERF_ENUM) PERF_NCATEGORIES };
+#undef PERF_ENUM
 #define PERF_DECLARE(n, sheet) extern const struct perf_category perf_category_##n;
 PERF_CATEGORIES(PERF_DECLARE)
 #undef PERF_DECLARE
@@ -61,5 +70,21 @@ int perf_dtype_bytes(const char *name);
 /* TraceLens's precision of a dtype name (torch_dtype_map: "bf16"), NULL
  * when none. */
 const char *perf_dtype_precision(const char *name);
+
+/* The integers of a shape "[a,b,c]" at p into v (at most max); their
+ * number, -1 when it is not a list of integers. */
+int perf_shape(const char *p, long long *v, int max);
+/* A quoted type name at p into b, unquoted; -1 when not one. */
+int perf_type_name(const char *p, char *b, size_t n);
+/* Parameter `name` (static) of m, printf-formatted; EV_ERR_FORMAT past
+ * PERF_MAXP or PERF_PVAL. */
+int perf_param(struct perf_model *m, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Parameter `name`: tuple(Input Strides[i]) as Python prints it, None
+ * without strides. */
+int perf_stride_param(struct perf_model *m, const char *name, const char *sig, size_t i);
+/* Parameter `name`: item i of a signature's list field as Python prints
+ * it, lists as tuples ("(10, 64, 56, 56)"), strings quoted; EV_ERR_FORMAT
+ * when absent. */
+int perf_list_param(struct perf_model *m, const char *name, const char *sig, const char *field, size_t i);
 
 #endif /* EV_PERF_H */

@@ -85,7 +85,7 @@ const char *perf_sig_item(const char *sig, const char *field, size_t i)
 
 /* The integers of a shape "[a,b,c]" into v (at most max); their number,
  * -1 when it is not a list of integers. */
-static int shape(const char *p, long long *v, int max)
+int perf_shape(const char *p, long long *v, int max)
 {
 	int n = 0;
 	if (!p || *p != '[')
@@ -106,7 +106,7 @@ static int shape(const char *p, long long *v, int max)
 }
 
 /* A quoted type name at p into b, unquoted. */
-static int type_name(const char *p, char *b, size_t n)
+int perf_type_name(const char *p, char *b, size_t n)
 {
 	size_t w = 0;
 	if (!p || *p != '"')
@@ -198,8 +198,7 @@ static const char *const gemm_unmodelled[] = {
 	"primus_turbo::hipblaslt_gemm_fp4", "aiter::gemm_a4w4", "aiter::_gemm_a4w4_asm", NULL,
 };
 
-static int param(struct perf_model *m, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int param(struct perf_model *m, const char *name, const char *fmt, ...)
+int perf_param(struct perf_model *m, const char *name, const char *fmt, ...)
 {
 	if (m->np == PERF_MAXP)
 		return EV_ERR_FORMAT;
@@ -214,16 +213,21 @@ static int param(struct perf_model *m, const char *name, const char *fmt, ...)
 }
 
 /* tuple(Input Strides[i]) as Python prints it; None without strides. */
-static int stride_param(struct perf_model *m, const char *name, const char *sig, size_t i)
+int perf_stride_param(struct perf_model *m, const char *name, const char *sig, size_t i)
 {
 	if (perf_sig_items(sig, "strides") < 0)
-		return param(m, name, "None");
-	const char *p = perf_sig_item(sig, "strides", i);
-	if (!p || *p != '[')
+		return perf_param(m, name, "None");
+	return perf_list_param(m, name, sig, "strides", i);
+}
+
+int perf_list_param(struct perf_model *m, const char *name, const char *sig, const char *field, size_t i)
+{
+	const char *p = perf_sig_item(sig, field, i);
+	if (!p || (*p != '[' && *p != '"'))
 		return EV_ERR_FORMAT;
 	struct pytext t = { 0 };
 	py_value(&t, p, 1);
-	int rc = t.oom ? EV_ERR_NOMEM : param(m, name, "%s", pyt_str(&t));
+	int rc = t.oom ? EV_ERR_NOMEM : perf_param(m, name, "%s", pyt_str(&t));
 	free(t.p);
 	return rc;
 }
@@ -241,7 +245,7 @@ static int gemm_model(const struct perf_inst *in, struct perf_model *m)
 	int batched = kind == BMM || kind == BADDBMM;
 	size_t ia = kind == ADDMM || kind == BADDBMM ? 1 : 0; /* A's input; B's is next */
 	long long a[8], b[8], B = 1, M, N, K;
-	int na = shape(perf_sig_item(sig, "dims", ia), a, 8), nb = shape(perf_sig_item(sig, "dims", ia + 1), b, 8);
+	int na = perf_shape(perf_sig_item(sig, "dims", ia), a, 8), nb = perf_shape(perf_sig_item(sig, "dims", ia + 1), b, 8);
 	if (batched) {
 		if (na != 3 || nb != 3)
 			return EV_ERR_FORMAT;
@@ -253,8 +257,8 @@ static int gemm_model(const struct perf_inst *in, struct perf_model *m)
 	}
 	int bias = kind == ADDMM || kind == BADDBMM || (kind == SCALED_MM && perf_sig_items(sig, "dims") == 3);
 	char ta[64], tb[64];
-	if (type_name(perf_sig_item(sig, "types", ia), ta, sizeof ta) ||
-	    type_name(perf_sig_item(sig, "types", ia + 1), tb, sizeof tb))
+	if (perf_type_name(perf_sig_item(sig, "types", ia), ta, sizeof ta) ||
+	    perf_type_name(perf_sig_item(sig, "types", ia + 1), tb, sizeof tb))
 		return EV_ERR_FORMAT;
 	struct pytext rta = { 0 }, rtb = { 0 };
 	py_string(&rta, perf_sig_item(sig, "types", ia) + 1);
@@ -262,25 +266,25 @@ static int gemm_model(const struct perf_inst *in, struct perf_model *m)
 	int rc = rta.oom || rtb.oom ? EV_ERR_NOMEM : EV_OK;
 	m->np = 0;
 	if (!rc && batched)
-		rc = param(m, "B", "%lld", B);
-	rc = rc ? rc : param(m, "M", "%lld", M);
-	rc = rc ? rc : param(m, "N", "%lld", N);
-	rc = rc ? rc : param(m, "K", "%lld", K);
-	rc = rc ? rc : param(m, "bias", "%s", bias ? "True" : "False");
-	rc = rc ? rc : stride_param(m, "stride_A", sig, ia);
-	rc = rc ? rc : stride_param(m, "stride_B", sig, ia + 1);
-	rc = rc ? rc : param(m, "dtype_A_B", "(%s, %s)", pyt_str(&rta), pyt_str(&rtb));
+		rc = perf_param(m, "B", "%lld", B);
+	rc = rc ? rc : perf_param(m, "M", "%lld", M);
+	rc = rc ? rc : perf_param(m, "N", "%lld", N);
+	rc = rc ? rc : perf_param(m, "K", "%lld", K);
+	rc = rc ? rc : perf_param(m, "bias", "%s", bias ? "True" : "False");
+	rc = rc ? rc : perf_stride_param(m, "stride_A", sig, ia);
+	rc = rc ? rc : perf_stride_param(m, "stride_B", sig, ia + 1);
+	rc = rc ? rc : perf_param(m, "dtype_A_B", "(%s, %s)", pyt_str(&rta), pyt_str(&rtb));
 	free(rta.p);
 	free(rtb.p);
 	if (!rc && !batched)
-		rc = param(m, "B", "1");
+		rc = perf_param(m, "B", "1");
 	for (size_t k = 0; !rc && k < in->nk; k++) {
 		char tr[32];
 		int t = transpose(in->kernels[k], tr, sizeof tr);
 		if (t < 0)
 			rc = EV_ERR_FORMAT;
 		else if (t > 0) {
-			rc = param(m, "transpose", "%s", tr);
+			rc = perf_param(m, "transpose", "%s", tr);
 			break;
 		}
 	}

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/perf.h"
 #include "analysis/stats_impl.h"
 #include "ev/xlsx.h"
 
@@ -107,13 +108,19 @@ static const struct tlcol tl_perf[] = {
 	{ "Kernel Time (µs)_max", "Kernel Time (µs)_max" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
 	{ "name_count", "name_count" }, { "UID_first", NULL }, { 0, 0 },
 };
-/* TraceLens writes a perf-model sheet only when it has rows (omit_empty). */
+/* TraceLens writes a perf-model sheet only when it has rows (omit_empty),
+ * in the order of its op-to-model map: GEMM, SDPA, CONV, ..., the
+ * elementwise ones, Normalization, Reduce. */
 static const struct report_table tl_tables[] = {
 	{ "timeline", 0, 1, tl_timeline, 0 },
 	{ "ops-category", 0, 1, tl_opcat, 0 },
 	{ "ops-summary", 0, 1, tl_opsum, 0 },
 	{ "ops-args", 0, 1, tl_args, 0 },
-	{ "perf", 0, 1, tl_perf, 1 }, /* GEMM */
+	{ "perf", PERF_gemm, 1, tl_perf, 1 },
+	{ "perf", PERF_sdpa_fwd, 1, tl_perf, 1 },
+	{ "perf", PERF_conv_fwd, 1, tl_perf, 1 },
+	{ "perf", PERF_conv_bwd, 1, tl_perf, 1 },
+	{ "perf", PERF_norm, 1, tl_perf, 1 },
 	{ "kernel-ops", 0, 1, tl_kernels, 0 },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
@@ -352,7 +359,9 @@ static int close_table(ev_report *r, size_t k)
 		return rc;
 	}
 	memset(&rs, 0, sizeof rs);
-	if ((rc = ev_stats_rows(s, &rs)) == EV_OK && rs.rows.len == 0)
+	/* A perf-model sheet without rows is left out, as TraceLens leaves it
+	 * (the trace has none of its ops): not a surprise worth a warning. */
+	if ((rc = ev_stats_rows(s, &rs)) == EV_OK && rs.rows.len == 0 && !r->t[k].omit_empty)
 		ev_stats_say_empty(s, sheet, &say);
 	if (!rc && rs.rows.len == 0 && r->t[k].omit_empty) {
 		ev_rowset_free(&rs);

@@ -9,9 +9,15 @@
  * of its list of dicts); largest kernel time first.  --table picks the
  * category.
  *
- * An instance is an op launching GPU events (the stream's sig and step):
- * its kernel time is the union of its events, as TraceLens's busy time of
- * the op's subtree when the op launches them itself.
+ * An instance is an op of the category and the GPU events of its subtree,
+ * as TraceLens aggregates them: the stream links an event to the innermost
+ * op that launched it (sig, step), and the cpu_op ranges (nested on their
+ * thread) tell which ops of the category enclose that one
+ * (aten::layer_norm around aten::native_layer_norm, aten::convolution
+ * around aten::miopen_convolution), so the event counts for each.  A
+ * stream without ranges gives each op the events it launches itself.  The
+ * instance's kernel time is the union of its events (TraceLens's busy
+ * time).
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +29,7 @@
 #include "analysis/pyrepr.h"
 
 #define PERF_MAXK 32 /* GPU events of one instance */
+#define PERF_DEPTH 8 /* ops of the category open around one op */
 
 static const struct perf_category *const categories[] = {
 #define PERF_ROW(n, sheet) &perf_category_##n,
@@ -58,6 +65,14 @@ struct pgroup {
 	uint64_t skipped;       /* instances of another number of events */
 };
 
+/* An op of the category open on a thread, or enclosing a launcher. */
+struct anc { uint32_t id; uint64_t sig; int64_t end; };
+/* A thread's open ops of the category. */
+struct tstack { uint32_t rank, thread; uint16_t src; uint32_t n; struct anc a[PERF_DEPTH]; };
+/* An op under (or being) an op of the category: the ops its GPU events
+ * count for. */
+struct launcher { uint32_t rank, id; uint16_t src; uint32_t n; int64_t end; struct anc a[PERF_DEPTH]; };
+
 /* A parameter column: its name and where it first came (TraceLens's
  * columns are the union of its rows' keys in row order). */
 struct pcol { const char *name; int64_t ts; size_t pos; };
@@ -75,6 +90,12 @@ struct perf {
 	char colname[2 * PERF_MAXP][48]; /* "param: NAME", the rows' column names */
 	uint64_t failed, unmodelled, over, sketched;
 	char failed_op[128], unmodelled_op[128];
+	struct tstack *th;      /* per thread (distinct threads) */
+	size_t nth, capth;
+	struct launcher *la;    /* a window of ops under ops of the category */
+	size_t nla, capla;
+	struct ev_map laidx;    /* hash of rank, src, id -> index + 1 */
+	uint64_t evicted, deep;
 };
 
 static int perf_init(ev_stats *s)
@@ -85,6 +106,7 @@ static int perf_init(ev_stats *s)
 	p->cat = categories[s->o.table];
 	ev_map_init(&p->idx);
 	ev_map_init(&p->sigcat);
+	ev_map_init(&p->laidx);
 	return EV_OK;
 }
 
@@ -227,31 +249,130 @@ static int sweep(ev_stats *s, int all)
 	return rc;
 }
 
-static int perf_rec(ev_stats *s, const struct ev_rec *r)
+/* The kind of a signature (sig_kind), cached by string id. */
+static int kind_of(ev_stats *s, uint64_t sig, unsigned *kd)
 {
 	struct perf *p = s->state;
-	if (!is_gpu(r) || !r->sig || (r->flags & EV_F_UNLINKED) || class_of(s, r) == EV_KC_COMM)
+	uint64_t *kind = ev_map_get(&p->sigcat, sig | 1);
+	if (kind) {
+		*kd = (unsigned)*kind;
 		return EV_OK;
-	uint64_t *kind = ev_map_get(&p->sigcat, r->sig | 1);
-	unsigned kd = kind ? (unsigned)*kind : sig_kind(p, str_of(s, r->sig));
-	int rc;
-	if (!kind && (rc = ev_map_put(&p->sigcat, r->sig | 1, kd)) != EV_OK)
-		return rc;
-	if (kd == 3 && !p->unmodelled++) {
-		const char *sig = str_of(s, r->sig);
-		snprintf(p->unmodelled_op, sizeof p->unmodelled_op, "%.*s", (int)opsum_name_len(sig), sig);
 	}
-	if (kd != 2)
+	*kd = sig_kind(p, str_of(s, sig));
+	return ev_map_put(&p->sigcat, sig | 1, *kd);
+}
+
+static uint64_t la_hash(uint32_t rank, uint16_t src, uint32_t id)
+{
+	uint64_t k[2] = { ((uint64_t)rank << 16) | src, id };
+	return ev_hash64(k, sizeof k) | 1;
+}
+
+/* Launchers are kept while their op ended less than a minute before the
+ * stream's position (an op's kernels run soon after it), at most
+ * LAUNCH_MAX: past that the oldest half goes, counted. */
+#define LAUNCH_WINDOW_NS 60000000000LL
+#define LAUNCH_MAX 262144
+
+static int la_prune(struct perf *p)
+{
+	size_t w = 0;
+	int64_t cut = p->now > INT64_MIN + LAUNCH_WINDOW_NS ? p->now - LAUNCH_WINDOW_NS : INT64_MIN;
+	for (size_t i = 0; i < p->nla; i++) {
+		int old = p->la[i].end < cut;
+		if (!old && p->nla >= LAUNCH_MAX && i < p->nla / 2) {
+			p->evicted++;
+			old = 1;
+		}
+		if (!old)
+			p->la[w++] = p->la[i];
+	}
+	p->nla = w;
+	ev_map_free(&p->laidx);
+	ev_map_init(&p->laidx);
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < p->nla; i++)
+		rc = ev_map_put(&p->laidx, la_hash(p->la[i].rank, p->la[i].src, p->la[i].id), i + 1);
+	return rc;
+}
+
+/* A cpu_op range: the ops of the category open on its thread (and itself,
+ * if one) are those its GPU events count for. */
+static int range_rec(ev_stats *s, const struct ev_rec *r)
+{
+	struct perf *p = s->state;
+	unsigned kd = 1;
+	int rc;
+	if (r->sig && (rc = kind_of(s, r->sig, &kd)) != EV_OK)
+		return rc;
+	struct tstack *t = NULL;
+	for (size_t i = 0; i < p->nth && !t; i++)
+		if (p->th[i].rank == r->rank && p->th[i].thread == r->stream && p->th[i].src == r->src)
+			t = &p->th[i];
+	if (!t && kd != 2)
 		return EV_OK;
-	s->n.selected++;
+	if (!t) {
+		if (p->nth == p->capth) {
+			size_t cap = p->capth ? 2 * p->capth : 8;
+			struct tstack *nt = realloc(p->th, cap * sizeof *nt);
+			if (!nt)
+				return EV_ERR_NOMEM;
+			p->th = nt;
+			p->capth = cap;
+		}
+		t = &p->th[p->nth++];
+		memset(t, 0, sizeof *t);
+		t->rank = r->rank;
+		t->thread = r->stream;
+		t->src = r->src;
+	}
+	while (t->n && t->a[t->n - 1].end <= r->ts)
+		t->n--;
+	int64_t end = ev_rec_end(r);
+	if (kd == 2) {
+		if (t->n == PERF_DEPTH) {
+			p->deep++;
+			return EV_OK;
+		}
+		t->a[t->n++] = (struct anc){ r->id, r->sig, end };
+	}
+	if (!t->n)
+		return EV_OK;
 	p->now = r->ts;
+	if (p->nla == p->capla) {
+		if (p->nla >= 4096 && (rc = la_prune(p)) != EV_OK)
+			return rc;
+		if (p->nla == p->capla) {
+			size_t cap = p->capla ? 2 * p->capla : 64;
+			struct launcher *nl = realloc(p->la, cap * sizeof *nl);
+			if (!nl)
+				return EV_ERR_NOMEM;
+			p->la = nl;
+			p->capla = cap;
+		}
+	}
+	struct launcher *l = &p->la[p->nla++];
+	l->rank = r->rank;
+	l->src = r->src;
+	l->id = r->id;
+	l->end = end;
+	l->n = t->n;
+	memcpy(l->a, t->a, t->n * sizeof t->a[0]);
+	return ev_map_put(&p->laidx, la_hash(r->rank, r->src, r->id), p->nla);
+}
+
+/* GPU event r into the instance of op `id` with signature sig. */
+static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig)
+{
+	struct perf *p = s->state;
 	struct gkey key;
 	memset(&key, 0, sizeof key);
+	int rc;
 	if ((rc = src_group(s, r->src, &key.sg)) != EV_OK)
 		return rc;
 	key.rank = r->rank;
-	key.k1 = r->step ? r->step : ((uint64_t)1 << 40) + r->id;
-	key.k2 = r->sig;
+	key.k1 = id;
+	key.k2 = sig;
 	double a = 0, z = 0;
 	tl_float_times(&p->clock, s->meta, r, &a, &z);
 	int64_t end = ev_rec_end(r);
@@ -304,6 +425,38 @@ static int perf_rec(ev_stats *s, const struct ev_rec *r)
 	return EV_OK;
 }
 
+static int perf_rec(ev_stats *s, const struct ev_rec *r)
+{
+	struct perf *p = s->state;
+	if (r->type == EV_RANGE && r->op == EV_RG_CPU_OP)
+		return range_rec(s, r);
+	if (!is_gpu(r) || !r->sig || (r->flags & EV_F_UNLINKED) || class_of(s, r) == EV_KC_COMM)
+		return EV_OK;
+	unsigned kd;
+	int rc;
+	if ((rc = kind_of(s, r->sig, &kd)) != EV_OK)
+		return rc;
+	if (kd == 3 && !p->unmodelled++) {
+		const char *sig = str_of(s, r->sig);
+		snprintf(p->unmodelled_op, sizeof p->unmodelled_op, "%.*s", (int)opsum_name_len(sig), sig);
+	}
+	uint64_t *li = r->step ? ev_map_get(&p->laidx, la_hash(r->rank, r->src, r->step)) : NULL;
+	const struct launcher *l = li ? &p->la[*li - 1] : NULL;
+	if (l && (l->rank != r->rank || l->src != r->src || l->id != r->step))
+		l = NULL;
+	if (!l && kd != 2)
+		return EV_OK;
+	s->n.selected++;
+	p->now = r->ts;
+	if (!l)
+		return inst_add(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig);
+	/* Copied: adding may prune the launchers. */
+	struct launcher lc = *l;
+	for (uint32_t i = 0; !rc && i < lc.n; i++)
+		rc = inst_add(s, r, lc.a[i].id, lc.a[i].sig);
+	return rc;
+}
+
 static int perf_finish(ev_stats *s)
 {
 	return sweep(s, 1);
@@ -323,8 +476,11 @@ static void perf_free(ev_stats *s)
 		free(g->pvals);
 	}
 	free(p->inst);
+	free(p->th);
+	free(p->la);
 	ev_map_free(&p->idx);
 	ev_map_free(&p->sigcat);
+	ev_map_free(&p->laidx);
 }
 
 /* ---- numpy's sums, for the kernel_details text to be numpy's ---- */
@@ -650,6 +806,12 @@ static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 	else if (p->over && i == k++)
 		snprintf(buf, n, "%llu op instance(s) with more than %d GPU events: the others not in kernel_details "
 		         "nor in the transpose parameter", (unsigned long long)p->over, PERF_MAXK);
+	else if (p->evicted && i == k++)
+		snprintf(buf, n, "%llu op(s) under %s ops left the op-tree window before their GPU events came: "
+		         "those events count only for the op that launched them", (unsigned long long)p->evicted, sheet);
+	else if (p->deep && i == k++)
+		snprintf(buf, n, "%llu %s op(s) nested more than %d deep in others: their subtree's GPU events count "
+		         "only for the op that launched them", (unsigned long long)p->deep, sheet, PERF_DEPTH);
 	else if (p->sketched && i == k++)
 		snprintf(buf, n, "%llu kernel_details position(s) past the exact-sample budget: their sum, mean, "
 		         "median and std are approximate", (unsigned long long)p->sketched);
@@ -680,9 +842,11 @@ static const char *const perf_options[] = { "table", "tracelens-float", "exact-l
 const struct ev_stats_analysis ev_stats_analysis_perf = {
 	.name = "perf",
 	.sheet = "GEMM",
-	.help = "TraceLens's perf-model sheets (--table gemm: its GEMM\n"
-	        "sheet): per op name and model parameters, GFLOPS, data\n"
-	        "moved, TB/s, TFLOPS/s, kernel time and per-kernel stats",
+	.help = "TraceLens's perf-model sheets (--table gemm, sdpa_fwd,\n"
+	        "conv_fwd, conv_bwd, norm: its GEMM, SDPA_fwd, CONV_fwd,\n"
+	        "CONV_bwd, Normalization sheets): per op name and model\n"
+	        "parameters, GFLOPS, data moved, TB/s, TFLOPS/s, kernel time\n"
+	        "and per-kernel stats",
 	.options = perf_options,
 	.tables = perf_tables,
 	.state_size = sizeof(struct perf),
