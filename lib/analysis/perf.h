@@ -43,12 +43,20 @@ struct perf_category {
 	/* EV_OK, or EV_ERR_FORMAT where TraceLens's model fails too (it then
 	 * leaves the instance out). */
 	int (*model)(const struct perf_inst *in, struct perf_model *m);
+	const char *note;                /* said when the sheet has rows, NULL none */
 };
 
-#define PERF_CATEGORIES(X) X(gemm, GEMM)
+#define PERF_CATEGORIES(X) X(gemm, GEMM) \
+	X(binary, BinaryElementwise) \
+	X(unary, UnaryElementwise) \
+	X(reduce, Reduce_fwd)
 #define PERF_DECLARE(n, sheet) extern const struct perf_category perf_category_##n;
 PERF_CATEGORIES(PERF_DECLARE)
 #undef PERF_DECLARE
+/* A category's --table index (the report picks its sheets by it). */
+#define PERF_ENUM(n, sheet) PERF_TABLE_##n,
+enum perf_table { PERF_CATEGORIES(PERF_ENUM) };
+#undef PERF_ENUM
 
 /* Model helpers (perf_gemm.c), for the categories to share. */
 /* The i-th item of the list field ("dims", "types", "strides") of a
@@ -61,5 +69,22 @@ int perf_dtype_bytes(const char *name);
 /* TraceLens's precision of a dtype name (torch_dtype_map: "bf16"), NULL
  * when none. */
 const char *perf_dtype_precision(const char *name);
+
+/* Helpers of the vector categories (perf_args.c). */
+/* A parameter printf'd into m; EV_ERR_FORMAT when too many or too long. */
+int perf_param(struct perf_model *m, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The integers of a shape item "[a,b]" into v (at most max) and their
+ * product; their number, -1 when it is not a list of integers. */
+int perf_shape(const char *item, long long *v, int max, long long *prod);
+/* Python's str(tuple(item)) as parameter name; EV_ERR_FORMAT when item
+ * is not a list (TraceLens's tuple() fails). */
+int perf_tuple(struct perf_model *m, const char *name, const char *item);
+/* A quoted type item: its name unquoted into name and Python's repr()
+ * into repr; -1 when not a string. */
+int perf_type(const char *item, char *name, size_t n, char *repr, size_t rn);
+/* Whether item is a non-empty list (Python's truth of Input Dims[i]). */
+int perf_truthy_list(const char *item);
+/* "vector_" and TraceLens's precision of a dtype, "" when none. */
+const char *perf_vector_spec(const char *dtype);
 
 #endif /* EV_PERF_H */

@@ -650,6 +650,8 @@ static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 	else if (p->over && i == k++)
 		snprintf(buf, n, "%llu op instance(s) with more than %d GPU events: the others not in kernel_details "
 		         "nor in the transpose parameter", (unsigned long long)p->over, PERF_MAXK);
+	else if (p->cat->note && s->g.keys.len && i == k++)
+		snprintf(buf, n, "%s", p->cat->note);
 	else if (p->sketched && i == k++)
 		snprintf(buf, n, "%llu kernel_details position(s) past the exact-sample budget: their sum, mean, "
 		         "median and std are approximate", (unsigned long long)p->sketched);
@@ -681,8 +683,10 @@ const struct ev_stats_analysis ev_stats_analysis_perf = {
 	.name = "perf",
 	.sheet = "GEMM",
 	.help = "TraceLens's perf-model sheets (--table gemm: its GEMM\n"
-	        "sheet): per op name and model parameters, GFLOPS, data\n"
-	        "moved, TB/s, TFLOPS/s, kernel time and per-kernel stats",
+	        "sheet; binary, unary, reduce: BinaryElementwise,\n"
+	        "UnaryElementwise, Reduce_fwd): per op name and model\n"
+	        "parameters, GFLOPS, data moved, TB/s, TFLOPS/s, kernel\n"
+	        "time and per-kernel stats",
 	.options = perf_options,
 	.tables = perf_tables,
 	.state_size = sizeof(struct perf),
