@@ -116,6 +116,26 @@ other,2,0.0065,12.5,100"
 	assert_line --index 0 --partial "name,param: op_shape,param: dtype_in_out,param: stride_input,param: stride_output,Compute Spec,"
 	assert_line --index 1 --partial "aten::neg,\"(4,)\",\"('float', 'float')\",\"(1,)\",\"(1,)\",vector_fp32,"
 	assert_line --index 1 --partial ",4e-09,3.0517578125e-05,0.125,"
+	# A pad and an upsampling: the output's shape from Concrete Inputs[1]
+	# (pairs innermost first; the spatial size after N, C), FLOPs one per
+	# output element, bytes 4 in + 7 (4 * 9) out floats (TraceLens's own
+	# classes give the same).
+	local edit='import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["traceEvents"]:
+    if e.get("name") == "aten::add":
+        e["name"], e["args"]["Concrete Inputs"] = sys.argv[3], ["", sys.argv[4], ""]
+json.dump(t, open(sys.argv[2], "w"))'
+	python3 -c "$edit" "$FX" "$T/p.json" aten::replication_pad1d "[1, 2]"
+	kineto2ev -q -o "$T/p.ev" "$T/p.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/p.ev"
+	assert_line --index 1 --partial "aten::replication_pad1d,\"(4,)\",\"(7,)\",\"[1, 2]\",\"(7,)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",7e-09,4.1961669921875e-05,0.1590909090909091,"
+	python3 -c "$edit" "$FX" "$T/p.json" aten::upsample_nearest1d "[9]"
+	kineto2ev -q -o "$T/p.ev" "$T/p.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/p.ev"
+	assert_line --index 1 --partial "aten::upsample_nearest1d,\"(4,)\",\"(4, 9)\",\"(4, 9)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",3.6e-08,0.000152587890625,0.225,"
 	# As a sum: Concrete Inputs are strings, so TraceLens reads no dim and
 	# reduces to one element: (4 + 1) * 4 bytes; Reduce_bwd said missing.
 	sed 's/"aten::add"/"aten::sum"/' "$FX" >"$T/r.json"
@@ -126,7 +146,7 @@ other,2,0.0065,12.5,100"
 	assert_line --index 1 --partial ",4e-09,1.9073486328125e-05,0.2,"
 	[[ "$stderr" == *"Reduce_bwd (these ops' backward) not made"* ]]
 	# Shapes that do not broadcast: TraceLens's model fails, the op is left out.
-	/usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [e["args"].__setitem__("Input Dims", [[4],[3],[]]) for e in t["traceEvents"] if e.get("name")=="aten::add"]; json.dump(t, open(sys.argv[2], "w"))' "$FX" "$T/b.json"
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [e["args"].__setitem__("Input Dims", [[4],[3],[]]) for e in t["traceEvents"] if e.get("name")=="aten::add"]; json.dump(t, open(sys.argv[2], "w"))' "$FX" "$T/b.json"
 	kineto2ev -q -o "$T/b.ev" "$T/b.json"
 	run -0 --separate-stderr ev-stats perf --table binary --csv "$T/b.ev"
 	[ "${#lines[@]}" = 1 ]
