@@ -11,7 +11,7 @@ setup() {
 	REF="$TESTS_DIR/expected/tracelens"
 	FX="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
 	CMP="$TESTS_DIR/tracelens-layout.py"
-	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM"
+	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM BinaryElementwise"
 }
 
 @test "ops-summary, ops-category, kernel-ops, ops-args: TraceLens's tables of a small trace, exact" {
@@ -59,13 +59,13 @@ other,2,0.0065,12.5,100"
 	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, total_subtree_kernel_time_mean,"* ]]
 	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
 	run -0 ls "$T/tl"
-	assert_output "$(printf '%s.csv\n' GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
+	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
 	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS
 	# Each sheet's header is TraceLens's, as the contract has it (GEMM's
 	# columns depend on the trace: the comparison above checks them).
 	local s
-	for s in ${SHEETS% GEMM}; do
+	for s in ${SHEETS% GEMM BinaryElementwise}; do
 		grep -q "^$s	" "$REF/contract.tsv"
 		[ "$(head -1 "$T/tl/$s.csv")" = "$(grep "^$s	" "$REF/contract.tsv" | cut -f3- | python3 -c 'import csv,sys; csv.writer(sys.stdout, lineterminator="\n").writerow(sys.stdin.read().rstrip("\n").split("\t"))')" ]
 	done
@@ -98,6 +98,61 @@ other,2,0.0065,12.5,100"
 	assert_line --index 1 --partial "('float', 'float')\",1,\"(True, False)\",matrix_fp32"
 }
 
+@test "perf --table binary, unary, reduce: TraceLens's elementwise and reduce models of a small trace" {
+	kineto2ev -q -o "$T/x.ev" "$FX"
+	# The add of two [4] floats: 4 FLOPs, (4 + 4 + 4) * 4 bytes (no output
+	# argument: the output's size is the larger input's); its two kernels
+	# overlap, 15 us busy.
+	run -0 --separate-stderr ev-stats perf --table binary --tracelens-float --csv "$T/x.ev"
+	assert_line --index 0 --partial "name,param: shape_in1,param: shape_in2,param: dtype_in1_in2_out,param: stride_input1,param: stride_input2,param: stride_output,Compute Spec,"
+	assert_line --index 1 --partial "aten::add,\"(4,)\",\"(4,)\",\"('float', 'float', None)\",\"(1,)\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,4.57763671875e-05,0.08333333333333333,"
+	[ "${#lines[@]}" = 2 ]
+	# As a unary op, Input Dims[1] (a tensor) is the output: its type and
+	# strides; 4 FLOPs, (4 + 4) * 4 bytes.
+	sed 's/"aten::add"/"aten::neg"/' "$FX" >"$T/u.json"
+	kineto2ev -q -o "$T/u.ev" "$T/u.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/u.ev"
+	assert_line --index 0 --partial "name,param: op_shape,param: dtype_in_out,param: stride_input,param: stride_output,Compute Spec,"
+	assert_line --index 1 --partial "aten::neg,\"(4,)\",\"('float', 'float')\",\"(1,)\",\"(1,)\",vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,3.0517578125e-05,0.125,"
+	# A pad and an upsampling: the output's shape from Concrete Inputs[1]
+	# (pairs innermost first; the spatial size after N, C), FLOPs one per
+	# output element, bytes 4 in + 7 (4 * 9) out floats (TraceLens's own
+	# classes give the same).
+	local edit='import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["traceEvents"]:
+    if e.get("name") == "aten::add":
+        e["name"], e["args"]["Concrete Inputs"] = sys.argv[3], ["", sys.argv[4], ""]
+json.dump(t, open(sys.argv[2], "w"))'
+	python3 -c "$edit" "$FX" "$T/p.json" aten::replication_pad1d "[1, 2]"
+	kineto2ev -q -o "$T/p.ev" "$T/p.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/p.ev"
+	assert_line --index 1 --partial "aten::replication_pad1d,\"(4,)\",\"(7,)\",\"[1, 2]\",\"(7,)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",7e-09,4.1961669921875e-05,0.1590909090909091,"
+	python3 -c "$edit" "$FX" "$T/p.json" aten::upsample_nearest1d "[9]"
+	kineto2ev -q -o "$T/p.ev" "$T/p.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/p.ev"
+	assert_line --index 1 --partial "aten::upsample_nearest1d,\"(4,)\",\"(4, 9)\",\"(4, 9)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",3.6e-08,0.000152587890625,0.225,"
+	# As a sum: Concrete Inputs are strings, so TraceLens reads no dim and
+	# reduces to one element: (4 + 1) * 4 bytes; Reduce_bwd said missing.
+	sed 's/"aten::add"/"aten::sum"/' "$FX" >"$T/r.json"
+	kineto2ev -q -o "$T/r.ev" "$T/r.json"
+	run -0 --separate-stderr ev-stats perf --table reduce --tracelens-float --csv "$T/r.ev"
+	assert_line --index 0 --partial "name,param: num_input_elems,param: num_output_elems,param: dtype_in_out,param: reduce_type,Compute Spec,"
+	assert_line --index 1 --partial "aten::sum,4,1,\"('float', None)\",sum,vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,1.9073486328125e-05,0.2,"
+	[[ "$stderr" == *"Reduce_bwd (these ops' backward) not made"* ]]
+	# Shapes that do not broadcast: TraceLens's model fails, the op is left out.
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [e["args"].__setitem__("Input Dims", [[4],[3],[]]) for e in t["traceEvents"] if e.get("name")=="aten::add"]; json.dump(t, open(sys.argv[2], "w"))' "$FX" "$T/b.json"
+	kineto2ev -q -o "$T/b.ev" "$T/b.json"
+	run -0 --separate-stderr ev-stats perf --table binary --csv "$T/b.ev"
+	[ "${#lines[@]}" = 1 ]
+	[[ "$stderr" == *"1 BinaryElementwise op instance(s) whose arguments the model cannot read (first: aten::add)"* ]]
+}
+
 @test "report --tracelens: a workbook of TraceLens's sheets in its order; --tracelens only for report" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	ev-stats report -q --tracelens --xlsx -o "$T/r.xlsx" "$T/x.ev"
@@ -105,7 +160,7 @@ other,2,0.0065,12.5,100"
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; w = openpyxl.load_workbook(sys.argv[1]); print(" ".join(w.sheetnames)); print([c.value for c in w["ops_summary"][1]][:3])' "$T/r.xlsx"
-	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM kernel_summary"
+	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM BinaryElementwise kernel_summary"
 	assert_line --index 1 "['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum']"
 }
 
@@ -118,7 +173,7 @@ other,2,0.0065,12.5,100"
 		kineto2ev -q -o "$T/x.ev" "$TL/$t.json.gz"
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
-		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" $SHEETS
+		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
 		# The perf-model sheets of ops whose kernels their child ops
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
@@ -131,6 +186,12 @@ other,2,0.0065,12.5,100"
 		else
 			[ ! -f "$d/Normalization.csv" ]
 		fi
+		# The elementwise and reduce sheets: evkit writes one exactly when
+		# TraceLens does.
+		for s in UnaryElementwise BinaryElementwise Reduce_fwd; do
+			[ -f "$TL/${t}_perf_report_csvs/$s.csv" ] || { [ ! -f "$d/$s.csv" ] && continue; }
+			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" "$s"
+		done
 	done
 	# resnet: TraceLens links a GPU event to its call only through an ac2g
 	# flow, and this ROCm trace has none for its 81 memsets; evkit links
@@ -163,6 +224,27 @@ other,2,0.0065,12.5,100"
 		        if r["Kernel Time (µs)_sum"] not in {x["Kernel Time (µs)_sum"] for x in a}:
 		            assert "Memset" in r["trunc_kernel_details"], r["name"]
 	EOF
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
+	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 96 cells equal, 12 empty in evkit, 0 differ"
+	# Every binary row, aten::div by a Scalar too, whose kernel its child
+	# aten::div launches (the op credited its subtree).
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" BinaryElementwise
+	assert_output --partial "BinaryElementwise: 29 rows (0 in another order among ties), 986 cells equal, 116 empty in evkit, 0 differ"
+	# The unary row the stream cannot give: a uint8 copy_ that launched
+	# nothing (a CPU copy).  The rest equal but which instance is "first":
+	# TraceLens takes the trace file's order (one thread's ops, then the
+	# other's), evkit time order, so four copy_ rows have the other
+	# thread's Concrete Inputs_first.
+	local drop='import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))
+keep = [r for r in rows if not (r[0] == "aten::copy_" and "unsigned char" in r[2])]
+csv.writer(open(sys.argv[2], "w", newline="", encoding="utf-8"), lineterminator="\n").writerows(keep)
+print(len(rows) - len(keep))'
+	run -0 python3 -c "$drop" "$REF/resnet_act_checkpoint/UnaryElementwise.csv" "$T/UnaryElementwise.csv"
+	assert_output 1
+	run -1 python3 "$CMP" "$T" "$T/resnet" UnaryElementwise
+	assert_output --partial "UnaryElementwise: 23 rows (0 in another order among ties), 732 cells equal, 92 empty in evkit, 4 differ"
+	[ "$(grep -c "'Concrete Inputs_first': TraceLens \"\['', '', 'False'\]\" evkit \"\['', '', 'True'\]\"" <<<"$output")" = 4 ]
 }
 
 @test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {

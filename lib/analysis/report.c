@@ -120,7 +120,10 @@ static const struct report_table tl_tables[] = {
 	{ "perf", PERF_sdpa_fwd, 1, tl_perf, 1 },
 	{ "perf", PERF_conv_fwd, 1, tl_perf, 1 },
 	{ "perf", PERF_conv_bwd, 1, tl_perf, 1 },
+	{ "perf", PERF_binary, 1, tl_perf, 1 },
+	{ "perf", PERF_unary, 1, tl_perf, 1 },
 	{ "perf", PERF_norm, 1, tl_perf, 1 },
+	{ "perf", PERF_reduce, 1, tl_perf, 1 },
 	{ "kernel-ops", 0, 1, tl_kernels, 0 },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
@@ -342,11 +345,12 @@ static int close_table(ev_report *r, size_t k)
 	ev_output *file = NULL;
 	int rc;
 	ev_stats_get_counts(s, &c);
-	/* An analysis's notes once, with its first table. */
+	/* An analysis's notes once, with its first table; a perf-model sheet's
+	 * (omit_empty) with each, as each is a category of its own. */
 	size_t first = 0;
 	while (r->t[first].a != r->t[k].a)
 		first++;
-	if (first == k)
+	if (first == k || r->t[k].omit_empty)
 		ev_stats_say_notes(s, &say);
 	if (r->t[k].stream) {
 		if (c.streamed == 0)

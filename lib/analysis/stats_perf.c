@@ -812,6 +812,8 @@ static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 	else if (p->deep && i == k++)
 		snprintf(buf, n, "%llu %s op(s) nested more than %d deep in others: their subtree's GPU events count "
 		         "only for the op that launched them", (unsigned long long)p->deep, sheet, PERF_DEPTH);
+	else if (p->cat->note && s->g.keys.len && i == k++)
+		snprintf(buf, n, "%s", p->cat->note);
 	else if (p->sketched && i == k++)
 		snprintf(buf, n, "%llu kernel_details position(s) past the exact-sample budget: their sum, mean, "
 		         "median and std are approximate", (unsigned long long)p->sketched);
@@ -843,10 +845,11 @@ const struct ev_stats_analysis ev_stats_analysis_perf = {
 	.name = "perf",
 	.sheet = "GEMM",
 	.help = "TraceLens's perf-model sheets (--table gemm, sdpa_fwd,\n"
-	        "conv_fwd, conv_bwd, norm: its GEMM, SDPA_fwd, CONV_fwd,\n"
-	        "CONV_bwd, Normalization sheets): per op name and model\n"
-	        "parameters, GFLOPS, data moved, TB/s, TFLOPS/s, kernel time\n"
-	        "and per-kernel stats",
+	        "conv_fwd, conv_bwd, binary, unary, norm, reduce: its GEMM,\n"
+	        "SDPA_fwd, CONV_fwd, CONV_bwd, BinaryElementwise,\n"
+	        "UnaryElementwise, Normalization, Reduce_fwd sheets): per op\n"
+	        "name and model parameters, GFLOPS, data moved, TB/s,\n"
+	        "TFLOPS/s, kernel time and per-kernel stats",
 	.options = perf_options,
 	.tables = perf_tables,
 	.state_size = sizeof(struct perf),
