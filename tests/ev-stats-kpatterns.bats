@@ -71,6 +71,7 @@ JSON
 	assert_equal "$(tail -n +2 <<<"$output" | wc -l)" 1
 	ev-stats kernel-patterns --operator=aten::lin --min-pattern-len=2 --xlsx -o "$T/k.xlsx" "$T/k.ev"
 	unzip -p "$T/k.xlsx" xl/workbook.xml | grep -q 'name="frequent_cuda_kernel_sequences"'
+	ev-stats --help | grep -q 'frequent_cuda_kernel_sequences for kernel-patterns'
 	run -2 ev-stats kernel-patterns --operator=x --sort=bogus "$T/k.ev"
 	run -2 ev-stats kernel-patterns --operator=x --min-pattern-len=0 "$T/k.ev"
 	run -2 ev-stats kernels --operator=x "$T/k.ev"
