@@ -17,32 +17,45 @@ setup() {
 @test "ops-summary, ops-category, kernel-ops, ops-args: TraceLens's tables of a small trace, exact" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	# Two aten::mm of 10 and 20.5 us; an add whose kernels overlap (10 us
-	# each, 5 us apart: 15 us busy); a memset launched outside any op;
+	# each, 5 us apart: 15 us busy); a memset launched outside any op; an
+	# index_put_ launching a kernel of 6 us itself and one of 3 us through
+	# its child op nonzero, 2 us of them together (subtree: 7 us busy);
 	# the NCCL kernel and the kernel without a call are not launchers.
 	run -0 --separate-stderr ev-stats ops-summary --csv "$T/x.ev"
-	assert_output "name,Categories,total_direct_kernel_time_sum,total_direct_kernel_time_ms,Count,Percentage (%),Cumulative Percentage (%)
-aten::mm,['GEMM'],30.5,0.0305,2,58.65384615384615,58.65384615384615
-aten::add,['elementwise'],15,0.015,1,28.846153846153843,87.5
-cudaMemsetAsync,['other'],4,0.004,1,7.6923076923076925,95.1923076923077
-aten::embedding,['other'],2.5,0.0025,1,4.807692307692308,100"
+	assert_output "name,Categories,total_direct_kernel_time_sum,total_direct_kernel_time_ms,Count,Percentage (%),Cumulative Percentage (%),total_subtree_kernel_time_sum,total_subtree_kernel_time_ms
+aten::mm,['GEMM'],30.5,0.0305,2,50,50,30.5,0.0305
+aten::add,['elementwise'],15,0.015,1,24.59016393442623,74.59016393442623,15,0.015
+aten::index_put_,['other'],6,0.006,1,9.836065573770492,84.42622950819673,7,0.007
+cudaMemsetAsync,['other'],4,0.004,1,6.557377049180328,90.98360655737706,4,0.004
+aten::nonzero,['other'],3,0.003,1,4.918032786885246,95.9016393442623,3,0.003
+aten::embedding,['other'],2.5,0.0025,1,4.098360655737705,100.00000000000001,2.5,0.0025"
 	run -0 --separate-stderr ev-stats ops-category --csv "$T/x.ev"
 	assert_output "op category,Count,total_direct_kernel_time_ms,Percentage (%),Cumulative Percentage (%)
-GEMM,2,0.0305,58.65384615384615,58.65384615384615
-elementwise,1,0.015,28.84615384615385,87.5
-other,2,0.0065,12.5,100"
+GEMM,2,0.0305,50,50
+other,4,0.0155,25.40983606557377,75.40983606557377
+elementwise,1,0.015,24.59016393442623,100"
 	# Kernels only, every one: the NCCL kernel under its c10d op
 	# ("other", as TraceLens), the one without a call with no op; shares
-	# of 91 us of kernels and of the 602.5 us span of the linked events.
+	# of 100 us of kernels and of the 707 us span of the linked events.
 	run -0 --separate-stderr ev-stats kernel-ops --csv "$T/x.ev"
-	assert_line --index 1 "GEMM,aten::mm,gemm_kernel_a,7,30.5,2,15.25,10,20.5,33.51648351648351,5.062240663900415"
-	assert_line --index 2 "other,c10d::allreduce_,ncclDevKernel_AllReduce_Sum_f32_RING_LL,9,30,1,30,30,30,32.967032967032964,4.979253112033195"
-	assert_line --index 5 ",,orphan_kernel,7,8,1,8,8,8,8.791208791208792,1.3278008298755186"
-	[ "${#lines[@]}" = 7 ]
+	assert_line --index 1 "GEMM,aten::mm,gemm_kernel_a,7,30.5,2,15.25,10,20.5,30.5,4.3140028288543135"
+	assert_line --index 2 "other,c10d::allreduce_,ncclDevKernel_AllReduce_Sum_f32_RING_LL,9,30,1,30,30,30,30,4.243281471004243"
+	assert_line --index 5 ",,orphan_kernel,7,8,1,8,8,8,8,1.1315417256011315"
+	[ "${#lines[@]}" = 9 ]
 	# Per op and arguments, printed as Python prints TraceLens's tuples; an
-	# argument's text keeps its spaces ("long int").
+	# argument's text keeps its spaces ("long int"); TraceLens's
+	# kernel_details of the op's own kernels; direct then subtree time.
 	run -0 --separate-stderr ev-stats ops-args --csv "$T/x.ev"
-	assert_line --index 1 "aten::mm,GEMM,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,58.65384615384615,58.65384615384615"
-	assert_line --index 4 "aten::embedding,other,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\",1,2.5,2.5,,2.5,2.5,2.5,4.807692307692308,100"
+	assert_line --index 1 --partial "aten::mm,GEMM,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'count': 2, 'total_duration_us': np.float64(30.5), 'mean_duration_us': np.float64(15.25), 'median_duration_us': np.float64(15.25), 'std_dev_duration_us': np.float64(5.25), 'min_duration_us': np.float64(10.0), 'max_duration_us': np.float64(20.5)}]\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'mean_duration_us': np.float64(15.25)}]\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,50,50,15.25,15.25,7.424621202458749,10,20.5,30.5"
+	assert_line --index 3 --partial "aten::index_put_,other,\"((8,), (2,))\",\"('float', 'long int')\",\"((1,), ())\",\"('', '')\",\"[{'name': 'index_put_kernel', 'stream': 7, 'count': 1,"
+	assert_line --index 3 --partial "}]\",1,6,6,,6,6,6,9.836065573770492,84.42622950819673,7,7,,7,7,7"
+	assert_line --index 6 --partial "aten::embedding,other,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\","
+	assert_line --index 6 --partial ",1,2.5,2.5,,2.5,2.5,2.5,4.098360655737705,100.00000000000001,2.5,2.5,,2.5,2.5,2.5"
+	# Without the cpu_op ranges (the launchers' parents), an op's subtree
+	# is its own kernels.
+	ev-view "$T/x.ev" | awk -F'\t' '$1 != "range"' | ev-view --pack -o "$T/noranges.ev"
+	run -0 --separate-stderr ev-stats ops-summary --csv "$T/noranges.ev"
+	assert_line --index 3 "aten::index_put_,['other'],6,0.006,1,9.836065573770492,84.42622950819673,6,0.006"
 }
 
 @test "kineto2ev: an op's signature keeps the blanks inside its argument strings" {
@@ -54,9 +67,10 @@ other,2,0.0065,12.5,100"
 @test "report --tracelens equals TraceLens's own report of a small trace, in its layout" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
-	# The subtree columns need the op tree, which the stream does not keep.
-	[[ "$stderr" == *"ops_summary: total_subtree_kernel_time_sum, total_subtree_kernel_time_ms left empty"* ]]
-	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, total_subtree_kernel_time_mean,"* ]]
+	# Thread names and TraceLens's event ids are not in the stream; the
+	# subtree times and kernel_details are.
+	[[ "$stderr" != *"ops_summary:"* ]]
+	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, ex_UID left empty"* ]]
 	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
 	run -0 ls "$T/tl"
 	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
@@ -174,6 +188,11 @@ json.dump(t, open(sys.argv[2], "w"))'
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
+		# Every cell of ops_summary and ops_unique_args (subtree times,
+		# kernel_details) but the four of thread names and event ids.
+		[[ "$output" =~ ops_summary:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
+		[[ "$output" =~ ops_unique_args:\ ([0-9]+)\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
+		[ "${BASH_REMATCH[2]}" = $((4 * BASH_REMATCH[1])) ]
 		# The perf-model sheets of ops whose kernels their child ops
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
@@ -202,6 +221,17 @@ json.dump(t, open(sys.argv[2], "w"))'
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" kernel_summary GEMM
 	assert_output --partial "118 rows"
 	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 111 cells equal, 12 empty in evkit, 0 differ"
+	# ops_summary: the direct and subtree times of the two ops launching
+	# those memsets (and so every share) differ, the rest is equal.
+	run -1 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" ops_summary
+	assert_output --partial "ops_summary: 21 rows (0 in another order among ties), 140 cells equal, 0 empty in evkit, 49 differ"
+	run -0 python3 - "$REF/resnet_act_checkpoint" "$T/resnet" <<-'EOF'
+		import csv, sys
+		rows = [{r["name"]: r for r in csv.DictReader(open(f"{d}/ops_summary.csv", encoding="utf-8"))} for d in sys.argv[1:]]
+		cols = ("total_direct_kernel_time_sum", "total_subtree_kernel_time_sum", "Count")
+		bad = sorted(n for n, r in rows[0].items() if any(abs(float(r[c]) - float(rows[1][n][c])) > 1e-6 * float(r[c]) for c in cols))
+		assert bad == ["aten::convolution_backward", "aten::miopen_convolution"], bad
+	EOF
 	# Batch norms, forward (on two threads: recomputed in the backward)
 	# and backward (output_mask); TraceLens's resnet CSVs of them came
 	# from the same run (tests/expected/tracelens/README.md).
