@@ -105,6 +105,8 @@ static void usage(FILE *f)
 "                         kdist: HTA's num_kernels [10]; kernel-patterns: rows\n"
 "      --operator=TEXT, --min-pattern-len=N, --sort=count|gpu|cpu\n"
 "                         kernel-patterns: ops named ...TEXT..., N kernels [3]\n"
+"      --annotate=FILE    kernel-patterns: an ev stream of marks on the\n"
+"                         instances of each rank's first --top patterns [5]\n"
 "      --duration-ratio=R kdist: HTA's duration_ratio, 0 to 1 [0.8]\n"
 "      --table=T          coll: summary, each (one row per collective,\n"
 "                         streamed) or stragglers [summary]; short:\n"
@@ -174,6 +176,13 @@ static int input_oom(const struct opts *o)
 {
 	return ev_cli_error(&o->cli, "%s%s: out of memory making the table (--max-names bounds a kernels table)",
 	                    o->ninputs ? o->inputs[0] : "standard input", o->ninputs > 1 ? " and the other inputs" : "");
+}
+
+/* A failure of the analysis: memory, or the file it names (else the output). */
+static int stats_error(const struct opts *o, const ev_stats *s, int rc)
+{
+	const char *path = ev_stats_errpath(s);
+	return rc == EV_ERR_NOMEM ? input_oom(o) : ev_cli_file_error(&o->cli, path ? path : o->cli.output, rc);
 }
 
 /* One record into the analysis (or every table of the report).  Order is
@@ -265,7 +274,7 @@ static int run(struct opts *o)
 		o->so.stream = each;
 	}
 	if ((rc = ev_stats_new(&s, &o->so, st, meta)) != EV_OK) {
-		status = ev_cli_error(&o->cli, "out of memory");
+		status = rc == EV_ERR_NOMEM ? ev_cli_error(&o->cli, "out of memory") : stats_error(o, s, rc);
 		goto done;
 	}
 	struct loop lp = { o, s, NULL };
@@ -274,7 +283,7 @@ static int run(struct opts *o)
 	if (status)
 		goto done;
 	if ((rc = ev_stats_finish(s)) != EV_OK) {
-		status = rc == EV_ERR_NOMEM ? input_oom(o) : ev_cli_file_error(&o->cli, o->cli.output, rc);
+		status = stats_error(o, s, rc);
 		goto done;
 	}
 	struct ev_stats_counts c;
@@ -340,7 +349,7 @@ done:
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
-	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_OPERATOR, O_MINLEN, O_SORT, O_XLSX, /* O_XLSX last: check_options goes up to it */
+	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_OPERATOR, O_MINLEN, O_SORT, O_ANNOTATE, O_XLSX, /* O_XLSX last: check_options goes up to it */
 };
 
 #define MAX_WORDS 32
@@ -380,6 +389,7 @@ static const struct option longopts[] = {
 	{ "operator", required_argument, NULL, O_OPERATOR },
 	{ "min-pattern-len", required_argument, NULL, O_MINLEN },
 	{ "sort", required_argument, NULL, O_SORT },
+	{ "annotate", required_argument, NULL, O_ANNOTATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -490,6 +500,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		break;
 	case O_XLSX: o->xlsx = 1; break;
 	case O_OPERATOR: so->kp_operator = arg; break;
+	case O_ANNOTATE: so->annotate = arg; break;
 	case O_MINLEN: {
 		uint64_t v;
 		if (ev_parse_u64(arg, &v) != EV_OK || v == 0 || v > UINT32_MAX)

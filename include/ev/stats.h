@@ -210,6 +210,10 @@ struct ev_stats_opts {
 	const char *kp_operator;
 	uint32_t kp_min_len;
 	unsigned kp_sort;
+	/* kernel-patterns: an ev stream of marks on the instances of each
+	 * rank's first top (0: HTA's 5) patterns is written to this path
+	 * (NULL: none), opened by ev_stats_new and closed by finish. */
+	const char *annotate;
 };
 enum ev_kp_sort { EV_KP_SORT_COUNT, EV_KP_SORT_GPU, EV_KP_SORT_CPU };
 
@@ -323,6 +327,10 @@ int64_t ev_stats_order_last(const ev_stats *s);
 int ev_stats_finish(ev_stats *s) EV_RESULT_USED;
 /* The result table (after finish).  rs is initialised by the call. */
 int ev_stats_rows(ev_stats *s, struct ev_rowset *rs) EV_RESULT_USED;
+/* The file behind the last I/O error of ev_stats_new or finish (an
+ * analysis's own output, such as annotate, or its temporary files); NULL:
+ * the table's output. */
+const char *ev_stats_errpath(const ev_stats *s);
 void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c);
 /* After finish: what the reader must know of the result (collectives not
  * seen on every rank, sketched quantiles, empty cells...), each said once

@@ -436,6 +436,11 @@ int ev_stats_rows(ev_stats *s, struct ev_rowset *rs)
 	return s->a->rows(s, rs);
 }
 
+const char *ev_stats_errpath(const ev_stats *s)
+{
+	return s ? s->errpath : NULL;
+}
+
 void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c)
 {
 	*c = s->n;
