@@ -616,6 +616,11 @@ static int settle_options(struct opts *o)
 			    (p->val == O_BY || p->val == O_TABLE || ev_stats_listed(compare_options, p->name) ||
 			     !strcmp(p->name, "class") || !strcmp(p->name, "key") || !strcmp(p->name, "top")))
 				return ev_cli_usage_error(&o->cli, "report: --%s does not apply (each table has its own)", p->name);
+		for (const struct option *p = longopts; p->name; p++)
+			if (p->val < 64 && (o->given & (UINT64_C(1) << p->val)) && ev_stats_option_scoped(p->name) &&
+			    !ev_report_takes_option(p->name, o->so.tracelens))
+				return ev_cli_usage_error(&o->cli, "report%s: --%s does not apply (no table of it takes it)",
+				                          o->so.tracelens ? " --tracelens" : "", p->name);
 		if (!strcmp(o->cli.output, "-"))
 			return ev_cli_usage_error(&o->cli, "report: -o DIR is required (-o FILE with --xlsx)");
 		return 0;

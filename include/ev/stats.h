@@ -391,6 +391,9 @@ int ev_stats_compare(ev_stats *s, const struct ev_rowset *rs, const struct ev_co
  * perf report that the analyses make, from one pass.  Its tables, i = 0
  * .. ev_report_tables() - 1: each one's sheet, and its columns when its
  * rows are written as they come, else NULL. */
+/* Whether an option an analysis scopes (ev_stats_option_scoped) applies to
+ * one of the report's tables (of the TraceLens layout when tracelens). */
+int ev_report_takes_option(const char *name, int tracelens);
 size_t ev_report_tables(void);
 const char *ev_report_table_sheet(size_t i);
 const char *const *ev_report_table_stream_cols(size_t i);

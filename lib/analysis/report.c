@@ -147,6 +147,18 @@ struct ev_report {
 	char path[4096];      /* the file an error concerns */
 };
 
+int ev_report_takes_option(const char *name, int tracelens)
+{
+	const struct report_table *list = tracelens ? tl_tables : tables;
+	size_t n = tracelens ? NTL : NTABLES;
+	for (size_t i = 0; i < n; i++) {
+		const struct ev_stats_analysis *a = ev_stats_find(list[i].analysis);
+		if (a && ev_stats_listed(a->options, name))
+			return 1;
+	}
+	return 0;
+}
+
 size_t ev_report_tables(void)
 {
 	return NTABLES;
