@@ -108,6 +108,18 @@ static const struct tlcol tl_perf[] = {
 	{ "Kernel Time (µs)_max", "Kernel Time (µs)_max" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
 	{ "name_count", "name_count" }, { "UID_first", NULL }, { 0, 0 },
 };
+/* The short-kernel study (TraceLens's --short_kernel_study) and
+ * coll_analysis: the analyses name their columns as TraceLens does. */
+static const struct tlcol tl_short_sum[] = {
+	{ "Parent cpu_op", "Parent cpu_op" }, { "Input dims", "Input dims" }, { "Input strides", "Input strides" },
+	{ "Concrete Inputs", "Concrete Inputs" }, { "Kernel name", "Kernel name" },
+	{ "Short Kernel duration (µs) sum", "Short Kernel duration (µs) sum" },
+	{ "Short Kernel count", "Short Kernel count" },
+	{ "Short Kernel duration (µs) mean", "Short Kernel duration (µs) mean" },
+	{ "Short Kernel duration (µs) percent of total time", "Short Kernel duration (µs) percent of total time" },
+	{ 0, 0 },
+};
+static const struct tlcol tl_short_hist[] = { { "bin_start", "bin_start" }, { "bin_end", "bin_end" }, { "count", "count" }, { 0, 0 } };
 /* TraceLens writes a perf-model sheet only when it has rows (omit_empty),
  * in the order of its op-to-model map: GEMM, SDPA, CONV, ..., the
  * elementwise ones, Normalization, Reduce. */
@@ -122,6 +134,8 @@ static const struct report_table tl_tables[] = {
 	{ "perf", PERF_conv_bwd, 1, tl_perf, 1 },
 	{ "perf", PERF_norm, 1, tl_perf, 1 },
 	{ "kernel-ops", 0, 1, tl_kernels, 0 },
+	{ "short", EV_SHORT_HISTOGRAM, 0, tl_short_hist, 0 },
+	{ "short", EV_SHORT_SUMMARY, 1, tl_short_sum, 0 },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
 #define MAXT (NTABLES > NTL ? NTABLES : NTL)
