@@ -61,6 +61,9 @@ other,2,0.0065,12.5,100"
 	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
 	# The kernel without a call is in the histogram, not in the summary.
 	[[ "$stderr" == *"short_kernel_histogram: 1 short kernels without a launching op left out of short_kernels_summary"* ]]
+	# The NCCL kernel has no collective arguments: TraceLens writes no
+	# coll_analysis, and neither does evkit.
+	[[ "$stderr" == *"coll_analysis: 1 collectives without their process group's ranks, size, dtype or message size left out"* ]]
 	run -0 ls "$T/tl"
 	assert_output "$(printf '%s.csv\n' GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
@@ -159,6 +162,11 @@ other,2,0.0065,12.5,100"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" $SHORT
 	assert_output --partial "short_kernels_summary: 144 rows (0 in another order among ties), 1296 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "short_kernel_histogram: 100 rows (0 in another order among ties), 300 cells equal, 0 empty in evkit, 0 differ"
+	# coll_analysis: the rank's 12 NCCL kernels with their collective's
+	# arguments, per group and kind; its 5 without are left out, as
+	# TraceLens's groupby leaves them out; sizes in MB of 2^20 bytes.
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" coll_analysis
+	assert_output --partial "coll_analysis: 4 rows (0 in another order among ties), 76 cells equal, 0 empty in evkit, 0 differ"
 	# Batch norms, forward (on two threads: recomputed in the backward)
 	# and backward (output_mask); TraceLens's resnet CSVs of them came
 	# from the same run (tests/expected/tracelens/README.md).
