@@ -12,6 +12,7 @@ setup() {
 	FX="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
 	CMP="$TESTS_DIR/tracelens-layout.py"
 	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM BinaryElementwise"
+	SHORT="short_kernel_histogram short_kernels_summary"
 }
 
 @test "ops-summary, ops-category, kernel-ops, ops-args: TraceLens's tables of a small trace, exact" {
@@ -72,16 +73,26 @@ elementwise,1,0.015,24.59016393442623,100"
 	[[ "$stderr" != *"ops_summary:"* ]]
 	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, ex_UID left empty"* ]]
 	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
+	# The kernel without a call is in the histogram, not in the summary.
+	[[ "$stderr" == *"short_kernel_histogram: 1 short kernels without a launching op left out of short_kernels_summary"* ]]
+	# The NCCL kernel has no collective arguments: TraceLens writes no
+	# coll_analysis, and neither does evkit.
+	[[ "$stderr" == *"coll_analysis: 1 collectives without their process group's ranks, size, dtype or message size left out"* ]]
 	run -0 ls "$T/tl"
-	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
+	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
-	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS
+	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT
+	# TraceLens's short-kernel study (--short_kernel_study): the embedding's
+	# 2.5 us kernel, index_put_'s own and the nonzero's under it,
+	# per op and arguments, the orphan's 8 us in the last bin.
+	assert_output --partial "short_kernels_summary: 3 rows (0 in another order among ties), 27 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "short_kernel_histogram: 100 rows (0 in another order among ties), 300 cells equal"
 	# Each sheet's header is TraceLens's, as the contract has it (GEMM's
 	# columns depend on the trace: the comparison above checks them).
 	local s
-	for s in ${SHEETS% GEMM BinaryElementwise}; do
-		grep -q "^$s	" "$REF/contract.tsv"
-		[ "$(head -1 "$T/tl/$s.csv")" = "$(grep "^$s	" "$REF/contract.tsv" | cut -f3- | python3 -c 'import csv,sys; csv.writer(sys.stdout, lineterminator="\n").writerow(sys.stdin.read().rstrip("\n").split("\t"))')" ]
+	for s in ${SHEETS% GEMM BinaryElementwise} $SHORT; do
+		grep -q "^$s	[^	]*	" "$REF/contract.tsv"
+		[ "$(head -1 "$T/tl/$s.csv")" = "$(grep "^$s	[^	]*	" "$REF/contract.tsv" | cut -f3- | python3 -c 'import csv,sys; csv.writer(sys.stdout, lineterminator="\n").writerow(sys.stdin.read().rstrip("\n").split("\t"))')" ]
 	done
 	# A number TraceLens's report has that is wrong fails the comparison.
 	sed 's/^aten::mm,30.5,/aten::mm,30.6,/' "$REF/fixture/ops_summary.csv" >"$T/ops_summary.csv"
@@ -174,7 +185,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; w = openpyxl.load_workbook(sys.argv[1]); print(" ".join(w.sheetnames)); print([c.value for c in w["ops_summary"][1]][:3])' "$T/r.xlsx"
-	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM BinaryElementwise kernel_summary"
+	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM BinaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
 	assert_line --index 1 "['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum']"
 }
 
@@ -193,6 +204,10 @@ json.dump(t, open(sys.argv[2], "w"))'
 		[[ "$output" =~ ops_summary:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
 		[[ "$output" =~ ops_unique_args:\ ([0-9]+)\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
 		[ "${BASH_REMATCH[2]}" = $((4 * BASH_REMATCH[1])) ]
+		# The short-kernel study, every cell (torch.compile's: no kernel
+		# under 10 us, both empty).
+		# shellcheck disable=SC2086 # SHORT is a word list
+		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" $SHORT
 		# The perf-model sheets of ops whose kernels their child ops
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
@@ -232,6 +247,18 @@ json.dump(t, open(sys.argv[2], "w"))'
 		bad = sorted(n for n, r in rows[0].items() if any(abs(float(r[c]) - float(rows[1][n][c])) > 1e-6 * float(r[c]) for c in cols))
 		assert bad == ["aten::convolution_backward", "aten::miopen_convolution"], bad
 	EOF
+	# The short-kernel study (made with --short_kernel_study): the NCCL
+	# broadcasts' short kernels under record_param_comms, ties in TraceLens's
+	# order of first appearance.
+	# shellcheck disable=SC2086 # SHORT is a word list
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" $SHORT
+	assert_output --partial "short_kernels_summary: 144 rows (0 in another order among ties), 1296 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "short_kernel_histogram: 100 rows (0 in another order among ties), 300 cells equal, 0 empty in evkit, 0 differ"
+	# coll_analysis: the rank's 12 NCCL kernels with their collective's
+	# arguments, per group and kind; its 5 without are left out, as
+	# TraceLens's groupby leaves them out; sizes in MB of 2^20 bytes.
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" coll_analysis
+	assert_output --partial "coll_analysis: 4 rows (0 in another order among ties), 76 cells equal, 0 empty in evkit, 0 differ"
 	# Batch norms, forward (on two threads: recomputed in the backward)
 	# and backward (output_mask); TraceLens's resnet CSVs of them came
 	# from the same run (tests/expected/tracelens/README.md).

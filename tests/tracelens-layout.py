@@ -30,7 +30,7 @@ import sys
 
 import re
 
-COUNT_COLS = {"Count", "operation_count", "Kernel duration (µs)_count", "name_count"}
+COUNT_COLS = {"Count", "operation_count", "Kernel duration (µs)_count", "name_count", "Short Kernel count", "count"}
 NP_SCALAR = re.compile(r"np\.(?:float64|int64)\(([^()]*)\)")
 SORT_COL = {
     "kernel_summary": "Kernel duration (µs)_sum",
@@ -42,6 +42,8 @@ SORT_COL = {
     "UnaryElementwise": "Kernel Time (µs)_sum",
     "Reduce_fwd": "Kernel Time (µs)_sum",
     "Reduce_bwd": "Kernel Time (µs)_sum",
+    "short_kernels_summary": "Short Kernel duration (µs) sum",
+    "coll_analysis": "dur_sum",
 }
 
 

@@ -110,6 +110,28 @@ static const struct tlcol tl_perf[] = {
 	{ "Kernel Time (µs)_max", "Kernel Time (µs)_max" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
 	{ "name_count", "name_count" }, { "UID_first", NULL }, { 0, 0 },
 };
+/* The short-kernel study (TraceLens's --short_kernel_study) and
+ * coll_analysis (only when the trace has collectives, as TraceLens): the
+ * analyses name their columns as TraceLens does. */
+static const struct tlcol tl_short_sum[] = {
+	{ "Parent cpu_op", "Parent cpu_op" }, { "Input dims", "Input dims" }, { "Input strides", "Input strides" },
+	{ "Concrete Inputs", "Concrete Inputs" }, { "Kernel name", "Kernel name" },
+	{ "Short Kernel duration (µs) sum", "Short Kernel duration (µs) sum" },
+	{ "Short Kernel count", "Short Kernel count" },
+	{ "Short Kernel duration (µs) mean", "Short Kernel duration (µs) mean" },
+	{ "Short Kernel duration (µs) percent of total time", "Short Kernel duration (µs) percent of total time" },
+	{ 0, 0 },
+};
+static const struct tlcol tl_coll[] = {
+	{ "rank", "rank" }, { "Process Group Name", "Process Group Name" }, { "Process Group Ranks", "Process Group Ranks" },
+	{ "Collective name", "Collective name" }, { "Group size", "Group size" }, { "dtype", "dtype" },
+	{ "In msg nelems", "In msg nelems" }, { "Out msg nelems", "Out msg nelems" },
+	{ "In split size", "In split size" }, { "Out split size", "Out split size" }, { "stream", "stream" },
+	{ "In msg size (MB)_first", "In msg size (MB)_first" }, { "Out msg size (MB)_first", "Out msg size (MB)_first" },
+	{ "dur_sum", "dur_sum" }, { "dur_mean", "dur_mean" }, { "dur_std", "dur_std" }, { "dur_min", "dur_min" },
+	{ "dur_max", "dur_max" }, { "operation_count", "operation_count" }, { 0, 0 },
+};
+static const struct tlcol tl_short_hist[] = { { "bin_start", "bin_start" }, { "bin_end", "bin_end" }, { "count", "count" }, { 0, 0 } };
 /* TraceLens writes a perf-model sheet only when it has rows (omit_empty),
  * in the order of its op-to-model map: GEMM, SDPA, CONV, ..., the
  * elementwise ones, Normalization, Reduce. */
@@ -127,6 +149,9 @@ static const struct report_table tl_tables[] = {
 	{ "perf", PERF_norm, 1, tl_perf, 1 },
 	{ "perf", PERF_reduce, 1, tl_perf, 1 },
 	{ "kernel-ops", 0, 1, tl_kernels, 0 },
+	{ "short", EV_SHORT_HISTOGRAM, 0, tl_short_hist, 0 },
+	{ "short", EV_SHORT_SUMMARY, 1, tl_short_sum, 0 },
+	{ "coll", EV_COLL_SUMMARY, 1, tl_coll, 1 },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
 #define MAXT (NTABLES > NTL ? NTABLES : NTL)
