@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Helpers for bench scripts (source it): timing with peak RSS, medians.
 # measure OUTVAR CMD: runs CMD (a shell string) 3 times, sets
-#   OUTVAR_wall (median seconds), OUTVAR_range (min-max seconds) and
-#   OUTVAR_rss (median peak RSS in MiB).
+#   OUTVAR_wall (median seconds), OUTVAR_range (min-max seconds),
+#   OUTVAR_rss (median peak RSS in MiB) and OUTVAR_cpu (median user+system
+#   seconds of CMD and every process it waited for).
 measure() { measure_rounds 3 "$@"; }
 # imeasure VAR CMD [VAR CMD ...]: 5 rounds each running every CMD once,
 # medians over the rounds: a tool and its floor measured in turn, so that
@@ -19,7 +20,7 @@ measure_rounds() {
 		cmds+=("$2")
 		shift 2
 	done
-	local -a walls rsss
+	local -a walls rsss cpus
 	f=$(mktemp)
 	# Inputs generated just before (hundreds of MiB) are written back
 	# now, not by the kernel during the timed runs.
@@ -27,12 +28,13 @@ measure_rounds() {
 	for ((r = 0; r < n; r++)); do
 		for i in "${!cmds[@]}"; do
 			# Wall time from the clock in ns (time's %e has 10 ms steps),
-			# peak RSS from /usr/bin/time.
+			# peak RSS and CPU seconds from /usr/bin/time.
 			t0=$(date +%s%N)
-			/usr/bin/time -f '%M' -o "$f" bash -c "${cmds[$i]}" >/dev/null
+			/usr/bin/time -f '%M %U %S' -o "$f" bash -c "${cmds[$i]}" >/dev/null
 			t1=$(date +%s%N)
 			walls[i]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') "
-			rsss[i]+="$(tail -n 1 "$f") "
+			rsss[i]+="$(tail -n 1 "$f" | cut -d' ' -f1) "
+			cpus[i]+="$(tail -n 1 "$f" | awk '{ printf "%.2f", $2 + $3 }') "
 		done
 	done
 	rm -f "$f"
@@ -41,6 +43,7 @@ measure_rounds() {
 		printf -v "${vars[$i]}_wall" '%s' "$(tr ' ' '\n' <<<"${walls[i]}" | grep . | sort -g | sed -n "${mid}p")"
 		printf -v "${vars[$i]}_range" '%s' "$(tr ' ' '\n' <<<"${walls[i]}" | grep . | sort -g | sed -n '1p;$p' | paste -sd-)"
 		printf -v "${vars[$i]}_rss" '%s' "$(tr ' ' '\n' <<<"${rsss[i]}" | grep . | sort -g | sed -n "${mid}p" | awk '{printf "%.1f", $1/1024}')"
+		printf -v "${vars[$i]}_cpu" '%s' "$(tr ' ' '\n' <<<"${cpus[i]}" | grep . | sort -g | sed -n "${mid}p")"
 	done
 }
 # rate COUNT SECONDS UNIT: "12.3 M UNIT/s"

@@ -982,7 +982,15 @@ evk_convert_files_cmd() {
 # one line names the exports and the fix: the re-export command, or
 # --nccl-log (the pipelines that call this have that option).
 evk_nsys_check_comms() {
-	local ev="$1" log="$2" s how list="" why
+	local ev="$1"
+	shift
+	evk_nsys_check_comms_table <(ev-view -H -t coll,p2p -c comm,rank "$ev") "$@"
+}
+# evk_nsys_check_comms_table TABLE LOG EXPORT...: the same check on TABLE,
+# what `ev-view -H -t coll,p2p -c comm,rank[,MORE...] EV` prints (text
+# lines kept), for a caller that reads that table for more.
+evk_nsys_check_comms_table() {
+	local table="$1" log="$2" s how list="" why
 	shift 2
 	local -a ex=("$@") bad=() srckind=()
 	# Per #src: its NCCL operations, and how many have a #comm with ranks
@@ -995,7 +1003,7 @@ evk_nsys_check_comms() {
 			break
 		fi
 		bad+=("${ex[s]}")
-	done < <(ev-view -H -t coll,p2p -c comm,rank "$ev" | LC_ALL=C awk '
+	done < <(LC_ALL=C awk '
 		$1 == "#src" { for (i = 3; i <= NF; i++) if ($i ~ /^nccl=/) kind[$2] = substr($i, 6) }
 		$1 == "#rank" { for (i = 3; i <= NF; i++) if ($i ~ /^src=/) src[$2] = substr($i, 5) }
 		$1 == "#comm" {
@@ -1005,7 +1013,7 @@ evk_nsys_check_comms() {
 		}
 		/^#/ { next }
 		{ s = ($2 in src) ? src[$2] : -1; ops[s]++; if ($1 in ok) good[s]++ }
-		END { for (s in ops) if (!good[s]) print s "\t" kind[s] }' | sort -n)
+		END { for (s in ops) if (!good[s]) print s "\t" kind[s] }' "$table" | sort -n)
 	[ ${#bad[@]} -gt 0 ] || return 0
 	for s in "${bad[@]}"; do list+="${list:+, }$s"; done
 	if [ -n "$log" ]; then

@@ -61,6 +61,27 @@ EOF
 	gc "$T/s.goal"
 }
 
+@test "numbers are written in full at every length, 1 to 20 digits" {
+	# calc costs on each side of every power of ten and of two, up to
+	# 2^64 - 1: each line's number is the record's dur, digit for digit
+	{
+		printf '#ev 1.0 96 clock=ns origin=trace\n#rank 0 host=n0\n'
+		printf 'type\top\trank\tstream\tts\tdur\tbytes\tpeer\tid\tchannel\taux\tflags\n'
+		python3 -c 'v = [0, 1, 9] + [10**k + d for k in range(1, 20) for d in (-1, 0, 1)] + [2**k + d for k in range(1, 64) for d in (-1, 0, 1)] + [2**64 - 1]
+for i, x in enumerate(v): print(f"calc\tgap\t0\t0\t0\t{x}\t0\t-1\t{i}\t0\t0\tsynth")'
+	} >"$T/d.tsv"
+	pack "$T/d.tsv" "$T/d.ev"
+	ev2goal --keep-sync -o "$T/d.goal" "$T/d.ev"
+	awk -F'\t' '$1 == "calc" { print $6 }' "$T/d.tsv" >"$T/want"
+	awk '$2 == "calc" { print $3 }' "$T/d.goal" >"$T/got"
+	[ "$(wc -l <"$T/want")" -gt 200 ]
+	cmp "$T/want" "$T/got"
+	# the labels too: l0 .. lN in order
+	run -0 awk '$2 == "calc" && $1 != "l" (n++) ":" { bad++ } END { print bad + 0 }' "$T/d.goal"
+	assert_output 0
+	gc "$T/d.goal"
+}
+
 @test "--keep-sync keeps every zero-length calc" {
 	pack "$FX/small.tsv" "$T/s.ev"
 	ev2goal --keep-sync -o "$T/k.goal" "$T/s.ev"

@@ -44,6 +44,18 @@ gen_nsys() {
 	assert_output ""
 }
 
+@test "annotated NCCL without init markers: the synthesized communicators are summarised, once" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour annotated --nodes 2 --gpus 2 --iters 1 --no-init "$T/nsys" >/dev/null
+	run -0 --separate-stderr nsys2goal -m -i "$T/nsys" -o "$T/out"
+	run -0 grep -c 'nsys2goal: inferred: 1 communicator(s) synthesized without NCCL init markers' <<<"$stderr"
+	assert_output 1
+	# one stream per GPU: nothing serialised, so -m says nothing of it
+	[[ "$stderr" != *"-m serialised"* ]]
+	gen_nsys annotated "$T/init"
+	run -0 --separate-stderr nsys2goal -i "$T/init" -o "$T/out2"
+	[[ "$stderr" != *"synthesized"* ]]
+}
+
 @test "stock NCCL: the converted stream is named by the exports, never by its temporary path" {
 	gen_nsys stock "$T/nsys"
 	run -0 --separate-stderr nsys2goal -i "$T/nsys" -o "$T/out"

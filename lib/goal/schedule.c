@@ -166,14 +166,28 @@ static struct rankst *new_rank(struct ev_goal *g, uint32_t rank)
 
 /* ---- number formatting ---------------------------------------------- */
 
-/* Decimal digits of v at p; returns the end.  Two digits per step. */
+/* Decimal digits of v at p; returns the end.  Two digits per step, each
+ * put in its place: the length is counted first, as a copy of a length
+ * known only at run time is a call to memcpy for every number. */
 static inline char *put_u64(char *p, uint64_t v)
 {
 	static const char dd[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	                         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	                         "8081828384858687888990919293949596979899";
-	char tmp[24];
-	char *e = tmp + sizeof tmp, *q = e;
+	static const uint64_t p10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		                          100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+		                          1000000000000ull, 10000000000000ull, 100000000000000ull,
+		                          1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+		                          1000000000000000000ull, 10000000000000000000ull };
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	/* floor(log10(v)) from the bit length (1233 / 4096 ~ log10(2)),
+	 * one too high at most: then the comparison takes it back. */
+	unsigned t = ((unsigned)(64 - __builtin_clzll(v)) * 1233) >> 12;
+	size_t n = t + (v >= p10[t]);
+	char *e = p + n, *q = e;
 	while (v >= 100) {
 		unsigned d = (unsigned)(v % 100) * 2;
 		v /= 100;
@@ -186,9 +200,7 @@ static inline char *put_u64(char *p, uint64_t v)
 	} else {
 		*--q = (char)('0' + v);
 	}
-	size_t n = (size_t)(e - q);
-	memcpy(p, q, n);
-	return p + n;
+	return e;
 }
 
 #define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
