@@ -126,6 +126,52 @@ OUT
 	[ "$stderr" = "ev-xlsx: warning: $T/summary.tsv: one column, its header has commas: if the table is CSV, name it .csv" ]
 }
 
+@test "acelyzer's padded text named .csv: read as TSV (said once), padded numbers are numbers" {
+	need_openpyxl
+	# flex-stats --acelyzer-text writes acelyzer's _summary.csv: TABs and
+	# blanks, no comma; read as CSV it was one column per line.
+	flex2ev -q -o "$T/j.ev" "$TESTS_DIR/fixtures/flex2ev/job.json"
+	flex-stats summary --acelyzer-text -o "$T/summary.csv" "$T/j.ev"
+	flex-stats summary -o "$T/plain.csv" "$T/j.ev"
+	run -0 --separate-stderr ev-xlsx -o "$T/s.xlsx" "$T/summary.csv"
+	[ "$stderr" = "ev-xlsx: warning: $T/summary.csv: read as TSV (its header has TABs and no comma, as acelyzer's padded text)" ]
+	run -0 cells "$T/s.xlsx" summary
+	assert_line --index 0 "['Time', 'Total Time', 'Calls', 'Mean', 'Median', 'Min', 'Max', 'StDev', 'pid', 'Name']"
+	[ "${#lines[@]}" -eq "$(wc -l <"$T/plain.csv")" ]
+	# Row for row the CSV's numbers and names, as numbers and text.
+	"$PY_XLSX" -c 'import csv, openpyxl, sys
+rows = list(openpyxl.load_workbook(sys.argv[1])["summary"].iter_rows(values_only=True))[1:]
+want = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == len(want), (len(rows), len(want))
+for r, w in zip(rows, want):
+    got = dict(zip(["percent", "total_us", "calls", "mean_us", "median_us", "min_us", "max_us", "stdev_us", "rank", "name"], r))
+    for k, v in w.items():
+        if k == "name":
+            assert got[k] == v, (got[k], v)
+        else:
+            assert isinstance(got[k], (int, float)) and abs(got[k] - float(v)) < 0.0051, (k, got[k], v)' "$T/s.xlsx" "$T/plain.csv"
+	# By hand: numbers padded with blanks are numbers, in a .tsv too, where
+	# a padded text keeps its blanks; a header with a TAB and a comma in a
+	# .csv stays CSV; a CSV header may still span lines inside quotes.
+	printf ' a \t b\n  12.500\t x \n' >"$T/p.tsv"
+	printf 'a\t,b\n1\t,2\n' >"$T/c.csv"
+	printf '"x\ny",z\n1, 2 \n' >"$T/q.csv"
+	run -0 --separate-stderr ev-xlsx -o "$T/p.xlsx" "$T/p.tsv" "$T/c.csv" "$T/q.csv"
+	[ -z "$stderr" ]
+	run -0 cells "$T/p.xlsx" p
+	assert_output - <<'OUT'
+[' a ', ' b']
+[12.5, ' x ']
+OUT
+	run -0 cells "$T/p.xlsx" c
+	assert_line --index 1 "['1\\t', 2]"
+	run -0 cells "$T/p.xlsx" q
+	assert_output - <<'OUT'
+['x\ny', 'z']
+[1, 2]
+OUT
+}
+
 @test "bad CSV: the file, the record's line and the reason, nothing left behind" {
 	printf 'a,b\n"x"y,1\n' >"$T/q.csv"
 	run -1 ev-xlsx -o "$T/o.xlsx" "$T/q.csv"

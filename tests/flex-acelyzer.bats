@@ -89,6 +89,80 @@ EOF
 	[ "$(wc -l <"$X/meta_events_only_ts_analysis.csv")" -eq 1 ]
 }
 
+@test "--acelyzer-text by hand: acelyzer's header lines, column order and formats" {
+	# Rank 0: b first, then k_1..k_4 (k_[N]), then a, b's and a's totals
+	# equal: acelyzer's stable sort keeps b before a; rank 1 after rank 0.
+	cat >"$T/k.json" <<'JSON'
+[
+{"name":"b Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":5,"dur":1,"args":{"TS1":"0","TS2":"0","TS3":"0","TS4":"20","TS5":"20"}},
+{"name":"k_1 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":10,"dur":1,"args":{"TS1":"1000","TS2":"1001","TS3":"1101","TS4":"1111","TS5":"1112"}},
+{"name":"k_2 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":20,"dur":1,"args":{"TS1":"2000","TS2":"2002","TS3":"2202","TS4":"2212","TS5":"2213"}},
+{"name":"k_3 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":30,"dur":1,"args":{"TS1":"3000","TS2":"3003","TS3":"3603","TS4":"3613","TS5":"3614"}},
+{"name":"k_4 Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":40,"dur":1,"args":{"TS1":"4000","TS2":"4004","TS3":"4704","TS4":"4714","TS5":"4715"}},
+{"name":"a Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":45,"dur":1,"args":{"TS1":"0","TS2":"0","TS3":"0","TS4":"20","TS5":"20"}},
+{"name":"q Cmpt Exec","ph":"X","pid":1,"tid":1,"ts":40,"dur":1,"args":{"TS1":"0x10","TS2":"0x10","TS3":"0x20","TS4":"0x30","TS5":"0x40"}}
+]
+JSON
+	flex2ev -q --align=none -o "$T/k.ev" "$T/k.json"
+	# TABs shown as '|'.  A kernel lasts TS4 - TS3 cycles at 1000 MHz and
+	# ends at ts + dur (b: 5.980 to 6).
+	flex-stats --acelyzer-text summary -o "$T/s.txt" "$T/k.ev"
+	run -0 tr '\t' '|' <"$T/s.txt"
+	assert_output - <<'EOF'
+Time  | Total Time| Calls|    Mean  |  Median  |    Min    |   Max   |   StDev  |  pid| Name 
+50.00|      0.040|     4|    0.010|    0.010|    0.010|    0.010|    0.000|    0| k_[N] Cmpt Exec
+25.00|      0.020|     1|    0.020|    0.020|    0.020|    0.020|    0.000|    0| b Cmpt Exec
+25.00|      0.020|     1|    0.020|    0.020|    0.020|    0.020|    0.000|    0| a Cmpt Exec
+100.00|      0.016|     1|    0.016|    0.016|    0.016|    0.016|    0.000|    1| q Cmpt Exec
+EOF
+	flex-stats active --acelyzer-text -o "$T/a.txt" "$T/k.ev"
+	run -0 tr '\t' '|' <"$T/a.txt"
+	assert_output - <<'EOF'
+Total Kernel Time  |  Elapsed Time|  Start Time|         End Time  | Active percentage  |   pid 
+    0.080|     40.020|      5.980|    46.000|  0.20|    0
+    0.016|      0.016|     40.984|    41.000| 100.00|    1
+EOF
+	flex-stats ts_analysis --acelyzer-text -o "$T/t.txt" "$T/k.ev"
+	run -0 tr '\t' '|' <"$T/t.txt"
+	assert_line --index 0 "Calls  | TS2-1_Mean   |TS2-1_Median  |TS2-1_Min    |TS2-1_Max   |TS2-1_StDev  |TS3-2_Mean   |TS3-2_Median  |TS3-2_Min    |TS3-2_Max   |TS3-2_StDev  |TS4-3_Mean   |TS4-3_Median  |TS4-3_Min    |TS4-3_Max   |TS4-3_StDev  |TS5-4_Mean   |TS5-4_Median  |TS5-4_Min    |TS5-4_Max   |TS5-4_StDev  |pid| Name "
+	assert_line --index 1 "     4|    2.500|    2.500|    1.000|    4.000|    1.291|  400.000|  400.000|  100.000|  700.000|  294.392|   10.000|   10.000|   10.000|   10.000|    0.000|    1.000|    1.000|    1.000|    1.000|    0.000|    0| k_[N] Cmpt Exec"
+	assert_line --index 2 --partial "|    0| b Cmpt Exec"
+	assert_line --index 3 --partial "|    0| a Cmpt Exec"
+	assert_line --index 4 "     1|    0.000|    0.000|    0.000|    0.000|    0.000|   16.000|   16.000|   16.000|   16.000|    0.000|   16.000|   16.000|   16.000|   16.000|    0.000|   16.000|   16.000|   16.000|   16.000|    0.000|    1| q Cmpt Exec"
+	# acelyzer writes its other tables as CSV: a usage error.
+	run -2 flex-stats --acelyzer-text stats "$T/k.ev"
+	assert_output --partial "--acelyzer-text applies to summary, active and ts_analysis"
+}
+
+@test "shared data: --acelyzer-text is acelyzer's _summary, _active, _ts_analysis byte for byte" {
+	need_shared_data
+	flex2ev -q -o "$T/j4.ev" "$A/sample_flex_3062_job_4.json"
+	for t in summary active ts_analysis; do
+		flex-stats --acelyzer-text -o "$T/j4_$t.csv" "$t" "$T/j4.ev"
+		cmp "$T/j4_$t.csv" "$X/sample_flex_3062_job_4_$t.csv"
+	done
+	# The TP4 file as acelyzer's per-rank run (its default alignment).
+	flex2ev -q --align=acelyzer -o "$T/tp4.ev" "$A/allreduce_tp4.json"
+	for t in summary active ts_analysis; do
+		flex-stats --acelyzer-text -o "$T/tp4_$t.csv" "$t" "$T/tp4.ev"
+		cmp "$T/tp4_$t.csv" "$X/allreduce_tp4_split_$t.csv"
+	done
+	# At --freq=557:1100 the kernel times are cycles / 557: evkit keeps
+	# whole ns, acelyzer the fraction.  summary and ts_analysis still are
+	# acelyzer's bytes; _active's sums and ends differ by 0.001 us at most.
+	flex2ev -q --freq=557:1100 -o "$T/j4f.ev" "$A/sample_flex_3062_job_4.json"
+	for t in summary ts_analysis; do
+		flex-stats --acelyzer-text -o "$T/j4f_$t.csv" "$t" "$T/j4f.ev"
+		cmp "$T/j4f_$t.csv" "$X/job4_c_sample_comp_log_ideal_$t.csv"
+	done
+	flex-stats --acelyzer-text -o "$T/j4f_active.csv" active "$T/j4f.ev"
+	[ "$(head -1 "$T/j4f_active.csv")" = "$(head -1 "$X/job4_c_sample_comp_log_ideal_active.csv")" ]
+	paste "$T/j4f_active.csv" "$X/job4_c_sample_comp_log_ideal_active.csv" | awk -F'\t' '
+		NR == 1 { next }
+		{ for (i = 1; i <= 6; i++) { d = $i - $(i + 6); if (d < 0) d = -d; if (d > 0.0011) { print "field " i ": " $i ", acelyzer " $(i + 6); bad = 1 } } }
+		END { if (NR != 2) { print NR - 1 " rows" ; bad = 1 } ; exit bad }'
+}
+
 # same_csv EVKIT_CSV ACELYZER_CSV [COLUMN...]: the same header and rows,
 # in order; empty fields equal, numbers within a relative 1e-6 (acelyzer's
 # float noise: 282.60302734375 for 282.603 us), or SAME_ABS apart.  With

@@ -27,12 +27,16 @@ static void usage(FILE *f)
 "column name (times 0.000, percents 0.00, ratios 0.0000), a column named\n"
 "'status' coloured Better green / Worse red, columns named improvement*\n"
 "or percent_change* on a red-white-green scale centred at 0.  Cells that\n"
-"are decimal numbers become numbers (full precision), the rest text.  Rows\n"
-"are streamed: memory does not grow with the number of rows.\n"
+"are decimal numbers (blanks around them are padding) become numbers\n"
+"(full precision), the rest text.  Rows are streamed: memory does not grow\n"
+"with the number of rows.\n"
 "\n"
 "A TABLE named *.csv is CSV (RFC 4180: fields in double quotes may hold\n"
-"commas, quotes doubled, line breaks); *.tsv is TSV; any other (and '-')\n"
-"is CSV when its header has commas and no TAB (said on stderr), else TSV.\n"
+"commas, quotes doubled, line breaks), unless its header has TABs and no\n"
+"comma: then it is TSV padded with blanks, as acelyzer's _summary.csv,\n"
+"_active.csv and _ts_analysis.csv (said on stderr; the blanks around every\n"
+"cell are dropped); *.tsv is TSV; any other (and '-') is CSV when its\n"
+"header has commas and no TAB (said on stderr), else TSV.\n"
 "\n"
 "SHEET is the sheet name [the file's base name without .tsv or .csv];\n"
 "Excel allows 31 characters and none of []:*?/\\, so longer or odd names\n"
@@ -152,18 +156,11 @@ static enum fmt fmt_of_name(const char *file)
 	return FMT_GUESS;
 }
 
-/* One record of f into *buf (CSV: lines joined while a quote is open).
- * Returns its length, -1 at the end of the input; *lines counts the
- * lines read. */
-static ssize_t read_record(FILE *f, enum fmt fmt, char **buf, size_t *cap, char **line, size_t *lcap,
+/* CSV: the record of len bytes in *buf goes on with the lines after it
+ * while a quote is open.  Returns its length, -1 when out of memory. */
+static ssize_t join_quoted(FILE *f, ssize_t len, char **buf, size_t *cap, char **line, size_t *lcap,
                            unsigned long *lines)
 {
-	ssize_t len = getline(buf, cap, f);
-	if (len < 0)
-		return -1;
-	++*lines;
-	if (fmt != FMT_CSV)
-		return len;
 	size_t have = (size_t)len;
 	while (open_quote(*buf, have)) {
 		ssize_t more = getline(line, lcap, f);
@@ -183,6 +180,61 @@ static ssize_t read_record(FILE *f, enum fmt fmt, char **buf, size_t *cap, char 
 	return (ssize_t)have;
 }
 
+/* One record of f into *buf (CSV: lines joined while a quote is open).
+ * Returns its length, -1 at the end of the input; *lines counts the
+ * lines read. */
+static ssize_t read_record(FILE *f, enum fmt fmt, char **buf, size_t *cap, char **line, size_t *lcap,
+                           unsigned long *lines)
+{
+	ssize_t len = getline(buf, cap, f);
+	if (len < 0)
+		return -1;
+	++*lines;
+	return fmt == FMT_CSV ? join_quoted(f, len, buf, cap, line, lcap, lines) : len;
+}
+
+/* Blanks around a cell are padding when it is a number (" 12.500" is
+ * 12.5), and around every cell of acelyzer's padded text (all): the cell
+ * is cut to what is inside them, in place. */
+static const char *unpad(char *cell, int all)
+{
+	char *s = cell, *e = cell + strlen(cell);
+	double v;
+	while (*s == ' ')
+		s++;
+	while (e > s && e[-1] == ' ')
+		e--;
+	if (s == cell && !*e)
+		return cell;
+	char keep = *e;
+	*e = '\0';
+	if (all || ev_xlsx_parse_number(s, &v))
+		return s;
+	*e = keep;
+	return cell;
+}
+
+/* The format of a table from its header line: a .csv whose header has TABs
+ * and no comma is TSV (acelyzer's _summary/_active/_ts_analysis.csv, TAB-
+ * separated padded text; *padded set), said; a guess says CSV when there
+ * are commas and no TAB, said. */
+static enum fmt fmt_of_header(struct ev_cli *cli, const char *disp, enum fmt fmt, const char *h, int *padded)
+{
+	int tab = strchr(h, '\t') != NULL, comma = strchr(h, ',') != NULL;
+	if (fmt == FMT_CSV && tab && !comma) {
+		*padded = 1;
+		ev_cli_warn(cli, "%s: read as TSV (its header has TABs and no comma, as acelyzer's padded text)", disp);
+		return FMT_TSV;
+	}
+	if (fmt != FMT_GUESS)
+		return fmt;
+	if (comma && !tab) {
+		ev_cli_warn(cli, "%s: read as CSV (its header has commas and no TAB; name it .csv or .tsv to say)", disp);
+		return FMT_CSV;
+	}
+	return FMT_TSV;
+}
+
 /* One table into one sheet. */
 static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const char *file)
 {
@@ -195,7 +247,7 @@ static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const ch
 	const char **fields = NULL;
 	const char *why = NULL;
 	enum fmt fmt = strcmp(file, "-") == 0 ? FMT_GUESS : fmt_of_name(file);
-	int st = 0;
+	int st = 0, padded = 0;
 	if (!f)
 		return ev_cli_error(cli, "%s: %s", disp, strerror(errno));
 	fields = malloc(EV_XLSX_MAX_COLS * sizeof *fields);
@@ -206,21 +258,21 @@ static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const ch
 	for (;;) {
 		first = lineno + 1;
 		errno = 0;
-		if ((len = read_record(f, fmt == FMT_GUESS ? FMT_TSV : fmt, &rec, &cap, &line, &lcap, &lineno)) < 0)
+		/* The header's first line decides the format; a CSV header goes
+		 * on while a quote is open. */
+		if ((len = read_record(f, records ? fmt : FMT_TSV, &rec, &cap, &line, &lcap, &lineno)) < 0)
 			break;
-		records++;
-		chomp(rec, &len);
-		if (fmt == FMT_GUESS) {
-			/* The header decides: commas and no TAB is CSV. */
-			fmt = strchr(rec, ',') && !strchr(rec, '\t') ? FMT_CSV : FMT_TSV;
-			if (fmt == FMT_CSV)
-				ev_cli_warn(cli, "%s: read as CSV (its header has commas and no TAB; name it .csv or .tsv to say)",
-				            disp);
-			if (fmt == FMT_CSV && open_quote(rec, (size_t)len)) {
+		if (!records++) {
+			enum fmt given = fmt;
+			fmt = fmt_of_header(cli, disp, fmt, rec, &padded);
+			if (fmt == FMT_CSV && given == FMT_GUESS && open_quote(rec, (size_t)len)) {
 				st = ev_cli_error(cli, "%s: line 1: a line break inside the header", disp);
 				goto done;
 			}
+			if (fmt == FMT_CSV && (len = join_quoted(f, len, &rec, &cap, &line, &lcap, &lineno)) < 0)
+				break;
 		}
+		chomp(rec, &len);
 		n = fmt == FMT_CSV ? split_csv(rec, fields, EV_XLSX_MAX_COLS, &why) : split_tabs(rec, fields, EV_XLSX_MAX_COLS);
 		if (n == (size_t)-2) {
 			st = ev_cli_error(cli, "%s: line %lu: not CSV: %s", disp, first, why);
@@ -230,6 +282,8 @@ static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const ch
 			st = ev_cli_error(cli, "%s: line %lu: more than %u columns", disp, first, EV_XLSX_MAX_COLS);
 			goto done;
 		}
+		for (size_t i = 0; i < n; i++)
+			fields[i] = unpad((char *)fields[i], padded);
 		if (records == 1) {
 			ncols = n;
 			if (fmt == FMT_TSV && n == 1 && strchr(fields[0], ','))

@@ -16,6 +16,7 @@ struct opts {
 	struct ev_flex_stats_opts fs;
 	const char *logs[64];
 	int nlogs;
+	int acetext; /* --acelyzer-text */
 };
 
 static void usage(FILE *f)
@@ -74,6 +75,9 @@ static void usage(FILE *f)
 "                         then a sketch within 0.5% [262144]\n"
 "      --iter-window=N    iterations: kernels per rank searched for the\n"
 "                         repeating word, then given up (said) [16384]\n"
+"      --acelyzer-text    summary, active, ts_analysis: acelyzer's own files\n"
+"                         byte for byte: its column names, order and printf\n"
+"                         formats, TAB- and blank-separated, padded\n"
 "  -q, --quiet            no warnings\n"
 EV_CLI_HELP_HV
 "\n"
@@ -174,6 +178,9 @@ static int run(struct opts *o, char **inputs, int ninputs)
 {
 	if (o->nlogs && o->fs.table != EV_FLEX_CATEGORIES)
 		return ev_cli_usage_error(&o->cli, "-c applies to the categories table");
+	if (o->acetext && !ev_flex_acetext_has(o->fs.table))
+		return ev_cli_usage_error(&o->cli, "--acelyzer-text applies to summary, active and ts_analysis "
+		                          "(acelyzer writes its other tables as CSV)");
 	struct ev_flex_complog cl = { NULL, 0, 0, 0, 0 };
 	ev_strtab *st = ev_strtab_new();
 	ev_output *out = NULL;
@@ -189,8 +196,14 @@ static int run(struct opts *o, char **inputs, int ninputs)
 		goto done;
 	size_t ncols;
 	const char *const *cols = ev_flex_table_cols(o->fs.table, &ncols);
-	if ((rc = ev_output_open(&out, o->cli.output)) != EV_OK ||
-	    (rc = ev_table_open(&t, out, EV_TABLE_CSV, cols, ncols)) != EV_OK) {
+	struct ev_flex_acetext at;
+	struct ev_table_sink sink;
+	if ((rc = ev_output_open(&out, o->cli.output)) == EV_OK)
+		rc = o->acetext ? ev_flex_acetext_sink(&at, o->fs.table, out, &sink) : EV_OK;
+	if (rc == EV_OK)
+		rc = o->acetext ? ev_table_open_sink(&t, &sink, ev_flex_table_names[o->fs.table], cols, ncols)
+		                : ev_table_open(&t, out, EV_TABLE_CSV, cols, ncols);
+	if (rc != EV_OK) {
 		ex = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
@@ -229,7 +242,7 @@ done:
 	return ex;
 }
 
-enum { OPT_FREQ = 256, OPT_MAX_SAMPLES, OPT_ITER_WINDOW };
+enum { OPT_FREQ = 256, OPT_MAX_SAMPLES, OPT_ITER_WINDOW, OPT_ACETEXT };
 
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
@@ -237,6 +250,7 @@ static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 	{ "iter-window", required_argument, NULL, OPT_ITER_WINDOW },
+	{ "acelyzer-text", no_argument, NULL, OPT_ACETEXT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -260,6 +274,9 @@ static int on_opt(void *ctx, int code, const char *arg)
 	case OPT_MAX_SAMPLES:
 		if (ev_parse_u64(arg, &o->fs.max_samples))
 			return ev_cli_usage_error(&o->cli, "--max-samples: not a number: '%s'", arg);
+		break;
+	case OPT_ACETEXT:
+		o->acetext = 1;
 		break;
 	case OPT_ITER_WINDOW:
 		if (ev_parse_u64(arg, &o->fs.iter_window) || o->fs.iter_window < 2 * 5)

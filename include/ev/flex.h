@@ -14,6 +14,7 @@
 #include "ev/analysis.h"
 #include "ev/json.h"
 #include "ev/stream.h"
+#include "ev/table.h"
 
 /* ------------------------------------------------------------------ */
 /* Dialect detection (lib/flex/sniff.c).                                */
@@ -361,5 +362,23 @@ int ev_flex_stats_add(ev_flex_stats *s, const struct ev_rec *r) EV_RESULT_USED;
 int ev_flex_stats_finish(ev_flex_stats *s) EV_RESULT_USED;
 void ev_flex_stats_get_counts(const ev_flex_stats *s, struct ev_flex_stats_counts *c);
 void ev_flex_stats_free(ev_flex_stats *s);
+
+/* acelyzer's own text of the summary, active and ts_analysis tables (its
+ * pipeline/stats.py writes them, named *.csv): its fixed header line, then
+ * per row its columns in its order, blank-padded fixed-width numbers and
+ * the name, separated by TABs and blanks as it prints them.  A table sink
+ * (ev/table.h): the table's rows, opened with ev_flex_table_cols' header,
+ * go to out in that layout, each cell found by its column name. */
+struct ev_flex_acetext {
+	enum ev_flex_table table;
+	ev_output *out;
+	size_t ix[24]; /* the table's column of each of acelyzer's fields */
+};
+/* Whether acelyzer writes table t as such text. */
+int ev_flex_acetext_has(enum ev_flex_table t);
+/* Fill sink to write table t into out through a; a must outlive the
+ * table.  EV_ERR_ARG when acelyzer has no such text of t. */
+int ev_flex_acetext_sink(struct ev_flex_acetext *a, enum ev_flex_table t, ev_output *out,
+                         struct ev_table_sink *sink) EV_RESULT_USED;
 
 #endif /* EV_FLEX_H */

@@ -27,6 +27,7 @@ struct fs_rank {
 struct fs_kernel {
 	uint32_t rank;
 	uint64_t name;   /* string id of the normalised name */
+	uint64_t order;  /* first seen: acelyzer's order among equal totals */
 	uint64_t sum_ns; /* exact, so that the mean rounds as acelyzer's exact mean */
 	struct ev_dist d;
 };

@@ -36,13 +36,15 @@ int fs_summary_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, s
 	if (fresh) {
 		k->rank = r->rank;
 		k->name = id;
+		k->order = s->ks.len;
 		ev_dist_init(&k->d);
 	}
 	k->sum_ns += r->dur;
 	return ev_dist_add(&k->d, &s->pool, (double)r->dur / 1000.0, r->ts);
 }
 
-/* Rank ascending, then total time descending. */
+/* Rank ascending, then total time descending, then first seen (acelyzer
+ * sorts its names, kept in order of appearance, stably by total time). */
 static int cmp_kernel(const void *a, const void *b)
 {
 	const struct fs_kernel *x = *(struct fs_kernel *const *)a, *y = *(struct fs_kernel *const *)b;
@@ -50,7 +52,7 @@ static int cmp_kernel(const void *a, const void *b)
 		return x->rank < y->rank ? -1 : 1;
 	if (x->sum_ns != y->sum_ns)
 		return x->sum_ns > y->sum_ns ? -1 : 1;
-	return 0;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 static int row(ev_flex_stats *s, struct fs_kernel *k)
