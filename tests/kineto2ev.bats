@@ -9,6 +9,8 @@ setup() {
 }
 
 @test "a small Kineto trace: every event kind, exact ns, links" {
+	# The gemm kernel is joined to its call by correlation: this trace has
+	# no ac2g flows (noflow).
 	kineto2ev -q -o "$T/s.ev" "$FX/small.json"
 	run -0 ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,flags,nthreads,aux "$T/s.ev"
 	assert_output - <<'OUT'
@@ -19,7 +21,7 @@ counter	-	1	0	3000	0	2048	mem.reserved	-	0	0
 memcpy	htod	1	7	5000	2000	4096	Memcpy HtoD (Pageable -> Device)	unlinked	0	0
 range	cpu_op	1	7	10500	30000	0	aten::mm	-	0	0
 api	runtime	1	7	12000	4000	0	cudaLaunchKernel	-	0	0
-kernel	gemm	1	7	20001	8250	0	sm90_xmma_gemm_f32f32	-	128	8
+kernel	gemm	1	7	20001	8250	0	sm90_xmma_gemm_f32f32	noflow	128	8
 kernel	comm	1	9	40000	10000	0	ncclDevKernel_AllReduce_RING_LL_Sum_float	unlinked	512	0
 coll	allreduce	1	9	40000	10000	4096	ncclDevKernel_AllReduce_RING_LL_Sum_float	-	512	2
 kernel	comm	1	9	60000	10000	0	ncclDevKernel_AllGather_RING_SIMPLE	unlinked	544	0
@@ -63,7 +65,7 @@ OUT
 	run -0 ev-view -M -H -c rank,ts,dur,name "$T/c.ev"
 	assert_output "$(printf '3\t1000\t1000\tearly\n3\t10000\t10000\touter\n3\t12000\t3000\tinner')"
 	run -0 grep -a '^#ev' "$T/c.ev"
-	assert_output '#ev 1.0 96 clock=ns origin=trace producer=kineto2ev'
+	assert_output '#ev 1.1 96 clock=ns origin=trace producer=kineto2ev'
 }
 
 @test "baseTimeNanoseconds after traceEvents is honoured" {
@@ -385,6 +387,8 @@ JSON
 }
 
 @test "a processed view (ev2perfetto's output) is named as such, not converted into a poorer stream" {
+	# The gemm kernel is joined to its call by correlation: this trace has
+	# no ac2g flows (noflow).
 	kineto2ev -q -o "$T/s.ev" "$FX/small.json"
 	ev2perfetto -q -o "$T/view.json" "$T/s.ev"
 	run -1 kineto2ev -o "$T/x.ev" "$T/view.json"
@@ -461,4 +465,32 @@ Event Sync	0	1536	7	1533
 Stream Wait Event	24	1389	20	1385
 Context Sync	0	1549	-1	0
 OUT
+}
+
+@test "GPU events joined to their call by correlation id only, with no ac2g flow pair, are flagged noflow" {
+	F="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
+	run -0 kineto2ev -v -o "$T/f.ev" "$F"
+	assert_output --partial "2 joined to their call by correlation id only (no ac2g flow: flagged noflow)"
+	# aten::zero_'s memset has no 's' end; aten::copy_'s kernel has its 'f'
+	# end on another stream; each 'f' is written after its GPU event.  The
+	# kernel without a call is unlinked, not noflow.
+	run -0 ev-view -M -H -t kernel,memset -c name,id,flags "$T/f.ev"
+	assert_line --index 4 $'Memset (Device)\t15\t-'
+	assert_line --index 6 $'orphan_kernel\t99\tunlinked'
+	assert_line --index 8 $'Memset (Device)\t18\tnoflow'
+	assert_line --index 9 $'copy_kernel\t19\tnoflow'
+	[ "$(grep -c noflow <<<"$output")" = 2 ]
+	# The 's' end alone, or the 'f' end alone, is not enough.
+	python3 - "$F" "$T/g.json" <<-'PY'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		d["traceEvents"] = [e for e in d["traceEvents"] if not (e.get("cat") == "ac2g" and
+		                    ((e["id"] == 11 and e["ph"] == "f") or (e["id"] == 12 and e["ph"] == "s")))]
+		json.dump(d, open(sys.argv[2], "w"))
+	PY
+	kineto2ev -q -o "$T/g.ev" "$T/g.json"
+	run -0 ev-view -M -H -t kernel -c id,flags "$T/g.ev"
+	assert_line --index 0 $'11\tnoflow'
+	assert_line --index 1 $'12\tnoflow'
+	assert_line --index 2 $'13\t-'
 }

@@ -352,13 +352,15 @@ static int run(struct opts *o)
 		if (o->verbose && !o->cli.quiet)
 			ev_cli_note(&o->cli, "%s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
 			        "%llu collectives, %llu skipped; %llu inferred collectives; GPU events %llu: %llu linked through "
-			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op",
+			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op; %llu joined to "
+			        "their call by correlation id only (no ac2g flow: flagged noflow)",
 			        shown(fi->path), (long long)fi->rank, (unsigned long long)fi->events, (unsigned long long)fi->kernels,
 			        (unsigned long long)fi->unlinked, (unsigned long long)(fi->colls + fi->inferred_colls),
 			        (unsigned long long)fi->skipped, (unsigned long long)fi->inferred_colls, (unsigned long long)fi->gpu_events,
 			        (unsigned long long)fi->linked_stack, (unsigned long long)fi->linked_ext,
 			        (unsigned long long)fi->linked_call_only,
-			        (unsigned long long)(fi->gpu_events - fi->linked_stack - fi->linked_ext - fi->linked_call_only));
+			        (unsigned long long)(fi->gpu_events - fi->linked_stack - fi->linked_ext - fi->linked_call_only),
+			        (unsigned long long)fi->noflow);
 	}
 	if (ev_kineto_overruns(s.k) && o->clip)
 		ev_cli_warn(&o->cli, "%llu kernels overran the next kernel on their stream: clipped to its start",

@@ -139,6 +139,8 @@ struct ev_report {
 		int omit_empty;
 	} t[MAXT];
 	int64_t order_last;
+	int tracelens;        /* TraceLens's links: GPU events flagged noflow have no call */
+	uint64_t noflow;      /* how many were so left unlinked */
 	char path[4096];      /* the file an error concerns */
 };
 
@@ -176,6 +178,7 @@ int ev_report_new(ev_report **rp, const struct ev_stats_opts *base, const struct
 	if (!r)
 		return EV_ERR_NOMEM;
 	r->out = *out;
+	r->tracelens = base->tracelens;
 	const struct report_table *list = base->tracelens ? tl_tables : tables;
 	size_t nlist = base->tracelens ? NTL : NTABLES;
 	snprintf(r->path, sizeof r->path, "%s", out->x ? out->x_path : out->dir);
@@ -221,6 +224,18 @@ int ev_report_new(ev_report **rp, const struct ev_stats_opts *base, const struct
 
 int ev_report_add(ev_report *r, const struct ev_rec *rec)
 {
+	struct ev_rec tl;
+	if (r->tracelens && (rec->flags & (EV_F_NOFLOW | EV_F_UNLINKED)) == EV_F_NOFLOW &&
+	    (rec->type == EV_KERNEL || rec->type == EV_MEMCPY || rec->type == EV_MEMSET)) {
+		/* TraceLens joins a GPU event to its call only through an ac2g
+		 * flow (a graph launch's by correlation: kineto2ev does not flag
+		 * those), so one joined by correlation id alone has no call and
+		 * no op in its sheets. */
+		tl = *rec;
+		tl.flags |= EV_F_UNLINKED;
+		rec = &tl;
+		r->noflow++;
+	}
 	for (size_t k = 0; k < r->n; k++) {
 		int rc = ev_stats_add(r->t[k].s, rec);
 		if (rc == EV_ERR_ORDER)
@@ -385,6 +400,11 @@ static int close_table(ev_report *r, size_t k)
 int ev_report_close(ev_report *r)
 {
 	int rc = EV_OK;
+	if (r->noflow)
+		ev_say(r->out.say, EV_SAY_WARN,
+		       "%llu GPU events joined to their call by correlation id only (no ac2g flow) left without a call "
+		       "or op, as TraceLens leaves them",
+		       (unsigned long long)r->noflow);
 	for (size_t k = 0; !rc && k < r->n; k++)
 		rc = ev_stats_finish(r->t[k].s);
 	for (size_t k = 0; !rc && k < r->n; k++)
