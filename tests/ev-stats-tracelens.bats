@@ -11,44 +11,57 @@ setup() {
 	REF="$TESTS_DIR/expected/tracelens"
 	FX="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
 	CMP="$TESTS_DIR/tracelens-layout.py"
-	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM"
+	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM BinaryElementwise"
 }
 
 @test "ops-summary, ops-category, kernel-ops, ops-args: TraceLens's tables of a small trace, exact" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	# Two aten::mm of 10 and 20.5 us; an add whose kernels overlap (10 us
-	# each, 5 us apart: 15 us busy); a memset launched outside any op;
+	# each, 5 us apart: 15 us busy); a memset launched outside any op; an
+	# index_put_ launching a kernel of 6 us itself and one of 3 us through
+	# its child op nonzero, 2 us of them together (subtree: 7 us busy);
 	# the NCCL kernel and the kernel without a call are not launchers.
 	# The memset of aten::zero_ (3 us) and the kernel of aten::copy_ (6 us)
 	# have no ac2g flow to their call: evkit's tables link them by
 	# correlation id (report --tracelens does not, as TraceLens).
 	run -0 --separate-stderr ev-stats ops-summary --csv "$T/x.ev"
-	assert_output "name,Categories,total_direct_kernel_time_sum,total_direct_kernel_time_ms,Count,Percentage (%),Cumulative Percentage (%)
-aten::mm,['GEMM'],30.5,0.0305,2,50,50
-aten::add,['elementwise'],15,0.015,1,24.59016393442623,74.59016393442623
-aten::copy_,['elementwise'],6,0.006,1,9.836065573770492,84.42622950819673
-cudaMemsetAsync,['other'],4,0.004,1,6.557377049180328,90.98360655737706
-aten::zero_,['elementwise'],3,0.003,1,4.918032786885246,95.9016393442623
-aten::embedding,['other'],2.5,0.0025,1,4.098360655737705,100.00000000000001"
+	assert_output "name,Categories,total_direct_kernel_time_sum,total_direct_kernel_time_ms,Count,Percentage (%),Cumulative Percentage (%),total_subtree_kernel_time_sum,total_subtree_kernel_time_ms
+aten::mm,['GEMM'],30.5,0.0305,2,43.57142857142857,43.57142857142857,30.5,0.0305
+aten::add,['elementwise'],15,0.015,1,21.428571428571427,65,15,0.015
+aten::copy_,['elementwise'],6,0.006,1,8.571428571428571,73.57142857142857,6,0.006
+aten::index_put_,['other'],6,0.006,1,8.571428571428571,82.14285714285714,7,0.007
+cudaMemsetAsync,['other'],4,0.004,1,5.714285714285714,87.85714285714285,4,0.004
+aten::nonzero,['other'],3,0.003,1,4.285714285714286,92.14285714285714,3,0.003
+aten::zero_,['elementwise'],3,0.003,1,4.285714285714286,96.42857142857143,3,0.003
+aten::embedding,['other'],2.5,0.0025,1,3.571428571428571,100,2.5,0.0025"
 	run -0 --separate-stderr ev-stats ops-category --csv "$T/x.ev"
 	assert_output "op category,Count,total_direct_kernel_time_ms,Percentage (%),Cumulative Percentage (%)
-GEMM,2,0.0305,50,50
-elementwise,3,0.024,39.34426229508197,89.34426229508196
-other,2,0.0065,10.655737704918032,100"
+GEMM,2,0.0305,43.57142857142857,43.57142857142857
+elementwise,3,0.024,34.28571428571428,77.85714285714285
+other,4,0.0155,22.142857142857142,99.99999999999999"
 	# Kernels only, every one: the NCCL kernel under its c10d op
 	# ("other", as TraceLens), the one without a call with no op; shares
-	# of 97 us of kernels and of the 806 us span of the linked events.
+	# of 106 us of kernels and of the 906 us span of the linked events.
 	run -0 --separate-stderr ev-stats kernel-ops --csv "$T/x.ev"
-	assert_line --index 1 "GEMM,aten::mm,gemm_kernel_a,7,30.5,2,15.25,10,20.5,31.443298969072163,3.784119106699752"
-	assert_line --index 2 "other,c10d::allreduce_,ncclDevKernel_AllReduce_Sum_f32_RING_LL,9,30,1,30,30,30,30.927835051546392,3.722084367245657"
-	assert_line --index 5 ",,orphan_kernel,7,8,1,8,8,8,8.24742268041237,0.9925558312655087"
-	assert_line --index 6 "elementwise,aten::copy_,copy_kernel,8,6,1,6,6,6,6.185567010309279,0.7444168734491315"
-	[ "${#lines[@]}" = 8 ]
+	assert_line --index 1 "GEMM,aten::mm,gemm_kernel_a,7,30.5,2,15.25,10,20.5,28.77358490566038,3.36644591611479"
+	assert_line --index 2 "other,c10d::allreduce_,ncclDevKernel_AllReduce_Sum_f32_RING_LL,9,30,1,30,30,30,28.30188679245283,3.3112582781456954"
+	assert_line --index 5 ",,orphan_kernel,7,8,1,8,8,8,7.547169811320755,0.8830022075055187"
+	assert_line --index 6 "elementwise,aten::copy_,copy_kernel,8,6,1,6,6,6,5.660377358490567,0.6622516556291391"
+	[ "${#lines[@]}" = 10 ]
 	# Per op and arguments, printed as Python prints TraceLens's tuples; an
-	# argument's text keeps its spaces ("long int").
+	# argument's text keeps its spaces ("long int"); TraceLens's
+	# kernel_details of the op's own kernels; direct then subtree time.
 	run -0 --separate-stderr ev-stats ops-args --csv "$T/x.ev"
-	assert_line --index 1 "aten::mm,GEMM,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,50,50"
-	assert_line --index 6 "aten::embedding,other,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\",1,2.5,2.5,,2.5,2.5,2.5,4.098360655737705,100.00000000000001"
+	assert_line --index 1 --partial "aten::mm,GEMM,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'count': 2, 'total_duration_us': np.float64(30.5), 'mean_duration_us': np.float64(15.25), 'median_duration_us': np.float64(15.25), 'std_dev_duration_us': np.float64(5.25), 'min_duration_us': np.float64(10.0), 'max_duration_us': np.float64(20.5)}]\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'mean_duration_us': np.float64(15.25)}]\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,43.57142857142857,43.57142857142857,15.25,15.25,7.424621202458749,10,20.5,30.5"
+	assert_line --index 3 --partial "aten::index_put_,other,\"((8,), (2,))\",\"('float', 'long int')\",\"((1,), ())\",\"('', '')\",\"[{'name': 'index_put_kernel', 'stream': 7, 'count': 1,"
+	assert_line --index 3 --partial "}]\",1,6,6,,6,6,6,8.571428571428571,73.57142857142857,7,7,,7,7,7"
+	assert_line --index 8 --partial "aten::embedding,other,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\","
+	assert_line --index 8 --partial ",1,2.5,2.5,,2.5,2.5,2.5,3.571428571428571,100,2.5,2.5,,2.5,2.5,2.5"
+	# Without the cpu_op ranges (the launchers' parents), an op's subtree
+	# is its own kernels.
+	ev-view "$T/x.ev" | awk -F'\t' '$1 != "range"' | ev-view --pack -o "$T/noranges.ev"
+	run -0 --separate-stderr ev-stats ops-summary --csv "$T/noranges.ev"
+	assert_line --index 4 "aten::index_put_,['other'],6,0.006,1,8.571428571428571,82.14285714285714,6,0.006"
 }
 
 @test "kineto2ev: an op's signature keeps the blanks inside its argument strings" {
@@ -65,20 +78,21 @@ other,2,0.0065,10.655737704918032,100"
 	# end on another stream) have no op here, and kernel_summary lists
 	# copy_kernel without one, as TraceLens's does.
 	[[ "$stderr" == *"2 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op, as TraceLens leaves them"* ]]
-	# The subtree columns need the op tree, which the stream does not keep.
-	[[ "$stderr" == *"ops_summary: total_subtree_kernel_time_sum, total_subtree_kernel_time_ms left empty"* ]]
-	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, total_subtree_kernel_time_mean,"* ]]
+	# Thread names and TraceLens's event ids are not in the stream; the
+	# subtree times and kernel_details are.
+	[[ "$stderr" != *"ops_summary:"* ]]
+	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, ex_UID left empty"* ]]
 	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
 	run -1 grep -e 'aten::zero_' -e 'aten::copy_' "$T/tl/ops_summary.csv" "$T/tl/kernel_summary.csv"
 	grep -q '^,,copy_kernel,8,6' "$T/tl/kernel_summary.csv"
 	run -0 ls "$T/tl"
-	assert_output "$(printf '%s.csv\n' GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
+	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
 	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS
 	# Each sheet's header is TraceLens's, as the contract has it (GEMM's
 	# columns depend on the trace: the comparison above checks them).
 	local s
-	for s in ${SHEETS% GEMM}; do
+	for s in ${SHEETS% GEMM BinaryElementwise}; do
 		grep -q "^$s	" "$REF/contract.tsv"
 		[ "$(head -1 "$T/tl/$s.csv")" = "$(grep "^$s	" "$REF/contract.tsv" | cut -f3- | python3 -c 'import csv,sys; csv.writer(sys.stdout, lineterminator="\n").writerow(sys.stdin.read().rstrip("\n").split("\t"))')" ]
 	done
@@ -111,6 +125,61 @@ other,2,0.0065,10.655737704918032,100"
 	assert_line --index 1 --partial "('float', 'float')\",1,\"(True, False)\",matrix_fp32"
 }
 
+@test "perf --table binary, unary, reduce: TraceLens's elementwise and reduce models of a small trace" {
+	kineto2ev -q -o "$T/x.ev" "$FX"
+	# The add of two [4] floats: 4 FLOPs, (4 + 4 + 4) * 4 bytes (no output
+	# argument: the output's size is the larger input's); its two kernels
+	# overlap, 15 us busy.
+	run -0 --separate-stderr ev-stats perf --table binary --tracelens-float --csv "$T/x.ev"
+	assert_line --index 0 --partial "name,param: shape_in1,param: shape_in2,param: dtype_in1_in2_out,param: stride_input1,param: stride_input2,param: stride_output,Compute Spec,"
+	assert_line --index 1 --partial "aten::add,\"(4,)\",\"(4,)\",\"('float', 'float', None)\",\"(1,)\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,4.57763671875e-05,0.08333333333333333,"
+	[ "${#lines[@]}" = 2 ]
+	# As a unary op, Input Dims[1] (a tensor) is the output: its type and
+	# strides; 4 FLOPs, (4 + 4) * 4 bytes.
+	sed 's/"aten::add"/"aten::neg"/' "$FX" >"$T/u.json"
+	kineto2ev -q -o "$T/u.ev" "$T/u.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/u.ev"
+	assert_line --index 0 --partial "name,param: op_shape,param: dtype_in_out,param: stride_input,param: stride_output,Compute Spec,"
+	assert_line --index 1 --partial "aten::neg,\"(4,)\",\"('float', 'float')\",\"(1,)\",\"(1,)\",vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,3.0517578125e-05,0.125,"
+	# A pad and an upsampling: the output's shape from Concrete Inputs[1]
+	# (pairs innermost first; the spatial size after N, C), FLOPs one per
+	# output element, bytes 4 in + 7 (4 * 9) out floats (TraceLens's own
+	# classes give the same).
+	local edit='import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["traceEvents"]:
+    if e.get("name") == "aten::add":
+        e["name"], e["args"]["Concrete Inputs"] = sys.argv[3], ["", sys.argv[4], ""]
+json.dump(t, open(sys.argv[2], "w"))'
+	python3 -c "$edit" "$FX" "$T/p.json" aten::replication_pad1d "[1, 2]"
+	kineto2ev -q -o "$T/p.ev" "$T/p.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/p.ev"
+	assert_line --index 1 --partial "aten::replication_pad1d,\"(4,)\",\"(7,)\",\"[1, 2]\",\"(7,)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",7e-09,4.1961669921875e-05,0.1590909090909091,"
+	python3 -c "$edit" "$FX" "$T/p.json" aten::upsample_nearest1d "[9]"
+	kineto2ev -q -o "$T/p.ev" "$T/p.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/p.ev"
+	assert_line --index 1 --partial "aten::upsample_nearest1d,\"(4,)\",\"(4, 9)\",\"(4, 9)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",3.6e-08,0.000152587890625,0.225,"
+	# As a sum: Concrete Inputs are strings, so TraceLens reads no dim and
+	# reduces to one element: (4 + 1) * 4 bytes; Reduce_bwd said missing.
+	sed 's/"aten::add"/"aten::sum"/' "$FX" >"$T/r.json"
+	kineto2ev -q -o "$T/r.ev" "$T/r.json"
+	run -0 --separate-stderr ev-stats perf --table reduce --tracelens-float --csv "$T/r.ev"
+	assert_line --index 0 --partial "name,param: num_input_elems,param: num_output_elems,param: dtype_in_out,param: reduce_type,Compute Spec,"
+	assert_line --index 1 --partial "aten::sum,4,1,\"('float', None)\",sum,vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,1.9073486328125e-05,0.2,"
+	[[ "$stderr" == *"Reduce_bwd (these ops' backward) not made"* ]]
+	# Shapes that do not broadcast: TraceLens's model fails, the op is left out.
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [e["args"].__setitem__("Input Dims", [[4],[3],[]]) for e in t["traceEvents"] if e.get("name")=="aten::add"]; json.dump(t, open(sys.argv[2], "w"))' "$FX" "$T/b.json"
+	kineto2ev -q -o "$T/b.ev" "$T/b.json"
+	run -0 --separate-stderr ev-stats perf --table binary --csv "$T/b.ev"
+	[ "${#lines[@]}" = 1 ]
+	[[ "$stderr" == *"1 BinaryElementwise op instance(s) whose arguments the model cannot read (first: aten::add)"* ]]
+}
+
 @test "report --tracelens: a workbook of TraceLens's sheets in its order; --tracelens only for report" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	ev-stats report -q --tracelens --xlsx -o "$T/r.xlsx" "$T/x.ev"
@@ -118,7 +187,7 @@ other,2,0.0065,10.655737704918032,100"
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; w = openpyxl.load_workbook(sys.argv[1]); print(" ".join(w.sheetnames)); print([c.value for c in w["ops_summary"][1]][:3])' "$T/r.xlsx"
-	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM kernel_summary"
+	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM BinaryElementwise kernel_summary"
 	assert_line --index 1 "['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum']"
 }
 
@@ -131,7 +200,12 @@ other,2,0.0065,10.655737704918032,100"
 		kineto2ev -q -o "$T/x.ev" "$TL/$t.json.gz"
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
-		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" $SHEETS
+		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
+		# Every cell of ops_summary and ops_unique_args (subtree times,
+		# kernel_details) but the four of thread names and event ids.
+		[[ "$output" =~ ops_summary:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
+		[[ "$output" =~ ops_unique_args:\ ([0-9]+)\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
+		[ "${BASH_REMATCH[2]}" = $((4 * BASH_REMATCH[1])) ]
 		# The perf-model sheets of ops whose kernels their child ops
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
@@ -144,18 +218,25 @@ other,2,0.0065,10.655737704918032,100"
 		else
 			[ ! -f "$d/Normalization.csv" ]
 		fi
+		# The elementwise and reduce sheets: evkit writes one exactly when
+		# TraceLens does.
+		for s in UnaryElementwise BinaryElementwise Reduce_fwd; do
+			[ -f "$TL/${t}_perf_report_csvs/$s.csv" ] || { [ ! -f "$d/$s.csv" ] && continue; }
+			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" "$s"
+		done
 	done
 	# resnet: TraceLens joins a GPU event to its call only through an
 	# ac2g flow, and this ROCm trace has no 's' end for its 81 memsets;
 	# kineto2ev flags them noflow and the report leaves them without an op
-	# as TraceLens does, so every sheet TraceLens wrote is equal (but
-	# ops_unique_args, which TraceLens splits by thread).
+	# as TraceLens does, so every sheet TraceLens wrote is equal, the
+	# subtree times included (but ops_unique_args, which TraceLens splits
+	# by thread, and a unary row, below).
 	kineto2ev -q -o "$T/x.ev" "$TL/mi300/resnet_act_checkpoint.json.gz"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/resnet" "$T/x.ev"
 	[[ "$stderr" == *"81 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op"* ]]
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" gpu_timeline ops_summary ops_summary_by_category kernel_summary GEMM
 	assert_output --partial "gpu_timeline: 8 rows (0 in another order among ties), 24 cells equal, 0 empty in evkit, 0 differ"
-	assert_output --partial "ops_summary: 21 rows (0 in another order among ties), 147 cells equal, 42 empty in evkit, 0 differ"
+	assert_output --partial "ops_summary: 21 rows (0 in another order among ties), 189 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "ops_summary_by_category: 9 rows (0 in another order among ties), 45 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "118 rows"
 	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 111 cells equal, 12 empty in evkit, 0 differ"
@@ -169,6 +250,27 @@ other,2,0.0065,10.655737704918032,100"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" CONV_fwd CONV_bwd
 	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 451 cells equal, 44 empty in evkit, 0 differ"
 	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 451 cells equal, 44 empty in evkit, 0 differ"
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
+	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 96 cells equal, 12 empty in evkit, 0 differ"
+	# Every binary row, aten::div by a Scalar too, whose kernel its child
+	# aten::div launches (the op credited its subtree).
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" BinaryElementwise
+	assert_output --partial "BinaryElementwise: 29 rows (0 in another order among ties), 986 cells equal, 116 empty in evkit, 0 differ"
+	# The unary row the stream cannot give: a uint8 copy_ that launched
+	# nothing (a CPU copy).  The rest equal but which instance is "first":
+	# TraceLens takes the trace file's order (one thread's ops, then the
+	# other's), evkit time order, so four copy_ rows have the other
+	# thread's Concrete Inputs_first.
+	local drop='import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))
+keep = [r for r in rows if not (r[0] == "aten::copy_" and "unsigned char" in r[2])]
+csv.writer(open(sys.argv[2], "w", newline="", encoding="utf-8"), lineterminator="\n").writerows(keep)
+print(len(rows) - len(keep))'
+	run -0 python3 -c "$drop" "$REF/resnet_act_checkpoint/UnaryElementwise.csv" "$T/UnaryElementwise.csv"
+	assert_output 1
+	run -1 python3 "$CMP" "$T" "$T/resnet" UnaryElementwise
+	assert_output --partial "UnaryElementwise: 23 rows (0 in another order among ties), 732 cells equal, 92 empty in evkit, 4 differ"
+	[ "$(grep -c "'Concrete Inputs_first': TraceLens \"\['', '', 'False'\]\" evkit \"\['', '', 'True'\]\"" <<<"$output")" = 4 ]
 }
 
 @test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {

@@ -477,8 +477,8 @@ OUT
 	run -0 ev-view -M -H -t kernel,memset -c name,id,flags "$T/f.ev"
 	assert_line --index 4 $'Memset (Device)\t15\t-'
 	assert_line --index 6 $'orphan_kernel\t99\tunlinked'
-	assert_line --index 8 $'Memset (Device)\t18\tnoflow'
-	assert_line --index 9 $'copy_kernel\t19\tnoflow'
+	assert_line --index 10 $'Memset (Device)\t20\tnoflow'
+	assert_line --index 11 $'copy_kernel\t21\tnoflow'
 	[ "$(grep -c noflow <<<"$output")" = 2 ]
 	# The 's' end alone, or the 'f' end alone, is not enough.
 	python3 - "$F" "$T/g.json" <<-'PY'

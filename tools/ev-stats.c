@@ -137,8 +137,10 @@ static void usage(FILE *f)
 "                         sheet named as in TraceLens's reports (gpu_timeline,\n"
 "                         kernel_summary, ops_unique_args, coll_analysis,\n"
 "                         short_kernels_summary, ...; HTA's function names for\n"
-"                         idle, launch, queue, membw), frozen header, filters;\n"
-"                         compare's status coloured Better/Worse\n"
+"                         idle, launch, queue, membw, kdist;\n"
+"                         frequent_cuda_kernel_sequences for kernel-patterns),\n"
+"                         frozen header, filters; compare's status coloured\n"
+"                         Better/Worse\n"
 "      --tracelens        report: TraceLens's sheets, column names, order, units\n"
 "                         rows and links (those evkit has; docs/ev-stats.md)\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout];\n"
@@ -341,49 +343,7 @@ enum optcode {
 	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_OPERATOR, O_MINLEN, O_SORT, O_XLSX, /* O_XLSX last: check_options goes up to it */
 };
 
-/* Whether list (NULL-terminated, may be NULL) holds name. */
-static int listed(const char *const *list, const char *name)
-{
-	for (; list && *list; list++)
-		if (!strcmp(*list, name))
-			return 1;
-	return 0;
-}
-
-/* An option that no analysis lists, nor compare, applies to every
- * subcommand; a listed one to those that list it. */
-static int scoped(const char *name)
-{
-	for (size_t i = 0; ev_stats_registry[i]; i++)
-		if (listed(ev_stats_registry[i]->options, name))
-			return 1;
-	return listed(compare_options, name);
-}
-
-/* The analysis whose tables --table's word is checked against as it is
- * read: the subcommand's, else the first that has tables (check_options
- * then says whether --table applies at all). */
-static const struct ev_stats_analysis *table_source(const struct opts *o)
-{
-	if (o->sub && o->sub->tables)
-		return o->sub;
-	for (size_t i = 0; ev_stats_registry[i]; i++)
-		if (ev_stats_registry[i]->tables)
-			return ev_stats_registry[i];
-	return NULL;
-}
-
 #define MAX_WORDS 32
-
-/* The --table words of a (NULL-terminated in words[MAX_WORDS]). */
-static const char *const *table_words(const struct ev_stats_analysis *a, const char **words)
-{
-	size_t n = 0;
-	for (const struct ev_stats_subtable *t = a ? a->tables : NULL; t && t->name && n + 1 < MAX_WORDS; t++)
-		words[n++] = t->name;
-	words[n] = NULL;
-	return words;
-}
 
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
@@ -434,27 +394,24 @@ static int check_options(struct opts *o)
 		for (const struct option *p = longopts; p->name; p++)
 			if (p->val == code)
 				opt = p->name;
-		if (!scoped(opt) || listed(o->what->options, opt) || (!o->sub && listed(compare_options, opt)))
+		if (!(ev_stats_option_scoped(opt) || ev_stats_listed(compare_options, opt)) ||
+		    ev_stats_listed(o->what->options, opt) || (!o->sub && ev_stats_listed(compare_options, opt)))
 			continue;
 		char name[32], subs[128];
-		size_t n = 0;
+		size_t n = ev_stats_option_users(opt, subs, sizeof subs);
 		snprintf(name, sizeof name, "--%s", opt);
-		for (size_t k = 0; ev_stats_registry[k]; k++)
-			if (listed(ev_stats_registry[k]->options, opt))
-				n += (size_t)snprintf(subs + n, n < sizeof subs ? sizeof subs - n : 0, "%s%s", n ? ", " : "",
-				                      ev_stats_registry[k]->name);
-		if (listed(compare_options, opt))
-			n += (size_t)snprintf(subs + n, n < sizeof subs ? sizeof subs - n : 0, "%s%s", n ? ", " : "",
-			                      compare_name);
+		if (ev_stats_listed(compare_options, opt))
+			snprintf(subs + (n < sizeof subs ? n : sizeof subs), n < sizeof subs ? sizeof subs - n : 0, "%s%s",
+			         n ? ", " : "", compare_name);
 		char sub[48];
 		snprintf(sub, sizeof sub, "%s%s%s", sub_name(o), o->sub ? "" : " --what=", o->sub ? "" : o->what->name);
 		return ev_cli_not_for(&o->cli, sub, name, subs);
 	}
 	if (o->table) {
-		/* The word was checked against table_source(); the index is the
-		 * analysis's that runs. */
+		/* The word was checked against the subcommand's tables (or the
+		 * first analysis's); the index is the analysis's that runs. */
 		const char *words[MAX_WORDS];
-		return ev_cli_word(&o->cli, "--table", o->table, table_words(o->what, words), &o->so.table);
+		return ev_cli_word(&o->cli, "--table", o->table, ev_stats_table_words(o->what, words, MAX_WORDS), &o->so.table);
 	}
 	return 0;
 }
@@ -496,7 +453,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case O_TABLE: {
 		const char *words[MAX_WORDS];
 		unsigned w;
-		if ((rc = ev_cli_word(&o->cli, "--table", arg, table_words(table_source(o), words), &w)) != 0)
+		if ((rc = ev_cli_word(&o->cli, "--table", arg, ev_stats_table_words(o->sub && o->sub->tables ? o->sub : NULL, words, MAX_WORDS), &w)) != 0)
 			return rc;
 		o->table = arg;
 		break;
@@ -645,7 +602,7 @@ static int settle_options(struct opts *o)
 		 * and compare's, do not apply. */
 		for (const struct option *p = longopts; p->name; p++)
 			if (p->val < 64 && (o->given & (UINT64_C(1) << p->val)) &&
-			    (p->val == O_BY || p->val == O_TABLE || listed(compare_options, p->name) ||
+			    (p->val == O_BY || p->val == O_TABLE || ev_stats_listed(compare_options, p->name) ||
 			     !strcmp(p->name, "class") || !strcmp(p->name, "key") || !strcmp(p->name, "top")))
 				return ev_cli_usage_error(&o->cli, "report: --%s does not apply (each table has its own)", p->name);
 		if (!strcmp(o->cli.output, "-"))

@@ -297,6 +297,20 @@ const struct ev_stats_analysis *ev_stats_find(const char *name);
 /* The --xlsx sheet of table (an index into a->tables) of a. */
 const char *ev_stats_sheet(const struct ev_stats_analysis *a, unsigned table);
 
+/* Options and the registry, for a front end's checks.  Whether list
+ * (NULL-terminated, may be NULL) holds name. */
+int ev_stats_listed(const char *const *list, const char *name);
+/* Whether some analysis lists the option name (an option none lists
+ * applies to every one). */
+int ev_stats_option_scoped(const char *name);
+/* The names of the analyses that list option name, ", " between, in buf
+ * (cut to n); the length they need. */
+size_t ev_stats_option_users(const char *name, char *buf, size_t n);
+/* a's --table words in words[max] (max >= 1), NULL-terminated; a NULL:
+ * the first analysis that has tables (where a word is checked before the
+ * subcommand is known). */
+const char *const *ev_stats_table_words(const struct ev_stats_analysis *a, const char **words, size_t max);
+
 /* The driver.  o->analysis is any row, in the registry or not (a row
  * without rec or rows is EV_ERR_ARG); st and meta are the reader's (names
  * and #src/#comm lines). */

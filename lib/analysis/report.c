@@ -60,8 +60,9 @@ static const struct tlcol tl_opcat[] = {
 };
 static const struct tlcol tl_opsum[] = {
 	{ "name", "name" }, { "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" },
-	{ "total_subtree_kernel_time_sum", NULL }, { "total_direct_kernel_time_ms", "total_direct_kernel_time_ms" },
-	{ "total_subtree_kernel_time_ms", NULL }, { "Count", "Count" }, { "Categories", "Categories" },
+	{ "total_subtree_kernel_time_sum", "total_subtree_kernel_time_sum" },
+	{ "total_direct_kernel_time_ms", "total_direct_kernel_time_ms" },
+	{ "total_subtree_kernel_time_ms", "total_subtree_kernel_time_ms" }, { "Count", "Count" }, { "Categories", "Categories" },
 	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
 };
 static const struct tlcol tl_kernels[] = {
@@ -78,14 +79,15 @@ static const struct tlcol tl_args[] = {
 	{ "thread_name", NULL }, { "Input Dims", "Input Dims" }, { "Input type", "Input type" },
 	{ "Input Strides", "Input Strides" }, { "Concrete Inputs", "Concrete Inputs" },
 	{ "operation_count", "operation_count" },
-	{ "total_direct_kernel_time_mean", "total_direct_kernel_time_mean" }, { "total_subtree_kernel_time_mean", NULL },
+	{ "total_direct_kernel_time_mean", "total_direct_kernel_time_mean" }, { "total_subtree_kernel_time_mean", "total_subtree_kernel_time_mean" },
 	{ "total_direct_kernel_time_median", "total_direct_kernel_time_median" },
-	{ "total_subtree_kernel_time_median", NULL },
-	{ "total_direct_kernel_time_std", "total_direct_kernel_time_std" }, { "total_subtree_kernel_time_std", NULL },
-	{ "total_direct_kernel_time_min", "total_direct_kernel_time_min" }, { "total_subtree_kernel_time_min", NULL },
-	{ "total_direct_kernel_time_max", "total_direct_kernel_time_max" }, { "total_subtree_kernel_time_max", NULL },
-	{ "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" }, { "total_subtree_kernel_time_sum", NULL },
-	{ "ex_UID", NULL }, { "kernel_details_summary", NULL }, { "trunc_kernel_details", NULL },
+	{ "total_subtree_kernel_time_median", "total_subtree_kernel_time_median" },
+	{ "total_direct_kernel_time_std", "total_direct_kernel_time_std" }, { "total_subtree_kernel_time_std", "total_subtree_kernel_time_std" },
+	{ "total_direct_kernel_time_min", "total_direct_kernel_time_min" }, { "total_subtree_kernel_time_min", "total_subtree_kernel_time_min" },
+	{ "total_direct_kernel_time_max", "total_direct_kernel_time_max" }, { "total_subtree_kernel_time_max", "total_subtree_kernel_time_max" },
+	{ "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" }, { "total_subtree_kernel_time_sum", "total_subtree_kernel_time_sum" },
+	{ "ex_UID", NULL }, { "kernel_details_summary", "kernel_details_summary" },
+	{ "trunc_kernel_details", "trunc_kernel_details" },
 	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
 };
 /* A perf-model sheet (stats_perf.c, perf.h): the same columns for every
@@ -120,7 +122,10 @@ static const struct report_table tl_tables[] = {
 	{ "perf", PERF_sdpa_fwd, 1, tl_perf, 1 },
 	{ "perf", PERF_conv_fwd, 1, tl_perf, 1 },
 	{ "perf", PERF_conv_bwd, 1, tl_perf, 1 },
+	{ "perf", PERF_binary, 1, tl_perf, 1 },
+	{ "perf", PERF_unary, 1, tl_perf, 1 },
 	{ "perf", PERF_norm, 1, tl_perf, 1 },
+	{ "perf", PERF_reduce, 1, tl_perf, 1 },
 	{ "kernel-ops", 0, 1, tl_kernels, 0 },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
@@ -357,11 +362,12 @@ static int close_table(ev_report *r, size_t k)
 	ev_output *file = NULL;
 	int rc;
 	ev_stats_get_counts(s, &c);
-	/* An analysis's notes once, with its first table. */
+	/* An analysis's notes once, with its first table; a perf-model sheet's
+	 * (omit_empty) with each, as each is a category of its own. */
 	size_t first = 0;
 	while (r->t[first].a != r->t[k].a)
 		first++;
-	if (first == k)
+	if (first == k || r->t[k].omit_empty)
 		ev_stats_say_notes(s, &say);
 	if (r->t[k].stream) {
 		if (c.streamed == 0)

@@ -14,7 +14,8 @@
  *   pops whatever is on top, so only how many closes precede an open
  *   matters.  depth 0 is the top level.
  * - GPU events hang under the runtime call with their correlation id, one
- *   level deeper.
+ *   level deeper, also when the call comes after the GPU event in the
+ *   stream (one time, the GPU stream's id lower than the thread's).
  * - The backward thread's top-level ops hang under the main thread's
  *   ProfilerStep that encloses them (the thread that has ProfilerStep
  *   being main, a thread with an autograd:: op backward).
@@ -44,6 +45,7 @@
 #define KP_SCAN 1024u
 #define KP_DEFAULT_LEN 3u
 #define KP_NODEPTH INT32_MAX
+#define KP_MAX_PEND 65536u
 
 struct kern { uint64_t name; int64_t dur_us; };
 
@@ -87,6 +89,7 @@ struct prank {
 	int unlinked_match;
 	struct ev_vec insts;   /* struct inst */
 	struct ev_vec freel;   /* int32_t */
+	struct ev_vec pend;    /* struct ev_rec: GPU events of this ns whose call has not come */
 };
 
 /* A distinct sequence of a rank: counts kept [0] and in the latest step [1]. */
@@ -487,13 +490,10 @@ static int is_sync_name(const char *n)
 	       !strcmp(n, "Context Sync");
 }
 
-static int gpu_event(ev_stats *s, struct prank *p, const struct ev_rec *r)
+/* A GPU event whose call has come (c), or that has none (c NULL). */
+static int gpu_linked(ev_stats *s, struct prank *p, const struct ev_rec *r, const struct call *c)
 {
 	struct kp *k = s->state;
-	int rc = flush_all(s, p);
-	if (rc)
-		return rc;
-	const struct call *c = get_call(p, r->id);
 	if (matches(s, r->name)) {
 		if (c)
 			see_candidate(p, c->depth + 1, c->ts_us);
@@ -518,6 +518,37 @@ static int gpu_event(ev_stats *s, struct prank *p, const struct ev_rec *r)
 	return EV_OK;
 }
 
+/* The GPU events held for their calls: a call comes later in the stream
+ * than its GPU event when both have one time (a Stream Wait Event sorts
+ * on its stream, below the thread's id), so the call is looked for until
+ * the stream passes that time. */
+static int settle_pending(ev_stats *s, struct prank *p)
+{
+	int rc = p->pend.len ? flush_all(s, p) : EV_OK;
+	for (size_t i = 0; !rc && i < p->pend.len; i++) {
+		const struct ev_rec *r = (const struct ev_rec *)p->pend.data + i;
+		rc = gpu_linked(s, p, r, get_call(p, r->id));
+	}
+	p->pend.len = 0;
+	return rc;
+}
+
+static int gpu_event(ev_stats *s, struct prank *p, const struct ev_rec *r)
+{
+	int rc = flush_all(s, p);
+	if (rc)
+		return rc;
+	const struct call *c = get_call(p, r->id);
+	if (!c && r->id && p->pend.len < KP_MAX_PEND) {
+		struct ev_rec *slot = ev_vec_push(&p->pend);
+		if (!slot)
+			return EV_ERR_NOMEM;
+		*slot = *r;
+		return EV_OK;
+	}
+	return gpu_linked(s, p, r, c);
+}
+
 static int kp_rec(ev_stats *s, const struct ev_rec *r)
 {
 	struct kp *k = s->state;
@@ -531,7 +562,13 @@ static int kp_rec(ev_stats *s, const struct ev_rec *r)
 		ev_map_init(&p->cidx);
 		ev_vec_init(&p->insts, sizeof(struct inst));
 		ev_vec_init(&p->freel, sizeof(int32_t));
+		ev_vec_init(&p->pend, sizeof(struct ev_rec));
 		p->min_c = p->min_p = KP_NODEPTH;
+	}
+	if (p->pend.len && r->ts > ((const struct ev_rec *)p->pend.data)->ts) {
+		int rc = settle_pending(s, p);
+		if (rc)
+			return rc;
 	}
 	int sync = r->type == EV_RANGE && r->op == EV_RG_OTHER && is_sync_name(str_of(s, r->name));
 	if (is_gpu(r) || (sync && r->stream > 0))
@@ -578,6 +615,7 @@ static int kp_finish(ev_stats *s)
 	for (size_t i = 0; !rc && i < k->ranks.len; i++) {
 		struct prank *p = (struct prank *)k->ranks.data + i;
 		rc = flush_all(s, p);
+		rc = rc ? rc : settle_pending(s, p);
 		for (size_t j = 0; !rc && j < p->threads.len; j++) {
 			struct thread *t = (struct thread *)p->threads.data + j;
 			while (t->stack.len)
@@ -701,6 +739,7 @@ static void kp_free(ev_stats *s)
 		ev_vec_free(&p->threads);
 		ev_vec_free(&p->insts);
 		ev_vec_free(&p->freel);
+		ev_vec_free(&p->pend);
 		ev_map_free(&p->tidx);
 		ev_map_free(&p->cidx);
 		free(p->ring);
