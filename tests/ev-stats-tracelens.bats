@@ -71,13 +71,14 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 }
 
 @test "report --tracelens equals TraceLens's own report of a small trace, in its layout" {
-	kineto2ev -q -o "$T/x.ev" "$FX"
+	kineto2ev --flow-links -q -o "$T/x.ev" "$FX"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
 	# TraceLens joins a GPU event to its call only through an ac2g flow:
 	# aten::zero_'s memset (no 's' end) and aten::copy_'s kernel (its 'f'
 	# end on another stream) have no op here, and kernel_summary lists
 	# copy_kernel without one, as TraceLens's does.
 	[[ "$stderr" == *"2 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op, as TraceLens leaves them"* ]]
+	[[ "$stderr" != *"converted without kineto2ev --flow-links"* ]]
 	# Thread names and TraceLens's event ids are not in the stream; the
 	# subtree times and kernel_details are.
 	[[ "$stderr" != *"ops_summary:"* ]]
@@ -105,6 +106,25 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	sed "s/'max_duration_us': 20.5}/'max_duration_us': 20.6}/" "$REF/fixture/GEMM.csv" >"$T/GEMM.csv"
 	run -1 python3 "$CMP" "$T" "$T/tl" GEMM
 	assert_output --partial "GEMM: row 0 'kernel_details__summarize_kernel_stats'"
+}
+
+@test "report --tracelens on a stream converted without --flow-links keeps correlation links and says so once" {
+	kineto2ev -q -o "$T/x.ev" "$FX"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
+	[ "$(grep -c 'GPU events were joined to their call by correlation id (the stream was converted without kineto2ev --flow-links); TraceLens joins them only through ac2g flows: convert with kineto2ev --flow-links for TraceLens.s numbers' <<<"$stderr")" = 1 ]
+	[[ "$stderr" != *"left without a call or op"* ]]
+	# So copy_'s kernel keeps its op, where TraceLens has none.
+	grep -q '^elementwise,aten::copy_,copy_kernel,8,6' "$T/tl/kernel_summary.csv"
+	run -1 python3 "$CMP" "$REF/fixture" "$T/tl" kernel_summary
+	# One source checked and one not, merged: still said.
+	kineto2ev --flow-links -q -o "$T/f.ev" "$FX"
+	ev-merge -q -o "$T/m.ev" "$T/f.ev" "$T/x.ev"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl2" "$T/m.ev"
+	[[ "$stderr" == *"converted without kineto2ev --flow-links"* ]]
+	# Every source checked: not said.
+	ev-merge -q -o "$T/m2.ev" "$T/f.ev" "$T/f.ev"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl3" "$T/m2.ev"
+	[[ "$stderr" != *"converted without"* ]]
 }
 
 @test "perf --table gemm: TraceLens's GEMM parameters, FLOPs, bytes and kernel details of a small trace" {
@@ -181,7 +201,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 }
 
 @test "report --tracelens: a workbook of TraceLens's sheets in its order; --tracelens only for report" {
-	kineto2ev -q -o "$T/x.ev" "$FX"
+	kineto2ev --flow-links -q -o "$T/x.ev" "$FX"
 	ev-stats report -q --tracelens --xlsx -o "$T/r.xlsx" "$T/x.ev"
 	run -2 ev-stats kernels --tracelens "$T/x.ev"
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
@@ -197,7 +217,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 	for t in h100/Qwen_Qwen1.5-0.5B-Chat__1016005 mi300/Qwen_Qwen1.5-0.5B-Chat__1016005 \
 		mi300/gaunernst_bert-small-uncased__1016001 torch_compile_triton/trace; do
 		d="$T/$(basename "$t")"
-		kineto2ev -q -o "$T/x.ev" "$TL/$t.json.gz"
+		kineto2ev --flow-links -q -o "$T/x.ev" "$TL/$t.json.gz"
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
@@ -227,11 +247,11 @@ json.dump(t, open(sys.argv[2], "w"))'
 	done
 	# resnet: TraceLens joins a GPU event to its call only through an
 	# ac2g flow, and this ROCm trace has no 's' end for its 81 memsets;
-	# kineto2ev flags them noflow and the report leaves them without an op
-	# as TraceLens does, so every sheet TraceLens wrote is equal, the
-	# subtree times included (but ops_unique_args, which TraceLens splits
-	# by thread, and a unary row, below).
-	kineto2ev -q -o "$T/x.ev" "$TL/mi300/resnet_act_checkpoint.json.gz"
+	# kineto2ev --flow-links flags them noflow and the report leaves them
+	# without an op as TraceLens does, so every sheet TraceLens wrote is
+	# equal, the subtree times included (but ops_unique_args, which
+	# TraceLens splits by thread, and a unary row, below).
+	kineto2ev --flow-links -q -o "$T/x.ev" "$TL/mi300/resnet_act_checkpoint.json.gz"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/resnet" "$T/x.ev"
 	[[ "$stderr" == *"81 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op"* ]]
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" gpu_timeline ops_summary ops_summary_by_category kernel_summary GEMM

@@ -9,8 +9,6 @@ setup() {
 }
 
 @test "a small Kineto trace: every event kind, exact ns, links" {
-	# The gemm kernel is joined to its call by correlation: this trace has
-	# no ac2g flows (noflow).
 	kineto2ev -q -o "$T/s.ev" "$FX/small.json"
 	run -0 ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,flags,nthreads,aux "$T/s.ev"
 	assert_output - <<'OUT'
@@ -21,7 +19,7 @@ counter	-	1	0	3000	0	2048	mem.reserved	-	0	0
 memcpy	htod	1	7	5000	2000	4096	Memcpy HtoD (Pageable -> Device)	unlinked	0	0
 range	cpu_op	1	7	10500	30000	0	aten::mm	-	0	0
 api	runtime	1	7	12000	4000	0	cudaLaunchKernel	-	0	0
-kernel	gemm	1	7	20001	8250	0	sm90_xmma_gemm_f32f32	noflow	128	8
+kernel	gemm	1	7	20001	8250	0	sm90_xmma_gemm_f32f32	-	128	8
 kernel	comm	1	9	40000	10000	0	ncclDevKernel_AllReduce_RING_LL_Sum_float	unlinked	512	0
 coll	allreduce	1	9	40000	10000	4096	ncclDevKernel_AllReduce_RING_LL_Sum_float	-	512	2
 kernel	comm	1	9	60000	10000	0	ncclDevKernel_AllGather_RING_SIMPLE	unlinked	544	0
@@ -387,8 +385,6 @@ JSON
 }
 
 @test "a processed view (ev2perfetto's output) is named as such, not converted into a poorer stream" {
-	# The gemm kernel is joined to its call by correlation: this trace has
-	# no ac2g flows (noflow).
 	kineto2ev -q -o "$T/s.ev" "$FX/small.json"
 	ev2perfetto -q -o "$T/view.json" "$T/s.ev"
 	run -1 kineto2ev -o "$T/x.ev" "$T/view.json"
@@ -467,9 +463,9 @@ Context Sync	0	1549	-1	0
 OUT
 }
 
-@test "GPU events joined to their call by correlation id only, with no ac2g flow pair, are flagged noflow" {
+@test "--flow-links: GPU events joined to their call by correlation id only, with no ac2g flow pair, are flagged noflow" {
 	F="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
-	run -0 kineto2ev -v -o "$T/f.ev" "$F"
+	run -0 kineto2ev --flow-links -v -o "$T/f.ev" "$F"
 	assert_output --partial "2 joined to their call by correlation id only (no ac2g flow: flagged noflow)"
 	# aten::zero_'s memset has no 's' end; aten::copy_'s kernel has its 'f'
 	# end on another stream; each 'f' is written after its GPU event.  The
@@ -480,6 +476,9 @@ OUT
 	assert_line --index 10 $'Memset (Device)\t20\tnoflow'
 	assert_line --index 11 $'copy_kernel\t21\tnoflow'
 	[ "$(grep -c noflow <<<"$output")" = 2 ]
+	# The check is said on the source's #src line.
+	run -0 grep -a '^#src' "$T/f.ev"
+	assert_output --regexp '^#src 0 file=[^ ]*tracelens-ops.json rank=0 flow_links=ac2g$'
 	# The 's' end alone, or the 'f' end alone, is not enough.
 	python3 - "$F" "$T/g.json" <<-'PY'
 		import json, sys
@@ -488,9 +487,24 @@ OUT
 		                    ((e["id"] == 11 and e["ph"] == "f") or (e["id"] == 12 and e["ph"] == "s")))]
 		json.dump(d, open(sys.argv[2], "w"))
 	PY
-	kineto2ev -q -o "$T/g.ev" "$T/g.json"
+	kineto2ev --flow-links -q -o "$T/g.ev" "$T/g.json"
 	run -0 ev-view -M -H -t kernel -c id,flags "$T/g.ev"
 	assert_line --index 0 $'11\tnoflow'
 	assert_line --index 1 $'12\tnoflow'
 	assert_line --index 2 $'13\t-'
+}
+
+@test "without --flow-links flows are not read: no noflow flag, no flow_links key, no count" {
+	F="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
+	run -0 kineto2ev -v -o "$T/f.ev" "$F"
+	assert_output --partial "to no op"
+	refute_output --partial "noflow"
+	run -0 ev-view -M -H -t kernel,memset -c name,flags "$T/f.ev"
+	refute_output --partial noflow
+	assert_line --index 11 $'copy_kernel\t-'
+	run -1 grep -a 'flow_links' "$T/f.ev"
+	# The same stream as with --flow-links, but the flags and the #src key.
+	kineto2ev --flow-links -q -o "$T/l.ev" "$F"
+	cmp <(ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,sig,id,step "$T/f.ev") \
+		<(ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,sig,id,step "$T/l.ev")
 }

@@ -84,6 +84,8 @@ struct ev_kineto_opts {
 	const char *tmpdir;    /* NULL: $TMPDIR or /tmp */
 	uint32_t link_window;  /* runtime calls and ops remembered for linking; 0 = 65536 */
 	uint32_t max_tokens;   /* most keys and values in one event; 0 = no limit */
+	int flow_links;        /* read ac2g flows and flag GPU events no flow pair joins
+	                        * to their call (noflow), for TraceLens's links */
 };
 
 /* What is known about one input once it has been read, and what the

@@ -266,10 +266,12 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		pop_ended(s, r->ts);
 		struct kwin_ent e;
 		memset(&e, 0, sizeof e);
-		const struct kname_info *ni = kineto_name_info(k, r->name);
-		if (!ni)
-			return EV_ERR_NOMEM;
-		e.graph = ni->graph;
+		if (k->o.flow_links) {
+			const struct kname_info *ni = kineto_name_info(k, r->name);
+			if (!ni)
+				return EV_ERR_NOMEM;
+			e.graph = ni->graph;
+		}
 		e.how = HOW_CALL_ONLY;
 		e.sig = r->name; /* outside any op the call itself launches (TraceLens's leaf) */
 		const struct kwin_ent *op;
@@ -324,7 +326,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 			r->flags |= EV_F_UNLINKED;
 			if (!op)
 				fi->unlinked++;
-		} else if (!flow_linked(k, file, call, r->id, where)) {
+		} else if (k->o.flow_links && !flow_linked(k, file, call, r->id, where)) {
 			r->flags |= EV_F_NOFLOW;
 			fi->noflow++;
 		}
@@ -410,11 +412,14 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 		for (char *p = esc; *p; p++)
 			if (*p == ' ')
 				*p = '_';
+		/* flow_links=ac2g: noflow was checked (docs/FORMAT.md §3), so a
+		 * reader knows an unflagged GPU event has its flow pair. */
+		const char *fl = k->o.flow_links ? " flow_links=ac2g" : "";
 		if (fi->have_base)
-			rc = ev_write_textf(w, "#src %d file=%s rank=%lld base_ns=%lld", i, esc, (long long)fi->rank,
-			                    (long long)fi->base_ns);
+			rc = ev_write_textf(w, "#src %d file=%s rank=%lld base_ns=%lld%s", i, esc, (long long)fi->rank,
+			                    (long long)fi->base_ns, fl);
 		else
-			rc = ev_write_textf(w, "#src %d file=%s rank=%lld", i, esc, (long long)fi->rank);
+			rc = ev_write_textf(w, "#src %d file=%s rank=%lld%s", i, esc, (long long)fi->rank, fl);
 		if (!rc) {
 			char extra[256] = "";
 			size_t n = 0;

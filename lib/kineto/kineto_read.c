@@ -555,7 +555,7 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	int cat = category(&e->f[EV_KF_CAT]);
 	if (e->f[EV_KF_ARGS].type != '{')
 		ev_kevent_clear(e, EV_KF_ARGS);
-	if ((phc == 's' || phc == 'f') && cat == C_FLOW)
+	if ((phc == 's' || phc == 'f') && cat == C_FLOW && k->o.flow_links)
 		return flow_event(k, fidx, e, phc);
 	if (phc == 'M' || phc == 's' || phc == 'f' || phc == 't' || phc == 'P' || phc == 'N' || phc == 'O' || phc == 'D')
 		return EV_OK;
