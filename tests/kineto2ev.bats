@@ -63,7 +63,7 @@ OUT
 	run -0 ev-view -M -H -c rank,ts,dur,name "$T/c.ev"
 	assert_output "$(printf '3\t1000\t1000\tearly\n3\t10000\t10000\touter\n3\t12000\t3000\tinner')"
 	run -0 grep -a '^#ev' "$T/c.ev"
-	assert_output '#ev 1.0 96 clock=ns origin=trace producer=kineto2ev'
+	assert_output '#ev 1.1 96 clock=ns origin=trace producer=kineto2ev'
 }
 
 @test "baseTimeNanoseconds after traceEvents is honoured" {
@@ -461,4 +461,50 @@ Event Sync	0	1536	7	1533
 Stream Wait Event	24	1389	20	1385
 Context Sync	0	1549	-1	0
 OUT
+}
+
+@test "--flow-links: GPU events joined to their call by correlation id only, with no ac2g flow pair, are flagged noflow" {
+	F="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
+	run -0 kineto2ev --flow-links -v -o "$T/f.ev" "$F"
+	assert_output --partial "2 joined to their call by correlation id only (no ac2g flow: flagged noflow)"
+	# aten::zero_'s memset has no 's' end; aten::copy_'s kernel has its 'f'
+	# end on another stream; each 'f' is written after its GPU event.  The
+	# kernel without a call is unlinked, not noflow.
+	run -0 ev-view -M -H -t kernel,memset -c name,id,flags "$T/f.ev"
+	assert_line --index 4 $'Memset (Device)\t15\t-'
+	assert_line --index 6 $'orphan_kernel\t99\tunlinked'
+	assert_line --index 10 $'Memset (Device)\t20\tnoflow'
+	assert_line --index 11 $'copy_kernel\t21\tnoflow'
+	[ "$(grep -c noflow <<<"$output")" = 2 ]
+	# The check is said on the source's #src line.
+	run -0 grep -a '^#src' "$T/f.ev"
+	assert_output --regexp '^#src 0 file=[^ ]*tracelens-ops.json rank=0 flow_links=ac2g$'
+	# The 's' end alone, or the 'f' end alone, is not enough.
+	python3 - "$F" "$T/g.json" <<-'PY'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		d["traceEvents"] = [e for e in d["traceEvents"] if not (e.get("cat") == "ac2g" and
+		                    ((e["id"] == 11 and e["ph"] == "f") or (e["id"] == 12 and e["ph"] == "s")))]
+		json.dump(d, open(sys.argv[2], "w"))
+	PY
+	kineto2ev --flow-links -q -o "$T/g.ev" "$T/g.json"
+	run -0 ev-view -M -H -t kernel -c id,flags "$T/g.ev"
+	assert_line --index 0 $'11\tnoflow'
+	assert_line --index 1 $'12\tnoflow'
+	assert_line --index 2 $'13\t-'
+}
+
+@test "without --flow-links flows are not read: no noflow flag, no flow_links key, no count" {
+	F="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
+	run -0 kineto2ev -v -o "$T/f.ev" "$F"
+	assert_output --partial "to no op"
+	refute_output --partial "noflow"
+	run -0 ev-view -M -H -t kernel,memset -c name,flags "$T/f.ev"
+	refute_output --partial noflow
+	assert_line --index 11 $'copy_kernel\t-'
+	run -1 grep -a 'flow_links' "$T/f.ev"
+	# The same stream as with --flow-links, but the flags and the #src key.
+	kineto2ev --flow-links -q -o "$T/l.ev" "$F"
+	cmp <(ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,sig,id,step "$T/f.ev") \
+		<(ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,sig,id,step "$T/l.ev")
 }

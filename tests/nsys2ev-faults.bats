@@ -182,7 +182,7 @@ PY
 	sqlite3 "$f" "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = 9223372036854775807"
 	run -0 --separate-stderr nsys2ev -o "$BATS_TEST_TMPDIR/x.ev" "$f"
 	[[ "$stderr" == *"not a plausible UTC time; the trace clock is used"* ]]
-	grep -aq '^#ev 1.0 96 .*origin=trace' "$BATS_TEST_TMPDIR/x.ev"
+	grep -aq '^#ev 1.1 96 .*origin=trace' "$BATS_TEST_TMPDIR/x.ev"
 	[ "$fails" -eq 0 ]
 }
 

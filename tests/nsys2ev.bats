@@ -115,7 +115,7 @@ OUT
 @test "UTC alignment: a collective ends together on nodes with different clocks" {
 	python3 "$GEN" --iters 1 ann
 	nsys2ev -o ann.ev ann
-	grep -aq '^#ev 1.0 96 .*origin=unix' ann.ev
+	grep -aq '^#ev 1.1 96 .*origin=unix' ann.ev
 	# Ends of the first AllReduce (seq 0) on all four ranks, within 1 us.
 	run -0 bash -c "ev-view -M -H -t coll -c seq,ts,dur ann.ev | awk '\$1 == 0 { e = \$2 + \$3; if (!n++ || e < lo) lo = e; if (e > hi) hi = e } END { print n, (hi - lo < 1000) }'"
 	assert_output '4 1'
@@ -290,7 +290,7 @@ SQL
 	[ "$stderr" = 'nsys2ev: warning: 1 NCCL markers could not be parsed or placed and were skipped (-v for details)' ]
 	run -0 ev-view -M -H -t coll -c rank,op,ts,dur,bytes,comm,algo,proto,step_size,flags min.ev
 	assert_output $'0\tallreduce\t400\t500\t64\t205\tring\tsimple\t4096\tfallback'
-	grep -aq '^#ev 1.0 96 .*origin=trace' min.ev
+	grep -aq '^#ev 1.1 96 .*origin=trace' min.ev
 }
 
 @test "a database cut short is refused before any output" {
@@ -432,7 +432,7 @@ OUT
 	[[ "$stderr" == *"$f: CUPTI_ACTIVITY_KIND_KERNEL: 2 rows: start is not an integer; row left out"* ]]
 	[[ "$stderr" == *"$f: CUPTI_ACTIVITY_KIND_KERNEL: 1 row: string id not in StringIds; empty name (first: row "* ]]
 	[[ "$stderr" == *"$f: TARGET_INFO_SESSION_START_TIME: utcEpochNs or systemClockNs is not an integer"* ]]
-	grep -aq '^#ev 1.0 96 .*origin=trace' b.ev
+	grep -aq '^#ev 1.1 96 .*origin=trace' b.ev
 	n=$(sqlite3 "$f" 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL')
 	run -0 bash -c "ev-view -M -H -t kernel b.ev | wc -l"
 	assert_output "$((n - 2))"

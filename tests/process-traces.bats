@@ -394,6 +394,12 @@ EOF2
 		coll_analysis="$T/co.tsv" short_kernels_summary="$T/s.tsv" short_kernel_histogram="$T/h.tsv"
 	assert_line --regexp '^sheet ops_unique_args rows [1-9]'
 	assert_line 'sheet short_kernel_histogram rows 100 cols 3'
+	# kineto2ev checked TraceLens's flow links (--flow-links), as said on
+	# every source; without --xlsx it does not.
+	[ "$(grep -ac '^#src .* flow_links=ac2g' "$T/out/processed_trace.ev")" = 2 ]
+	run -0 process-traces -q -k -o "$T/out2" "$T/g"
+	[ "$(grep -ac '^#src ' "$T/out2/processed_trace.ev")" = 2 ]
+	[ "$(grep -ac 'flow_links=' "$T/out2/processed_trace.ev")" = 0 ]
 }
 
 @test "a run directory named with *, [, ?, a leading - and a newline, and such an output directory" {

@@ -48,7 +48,7 @@ memcpy	dtoh	0	1	5321000	3000	65536	MEMORY_COPY_DEVICE_TO_HOST	17	-	0	0
 OUT
 	run -0 grep -a -e '^#src' -e '^#rank' -e '^#ev' "$T/s.ev"
 	assert_output - <<OUT
-#ev 1.0 96 clock=ns origin=trace producer=rocprof2ev
+#ev 1.1 96 clock=ns origin=trace producer=rocprof2ev
 #src 0 file=$FX/small_results.json host=node-a pid=4242 init_ns=4000000 fini_ns=6000000
 #rank 0 host=node-a pid=4242 device=0 gpu=AMD_Instinct_MI300X arch=gfx942
 #rank 1 host=node-a pid=4242 device=1 gpu=AMD_Instinct_MI300X arch=gfx942

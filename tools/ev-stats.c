@@ -144,7 +144,7 @@ static void usage(FILE *f)
 "                         frozen header, filters; compare's status coloured\n"
 "                         Better/Worse\n"
 "      --tracelens        report: TraceLens's sheets, column names, order, units\n"
-"                         and rows (those evkit has; see docs/ev-stats.md)\n"
+"                         rows and links (those evkit has; docs/ev-stats.md)\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout];\n"
 "                         report: a directory, a file per table named by\n"
 "                         its sheet (with --xlsx a workbook)\n"

@@ -21,7 +21,7 @@
 struct opts {
 	struct ev_cli cli;
 	enum ev_rules rules;
-	int python, no_api, verbose, clip;
+	int python, no_api, verbose, clip, flow_links;
 	int64_t rank;          /* --rank, -1 none */
 	uint64_t sort_bytes;
 	uint64_t max_object;
@@ -67,6 +67,9 @@ static void usage(FILE *f)
 "      --clip             cut a kernel that runs past the start of the next\n"
 "                         kernel on its stream at that start (flag clipped), as\n"
 "                         Perfetto draws it (TraceLens issue #669)\n"
+"      --flow-links       TraceLens's linking: flag GPU events without an ac2g\n"
+"                         flow pair to their call (noflow), for ev-stats report\n"
+"                         --tracelens (records flow_links=ac2g on #src)\n"
 "  -S, --buffer-size=SIZE memory for time ordering before spilling sorted runs\n"
 "                         to $TMPDIR [16M]\n"
 "      --max-object=SIZE  largest single JSON event accepted [16M]\n"
@@ -282,7 +285,7 @@ static int run(struct opts *o)
 	memset(&s, 0, sizeof s);
 	s.o = o;
 	struct ev_kineto_opts ko = { o->rules, o->python, o->no_api, o->clip, o->sort_bytes, (size_t)o->max_object, NULL, o->link_window,
-	                             (uint32_t)o->max_tokens };
+	                             (uint32_t)o->max_tokens, o->flow_links };
 	s.toks = malloc((size_t)o->max_tokens * sizeof *s.toks);
 	if (!s.toks || ev_kineto_new(&s.k, &ko, o->ninputs) != EV_OK) {
 		status = ev_cli_error(&o->cli, "out of memory");
@@ -349,16 +352,20 @@ static int run(struct opts *o)
 	for (int i = 0; i < o->ninputs; i++) {
 		const struct ev_kineto_file *fi = ev_kineto_file(s.k, i);
 		file_warnings(o, fi);
+		char nf[96] = "";
+		if (o->flow_links)
+			snprintf(nf, sizeof nf, "; %llu joined to their call by correlation id only (no ac2g flow: flagged noflow)",
+			         (unsigned long long)fi->noflow);
 		if (o->verbose && !o->cli.quiet)
 			ev_cli_note(&o->cli, "%s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
 			        "%llu collectives, %llu skipped; %llu inferred collectives; GPU events %llu: %llu linked through "
-			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op",
+			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op%s",
 			        shown(fi->path), (long long)fi->rank, (unsigned long long)fi->events, (unsigned long long)fi->kernels,
 			        (unsigned long long)fi->unlinked, (unsigned long long)(fi->colls + fi->inferred_colls),
 			        (unsigned long long)fi->skipped, (unsigned long long)fi->inferred_colls, (unsigned long long)fi->gpu_events,
 			        (unsigned long long)fi->linked_stack, (unsigned long long)fi->linked_ext,
 			        (unsigned long long)fi->linked_call_only,
-			        (unsigned long long)(fi->gpu_events - fi->linked_stack - fi->linked_ext - fi->linked_call_only));
+			        (unsigned long long)(fi->gpu_events - fi->linked_stack - fi->linked_ext - fi->linked_call_only), nf);
 	}
 	if (ev_kineto_overruns(s.k) && o->clip)
 		ev_cli_warn(&o->cli, "%llu kernels overran the next kernel on their stream: clipped to its start",
@@ -374,7 +381,8 @@ done:
 }
 
 enum {
-	OPT_RULES = 256, OPT_PYTHON, OPT_NO_API, OPT_RANK, OPT_MAX_OBJECT, OPT_MAX_TOKENS, OPT_CLIP, OPT_LINK_WINDOW
+	OPT_RULES = 256, OPT_PYTHON, OPT_NO_API, OPT_RANK, OPT_MAX_OBJECT, OPT_MAX_TOKENS, OPT_CLIP, OPT_LINK_WINDOW,
+	OPT_FLOW_LINKS
 };
 
 static const struct option longopts[] = {
@@ -389,6 +397,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "clip", no_argument, NULL, OPT_CLIP },
 	{ "link-window", required_argument, NULL, OPT_LINK_WINDOW },
+	{ "flow-links", no_argument, NULL, OPT_FLOW_LINKS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -403,6 +412,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	case OPT_PYTHON: o->python = 1; break;
 	case OPT_NO_API: o->no_api = 1; break;
 	case OPT_CLIP: o->clip = 1; break;
+	case OPT_FLOW_LINKS: o->flow_links = 1; break;
 	case OPT_RANK:
 		if (ev_parse_u64(arg, &v) || v > UINT32_MAX)
 			return ev_cli_usage_error(&o->cli, "--rank: not a rank: '%s'", arg);

@@ -19,7 +19,7 @@
  * inside "args", the argument keys.  Found while the event's JSON is
  * validated, in a single walk over its text. */
 enum ev_kfield {
-	EV_KF_PH, EV_KF_CAT, EV_KF_NAME, EV_KF_TS, EV_KF_DUR, EV_KF_PID, EV_KF_TID, EV_KF_ARGS,
+	EV_KF_PH, EV_KF_CAT, EV_KF_NAME, EV_KF_TS, EV_KF_DUR, EV_KF_PID, EV_KF_TID, EV_KF_ID, EV_KF_ARGS,
 	EV_KA_STREAM, EV_KA_CORRELATION, EV_KA_EXTERNAL_ID, EV_KA_BYTES, EV_KA_DEVICE, EV_KA_BLOCK,
 	EV_KA_GRID, EV_KA_COLL_NAME, EV_KA_IN_NELEMS, EV_KA_OUT_NELEMS, EV_KA_GROUP_SIZE, EV_KA_DTYPE,
 	EV_KA_PG_NAME, EV_KA_PG_RANKS, EV_KA_PG_DESC, EV_KA_INPUT_DIMS, EV_KA_INPUT_TYPE,
@@ -84,6 +84,8 @@ struct ev_kineto_opts {
 	const char *tmpdir;    /* NULL: $TMPDIR or /tmp */
 	uint32_t link_window;  /* runtime calls and ops remembered for linking; 0 = 65536 */
 	uint32_t max_tokens;   /* most keys and values in one event; 0 = no limit */
+	int flow_links;        /* read ac2g flows and flag GPU events no flow pair joins
+	                        * to their call (noflow), for TraceLens's links */
 };
 
 /* What is known about one input once it has been read, and what the
@@ -101,6 +103,9 @@ struct ev_kineto_file {
 	 * thread; by its own External id; through a call outside any op; not
 	 * at all (no runtime call and no op with its External id). */
 	uint64_t linked_stack, linked_ext, linked_call_only, unlinked;
+	/* Of those with a runtime call, how many no ac2g flow pair joins to it
+	 * (flagged noflow: TraceLens leaves them without a call). */
+	uint64_t noflow;
 	/* Counted warnings. */
 	uint64_t neg_dur, big_stream, unmatched_b, unmatched_e, no_group_size;
 	uint64_t inferred_no_size; /* inferred collectives without an nccl:* annotation */

@@ -15,7 +15,7 @@
 
 #define EV_VERSION_STRING "0.1.0" /* evkit release */
 #define EV_FORMAT_MAJOR 1
-#define EV_FORMAT_MINOR 0
+#define EV_FORMAT_MINOR 1
 #define EV_RECORD_SIZE 96 /* bytes of a v1.0 record, type byte included */
 
 #if defined(__GNUC__)
@@ -174,7 +174,9 @@ enum ev_flag {
 	EV_F_GROUP = 1u << 8,     /* op is part of an NCCL group */
 	EV_F_CLIPPED = 1u << 9,   /* duration was clipped to the next kernel */
 	EV_F_FALLBACK = 1u << 10, /* matched by the time fallback, not by id */
-	EV_F_KNOWN_MASK = (1u << 11) - 1,
+	EV_F_NOFLOW = 1u << 11,   /* GPU event linked to its call by correlation id only (1.1) */
+	EV_F_KNOWN_MASK = (1u << 12) - 1,
+	EV_F_KNOWN_MASK_1_0 = (1u << 11) - 1, /* the bits a 1.0 stream may set */
 };
 
 /* Decoded record.  Field meanings per type are in docs/FORMAT.md. */

@@ -169,6 +169,12 @@ struct ev_report {
 		int omit_empty;
 	} t[MAXT];
 	int64_t order_last;
+	int tracelens;        /* TraceLens's links: GPU events flagged noflow have no call */
+	uint64_t noflow;      /* how many were so left unlinked */
+	const ev_meta *meta;
+	int corr_only;        /* a linked GPU event of a source whose flows were not checked */
+	int have_checked;     /* and the last source seen whose were (#src flow_links=) */
+	uint32_t checked_src;
 	char path[4096];      /* the file an error concerns */
 };
 
@@ -218,6 +224,8 @@ int ev_report_new(ev_report **rp, const struct ev_stats_opts *base, const struct
 	if (!r)
 		return EV_ERR_NOMEM;
 	r->out = *out;
+	r->tracelens = base->tracelens;
+	r->meta = meta;
 	const struct report_table *list = base->tracelens ? tl_tables : tables;
 	size_t nlist = base->tracelens ? NTL : NTABLES;
 	snprintf(r->path, sizeof r->path, "%s", out->x ? out->x_path : out->dir);
@@ -261,8 +269,40 @@ int ev_report_new(ev_report **rp, const struct ev_stats_opts *base, const struct
 	return EV_OK;
 }
 
+/* Whether a linked GPU event's source had its ac2g flows checked
+ * (kineto2ev --flow-links writes #src flow_links=): without, noflow was
+ * never set and its link to its call may be by correlation only. */
+static void check_flows(ev_report *r, const struct ev_rec *rec)
+{
+	if (r->corr_only || (rec->flags & EV_F_UNLINKED) ||
+	    (rec->type != EV_KERNEL && rec->type != EV_MEMCPY && rec->type != EV_MEMSET) ||
+	    (r->have_checked && rec->src == r->checked_src))
+		return;
+	const struct ev_src_info *si = r->meta ? ev_meta_src(r->meta, rec->src) : NULL;
+	if (si && ev_kv_get(si->kv, si->nkv, "flow_links")) {
+		r->have_checked = 1;
+		r->checked_src = rec->src;
+	} else {
+		r->corr_only = 1;
+	}
+}
+
 int ev_report_add(ev_report *r, const struct ev_rec *rec)
 {
+	struct ev_rec tl;
+	if (r->tracelens)
+		check_flows(r, rec);
+	if (r->tracelens && (rec->flags & (EV_F_NOFLOW | EV_F_UNLINKED)) == EV_F_NOFLOW &&
+	    (rec->type == EV_KERNEL || rec->type == EV_MEMCPY || rec->type == EV_MEMSET)) {
+		/* TraceLens joins a GPU event to its call only through an ac2g
+		 * flow (a graph launch's by correlation: kineto2ev does not flag
+		 * those), so one joined by correlation id alone has no call and
+		 * no op in its sheets. */
+		tl = *rec;
+		tl.flags |= EV_F_UNLINKED;
+		rec = &tl;
+		r->noflow++;
+	}
 	for (size_t k = 0; k < r->n; k++) {
 		int rc = ev_stats_add(r->t[k].s, rec);
 		if (rc == EV_ERR_ORDER)
@@ -428,6 +468,16 @@ static int close_table(ev_report *r, size_t k)
 int ev_report_close(ev_report *r)
 {
 	int rc = EV_OK;
+	if (r->noflow)
+		ev_say(r->out.say, EV_SAY_WARN,
+		       "%llu GPU events joined to their call by correlation id only (no ac2g flow) left without a call "
+		       "or op, as TraceLens leaves them",
+		       (unsigned long long)r->noflow);
+	if (r->corr_only)
+		ev_say(r->out.say, EV_SAY_WARN,
+		       "GPU events were joined to their call by correlation id (the stream was converted without "
+		       "kineto2ev --flow-links); TraceLens joins them only through ac2g flows: convert with "
+		       "kineto2ev --flow-links for TraceLens's numbers");
 	for (size_t k = 0; !rc && k < r->n; k++)
 		rc = ev_stats_finish(r->t[k].s);
 	for (size_t k = 0; !rc && k < r->n; k++)

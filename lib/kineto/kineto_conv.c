@@ -46,6 +46,7 @@ int ev_kineto_new(ev_kineto **out, const struct ev_kineto_opts *o, int nfiles)
 	uint32_t win = o->link_window ? o->link_window : 65536;
 	kwin_init(&k->calls, win);
 	kwin_init(&k->ops, win);
+	kwin_init(&k->flows, win);
 	k->free_slot = -1;
 	if (!k->st || !k->files || ev_sorter_open(&k->sorter, o->sort_bytes, o->tmpdir) != EV_OK) {
 		ev_kineto_free(k);
@@ -82,6 +83,7 @@ void ev_kineto_free(ev_kineto *k)
 	ev_map_free(&k->opstack_of);
 	kwin_free(&k->calls);
 	kwin_free(&k->ops);
+	kwin_free(&k->flows);
 	free(k->scratch);
 	free(k->files);
 	ev_strtab_free(k->st);
@@ -134,6 +136,9 @@ const struct kname_info *kineto_name_info(ev_kineto *k, uint64_t name)
 	                     strstr(s, "PtoP") ? EV_CP_PTOP : EV_CP_UNKNOWN);
 	ni->is_nccl = (uint8_t)ev_nccl_kernel_decode(s, &ni->kn);
 	ni->step = strncmp(s, "ProfilerStep", 12) == 0;
+	/* TraceLens joins a graph launch to its GPU events by correlation id,
+	 * without flows (the names it knows). */
+	ni->graph = strcmp(s, "cudaGraphLaunch") == 0 || strcmp(s, "hipGraphLaunch") == 0;
 	/* nccl:all_reduce, nccl:send...: old traces' collective annotations. */
 	ni->nvtx_coll = (uint8_t)(strncmp(s, "nccl:", 5) == 0 ? ev_torch_coll(s) : 0);
 	if (ev_map_put(&k->names, name ? name : 1, k->name_info.len)) {
@@ -186,6 +191,39 @@ static struct open_op *open_on(ev_kineto *k, uint64_t key, const struct ev_rec *
 
 enum { HOW_STACK = 1, HOW_CALL_EXT = 2, HOW_CALL_ONLY = 3 };
 
+/* An ac2g flow end: remembered by (input, id) with the ends seen so far
+ * and where its 'f' end is, until the GPU event with that correlation
+ * asks (the reader put each 'f' just before its ts, so it comes before
+ * the GPU event it binds to, which starts at that ts). */
+static int flow_mark(ev_kineto *k, const struct ev_rec *r)
+{
+	uint64_t key = kineto_key2(r->src | 2ull << 40, r->id);
+	const struct kwin_ent *old = kwin_get(&k->flows, key);
+	struct kwin_ent e;
+	if (old)
+		e = *old;
+	else
+		memset(&e, 0, sizeof e);
+	if (r->op == 's') {
+		e.how |= 1;
+	} else {
+		e.how |= 2;
+		e.sig = r->comm;
+	}
+	return kwin_put(&k->flows, key, &e);
+}
+
+/* Whether TraceLens joins a GPU event to its call (correlation id corr):
+ * through an 's' and an 'f' flow end of that id, the 'f' at the GPU
+ * event's own (pid, tid) `where`.  A graph launch's events need none. */
+static int flow_linked(ev_kineto *k, uint64_t file, const struct kwin_ent *call, uint32_t corr, uint64_t where)
+{
+	if (call->graph)
+		return 1;
+	const struct kwin_ent *f = kwin_get(&k->flows, kineto_key2(file | 2ull << 40, corr));
+	return f && (f->how & 3) == 3 && f->sig == where;
+}
+
 static int link_record(ev_kineto *k, struct ev_rec *r)
 {
 	struct ev_kineto_file *fi = &k->files[r->src];
@@ -228,6 +266,12 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		pop_ended(s, r->ts);
 		struct kwin_ent e;
 		memset(&e, 0, sizeof e);
+		if (k->o.flow_links) {
+			const struct kname_info *ni = kineto_name_info(k, r->name);
+			if (!ni)
+				return EV_ERR_NOMEM;
+			e.graph = ni->graph;
+		}
 		e.how = HOW_CALL_ONLY;
 		e.sig = r->name; /* outside any op the call itself launches (TraceLens's leaf) */
 		const struct kwin_ent *op;
@@ -259,6 +303,8 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 	if (r->type == EV_KERNEL || r->type == EV_MEMCPY || r->type == EV_MEMSET) {
 		const struct kwin_ent *call = r->id ? kwin_get(&k->calls, kineto_key2(file, r->id)) : NULL;
 		const struct kwin_ent *op = NULL;
+		uint64_t where = r->comm; /* the event's (pid, tid), from the reader */
+		r->comm = 0;
 		uint32_t opid = 0;
 		uint64_t sig = 0;
 		if (call && call->how != HOW_CALL_ONLY) {
@@ -280,6 +326,9 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 			r->flags |= EV_F_UNLINKED;
 			if (!op)
 				fi->unlinked++;
+		} else if (k->o.flow_links && !flow_linked(k, file, call, r->id, where)) {
+			r->flags |= EV_F_NOFLOW;
+			fi->noflow++;
 		}
 		r->sig = sig;
 		r->step = opid; /* the launching op instance (its External id) */
@@ -336,6 +385,8 @@ static int sink(void *ctx, struct ev_rec *r)
 	ev_kineto *k = ctx;
 	const struct ev_kineto_file *fi = &k->files[r->src];
 	r->rank = (uint32_t)fi->rank;
+	if (r->type == KINETO_T_FLOW)
+		return flow_mark(k, r);
 	int rc = link_record(k, r);
 	if (rc)
 		return rc;
@@ -361,11 +412,14 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 		for (char *p = esc; *p; p++)
 			if (*p == ' ')
 				*p = '_';
+		/* flow_links=ac2g: noflow was checked (docs/FORMAT.md §3), so a
+		 * reader knows an unflagged GPU event has its flow pair. */
+		const char *fl = k->o.flow_links ? " flow_links=ac2g" : "";
 		if (fi->have_base)
-			rc = ev_write_textf(w, "#src %d file=%s rank=%lld base_ns=%lld", i, esc, (long long)fi->rank,
-			                    (long long)fi->base_ns);
+			rc = ev_write_textf(w, "#src %d file=%s rank=%lld base_ns=%lld%s", i, esc, (long long)fi->rank,
+			                    (long long)fi->base_ns, fl);
 		else
-			rc = ev_write_textf(w, "#src %d file=%s rank=%lld", i, esc, (long long)fi->rank);
+			rc = ev_write_textf(w, "#src %d file=%s rank=%lld%s", i, esc, (long long)fi->rank, fl);
 		if (!rc) {
 			char extra[256] = "";
 			size_t n = 0;

@@ -214,6 +214,7 @@ static int object(struct walk *w, int depth, int field_base)
 			case 2:
 				if (!memcmp(k, "ph", 2)) slot = &w->e->f[EV_KF_PH];
 				else if (!memcmp(k, "ts", 2)) slot = &w->e->f[EV_KF_TS];
+				else if (!memcmp(k, "id", 2)) slot = &w->e->f[EV_KF_ID];
 				break;
 			case 3:
 				if (!memcmp(k, "cat", 3)) slot = &w->e->f[EV_KF_CAT];

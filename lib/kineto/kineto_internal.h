@@ -13,6 +13,10 @@
  * a coll/p2p record to be completed from its kernel's name and the nccl:*
  * annotation around its launch (traces without collective arguments). */
 #define KINETO_F_INFER (1u << 15)
+/* A flow event (Kineto's ac2g, call to GPU event), a record of the
+ * conversion only (never written; a type no stream has): op 's' or 'f',
+ * id the flow's id, comm the (pid, tid) key of its end. */
+#define KINETO_T_FLOW 0xFEu
 /* An nccl:* annotation range carries its collective (aux), bytes and dtype
  * to the writer, which clears them before writing. */
 
@@ -34,7 +38,7 @@ static inline uint64_t kineto_key2(uint64_t a, uint64_t b)
 
 /* Per distinct name: kernel class, copy kind, NCCL decode, annotation. */
 struct kname_info {
-	uint8_t kclass, copy, is_nccl, step, nvtx_coll;
+	uint8_t kclass, copy, is_nccl, step, nvtx_coll, graph;
 	struct ev_nccl_kname kn;
 };
 
@@ -62,6 +66,7 @@ struct ev_kineto {
 	struct ev_vec opstacks;
 	struct kwin calls;  /* (input, correlation) -> launching op */
 	struct kwin ops;    /* (input, External id) -> op */
+	struct kwin flows;  /* (input, flow id) -> ac2g ends seen: how 1 's', 2 'f'; sig = the 'f' end's (pid, tid) */
 	struct ev_map seq;     /* (rank, comm) -> next seq */
 	struct ev_map overrun; /* (rank, stream) -> last kernel end */
 	uint64_t overruns;

@@ -322,6 +322,7 @@ static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct e
 		return ev_kineto_add(k, fidx, r);
 	fi->kernels++;
 	int rc = ev_kineto_add(k, fidx, r);
+	r->comm = 0; /* (the flow key, not the collective's) */
 	/* Old traces: a kernel name that states its collective is enough. */
 	if (rc == EV_OK && r->op == EV_KC_COMM &&
 	    (e->f[EV_KA_COLL_NAME].type || (ni->is_nccl && (ni->kn.known & EV_NCCL_K_COLL) && ni->kn.coll)))
@@ -406,13 +407,14 @@ static void drop_open_ranges(ev_kineto *k, int fidx)
 }
 
 /* Category words of Kineto events. */
-enum { C_OTHER, C_KERNEL, C_MEMCPY, C_MEMSET, C_RUNTIME, C_DRIVER, C_CPU_OP, C_USER, C_GPU_USER, C_PYTHON, C_SYNC };
+enum { C_OTHER, C_KERNEL, C_MEMCPY, C_MEMSET, C_RUNTIME, C_DRIVER, C_CPU_OP, C_USER, C_GPU_USER, C_PYTHON, C_SYNC, C_FLOW };
 
 static int category(const struct ev_kspan *c)
 {
 	if (c->type != '"')
 		return C_OTHER;
 	switch (c->n) {
+	case 4: return !memcmp(c->p, "ac2g", 4) ? C_FLOW : C_OTHER;
 	case 6: return !memcmp(c->p, "kernel", 6) ? C_KERNEL : !memcmp(c->p, "cpu_op", 6) ? C_CPU_OP : C_OTHER;
 	case 9: return !memcmp(c->p, "cuda_sync", 9) ? C_SYNC : C_OTHER;
 	case 10: return !memcmp(c->p, "gpu_memcpy", 10) ? C_MEMCPY : !memcmp(c->p, "gpu_memset", 10) ? C_MEMSET : C_OTHER;
@@ -502,6 +504,32 @@ static int scan_error(ev_kineto *k, int rc, uint64_t offset, char *err, size_t e
 
 static int process(ev_kineto *k, int fidx, struct ev_kevent *e, uint64_t offset, char *err, size_t errn);
 
+/* An ac2g flow end ('s' at the call, 'f' at its GPU event) to a record
+ * the writer only reads (KINETO_T_FLOW), for TraceLens's way of joining
+ * a GPU event to its call.  An 'f' goes 1 ns before its ts: Kineto gives
+ * it the GPU event's own ts and writes it after that event, and it must
+ * be known when the event is linked.  One without an integer id or ts
+ * joins nothing for TraceLens either: passed over, as flows were. */
+static int flow_event(ev_kineto *k, int fidx, const struct ev_kevent *e, char phc)
+{
+	struct ev_rec r;
+	int64_t x;
+	int big = 0;
+	ev_rec_init(&r);
+	if (ev_kspan_i64(&e->f[EV_KF_ID], &x) != 0 || x < 0 || x > UINT32_MAX ||
+	    ev_kspan_us_to_ns(&e->f[EV_KF_TS], &r.ts) != 0)
+		return EV_OK;
+	r.type = KINETO_T_FLOW;
+	r.op = (uint8_t)phc;
+	r.id = (uint32_t)x;
+	uint32_t tid = span_id32(&e->f[EV_KF_TID], &big), pid = span_id32(&e->f[EV_KF_PID], &big);
+	r.stream = tid;
+	r.comm = kineto_key2(pid, tid);
+	if (phc == 'f' && r.ts > INT64_MIN)
+		r.ts--;
+	return ev_kineto_add(k, fidx, &r);
+}
+
 int ev_kineto_event(ev_kineto *k, int fidx, const char *text, size_t len, uint64_t offset, char *err, size_t errn)
 {
 	struct ev_kevent e;
@@ -527,6 +555,8 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	int cat = category(&e->f[EV_KF_CAT]);
 	if (e->f[EV_KF_ARGS].type != '{')
 		ev_kevent_clear(e, EV_KF_ARGS);
+	if ((phc == 's' || phc == 'f') && cat == C_FLOW && k->o.flow_links)
+		return flow_event(k, fidx, e, phc);
 	if (phc == 'M' || phc == 's' || phc == 'f' || phc == 't' || phc == 'P' || phc == 'N' || phc == 'O' || phc == 'D')
 		return EV_OK;
 	struct ev_rec r;
@@ -566,8 +596,10 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	if (fi->pid < 0 && cat == C_CPU_OP && ev_kspan_i64(&e->f[EV_KF_PID], &x) == 0)
 		fi->pid = x;
 	if (phc == 'X') {
-		if (cat == C_KERNEL || cat == C_MEMCPY || cat == C_MEMSET)
+		if (cat == C_KERNEL || cat == C_MEMCPY || cat == C_MEMSET) {
+			r.comm = kineto_key2(pidv, tidv); /* for its flow; cleared by the writer */
 			return gpu_event(k, fidx, e, &r, cat == C_KERNEL ? 0 : cat == C_MEMCPY ? 1 : 2, err, errn, offset);
+		}
 		if (big)
 			fi->big_stream++;
 		if (cat == C_RUNTIME || cat == C_DRIVER) {

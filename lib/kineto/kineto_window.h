@@ -18,6 +18,7 @@ struct kwin_ent {
 	uint8_t how;    /* caller's tag */
 	uint8_t coll;   /* the annotation's collective (0 none) */
 	uint8_t dtype;  /* and element type */
+	uint8_t graph;  /* the call is a graph launch */
 };
 
 struct kwin {

@@ -24,6 +24,7 @@ struct ev_reader {
 	int skip_text, raw_text, lazy;
 	int in_segment, err;
 	unsigned minor;
+	unsigned reserved;             /* flag bits this segment's version leaves zero */
 	size_t recsize;
 	uint32_t segments;
 	uint64_t seg_records, recno, lineno;
@@ -147,6 +148,10 @@ static int parse_header(ev_reader *r, const char *line, size_t len)
 		return fail(r, EV_ERR_FORMAT, "record size %u is invalid for version %u.%u", rs, major, minor);
 	}
 	r->minor = minor;
+	/* A newer minor may define more flags: only this reader's own
+	 * versions are checked, each against the bits it had. */
+	r->reserved = minor > EV_FORMAT_MINOR ? 0u
+	              : ~(unsigned)(minor == 0 ? EV_F_KNOWN_MASK_1_0 : EV_F_KNOWN_MASK) & 0xFFFFu;
 	r->recsize = rs;
 	/* Keep "k=v" fields for ev_reader_header, NUL-separated. */
 	free(r->header);
@@ -268,7 +273,7 @@ static inline __attribute__((always_inline)) int take_record(ev_reader *r, struc
 	} else {
 		ev_rec_decode(r->raw, rec);
 	}
-	if (r->minor <= EV_FORMAT_MINOR && (rec->flags & ~(unsigned)EV_F_KNOWN_MASK))
+	if (rec->flags & r->reserved)
 		return fail_rec(r, EV_ERR_FORMAT, "reserved flag bits are set");
 	if (!id_defined(r, rec->name) || !id_defined(r, rec->sig))
 		return fail_rec(r, EV_ERR_NOSTR, "names a string id with no #str before it in its segment");
@@ -472,7 +477,7 @@ int ev_read_run(ev_reader *r, struct ev_rec *rec, size_t max, const char **span,
 		if (!raw)
 			raw = r->recbuf;
 		unsigned flags = ev_le16(raw + 6);
-		if ((r->minor <= EV_FORMAT_MINOR && (flags & ~(unsigned)EV_F_KNOWN_MASK)) ||
+		if ((flags & r->reserved) ||
 		    !id_defined(r, ev_le64(raw + 40)) || !id_defined(r, ev_le64(raw + 48))) {
 			/* Left for ev_read, which says what is wrong. */
 			in->start -= elen + 1;

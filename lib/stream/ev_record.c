@@ -146,7 +146,7 @@ static const char *const redop_names[] = {
 };
 static const char *const flag_names[] = {
 	"intra", "phase_rs", "phase_ag", "tree_up", "tree_down", "synth", "ireq",
-	"unlinked", "group", "clipped", "fallback",
+	"unlinked", "group", "clipped", "fallback", "noflow",
 };
 
 static const char *name_of(const char *const *tab, size_t n, unsigned v)

@@ -420,7 +420,7 @@ static void test_segments_and_errors(void)
 
 	size_t len;
 	char *data = read_file(seg, &len);
-	CHECK(strstr(data, "#ev 1.0 96 clock=ns origin=unix\n") == data);
+	CHECK(strstr(data, "#ev 1.1 96 clock=ns origin=unix\n") == data);
 	CHECK(memmem(data, len, "#rank 0 host=a\n#frob", 20) != NULL); /* one copy */
 	CHECK(read_all(seg, &n, &last, detail, sizeof detail) == EV_EOF && n == 2 && last.ts == 5);
 
@@ -486,6 +486,22 @@ static void test_segments_and_errors(void)
 	fl += (size_t)sprintf(future + fl, "\n#end 1\n");
 	write_file(t, future, fl);
 	CHECK(read_all(t, &n, NULL, detail, sizeof detail) == EV_ERR_FORMAT && strstr(detail, "reserved"));
+	/* Bit 11 (noflow) is 1.1's: reserved in a 1.0 stream, read in a 1.1
+	 * one; bit 12 is reserved in 1.1 and a newer minor's own. */
+	static const struct { const char *ver; unsigned char hi; int rc; } fv[] = {
+		{ "1.0", 0x08, EV_ERR_FORMAT }, { "1.1", 0x08, EV_EOF }, { "1.1", 0x10, EV_ERR_FORMAT },
+		{ "1.2", 0x10, EV_EOF },
+	};
+	for (size_t i = 0; i < sizeof fv / sizeof fv[0]; i++) {
+		fl = (size_t)sprintf(future, "#ev %s 96\n", fv[i].ver);
+		memcpy(future + fl, rec, 96);
+		future[fl + 7] = (char)fv[i].hi;
+		fl += 96;
+		fl += (size_t)sprintf(future + fl, "\n#end 1\n");
+		write_file(t, future, fl);
+		CHECK(read_all(t, &n, &last, detail, sizeof detail) == fv[i].rc);
+		CHECK(fv[i].rc != EV_EOF || last.flags == (unsigned)fv[i].hi << 8);
+	}
 	/* Invalid escape. */
 	fl = (size_t)sprintf(future, "#ev 1.0 96\n");
 	memcpy(future + fl, rec, 96);
