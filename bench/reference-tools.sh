@@ -2,11 +2,12 @@
 # The Python tools our users run today, timed against evkit in the same run
 # on the real Kineto traces of ../shared/data (HTA's test traces):
 #   TraceLens  generate_perf_report_pytorch(trace, output_csvs_dir=...)
-#     evkit    kineto2ev | ev-stats report --xlsx: the same sheets
-#              (gpu_timeline, kernel and category summaries, ops,
-#              collectives, short kernels) in one workbook, from one pass;
-#              and process-traces --xlsx, which adds the Perfetto timeline
-#              and the per-rank CSVs
+#     evkit    kineto2ev --flow-links | ev-stats report --tracelens --xlsx:
+#              TraceLens's sheets in its layout (gpu_timeline, ops and
+#              kernel summaries, the perf-model sheets, short kernels,
+#              collectives) in one workbook, from one pass, linked as
+#              TraceLens links; and process-traces --xlsx, which adds the
+#              Perfetto timeline and the per-rank CSVs
 # TraceLens and the two evkit commands are measured in turn, 5 rounds
 # (imeasure): medians, with the min-max of the rounds.
 #   HTA        TraceAnalysis(trace_dir) with get_temporal_breakdown and
@@ -65,10 +66,10 @@ for t in "${real[@]}"; do
 		imeasure tl "rm -rf '$d/tl' && PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
 from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
 generate_perf_report_pytorch(sys.argv[1], output_csvs_dir=sys.argv[2])' '$f' '$d/tl' 2>'$d/tracelens.log'" \
-			rp "kineto2ev -q '$f' | ev-stats report -q --xlsx -o '$d/report.xlsx'" \
+			rp "kineto2ev -q --flow-links '$f' | ev-stats report -q --tracelens --xlsx -o '$d/report.xlsx'" \
 			ev "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'"
 		echo "| TraceLens | perf report (CSVs), ${t#../} | $mb JSON | $tl_wall ($tl_range) | | $tl_rss |"
-		echo "| kineto2ev \\| ev-stats report --xlsx | the same sheets, one workbook | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
+		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | TraceLens's sheets and layout, one workbook | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
 		echo "| process-traces | --xlsx, and the timeline and CSVs | $mb JSON | $ev_wall ($ev_range) | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
 	fi
 	if [ "$use_hta" = 1 ]; then
