@@ -527,7 +527,12 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	int cat = category(&e->f[EV_KF_CAT]);
 	if (e->f[EV_KF_ARGS].type != '{')
 		ev_kevent_clear(e, EV_KF_ARGS);
-	if (phc == 'M' || phc == 's' || phc == 'f' || phc == 't' || phc == 'P' || phc == 'N' || phc == 'O' || phc == 'D')
+	if (phc == 'M') {
+		int big = 0;
+		uint32_t pid = span_id32(&e->f[EV_KF_PID], &big), tid = span_id32(&e->f[EV_KF_TID], &big);
+		return big ? EV_OK : kineto_metadata_event(k, fidx, e, pid, tid);
+	}
+	if (phc == 's' || phc == 'f' || phc == 't' || phc == 'P' || phc == 'N' || phc == 'O' || phc == 'D')
 		return EV_OK;
 	struct ev_rec r;
 	ev_rec_init(&r);
@@ -565,6 +570,10 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	int64_t x;
 	if (fi->pid < 0 && cat == C_CPU_OP && ev_kspan_i64(&e->f[EV_KF_PID], &x) == 0)
 		fi->pid = x;
+	/* The CPU threads of the records, named by #thread lines. */
+	if ((cat == C_CPU_OP || cat == C_USER || cat == C_RUNTIME || cat == C_DRIVER || (cat == C_PYTHON && k->o.python)) &&
+	    !big && (rc = kineto_note_thread(k, fidx, pidv, tidv)) != EV_OK)
+		return rc;
 	if (phc == 'X') {
 		if (cat == C_KERNEL || cat == C_MEMCPY || cat == C_MEMSET)
 			return gpu_event(k, fidx, e, &r, cat == C_KERNEL ? 0 : cat == C_MEMCPY ? 1 : 2, err, errn, offset);
