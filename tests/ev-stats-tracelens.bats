@@ -41,8 +41,8 @@ other,2,0.0065,12.5,100"
 	# Per op and arguments, printed as Python prints TraceLens's tuples; an
 	# argument's text keeps its spaces ("long int").
 	run -0 --separate-stderr ev-stats ops-args --csv "$T/x.ev"
-	assert_line --index 1 "aten::mm,GEMM,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,58.65384615384615,58.65384615384615"
-	assert_line --index 4 "aten::embedding,other,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\",1,2.5,2.5,,2.5,2.5,2.5,4.807692307692308,100"
+	assert_line --index 1 "aten::mm,GEMM,Unknown,Unknown,Unknown,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,58.65384615384615,58.65384615384615"
+	assert_line --index 4 "aten::embedding,other,Unknown,Unknown,Unknown,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\",1,2.5,2.5,,2.5,2.5,2.5,4.807692307692308,100"
 }
 
 @test "kineto2ev: an op's signature keeps the blanks inside its argument strings" {
@@ -54,14 +54,19 @@ other,2,0.0065,12.5,100"
 @test "report --tracelens equals TraceLens's own report of a small trace, in its layout" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
-	# The subtree columns need the op tree, which the stream does not keep.
+	# The subtree columns need the op tree, which the stream does not keep;
+	# the process and thread names are known (TraceLens's "Unknown": the
+	# trace has no metadata events).
 	[[ "$stderr" == *"ops_summary: total_subtree_kernel_time_sum, total_subtree_kernel_time_ms left empty"* ]]
-	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, total_subtree_kernel_time_mean,"* ]]
-	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
+	[[ "$stderr" == *"ops_unique_args: total_subtree_kernel_time_mean,"* ]]
+	[[ "$stderr" == *"GEMM: UID_first left empty"* ]]
+	[[ "$stderr" != *"process_name"* ]]
 	run -0 ls "$T/tl"
 	assert_output "$(printf '%s.csv\n' GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
 	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS
+	assert_output --partial "ops_unique_args: 4 rows (0 in another order among ties), 75 cells equal, 33 empty in evkit, 0 differ"
+	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 39 cells equal, 1 empty in evkit, 0 differ"
 	# Each sheet's header is TraceLens's, as the contract has it (GEMM's
 	# columns depend on the trace: the comparison above checks them).
 	local s
@@ -119,15 +124,18 @@ other,2,0.0065,12.5,100"
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" $SHEETS
+		# Every op's process and thread names are there (and equal
+		# TraceLens's, above).
+		run -0 python3 -c 'import csv,sys; sys.exit(not all(r[c] not in ("", "Unknown") for f, c in ((sys.argv[1], "thread_name"), (sys.argv[2], "thread_name_first"), (sys.argv[2], "process_label_first")) for r in csv.DictReader(open(f, encoding="utf-8"))))' "$d/ops_unique_args.csv" "$d/GEMM.csv"
 		# The perf-model sheets of ops whose kernels their child ops
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
-		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 39 cells equal, 4 empty in evkit, 0 differ"
+		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 42 cells equal, 1 empty in evkit, 0 differ"
 		# Normalization: BERT's layer norms (aten::layer_norm and the
 		# aten::native_layer_norm under it, each a row).
 		if [ -f "$TL/${t}_perf_report_csvs/Normalization.csv" ]; then
 			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" Normalization
-			assert_output --partial "Normalization: 2 rows (0 in another order among ties), 72 cells equal, 8 empty in evkit, 0 differ"
+			assert_output --partial "Normalization: 2 rows (0 in another order among ties), 78 cells equal, 2 empty in evkit, 0 differ"
 		else
 			[ ! -f "$d/Normalization.csv" ]
 		fi
@@ -140,18 +148,18 @@ other,2,0.0065,12.5,100"
 	ev-stats report -q --tracelens --csv -o "$T/resnet" "$T/x.ev"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" kernel_summary GEMM
 	assert_output --partial "118 rows"
-	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 111 cells equal, 12 empty in evkit, 0 differ"
+	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 120 cells equal, 3 empty in evkit, 0 differ"
 	# Batch norms, forward (on two threads: recomputed in the backward)
 	# and backward (output_mask); TraceLens's resnet CSVs of them came
 	# from the same run (tests/expected/tracelens/README.md).
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Normalization
-	assert_output --partial "Normalization: 15 rows (0 in another order among ties), 555 cells equal, 60 empty in evkit, 0 differ"
+	assert_output --partial "Normalization: 15 rows (0 in another order among ties), 600 cells equal, 15 empty in evkit, 0 differ"
 	# Convolutions: every parameter, GFLOPS and data moved equal; the
 	# kernel times of the 3 forward and 5 backward groups whose instances
 	# launch a memset differ (the memsets TraceLens cannot link, above).
 	run -1 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" CONV_fwd CONV_bwd
-	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 397 cells equal, 44 empty in evkit, 54 differ"
-	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 361 cells equal, 44 empty in evkit, 90 differ"
+	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 430 cells equal, 11 empty in evkit, 54 differ"
+	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 394 cells equal, 11 empty in evkit, 90 differ"
 	run -0 python3 - "$REF/resnet_act_checkpoint" "$T/resnet" <<-'EOF'
 		import csv, sys
 		for s in ("CONV_fwd", "CONV_bwd"):
@@ -187,4 +195,49 @@ other,2,0.0065,12.5,100"
 	need_shared_data
 	run -0 "$REF/make-contract.sh" "$SHARED_DATA"
 	[ "$output" = "$(cat "$REF/contract.tsv")" ]
+}
+
+@test "kineto2ev keeps process and thread names; ev-stats names each op's (TraceLens's columns)" {
+	# Two threads of one process, named by metadata events (the second
+	# thread named twice: the last wins, as in TraceLens's dict); its ops
+	# are listed first in the file, so a group's first is its.  A process
+	# name under a tid other than 0 is not where TraceLens looks.
+	cat >"$T/m.json" <<-'EOF'
+	{"traceEvents": [
+	{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 9, "ts": 50, "dur": 10, "args": {"External id": 2, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Input Strides": [[3, 1], [4, 1]], "Concrete Inputs": ["", ""]}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 9, "ts": 51, "dur": 2, "args": {"correlation": 20, "External id": 2}},
+	{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 8, "ts": 10, "dur": 10, "args": {"External id": 1, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Input Strides": [[3, 1], [4, 1]], "Concrete Inputs": ["", ""]}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 8, "ts": 11, "dur": 2, "args": {"correlation": 10, "External id": 1}},
+	{"ph": "X", "cat": "kernel", "name": "gemm_kernel_a", "pid": 0, "tid": 7, "ts": 15, "dur": 4, "args": {"stream": 7, "correlation": 10, "External id": 1}},
+	{"ph": "X", "cat": "kernel", "name": "gemm_kernel_a", "pid": 0, "tid": 7, "ts": 55, "dur": 4, "args": {"stream": 7, "correlation": 20, "External id": 2}},
+	{"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "python3"}},
+	{"ph": "M", "name": "process_labels", "pid": 7, "tid": 0, "args": {"labels": "CPU"}},
+	{"ph": "M", "name": "process_name", "pid": 0, "tid": 3, "args": {"name": "not here"}},
+	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": "thread 8 (python3)"}},
+	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "thread 9 (python3)"}},
+	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "thread 9 (pt_autograd_0)"}}
+	]}
+	EOF
+	kineto2ev -q -o "$T/m.ev" "$T/m.json"
+	run -0 grep -a '^#process\|^#thread' "$T/m.ev"
+	assert_output "#process 0 7 name python3
+#process 0 7 labels CPU
+#thread 0 9 7 thread 9 (pt_autograd_0)
+#thread 0 8 7 thread 8 (python3)"
+	# ops_unique_args groups by the names: one row per thread.
+	run -0 --separate-stderr ev-stats ops-args --csv "$T/m.ev"
+	assert_line --index 0 --partial "name,op category,process_name,process_label,thread_name,Input Dims,"
+	assert_line --index 1 --partial "aten::mm,GEMM,python3,CPU,thread 8 (python3),"
+	assert_line --index 2 --partial "aten::mm,GEMM,python3,CPU,thread 9 (pt_autograd_0),"
+	# The perf sheet's first is the first op in the file (thread 9's),
+	# not the earliest.
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/r" "$T/m.ev"
+	[[ "$stderr" != *"process_name"* ]]
+	run -0 python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1], encoding="utf-8"))); print(len(r), r[0]["process_name_first"], r[0]["process_label_first"], r[0]["thread_name_first"])' "$T/r/GEMM.csv"
+	assert_output "1 python3 CPU thread 9 (pt_autograd_0)"
+	# A stream without #thread lines (another producer) leaves the names
+	# empty and says so.
+	grep -av '^#thread\|^#process' "$T/m.ev" >"$T/n.ev"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/n" "$T/n.ev"
+	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
 }

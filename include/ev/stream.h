@@ -397,8 +397,9 @@ struct ev_tree_info { uint64_t comm; uint32_t channel; size_t n; struct ev_tree_
 /* #process: a process of a rank's trace, its name and labels (NULL: not said). */
 struct ev_process_info { uint32_t rank, pid; char *name, *labels; };
 /* #thread: a CPU thread of a rank's records (their stream), the process
- * it ran in, its name (NULL: not said). */
-struct ev_thread_info { uint32_t rank, tid, pid; char *name; };
+ * it ran in, its name (NULL: not said), and the order of its first line
+ * among the #thread lines (0 first). */
+struct ev_thread_info { uint32_t rank, tid, pid; char *name; size_t order; };
 
 typedef struct ev_meta ev_meta;
 ev_meta *ev_meta_new(void);

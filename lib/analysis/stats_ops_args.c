@@ -45,12 +45,19 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 
 static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 {
-	struct ev_colspec keys[EV_STATS_MAX_BY + 6];
+	struct ev_colspec keys[EV_STATS_MAX_BY + 9];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
 	static const char *const fields[] = { "dims", "types", "strides", "concrete" };
 	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "op category", 0, 0 };
+	/* TraceLens's process and thread names, when the stream has them. */
+	const struct opsum *o = s->state;
+	if (o->by_names) {
+		keys[nk++] = (struct ev_colspec){ "process_name", 0, 0 };
+		keys[nk++] = (struct ev_colspec){ "process_label", 0, 0 };
+		keys[nk++] = (struct ev_colspec){ "thread_name", 0, 0 };
+	}
 	keys[nk++] = (struct ev_colspec){ "Input Dims", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "Input type", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "Input Strides", 0, 0 };
@@ -94,6 +101,10 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 			pyt_put(&t, sig, opsum_name_len(sig));
 			rc = t.oom ? EV_ERR_NOMEM : ev_row_key(r, n++, t.p);
 			rc = rc ? rc : ev_row_key(r, n++, g->cat);
+			const char *nm[3];
+			tl_names(s->meta, g->rank, g->thread, nm);
+			for (size_t f = 0; !rc && o->by_names && f < 3; f++)
+				rc = ev_row_key(r, n++, nm[f]);
 			for (size_t f = 0; !rc && f < 4; f++)
 				if ((rc = py_field(sig, fields[f], &t)) == EV_OK)
 					rc = ev_row_key(r, n++, t.p);
@@ -127,7 +138,7 @@ const struct ev_stats_analysis ev_stats_analysis_ops_args = {
 	.options = ops_args_options,
 	.state_size = sizeof(struct opsum),
 	.group_size = sizeof(struct opsum_group),
-	.init = opsum_init,
+	.init = opsum_init_names,
 	.rec = opsum_rec,
 	.finish = opsum_finish,
 	.rows = ops_args_rows,

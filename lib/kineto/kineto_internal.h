@@ -49,8 +49,9 @@ struct open_range { uint64_t key; int64_t ts; uint64_t name; uint32_t stream; in
  * process_name, 1 process_labels (their tid 0), 2 thread_name; the last
  * one read wins, as in the trace's reader's dict. */
 struct kname_meta { int32_t file; uint32_t pid, tid; uint8_t kind; char *text; };
-/* A CPU thread with records: the process it ran in (its first one). */
-struct kthread { int32_t file; uint32_t tid, pid; };
+/* A CPU thread with records: the process it ran in (its first one), and
+ * the place of its first cpu_op in its file (UINT64_MAX none). */
+struct kthread { int32_t file; uint32_t tid, pid; uint64_t first_op; };
 
 struct ev_kineto {
 	struct ev_kineto_opts o;
@@ -100,7 +101,7 @@ int kineto_distributed_info(ev_kineto *k, int fidx, const char *text, size_t len
 /* A ph "M" event: process_name, process_labels, thread_name kept. */
 int kineto_metadata_event(ev_kineto *k, int fidx, const struct ev_kevent *e, uint32_t pid, uint32_t tid);
 /* A CPU thread's records: the process it ran in, for its #thread line. */
-int kineto_note_thread(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid);
+int kineto_note_thread(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid, int is_op);
 /* The #process and #thread lines. */
 int kineto_write_names(ev_kineto *k, ev_writer *w);
 /* deviceProperties: how many GPUs the process saw, and their names. */

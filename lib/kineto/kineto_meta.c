@@ -180,19 +180,33 @@ int kineto_metadata_event(ev_kineto *k, int fidx, const struct ev_kevent *e, uin
 	return EV_OK;
 }
 
-int kineto_note_thread(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid)
+int kineto_note_thread(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid, int is_op)
 {
 	uint64_t key = kineto_key2((uint64_t)(uint32_t)fidx + 1, tid);
-	if (key == k->last_thread)
+	if (key == k->last_thread && !is_op)
 		return EV_OK;
 	k->last_thread = key;
-	if (ev_map_get(&k->thread_of, key))
-		return EV_OK; /* its first process stays */
+	uint64_t *slot = ev_map_get(&k->thread_of, key);
+	if (slot) { /* its first process stays */
+		struct kthread *t = &((struct kthread *)k->threads.data)[*slot - 1];
+		if (is_op && t->first_op == UINT64_MAX)
+			t->first_op = k->files[fidx].events;
+		return EV_OK;
+	}
 	struct kthread *t = ev_vec_push(&k->threads);
 	if (!t)
 		return EV_ERR_NOMEM;
-	*t = (struct kthread){ fidx, tid, pid };
+	*t = (struct kthread){ fidx, tid, pid, is_op ? k->files[fidx].events : UINT64_MAX };
 	return ev_map_put(&k->thread_of, key, k->threads.len);
+}
+
+/* Threads by input, then by their first cpu_op in it. */
+static int cmp_thread(const void *pa, const void *pb)
+{
+	const struct kthread *a = pa, *b = pb;
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	return a->first_op < b->first_op ? -1 : a->first_op > b->first_op;
 }
 
 /* A name of input file, pid, tid and kind, or NULL. */
@@ -229,7 +243,12 @@ int kineto_write_names(ev_kineto *k, ev_writer *w)
 		         m[i].kind ? "labels" : "name");
 		rc = write_named(w, head, m[i].text);
 	}
-	const struct kthread *t = k->threads.data;
+	/* In the order the trace lists the threads' ops: Kineto writes each
+	 * thread's ops together, and TraceLens's "first" of a group of ops
+	 * (process_name_first, ...) is the first in the file. */
+	struct kthread *t = k->threads.data;
+	if (k->threads.len > 1)
+		qsort(t, k->threads.len, sizeof *t, cmp_thread);
 	for (size_t i = 0; i < k->threads.len && !rc; i++) {
 		char head[96];
 		snprintf(head, sizeof head, "#thread %lld %u %u", (long long)k->files[t[i].file].rank, t[i].tid, t[i].pid);

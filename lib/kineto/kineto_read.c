@@ -572,7 +572,7 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 		fi->pid = x;
 	/* The CPU threads of the records, named by #thread lines. */
 	if ((cat == C_CPU_OP || cat == C_USER || cat == C_RUNTIME || cat == C_DRIVER || (cat == C_PYTHON && k->o.python)) &&
-	    !big && (rc = kineto_note_thread(k, fidx, pidv, tidv)) != EV_OK)
+	    !big && (rc = kineto_note_thread(k, fidx, pidv, tidv, cat == C_CPU_OP)) != EV_OK)
 		return rc;
 	if (phc == 'X') {
 		if (cat == C_KERNEL || cat == C_MEMCPY || cat == C_MEMSET)

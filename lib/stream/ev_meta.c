@@ -578,6 +578,8 @@ static int add_thread(ev_meta *m, const char *line, size_t len)
 	struct ev_thread_info *t = find_or_add(&m->thread, &m->thread_ix, id_key(rank, tid), sizeof *t, &created);
 	if (!t)
 		return EV_ERR_NOMEM;
+	if (created)
+		t->order = m->thread.len - 1;
 	t->rank = rank;
 	t->tid = tid;
 	t->pid = pid;
