@@ -146,6 +146,14 @@ LIST
 	assert_output --partial "report: --by does not apply"
 	run -2 ev-stats report --table=each -o "$T/x" "$T/m.ev"
 	assert_output --partial "report: --table does not apply"
+	# An option of a table the report does not make is refused, not
+	# ignored; one of a table it makes is taken.
+	run -2 ev-stats report --annotate="$T/a.ev" -o "$T/x" "$T/m.ev"
+	assert_output --partial "report: --annotate does not apply (no table of it takes it)"
+	[ ! -e "$T/a.ev" ] && [ ! -e "$T/x" ]
+	run -2 ev-stats report --tracelens --consecutive-kernel-delay=5 -o "$T/x" "$T/m.ev"
+	assert_output --partial "report --tracelens: --consecutive-kernel-delay does not apply"
+	run -0 ev-stats report -q --short-us=5 -o "$T/x" "$T/m.ev"
 	# -o an existing file, not a directory: the error names it
 	: >"$T/f"
 	run -1 ev-stats report -o "$T/f" "$T/m.ev"

@@ -11,38 +11,52 @@ setup() {
 	REF="$TESTS_DIR/expected/tracelens"
 	FX="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
 	CMP="$TESTS_DIR/tracelens-layout.py"
-	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM"
+	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM BinaryElementwise"
+	SHORT="short_kernel_histogram short_kernels_summary"
 }
 
 @test "ops-summary, ops-category, kernel-ops, ops-args: TraceLens's tables of a small trace, exact" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	# Two aten::mm of 10 and 20.5 us; an add whose kernels overlap (10 us
-	# each, 5 us apart: 15 us busy); a memset launched outside any op;
+	# each, 5 us apart: 15 us busy); a memset launched outside any op; an
+	# index_put_ launching a kernel of 6 us itself and one of 3 us through
+	# its child op nonzero, 2 us of them together (subtree: 7 us busy);
 	# the NCCL kernel and the kernel without a call are not launchers.
 	run -0 --separate-stderr ev-stats ops-summary --csv "$T/x.ev"
-	assert_output "name,Categories,total_direct_kernel_time_sum,total_direct_kernel_time_ms,Count,Percentage (%),Cumulative Percentage (%)
-aten::mm,['GEMM'],30.5,0.0305,2,58.65384615384615,58.65384615384615
-aten::add,['elementwise'],15,0.015,1,28.846153846153843,87.5
-cudaMemsetAsync,['other'],4,0.004,1,7.6923076923076925,95.1923076923077
-aten::embedding,['other'],2.5,0.0025,1,4.807692307692308,100"
+	assert_output "name,Categories,total_direct_kernel_time_sum,total_direct_kernel_time_ms,Count,Percentage (%),Cumulative Percentage (%),total_subtree_kernel_time_sum,total_subtree_kernel_time_ms
+aten::mm,['GEMM'],30.5,0.0305,2,50,50,30.5,0.0305
+aten::add,['elementwise'],15,0.015,1,24.59016393442623,74.59016393442623,15,0.015
+aten::index_put_,['other'],6,0.006,1,9.836065573770492,84.42622950819673,7,0.007
+cudaMemsetAsync,['other'],4,0.004,1,6.557377049180328,90.98360655737706,4,0.004
+aten::nonzero,['other'],3,0.003,1,4.918032786885246,95.9016393442623,3,0.003
+aten::embedding,['other'],2.5,0.0025,1,4.098360655737705,100.00000000000001,2.5,0.0025"
 	run -0 --separate-stderr ev-stats ops-category --csv "$T/x.ev"
 	assert_output "op category,Count,total_direct_kernel_time_ms,Percentage (%),Cumulative Percentage (%)
-GEMM,2,0.0305,58.65384615384615,58.65384615384615
-elementwise,1,0.015,28.84615384615385,87.5
-other,2,0.0065,12.5,100"
+GEMM,2,0.0305,50,50
+other,4,0.0155,25.40983606557377,75.40983606557377
+elementwise,1,0.015,24.59016393442623,100"
 	# Kernels only, every one: the NCCL kernel under its c10d op
 	# ("other", as TraceLens), the one without a call with no op; shares
-	# of 91 us of kernels and of the 602.5 us span of the linked events.
+	# of 100 us of kernels and of the 707 us span of the linked events.
 	run -0 --separate-stderr ev-stats kernel-ops --csv "$T/x.ev"
-	assert_line --index 1 "GEMM,aten::mm,gemm_kernel_a,7,30.5,2,15.25,10,20.5,33.51648351648351,5.062240663900415"
-	assert_line --index 2 "other,c10d::allreduce_,ncclDevKernel_AllReduce_Sum_f32_RING_LL,9,30,1,30,30,30,32.967032967032964,4.979253112033195"
-	assert_line --index 5 ",,orphan_kernel,7,8,1,8,8,8,8.791208791208792,1.3278008298755186"
-	[ "${#lines[@]}" = 7 ]
+	assert_line --index 1 "GEMM,aten::mm,gemm_kernel_a,7,30.5,2,15.25,10,20.5,30.5,4.3140028288543135"
+	assert_line --index 2 "other,c10d::allreduce_,ncclDevKernel_AllReduce_Sum_f32_RING_LL,9,30,1,30,30,30,30,4.243281471004243"
+	assert_line --index 5 ",,orphan_kernel,7,8,1,8,8,8,8,1.1315417256011315"
+	[ "${#lines[@]}" = 9 ]
 	# Per op and arguments, printed as Python prints TraceLens's tuples; an
-	# argument's text keeps its spaces ("long int").
+	# argument's text keeps its spaces ("long int"); TraceLens's
+	# kernel_details of the op's own kernels; direct then subtree time.
 	run -0 --separate-stderr ev-stats ops-args --csv "$T/x.ev"
-	assert_line --index 1 "aten::mm,GEMM,Unknown,Unknown,Unknown,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,58.65384615384615,58.65384615384615"
-	assert_line --index 4 "aten::embedding,other,Unknown,Unknown,Unknown,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\",1,2.5,2.5,,2.5,2.5,2.5,4.807692307692308,100"
+	assert_line --index 1 --partial "aten::mm,GEMM,Unknown,Unknown,Unknown,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'count': 2, 'total_duration_us': np.float64(30.5), 'mean_duration_us': np.float64(15.25), 'median_duration_us': np.float64(15.25), 'std_dev_duration_us': np.float64(5.25), 'min_duration_us': np.float64(10.0), 'max_duration_us': np.float64(20.5)}]\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'mean_duration_us': np.float64(15.25)}]\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,50,50,15.25,15.25,7.424621202458749,10,20.5,30.5"
+	assert_line --index 3 --partial "aten::index_put_,other,Unknown,Unknown,Unknown,\"((8,), (2,))\",\"('float', 'long int')\",\"((1,), ())\",\"('', '')\",\"[{'name': 'index_put_kernel', 'stream': 7, 'count': 1,"
+	assert_line --index 3 --partial "}]\",1,6,6,,6,6,6,9.836065573770492,84.42622950819673,7,7,,7,7,7"
+	assert_line --index 6 --partial "aten::embedding,other,Unknown,Unknown,Unknown,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\","
+	assert_line --index 6 --partial ",1,2.5,2.5,,2.5,2.5,2.5,4.098360655737705,100.00000000000001,2.5,2.5,,2.5,2.5,2.5"
+	# Without the cpu_op ranges (the launchers' parents), an op's subtree
+	# is its own kernels.
+	ev-view "$T/x.ev" | awk -F'\t' '$1 != "range"' | ev-view --pack -o "$T/noranges.ev"
+	run -0 --separate-stderr ev-stats ops-summary --csv "$T/noranges.ev"
+	assert_line --index 3 "aten::index_put_,['other'],6,0.006,1,9.836065573770492,84.42622950819673,6,0.006"
 }
 
 @test "kineto2ev: an op's signature keeps the blanks inside its argument strings" {
@@ -54,25 +68,36 @@ other,2,0.0065,12.5,100"
 @test "report --tracelens equals TraceLens's own report of a small trace, in its layout" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
-	# The subtree columns need the op tree, which the stream does not keep;
-	# the process and thread names are known (TraceLens's "Unknown": the
-	# trace has no metadata events).
-	[[ "$stderr" == *"ops_summary: total_subtree_kernel_time_sum, total_subtree_kernel_time_ms left empty"* ]]
-	[[ "$stderr" == *"ops_unique_args: total_subtree_kernel_time_mean,"* ]]
+	# TraceLens's event ids are not in the stream; the subtree times,
+	# kernel_details and the process and thread names are (TraceLens's
+	# "Unknown": the trace has no metadata events).
+	[[ "$stderr" != *"ops_summary:"* ]]
+	[[ "$stderr" == *"ops_unique_args: ex_UID left empty"* ]]
 	[[ "$stderr" == *"GEMM: UID_first left empty"* ]]
 	[[ "$stderr" != *"process_name"* ]]
+	# The kernel without a call is in the histogram, not in the summary.
+	[[ "$stderr" == *"short_kernel_histogram: 1 short kernels without a launching op left out of short_kernels_summary"* ]]
+	# The NCCL kernel has no collective arguments: TraceLens writes no
+	# coll_analysis, and neither does evkit.
+	[[ "$stderr" == *"coll_analysis: 1 collectives without their process group's ranks, size, dtype or message size left out"* ]]
 	run -0 ls "$T/tl"
-	assert_output "$(printf '%s.csv\n' GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args)"
+	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
-	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS
-	assert_output --partial "ops_unique_args: 4 rows (0 in another order among ties), 75 cells equal, 33 empty in evkit, 0 differ"
+	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT
+	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 156 cells equal, 6 empty in evkit, 0 differ"
 	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 39 cells equal, 1 empty in evkit, 0 differ"
+	assert_output --partial "BinaryElementwise: 1 rows (0 in another order among ties), 37 cells equal, 1 empty in evkit, 0 differ"
+	# TraceLens's short-kernel study (--short_kernel_study): the embedding's
+	# 2.5 us kernel, index_put_'s own and the nonzero's under it,
+	# per op and arguments, the orphan's 8 us in the last bin.
+	assert_output --partial "short_kernels_summary: 3 rows (0 in another order among ties), 27 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "short_kernel_histogram: 100 rows (0 in another order among ties), 300 cells equal"
 	# Each sheet's header is TraceLens's, as the contract has it (GEMM's
 	# columns depend on the trace: the comparison above checks them).
 	local s
-	for s in ${SHEETS% GEMM}; do
-		grep -q "^$s	" "$REF/contract.tsv"
-		[ "$(head -1 "$T/tl/$s.csv")" = "$(grep "^$s	" "$REF/contract.tsv" | cut -f3- | python3 -c 'import csv,sys; csv.writer(sys.stdout, lineterminator="\n").writerow(sys.stdin.read().rstrip("\n").split("\t"))')" ]
+	for s in ${SHEETS% GEMM BinaryElementwise} $SHORT; do
+		grep -q "^$s	[^	]*	" "$REF/contract.tsv"
+		[ "$(head -1 "$T/tl/$s.csv")" = "$(grep "^$s	[^	]*	" "$REF/contract.tsv" | cut -f3- | python3 -c 'import csv,sys; csv.writer(sys.stdout, lineterminator="\n").writerow(sys.stdin.read().rstrip("\n").split("\t"))')" ]
 	done
 	# A number TraceLens's report has that is wrong fails the comparison.
 	sed 's/^aten::mm,30.5,/aten::mm,30.6,/' "$REF/fixture/ops_summary.csv" >"$T/ops_summary.csv"
@@ -103,6 +128,61 @@ other,2,0.0065,12.5,100"
 	assert_line --index 1 --partial "('float', 'float')\",1,\"(True, False)\",matrix_fp32"
 }
 
+@test "perf --table binary, unary, reduce: TraceLens's elementwise and reduce models of a small trace" {
+	kineto2ev -q -o "$T/x.ev" "$FX"
+	# The add of two [4] floats: 4 FLOPs, (4 + 4 + 4) * 4 bytes (no output
+	# argument: the output's size is the larger input's); its two kernels
+	# overlap, 15 us busy.
+	run -0 --separate-stderr ev-stats perf --table binary --tracelens-float --csv "$T/x.ev"
+	assert_line --index 0 --partial "name,param: shape_in1,param: shape_in2,param: dtype_in1_in2_out,param: stride_input1,param: stride_input2,param: stride_output,Compute Spec,"
+	assert_line --index 1 --partial "aten::add,\"(4,)\",\"(4,)\",\"('float', 'float', None)\",\"(1,)\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,4.57763671875e-05,0.08333333333333333,"
+	[ "${#lines[@]}" = 2 ]
+	# As a unary op, Input Dims[1] (a tensor) is the output: its type and
+	# strides; 4 FLOPs, (4 + 4) * 4 bytes.
+	sed 's/"aten::add"/"aten::neg"/' "$FX" >"$T/u.json"
+	kineto2ev -q -o "$T/u.ev" "$T/u.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/u.ev"
+	assert_line --index 0 --partial "name,param: op_shape,param: dtype_in_out,param: stride_input,param: stride_output,Compute Spec,"
+	assert_line --index 1 --partial "aten::neg,\"(4,)\",\"('float', 'float')\",\"(1,)\",\"(1,)\",vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,3.0517578125e-05,0.125,"
+	# A pad and an upsampling: the output's shape from Concrete Inputs[1]
+	# (pairs innermost first; the spatial size after N, C), FLOPs one per
+	# output element, bytes 4 in + 7 (4 * 9) out floats (TraceLens's own
+	# classes give the same).
+	local edit='import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["traceEvents"]:
+    if e.get("name") == "aten::add":
+        e["name"], e["args"]["Concrete Inputs"] = sys.argv[3], ["", sys.argv[4], ""]
+json.dump(t, open(sys.argv[2], "w"))'
+	python3 -c "$edit" "$FX" "$T/p.json" aten::replication_pad1d "[1, 2]"
+	kineto2ev -q -o "$T/p.ev" "$T/p.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/p.ev"
+	assert_line --index 1 --partial "aten::replication_pad1d,\"(4,)\",\"(7,)\",\"[1, 2]\",\"(7,)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",7e-09,4.1961669921875e-05,0.1590909090909091,"
+	python3 -c "$edit" "$FX" "$T/p.json" aten::upsample_nearest1d "[9]"
+	kineto2ev -q -o "$T/p.ev" "$T/p.json"
+	run -0 --separate-stderr ev-stats perf --table unary --tracelens-float --csv "$T/p.ev"
+	assert_line --index 1 --partial "aten::upsample_nearest1d,\"(4,)\",\"(4, 9)\",\"(4, 9)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
+	assert_line --index 1 --partial ",3.6e-08,0.000152587890625,0.225,"
+	# As a sum: Concrete Inputs are strings, so TraceLens reads no dim and
+	# reduces to one element: (4 + 1) * 4 bytes; Reduce_bwd said missing.
+	sed 's/"aten::add"/"aten::sum"/' "$FX" >"$T/r.json"
+	kineto2ev -q -o "$T/r.ev" "$T/r.json"
+	run -0 --separate-stderr ev-stats perf --table reduce --tracelens-float --csv "$T/r.ev"
+	assert_line --index 0 --partial "name,param: num_input_elems,param: num_output_elems,param: dtype_in_out,param: reduce_type,Compute Spec,"
+	assert_line --index 1 --partial "aten::sum,4,1,\"('float', None)\",sum,vector_fp32,"
+	assert_line --index 1 --partial ",4e-09,1.9073486328125e-05,0.2,"
+	[[ "$stderr" == *"Reduce_bwd (these ops' backward) not made"* ]]
+	# Shapes that do not broadcast: TraceLens's model fails, the op is left out.
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [e["args"].__setitem__("Input Dims", [[4],[3],[]]) for e in t["traceEvents"] if e.get("name")=="aten::add"]; json.dump(t, open(sys.argv[2], "w"))' "$FX" "$T/b.json"
+	kineto2ev -q -o "$T/b.ev" "$T/b.json"
+	run -0 --separate-stderr ev-stats perf --table binary --csv "$T/b.ev"
+	[ "${#lines[@]}" = 1 ]
+	[[ "$stderr" == *"1 BinaryElementwise op instance(s) whose arguments the model cannot read (first: aten::add)"* ]]
+}
+
 @test "report --tracelens: a workbook of TraceLens's sheets in its order; --tracelens only for report" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	ev-stats report -q --tracelens --xlsx -o "$T/r.xlsx" "$T/x.ev"
@@ -110,7 +190,7 @@ other,2,0.0065,12.5,100"
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; w = openpyxl.load_workbook(sys.argv[1]); print(" ".join(w.sheetnames)); print([c.value for c in w["ops_summary"][1]][:3])' "$T/r.xlsx"
-	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM kernel_summary"
+	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM BinaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
 	assert_line --index 1 "['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum']"
 }
 
@@ -123,10 +203,19 @@ other,2,0.0065,12.5,100"
 		kineto2ev -q -o "$T/x.ev" "$TL/$t.json.gz"
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
-		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" $SHEETS
+		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
+		# Every cell of ops_summary and ops_unique_args (subtree times,
+		# kernel_details, process and thread names) but the event id.
+		[[ "$output" =~ ops_summary:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
+		[[ "$output" =~ ops_unique_args:\ ([0-9]+)\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
+		[ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ]
 		# Every op's process and thread names are there (and equal
 		# TraceLens's, above).
 		run -0 python3 -c 'import csv,sys; sys.exit(not all(r[c] not in ("", "Unknown") for f, c in ((sys.argv[1], "thread_name"), (sys.argv[2], "thread_name_first"), (sys.argv[2], "process_label_first")) for r in csv.DictReader(open(f, encoding="utf-8"))))' "$d/ops_unique_args.csv" "$d/GEMM.csv"
+		# The short-kernel study, every cell (torch.compile's: no kernel
+		# under 10 us, both empty).
+		# shellcheck disable=SC2086 # SHORT is a word list
+		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" $SHORT
 		# The perf-model sheets of ops whose kernels their child ops
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
@@ -139,6 +228,12 @@ other,2,0.0065,12.5,100"
 		else
 			[ ! -f "$d/Normalization.csv" ]
 		fi
+		# The elementwise and reduce sheets: evkit writes one exactly when
+		# TraceLens does.
+		for s in UnaryElementwise BinaryElementwise Reduce_fwd; do
+			[ -f "$TL/${t}_perf_report_csvs/$s.csv" ] || { [ ! -f "$d/$s.csv" ] && continue; }
+			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" "$s"
+		done
 	done
 	# resnet: TraceLens links a GPU event to its call only through an ac2g
 	# flow, and this ROCm trace has none for its 81 memsets; evkit links
@@ -149,6 +244,29 @@ other,2,0.0065,12.5,100"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" kernel_summary GEMM
 	assert_output --partial "118 rows"
 	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 120 cells equal, 3 empty in evkit, 0 differ"
+	# ops_summary: the direct and subtree times of the two ops launching
+	# those memsets (and so every share) differ, the rest is equal.
+	run -1 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" ops_summary
+	assert_output --partial "ops_summary: 21 rows (0 in another order among ties), 140 cells equal, 0 empty in evkit, 49 differ"
+	run -0 python3 - "$REF/resnet_act_checkpoint" "$T/resnet" <<-'EOF'
+		import csv, sys
+		rows = [{r["name"]: r for r in csv.DictReader(open(f"{d}/ops_summary.csv", encoding="utf-8"))} for d in sys.argv[1:]]
+		cols = ("total_direct_kernel_time_sum", "total_subtree_kernel_time_sum", "Count")
+		bad = sorted(n for n, r in rows[0].items() if any(abs(float(r[c]) - float(rows[1][n][c])) > 1e-6 * float(r[c]) for c in cols))
+		assert bad == ["aten::convolution_backward", "aten::miopen_convolution"], bad
+	EOF
+	# The short-kernel study (made with --short_kernel_study): the NCCL
+	# broadcasts' short kernels under record_param_comms, ties in TraceLens's
+	# order of first appearance.
+	# shellcheck disable=SC2086 # SHORT is a word list
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" $SHORT
+	assert_output --partial "short_kernels_summary: 144 rows (0 in another order among ties), 1296 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "short_kernel_histogram: 100 rows (0 in another order among ties), 300 cells equal, 0 empty in evkit, 0 differ"
+	# coll_analysis: the rank's 12 NCCL kernels with their collective's
+	# arguments, per group and kind; its 5 without are left out, as
+	# TraceLens's groupby leaves them out; sizes in MB of 2^20 bytes.
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" coll_analysis
+	assert_output --partial "coll_analysis: 4 rows (0 in another order among ties), 76 cells equal, 0 empty in evkit, 0 differ"
 	# Batch norms, forward (on two threads: recomputed in the backward)
 	# and backward (output_mask); TraceLens's resnet CSVs of them came
 	# from the same run (tests/expected/tracelens/README.md).
@@ -171,6 +289,28 @@ other,2,0.0065,12.5,100"
 		        if r["Kernel Time (µs)_sum"] not in {x["Kernel Time (µs)_sum"] for x in a}:
 		            assert "Memset" in r["trunc_kernel_details"], r["name"]
 	EOF
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
+	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 105 cells equal, 3 empty in evkit, 0 differ"
+	# Every binary row, aten::div by a Scalar too, whose kernel its child
+	# aten::div launches (the op credited its subtree).
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" BinaryElementwise
+	assert_output --partial "BinaryElementwise: 29 rows (0 in another order among ties), 1073 cells equal, 29 empty in evkit, 0 differ"
+	# The unary row the stream cannot give: a uint8 copy_ that launched
+	# nothing (a CPU copy).  The rest equal but which instance is "first":
+	# TraceLens takes the trace file's order (one thread's ops, then the
+	# other's), evkit time order for the arguments (the names follow the
+	# #thread lines' order, and are equal), so four copy_ rows have the
+	# other thread's Concrete Inputs_first.
+	local drop='import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))
+keep = [r for r in rows if not (r[0] == "aten::copy_" and "unsigned char" in r[2])]
+csv.writer(open(sys.argv[2], "w", newline="", encoding="utf-8"), lineterminator="\n").writerows(keep)
+print(len(rows) - len(keep))'
+	run -0 python3 -c "$drop" "$REF/resnet_act_checkpoint/UnaryElementwise.csv" "$T/UnaryElementwise.csv"
+	assert_output 1
+	run -1 python3 "$CMP" "$T" "$T/resnet" UnaryElementwise
+	assert_output --partial "UnaryElementwise: 23 rows (0 in another order among ties), 801 cells equal, 23 empty in evkit, 4 differ"
+	[ "$(grep -c "'Concrete Inputs_first': TraceLens \"\['', '', 'False'\]\" evkit \"\['', '', 'True'\]\"" <<<"$output")" = 4 ]
 }
 
 @test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {
@@ -215,7 +355,13 @@ other,2,0.0065,12.5,100"
 	{"ph": "M", "name": "process_name", "pid": 0, "tid": 3, "args": {"name": "not here"}},
 	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": "thread 8 (python3)"}},
 	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "thread 9 (python3)"}},
-	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "thread 9 (pt_autograd_0)"}}
+	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "thread 9 (pt_autograd_0)"}},
+	{"ph": "X", "cat": "cpu_op", "name": "aten::outer", "pid": 7, "tid": 8, "ts": 70, "dur": 20, "args": {"External id": 3}},
+	{"ph": "X", "cat": "cpu_op", "name": "aten::inner", "pid": 7, "tid": 8, "ts": 71, "dur": 5, "args": {"External id": 4}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 8, "ts": 72, "dur": 1, "args": {"correlation": 30, "External id": 4}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 8, "ts": 80, "dur": 1, "args": {"correlation": 31, "External id": 3}},
+	{"ph": "X", "cat": "kernel", "name": "inner_kernel", "pid": 0, "tid": 7, "ts": 74, "dur": 1, "args": {"stream": 7, "correlation": 30, "External id": 4}},
+	{"ph": "X", "cat": "kernel", "name": "outer_kernel", "pid": 0, "tid": 7, "ts": 82, "dur": 1, "args": {"stream": 7, "correlation": 31, "External id": 3}}
 	]}
 	EOF
 	kineto2ev -q -o "$T/m.ev" "$T/m.json"
@@ -229,6 +375,12 @@ other,2,0.0065,12.5,100"
 	assert_line --index 0 --partial "name,op category,process_name,process_label,thread_name,Input Dims,"
 	assert_line --index 1 --partial "aten::mm,GEMM,python3,CPU,thread 8 (python3),"
 	assert_line --index 2 --partial "aten::mm,GEMM,python3,CPU,thread 9 (pt_autograd_0),"
+	# An op whose child op's kernel comes before its own (its instance
+	# begun by the subtree time) is named by its own thread too.
+	assert_line --index 4 --partial "aten::outer,other,python3,CPU,thread 8 (python3),"
+	[[ "$stderr" != *"without their cpu_op range"* ]]
+	run -0 --separate-stderr ev-stats ops-summary --csv "$T/m.ev"
+	assert_line --index 3 "aten::outer,['other'],1,0.001,1,10,100,2,0.002"
 	# The perf sheet's first is the first op in the file (thread 9's),
 	# not the earliest.
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/r" "$T/m.ev"
@@ -239,5 +391,6 @@ other,2,0.0065,12.5,100"
 	# empty and says so.
 	grep -av '^#thread\|^#process' "$T/m.ev" >"$T/n.ev"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/n" "$T/n.ev"
+	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, ex_UID left empty"* ]]
 	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
 }

@@ -551,3 +551,76 @@ EOF
 	run -0 pt_args "$T/j4d.json"
 	assert_output ""
 }
+
+# The SenRdma slices of an ev stream as the comm_seq reference rows:
+# rank, start and end (us, 3 decimals), name with acelyzer's Receive ->
+# Recv, peers (the sig's peers=, else a p2p's peer), sorted.
+senrdma() {
+	ev-view -M -H -c rank,ts,dur,peer,sig,name "$1" | awk -F'\t' '$6 ~ /SenRdma/ {
+		p = ""; if (match($5, /peers=[0-9,]+/)) p = substr($5, RSTART + 6, RLENGTH - 6); else if ($4 >= 0) p = $4
+		n = $6; gsub(/Receive/, "Recv", n)
+		printf "%d\t%.3f\t%.3f\t%s\t%s\n", $1, $2 / 1000, ($2 + $3) / 1000, n, p }' | sort
+}
+
+@test "shared data: --comm-summarize-seq, acelyzer's --comm_summarize_seq slices on TP4 and job4" {
+	need_shared_data
+	flex2ev -q --align=acelyzer --comm-summarize-seq -o "$T/c.ev" "$A/allreduce_tp4.json"
+	# 10 slices, rank 3's five sends of request 82233 one of them.
+	diff <(awk -F'\t' 'NR > 1 { printf "%d\t%.3f\t%.3f\t%s\t%s\n", $1, $2, $3, $4, $5 }' \
+		"$X/allreduce_tp4_split_comm_seq.tsv" | sort) <(senrdma "$T/c.ev")
+	run -0 grep -c 'SenRdmaSend_82233 	' <(senrdma "$T/c.ev")
+	assert_output 1
+	# job4 has no SenRdma slice: the stream is the one without the option.
+	[ "$(wc -l <"$X/sample_flex_3062_job_4_comm_seq.tsv")" -eq 1 ]
+	flex2ev -q -o "$T/j.ev" "$A/sample_flex_3062_job_4.json"
+	flex2ev -q --comm-summarize-seq -o "$T/jc.ev" "$A/sample_flex_3062_job_4.json"
+	cmp "$T/j.ev" "$T/jc.ev"
+}
+
+comm_seq_fixture() {
+	cat >"$T/cs.json" <<'JSON'
+[
+{"ph":"X","name":"SenRdmaSend_0105 - Set BcList","pid":0,"tid":1,"ts":10,"dur":2,"args":{"Peers":"1,2"}},
+{"ph":"X","name":"SenRdmaSend_105 - Xseg to rank 2","pid":0,"tid":1,"ts":11,"dur":3,"args":{"Peer":"2"}},
+{"ph":"X","name":"SenRdmaSend_105 - Xseg to rank 1","pid":0,"tid":1,"ts":12,"dur":2,"args":{"Peer":"1"}},
+{"ph":"X","name":"SenRdmaSend_105 Data","pid":0,"tid":1,"ts":13,"dur":7,"args":{"Bytes":"64"}},
+{"ph":"X","name":"SenRdmaReceive_106 [sync=x] DmaI","pid":0,"tid":2,"ts":15,"dur":4,"args":{"Peer":"3"}},
+{"ph":"X","name":"add_1 Cmpt Exec","pid":0,"tid":3,"ts":30,"dur":5},
+{"ph":"X","name":"SenRdmaSend_105 late","pid":0,"tid":1,"ts":2000,"dur":1,"args":{"Peer":"3"}},
+{"ph":"X","name":"SenRdmaSend_105 - b","pid":1,"tid":1,"ts":12,"dur":1,"args":{"Peer":"0"}},
+{"ph":"X","name":"SenRdmaSend_105 - c","pid":1,"tid":1,"ts":12.5,"dur":1,"args":{"Peer":"2"}}
+]
+JSON
+}
+
+@test "--comm-summarize-seq by hand: one slice per (rank, request), closed past its end plus the window" {
+	comm_seq_fixture
+	# Rank 0's request 105 (0105 is 105, as acelyzer's int()): 10..20 us,
+	# named by the common prefix, peers from args.Peer only (not the
+	# BcList's Peers); 2000 us is past 20 us + 1000 us: a request of its
+	# own.  Rank 1's 105 is another job's.  106 alone is left as it is.
+	run -0 bash -c "flex2ev -q -a none --comm-summarize-seq '$T/cs.json' | ev-view -M -H -c rank,ts,dur,name,sig"
+	assert_output - <<'EOF'
+0	10000	10000	SenRdmaSend_	OTHER peers=1,2
+1	12000	1500	SenRdmaSend_105 - 	OTHER peers=0,2
+0	15000	4000	SenRdmaReceive_106 [sync=x] DmaI	DATA_IN sync=x
+0	30000	5000	add_1 Cmpt Exec	COMPUTE_EXEC
+0	2000000	1000	SenRdmaSend_105 late	OTHER
+EOF
+	# A window of 2 ms keeps the late send in the request.
+	run -0 bash -c "flex2ev -q -a none --comm-summarize-seq --comm-seq-window=2000 '$T/cs.json' | ev-view -M -H -c rank,ts,dur,name,sig -n late"
+	assert_output ""
+	run -0 bash -c "flex2ev -q -a none --comm-summarize-seq --comm-seq-window=2000 '$T/cs.json' | ev-view -M -H -c ts,dur,sig -n '^SenRdmaSend_$'"
+	assert_output "10000	1991000	OTHER peers=1,2,3"
+}
+
+@test "--comm-summarize-seq: past --comm-seq-max the oldest request closes early, said on stderr" {
+	comm_seq_fixture
+	run -0 --separate-stderr flex2ev -a none --comm-summarize-seq --comm-seq-max=1 -o "$T/m.ev" "$T/cs.json"
+	[[ "$stderr" == *"--comm-summarize-seq: 3 request(s) closed early: more than 1 open at once"* ]]
+	run -0 ev-view -M -H -c rank,ts,dur,name "$T/m.ev"
+	assert_line --index 0 "0	10000	4000	SenRdmaSend_"
+	assert_line --index 2 "0	13000	7000	SenRdmaSend_105 Data"
+	run -2 flex2ev --comm-seq-max=0 "$T/cs.json"
+	run -2 flex2ev --comm-seq-window=x "$T/cs.json"
+}

@@ -477,3 +477,13 @@ EOF2
 	run -2 process-traces -q --align=acelyzer -o "$T/k" "$TESTS_DIR/fixtures/kineto2ev/small.json"
 	assert_output --partial "--align=acelyzer: for AIU Flex traces only"
 }
+
+@test "Flex --comm-summarize-seq: passed to flex2ev, rank 3's five sends one slice in the timeline" {
+	need_shared_data
+	process-traces -q -t -n c -o "$T/out" "$SHARED_DATA/acelyzer/allreduce_tp4.json"
+	run -1 grep -c '"SenRdmaSend_82233 "' "$T/out/c.json"
+	process-traces -q -t --comm-summarize-seq -n c -o "$T/out" "$SHARED_DATA/acelyzer/allreduce_tp4.json"
+	run -0 grep -o '"SenRdmaSend_82233 "' "$T/out/c.json"
+	[ "${#lines[@]}" -ge 1 ]
+	run -1 grep -c 'SenRdmaSend_82233 - Xseg' "$T/out/c.json"
+}

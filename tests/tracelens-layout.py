@@ -30,7 +30,7 @@ import sys
 
 import re
 
-COUNT_COLS = {"Count", "operation_count", "Kernel duration (µs)_count", "name_count"}
+COUNT_COLS = {"Count", "operation_count", "Kernel duration (µs)_count", "name_count", "Short Kernel count", "count"}
 NP_SCALAR = re.compile(r"np\.(?:float64|int64)\(([^()]*)\)")
 SORT_COL = {
     "kernel_summary": "Kernel duration (µs)_sum",
@@ -38,6 +38,12 @@ SORT_COL = {
     "ops_summary_by_category": "total_direct_kernel_time_ms",
     "ops_unique_args": "total_direct_kernel_time_sum",
     "GEMM": "Kernel Time (µs)_sum",
+    "BinaryElementwise": "Kernel Time (µs)_sum",
+    "UnaryElementwise": "Kernel Time (µs)_sum",
+    "Reduce_fwd": "Kernel Time (µs)_sum",
+    "Reduce_bwd": "Kernel Time (µs)_sum",
+    "short_kernels_summary": "Short Kernel duration (µs) sum",
+    "coll_analysis": "dur_sum",
 }
 
 
@@ -81,6 +87,10 @@ def same_number(col, x, y):
         return x == y
     if math.isnan(x) or math.isnan(y):
         return math.isnan(x) and math.isnan(y)
+    return close(x, y)
+
+
+def close(x, y):
     return abs(x - y) <= max(1e-9, 1e-6 * max(abs(x), abs(y)))
 
 

@@ -105,6 +105,8 @@ static void usage(FILE *f)
 "                         kdist: HTA's num_kernels [10]; kernel-patterns: rows\n"
 "      --operator=TEXT, --min-pattern-len=N, --sort=count|gpu|cpu\n"
 "                         kernel-patterns: ops named ...TEXT..., N kernels [3]\n"
+"      --annotate=FILE    kernel-patterns: an ev stream of marks on the\n"
+"                         instances of each rank's first --top patterns [5]\n"
 "      --duration-ratio=R kdist: HTA's duration_ratio, 0 to 1 [0.8]\n"
 "      --table=T          coll: summary, each (one row per collective,\n"
 "                         streamed) or stragglers [summary]; short:\n"
@@ -137,8 +139,10 @@ static void usage(FILE *f)
 "                         sheet named as in TraceLens's reports (gpu_timeline,\n"
 "                         kernel_summary, ops_unique_args, coll_analysis,\n"
 "                         short_kernels_summary, ...; HTA's function names for\n"
-"                         idle, launch, queue, membw), frozen header, filters;\n"
-"                         compare's status coloured Better/Worse\n"
+"                         idle, launch, queue, membw, kdist;\n"
+"                         frequent_cuda_kernel_sequences for kernel-patterns),\n"
+"                         frozen header, filters; compare's status coloured\n"
+"                         Better/Worse\n"
 "      --tracelens        report: TraceLens's sheets, column names, order, units\n"
 "                         and rows (those evkit has; see docs/ev-stats.md)\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout];\n"
@@ -172,6 +176,13 @@ static int input_oom(const struct opts *o)
 {
 	return ev_cli_error(&o->cli, "%s%s: out of memory making the table (--max-names bounds a kernels table)",
 	                    o->ninputs ? o->inputs[0] : "standard input", o->ninputs > 1 ? " and the other inputs" : "");
+}
+
+/* A failure of the analysis: memory, or the file it names (else the output). */
+static int stats_error(const struct opts *o, const ev_stats *s, int rc)
+{
+	const char *path = ev_stats_errpath(s);
+	return rc == EV_ERR_NOMEM ? input_oom(o) : ev_cli_file_error(&o->cli, path ? path : o->cli.output, rc);
 }
 
 /* One record into the analysis (or every table of the report).  Order is
@@ -263,7 +274,7 @@ static int run(struct opts *o)
 		o->so.stream = each;
 	}
 	if ((rc = ev_stats_new(&s, &o->so, st, meta)) != EV_OK) {
-		status = ev_cli_error(&o->cli, "out of memory");
+		status = rc == EV_ERR_NOMEM ? ev_cli_error(&o->cli, "out of memory") : stats_error(o, s, rc);
 		goto done;
 	}
 	struct loop lp = { o, s, NULL };
@@ -272,7 +283,7 @@ static int run(struct opts *o)
 	if (status)
 		goto done;
 	if ((rc = ev_stats_finish(s)) != EV_OK) {
-		status = rc == EV_ERR_NOMEM ? input_oom(o) : ev_cli_file_error(&o->cli, o->cli.output, rc);
+		status = stats_error(o, s, rc);
 		goto done;
 	}
 	struct ev_stats_counts c;
@@ -338,52 +349,10 @@ done:
 enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
-	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_OPERATOR, O_MINLEN, O_SORT, O_XLSX, /* O_XLSX last: check_options goes up to it */
+	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_OPERATOR, O_MINLEN, O_SORT, O_ANNOTATE, O_XLSX, /* O_XLSX last: check_options goes up to it */
 };
 
-/* Whether list (NULL-terminated, may be NULL) holds name. */
-static int listed(const char *const *list, const char *name)
-{
-	for (; list && *list; list++)
-		if (!strcmp(*list, name))
-			return 1;
-	return 0;
-}
-
-/* An option that no analysis lists, nor compare, applies to every
- * subcommand; a listed one to those that list it. */
-static int scoped(const char *name)
-{
-	for (size_t i = 0; ev_stats_registry[i]; i++)
-		if (listed(ev_stats_registry[i]->options, name))
-			return 1;
-	return listed(compare_options, name);
-}
-
-/* The analysis whose tables --table's word is checked against as it is
- * read: the subcommand's, else the first that has tables (check_options
- * then says whether --table applies at all). */
-static const struct ev_stats_analysis *table_source(const struct opts *o)
-{
-	if (o->sub && o->sub->tables)
-		return o->sub;
-	for (size_t i = 0; ev_stats_registry[i]; i++)
-		if (ev_stats_registry[i]->tables)
-			return ev_stats_registry[i];
-	return NULL;
-}
-
 #define MAX_WORDS 32
-
-/* The --table words of a (NULL-terminated in words[MAX_WORDS]). */
-static const char *const *table_words(const struct ev_stats_analysis *a, const char **words)
-{
-	size_t n = 0;
-	for (const struct ev_stats_subtable *t = a ? a->tables : NULL; t && t->name && n + 1 < MAX_WORDS; t++)
-		words[n++] = t->name;
-	words[n] = NULL;
-	return words;
-}
 
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
@@ -420,6 +389,7 @@ static const struct option longopts[] = {
 	{ "operator", required_argument, NULL, O_OPERATOR },
 	{ "min-pattern-len", required_argument, NULL, O_MINLEN },
 	{ "sort", required_argument, NULL, O_SORT },
+	{ "annotate", required_argument, NULL, O_ANNOTATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -434,27 +404,24 @@ static int check_options(struct opts *o)
 		for (const struct option *p = longopts; p->name; p++)
 			if (p->val == code)
 				opt = p->name;
-		if (!scoped(opt) || listed(o->what->options, opt) || (!o->sub && listed(compare_options, opt)))
+		if (!(ev_stats_option_scoped(opt) || ev_stats_listed(compare_options, opt)) ||
+		    ev_stats_listed(o->what->options, opt) || (!o->sub && ev_stats_listed(compare_options, opt)))
 			continue;
 		char name[32], subs[128];
-		size_t n = 0;
+		size_t n = ev_stats_option_users(opt, subs, sizeof subs);
 		snprintf(name, sizeof name, "--%s", opt);
-		for (size_t k = 0; ev_stats_registry[k]; k++)
-			if (listed(ev_stats_registry[k]->options, opt))
-				n += (size_t)snprintf(subs + n, n < sizeof subs ? sizeof subs - n : 0, "%s%s", n ? ", " : "",
-				                      ev_stats_registry[k]->name);
-		if (listed(compare_options, opt))
-			n += (size_t)snprintf(subs + n, n < sizeof subs ? sizeof subs - n : 0, "%s%s", n ? ", " : "",
-			                      compare_name);
+		if (ev_stats_listed(compare_options, opt))
+			snprintf(subs + (n < sizeof subs ? n : sizeof subs), n < sizeof subs ? sizeof subs - n : 0, "%s%s",
+			         n ? ", " : "", compare_name);
 		char sub[48];
 		snprintf(sub, sizeof sub, "%s%s%s", sub_name(o), o->sub ? "" : " --what=", o->sub ? "" : o->what->name);
 		return ev_cli_not_for(&o->cli, sub, name, subs);
 	}
 	if (o->table) {
-		/* The word was checked against table_source(); the index is the
-		 * analysis's that runs. */
+		/* The word was checked against the subcommand's tables (or the
+		 * first analysis's); the index is the analysis's that runs. */
 		const char *words[MAX_WORDS];
-		return ev_cli_word(&o->cli, "--table", o->table, table_words(o->what, words), &o->so.table);
+		return ev_cli_word(&o->cli, "--table", o->table, ev_stats_table_words(o->what, words, MAX_WORDS), &o->so.table);
 	}
 	return 0;
 }
@@ -496,7 +463,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case O_TABLE: {
 		const char *words[MAX_WORDS];
 		unsigned w;
-		if ((rc = ev_cli_word(&o->cli, "--table", arg, table_words(table_source(o), words), &w)) != 0)
+		if ((rc = ev_cli_word(&o->cli, "--table", arg, ev_stats_table_words(o->sub && o->sub->tables ? o->sub : NULL, words, MAX_WORDS), &w)) != 0)
 			return rc;
 		o->table = arg;
 		break;
@@ -533,6 +500,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		break;
 	case O_XLSX: o->xlsx = 1; break;
 	case O_OPERATOR: so->kp_operator = arg; break;
+	case O_ANNOTATE: so->annotate = arg; break;
 	case O_MINLEN: {
 		uint64_t v;
 		if (ev_parse_u64(arg, &v) != EV_OK || v == 0 || v > UINT32_MAX)
@@ -645,9 +613,14 @@ static int settle_options(struct opts *o)
 		 * and compare's, do not apply. */
 		for (const struct option *p = longopts; p->name; p++)
 			if (p->val < 64 && (o->given & (UINT64_C(1) << p->val)) &&
-			    (p->val == O_BY || p->val == O_TABLE || listed(compare_options, p->name) ||
+			    (p->val == O_BY || p->val == O_TABLE || ev_stats_listed(compare_options, p->name) ||
 			     !strcmp(p->name, "class") || !strcmp(p->name, "key") || !strcmp(p->name, "top")))
 				return ev_cli_usage_error(&o->cli, "report: --%s does not apply (each table has its own)", p->name);
+		for (const struct option *p = longopts; p->name; p++)
+			if (p->val < 64 && (o->given & (UINT64_C(1) << p->val)) && ev_stats_option_scoped(p->name) &&
+			    !ev_report_takes_option(p->name, o->so.tracelens))
+				return ev_cli_usage_error(&o->cli, "report%s: --%s does not apply (no table of it takes it)",
+				                          o->so.tracelens ? " --tracelens" : "", p->name);
 		if (!strcmp(o->cli.output, "-"))
 			return ev_cli_usage_error(&o->cli, "report: -o DIR is required (-o FILE with --xlsx)");
 		return 0;

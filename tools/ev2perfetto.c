@@ -204,11 +204,12 @@ static void report(struct opts *o)
 	if (o->verbose && !o->cli.quiet)
 		ev_cli_note(&o->cli,
 		            "%llu records, %llu trace events, %llu flows (%llu launch, %llu message, %llu p2p, "
-		            "%llu collective, %llu critical path), %llu message ends and %llu collectives without a partner, "
+		            "%llu collective, %llu critical path, %llu pattern), %llu message ends and %llu collectives without a partner, "
 		            "%llu extra lanes, %llu records skipped, %llu critical path segments, %llu bytes of JSON",
 		            U(s.records), U(s.events), U(s.flows), U(s.flows_by_kind[EV_PERFETTO_LAUNCH]),
 		            U(s.flows_by_kind[EV_PERFETTO_MESSAGE]), U(s.flows_by_kind[EV_PERFETTO_P2P]),
 		            U(s.flows_by_kind[EV_PERFETTO_COLLECTIVE]), U(s.flows_by_kind[EV_PERFETTO_CRITICAL]),
+		            U(s.flows_by_kind[EV_PERFETTO_PATTERN]),
 		            U(s.unmatched), U(s.incomplete), U(s.lanes), U(s.skipped), U(s.cp_segments), U(s.json_bytes));
 #undef U
 }

@@ -73,6 +73,16 @@ static void usage(FILE *f)
 "                         the id in the record's id), as acelyzer's\n"
 "                         remove_ids_from_name: one string per kind, not per\n"
 "                         request, for long traces\n"
+"      --comm-summarize-seq  acelyzer's --comm_summarize_seq: per rank, the\n"
+"                         slices with SenRdma in the name that share a request\n"
+"                         id (the first _NNN or -NNN) become one, from the\n"
+"                         earliest start to the latest end, named by the\n"
+"                         names' longest common prefix, the union of their\n"
+"                         args.Peer in sig (peers=0,1,2); a request closes\n"
+"                         when the stream passes its end plus the window\n"
+"      --comm-seq-window=US  that window in microseconds [1000]\n"
+"      --comm-seq-max=N   requests open at once at most; past it the oldest\n"
+"                         closes early (counted on stderr) [4096]\n"
 "  -a, --align=MODE       rank clocks: p2p (each rank shifted so that a receive\n"
 "                         ends when its send ends, acelyzer's premise TS5(send)\n"
 "                         = TS2(recv); the offsets on stderr and as #meta\n"
@@ -251,6 +261,13 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	if (n->pt_over)
 		ev_cli_warn(&o->cli, "%llu kernel(s) ran shorter than their ideal time: PT Active 101%% (acelyzer's rule; check --freq)",
 		            (unsigned long long)n->pt_over);
+	if (n->comm_early)
+		ev_cli_warn(&o->cli, "--comm-summarize-seq: %llu request(s) closed early: more than %zu open at once "
+		            "(--comm-seq-max); a later slice of one becomes a slice of its own",
+		            (unsigned long long)n->comm_early, o->f.comm_seq_max);
+	if (n->comm_peers_lost)
+		ev_cli_warn(&o->cli, "--comm-summarize-seq: %llu peer(s) past 64 in one request: left out of its peers list",
+		            (unsigned long long)n->comm_peers_lost);
 	if (n->dropped_prep)
 		ev_cli_warn(&o->cli, "--drop-prep: %llu Cmpt Prep event(s) left out", (unsigned long long)n->dropped_prep);
 	if (n->open_colls)
@@ -285,6 +302,9 @@ static void report(const struct opts *o, const ev_flex_conv *conv)
 	for (unsigned c = 0; c < EV_FC_COUNT; c++)
 		if (n->cls[c])
 			fprintf(stderr, "flex2ev: class %s %llu\n", ev_flex_class_name(c), (unsigned long long)n->cls[c]);
+	if (o->f.comm_seq)
+		fprintf(stderr, "flex2ev: --comm-summarize-seq: %llu slice(s) of %llu SenRdma slices\n",
+		        (unsigned long long)n->comm_merged, (unsigned long long)n->comm_absorbed);
 	if (n->stripped)
 		fprintf(stderr, "flex2ev: --strip-ids: %llu request id(s) taken out of names\n", (unsigned long long)n->stripped);
 	fprintf(stderr, "flex2ev: %llu records, %llu p2p sends, %llu p2p receives, %llu collective spans, %zu rank(s)\n",
@@ -409,7 +429,7 @@ static int sniff(struct opts *o)
 
 enum {
 	OPT_FREQ = 256, OPT_NO_TIGHTEN, OPT_DROP_PREP, OPT_NO_COLLS, OPT_RANK, OPT_MAX_OBJECT, OPT_FLEX_TS_FIX,
-	OPT_SNIFF, OPT_STRIP_IDS
+	OPT_SNIFF, OPT_STRIP_IDS, OPT_COMM_SEQ, OPT_COMM_SEQ_WINDOW, OPT_COMM_SEQ_MAX
 };
 
 static const struct option longopts[] = {
@@ -423,6 +443,9 @@ static const struct option longopts[] = {
 	{ "flex-ts-fix", no_argument, NULL, OPT_FLEX_TS_FIX },
 	{ "sniff", no_argument, NULL, OPT_SNIFF },
 	{ "strip-ids", no_argument, NULL, OPT_STRIP_IDS },
+	{ "comm-summarize-seq", no_argument, NULL, OPT_COMM_SEQ },
+	{ "comm-seq-window", required_argument, NULL, OPT_COMM_SEQ_WINDOW },
+	{ "comm-seq-max", required_argument, NULL, OPT_COMM_SEQ_MAX },
 	{ "compiler-log", required_argument, NULL, 'c' },
 	{ "rank", required_argument, NULL, OPT_RANK },
 	{ "buffer-size", required_argument, NULL, 'S' },
@@ -452,6 +475,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	static const char *const aligns[] = { "none", "p2p", "acelyzer", NULL };
 	struct opts *o = ctx;
 	uint64_t v;
+	double d;
 	int w;
 	switch (code) {
 	case OPT_FREQ:
@@ -465,6 +489,17 @@ static int on_opt(void *ctx, int code, const char *arg)
 	case OPT_FLEX_TS_FIX: o->f.ts_fix = 1; break;
 	case OPT_SNIFF: o->sniff = 1; break;
 	case OPT_STRIP_IDS: o->f.strip_ids = 1; break;
+	case OPT_COMM_SEQ: o->f.comm_seq = 1; break;
+	case OPT_COMM_SEQ_WINDOW:
+		if (ev_parse_double(arg, &d) || d < 0 || d > 9e12)
+			return ev_cli_usage_error(&o->cli, "--comm-seq-window: expected microseconds >= 0, got '%s'", arg);
+		o->f.comm_seq_window = (int64_t)(d * 1000.0 + 0.5);
+		break;
+	case OPT_COMM_SEQ_MAX:
+		if (ev_parse_u64(arg, &v) || v < 1 || v > (1u << 24))
+			return ev_cli_usage_error(&o->cli, "--comm-seq-max: expected 1 to 16777216, got '%s'", arg);
+		o->f.comm_seq_max = (size_t)v;
+		break;
 	case 'c':
 		if (o->nlogs == 64)
 			return ev_cli_usage_error(&o->cli, "at most 64 compiler logs");

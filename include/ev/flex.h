@@ -116,6 +116,7 @@ struct ev_flex_event {
 	int ctype;                /* enum ev_flex_ctype */
 	int npeers;               /* args.Peer / args.Peers, or from RdmaRecv_<peer>_ names */
 	int32_t peers[EV_FLEX_MAX_PEERS];
+	int32_t peer_arg; int have_peer_arg; /* args.Peer alone (acelyzer's --comm_summarize_seq reads it) */
 };
 /* Parse the object at token i.  buf (capacity >= 2 * len + 64) holds the
  * unescaped strings.  EV_OK, EV_ERR_FORMAT (not an object, bad ts/escape),
@@ -159,6 +160,9 @@ struct ev_flex_opts {
 	int strip_ids;         /* request ids out of communication event names, into id */
 	const struct ev_flex_complog *cl; /* compiler tables for the PT Active counter, NULL none */
 	uint64_t core_khz;     /* core clock of their ideal cycles, kHz [1100000] */
+	int comm_seq;          /* --comm-summarize-seq: a request's SenRdma slices as one */
+	int64_t comm_seq_window; /* ns after a request's end before it closes [1000000] */
+	size_t comm_seq_max;   /* requests open at most [4096] */
 };
 void ev_flex_opts_init(struct ev_flex_opts *o);
 
@@ -175,6 +179,9 @@ struct ev_flex_counts {
 	uint64_t pt_over;       /* kernels shorter than their ideal time: 101% (acelyzer's rule) */
 	uint64_t pt_missing;    /* kernels not in the compiler tables: no sample */
 	uint64_t tsx_bad; /* kernels whose stages go backwards or span 2^32 cycles: no tsx record */
+	uint64_t comm_merged, comm_absorbed; /* --comm-summarize-seq: slices of 2+ members, their members */
+	uint64_t comm_early;      /* requests closed early: more than comm_seq_max open */
+	uint64_t comm_peers_lost; /* peers past 64 of one request, left out of its list */
 	uint64_t cls[EV_FC_COUNT];
 };
 

@@ -92,7 +92,7 @@ void ev_perfetto_free(ev_perfetto *p);
 
 /* Counts, final after ev_perfetto_finish. */
 enum { EV_PERFETTO_LAUNCH, EV_PERFETTO_MESSAGE, EV_PERFETTO_P2P, EV_PERFETTO_COLLECTIVE, EV_PERFETTO_CRITICAL,
-       EV_PERFETTO_NFLOWS };
+       EV_PERFETTO_PATTERN, EV_PERFETTO_NFLOWS };
 struct ev_perfetto_stats {
 	uint64_t records;     /* records added */
 	uint64_t events;      /* trace events written */

@@ -210,6 +210,10 @@ struct ev_stats_opts {
 	const char *kp_operator;
 	uint32_t kp_min_len;
 	unsigned kp_sort;
+	/* kernel-patterns: an ev stream of marks on the instances of each
+	 * rank's first top (0: HTA's 5) patterns is written to this path
+	 * (NULL: none), opened by ev_stats_new and closed by finish. */
+	const char *annotate;
 };
 enum ev_kp_sort { EV_KP_SORT_COUNT, EV_KP_SORT_GPU, EV_KP_SORT_CPU };
 
@@ -298,6 +302,20 @@ const struct ev_stats_analysis *ev_stats_find(const char *name);
 /* The --xlsx sheet of table (an index into a->tables) of a. */
 const char *ev_stats_sheet(const struct ev_stats_analysis *a, unsigned table);
 
+/* Options and the registry, for a front end's checks.  Whether list
+ * (NULL-terminated, may be NULL) holds name. */
+int ev_stats_listed(const char *const *list, const char *name);
+/* Whether some analysis lists the option name (an option none lists
+ * applies to every one). */
+int ev_stats_option_scoped(const char *name);
+/* The names of the analyses that list option name, ", " between, in buf
+ * (cut to n); the length they need. */
+size_t ev_stats_option_users(const char *name, char *buf, size_t n);
+/* a's --table words in words[max] (max >= 1), NULL-terminated; a NULL:
+ * the first analysis that has tables (where a word is checked before the
+ * subcommand is known). */
+const char *const *ev_stats_table_words(const struct ev_stats_analysis *a, const char **words, size_t max);
+
 /* The driver.  o->analysis is any row, in the registry or not (a row
  * without rec or rows is EV_ERR_ARG); st and meta are the reader's (names
  * and #src/#comm lines). */
@@ -310,6 +328,10 @@ int64_t ev_stats_order_last(const ev_stats *s);
 int ev_stats_finish(ev_stats *s) EV_RESULT_USED;
 /* The result table (after finish).  rs is initialised by the call. */
 int ev_stats_rows(ev_stats *s, struct ev_rowset *rs) EV_RESULT_USED;
+/* The file behind the last I/O error of ev_stats_new or finish (an
+ * analysis's own output, such as annotate, or its temporary files); NULL:
+ * the table's output. */
+const char *ev_stats_errpath(const ev_stats *s);
 void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c);
 /* After finish: what the reader must know of the result (collectives not
  * seen on every rank, sketched quantiles, empty cells...), each said once
@@ -370,6 +392,9 @@ int ev_stats_compare(ev_stats *s, const struct ev_rowset *rs, const struct ev_co
  * perf report that the analyses make, from one pass.  Its tables, i = 0
  * .. ev_report_tables() - 1: each one's sheet, and its columns when its
  * rows are written as they come, else NULL. */
+/* Whether an option an analysis scopes (ev_stats_option_scoped) applies to
+ * one of the report's tables (of the TraceLens layout when tracelens). */
+int ev_report_takes_option(const char *name, int tracelens);
 size_t ev_report_tables(void);
 const char *ev_report_table_sheet(size_t i);
 const char *const *ev_report_table_stream_cols(size_t i);

@@ -9,27 +9,66 @@
 
 #include "analysis/stats_impl.h"
 
+/* A kernel position of a group's op instances (TraceLens's kernel_details:
+ * the instances' i-th GPU event, by start): its name, stream, durations. */
+struct perf_kpos { uint64_t name; uint32_t stream; struct ev_dist d; };
+struct pytext;
+/* TraceLens's kernel_details summary (_summarize_kernel_stats: per
+ * position count, sum, mean, median, std, min, max, as numpy computes
+ * them; positions by sum, then name) of nk positions into full, and its
+ * trunc_kernel_details (names cut at 64 characters, mean to 2 decimals)
+ * into trunc; a position past the exact-sample budget counts in
+ * *sketched.  stats_perf.c. */
+int perf_kernel_details(ev_stats *s, struct perf_kpos *pos, uint32_t nk, uint64_t *sketched, struct pytext *full,
+                        struct pytext *trunc);
+#define OPSUM_MAXK 32 /* GPU events of one instance kept for kernel_details */
+
 /* A group: launches of one signature whose op fell in one category. */
 struct opsum_group {
 	uint64_t count;     /* op instances */
 	double direct_us;   /* the sum of their direct kernel time */
+	double subtree_us;  /* the sum of their subtree kernel time */
 	const char *cat;    /* the op category (a static string) */
 	struct ev_dist d;   /* their direct kernel times (us) */
+	struct ev_dist sd;  /* their subtree kernel times (us) */
 	int64_t first;      /* the first instance's start */
 	uint32_t rank;      /* and its rank and thread + 1 (0 unknown), */
 	uint64_t thread;    /* when grouped by names (ops-args) */
+	struct perf_kpos *k; /* kernel_details: the first instance's events */
+	uint32_t nk;
+	uint64_t skipped;   /* instances with another number of events */
+};
+
+/* The busy time of a set of GPU events (TraceLens's GPUEventAnalyser
+ * busy_time): their intervals merged in start order. */
+struct busy {
+	int64_t start, end;     /* current merged interval, ns */
+	uint64_t busy;          /* merged ns before it */
+	double fa, fz, fbusy;   /* the same in TraceLens's microsecond doubles */
+	int on;                 /* has an event */
 };
 
 /* The analyses' state: the open instances. */
 struct oinst { /* an open op instance */
 	struct gkey key;        /* sg, rank, k1 = instance, k2 = sig */
 	int64_t first;          /* its first event's start, ns */
-	int64_t start, end;     /* current merged interval, ns */
-	uint64_t busy;          /* merged ns before it */
-	double fa, fz, fbusy;   /* the same in TraceLens's microsecond doubles */
+	int64_t end;            /* its last event's end, ns */
+	struct busy direct;     /* the GPU events the op launches itself */
+	struct busy subtree;    /* and those its child ops launch (TraceLens's subtree) */
 	const char *cat;
 	uint64_t thread;        /* its op's thread + 1, 0 unknown */
+	uint32_t nk, more;      /* direct events kept, and past OPSUM_MAXK */
+	uint64_t kname[OPSUM_MAXK];
+	uint32_t kstream[OPSUM_MAXK];
+	double kdur[OPSUM_MAXK]; /* us */
 };
+
+/* A cpu_op seen on a thread: its parent (the cpu_op open around it), so
+ * that a GPU event counts for every op of its launcher's subtree. */
+struct opnode { uint32_t rank, id, parent; uint16_t src; uint64_t sig; int64_t end; };
+/* A thread's open cpu_ops. */
+#define OPSUM_DEPTH 64
+struct othread { uint32_t rank, thread; uint16_t src; uint32_t n; uint32_t id[OPSUM_DEPTH]; int64_t end[OPSUM_DEPTH]; };
 
 /* TraceLens's times: ts and dur parsed as microsecond doubles, relative
  * to baseTimeNanoseconds when the trace had one (#src base_ns=); the base
@@ -49,6 +88,12 @@ struct opsum {
 	struct ev_map opthread;
 	struct opthr { uint64_t key, thread; } *recent;
 	size_t nrecent;
+	struct othread *th;     /* per thread (distinct threads) */
+	size_t nth, capth;
+	struct opnode *node;    /* a window of cpu_ops */
+	size_t nnode, capnode;
+	struct ev_map nodeidx;  /* hash of rank, src, id -> index + 1 */
+	uint64_t evicted, deep, more, skipped, sketched;
 };
 
 int opsum_init(ev_stats *s);
@@ -56,6 +101,10 @@ int opsum_init_names(ev_stats *s);
 int opsum_rec(ev_stats *s, const struct ev_rec *r);
 int opsum_finish(ev_stats *s);
 void opsum_free(ev_stats *s);
+/* The subtree window's and (ops-args) kernel_details' approximations,
+ * said. */
+extern const struct ev_stats_analysis ev_stats_analysis_ops_args;
+int opsum_warning(ev_stats *s, unsigned i, char *buf, size_t n);
 int opsum_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n);
 /* TraceLens's category of an op (generate_perf_report_pytorch's): the
  * op_category.c one, but its NCCL and memcpy, which TraceLens's PyTorch

@@ -43,6 +43,7 @@ struct perf_category {
 	/* EV_OK, or EV_ERR_FORMAT where TraceLens's model fails too (it then
 	 * leaves the instance out). */
 	int (*model)(const struct perf_inst *in, struct perf_model *m);
+	const char *note;                /* said when the sheet has rows, NULL none */
 };
 
 #define PERF_CATEGORIES(X) \
@@ -50,8 +51,11 @@ struct perf_category {
 	X(sdpa_fwd, SDPA_fwd) \
 	X(conv_fwd, CONV_fwd) \
 	X(conv_bwd, CONV_bwd) \
-	X(norm, Normalization)
-/* A category's --table number. */
+	X(binary, BinaryElementwise) \
+	X(unary, UnaryElementwise) \
+	X(norm, Normalization) \
+	X(reduce, Reduce_fwd)
+/* A category's --table number (the report picks its sheets by it). */
 #define PERF_ENUM(n, sheet) PERF_##n,
 enum perf_table { PERF_CATEGORIES(PERF_ENUM) PERF_NCATEGORIES };
 #undef PERF_ENUM
@@ -71,14 +75,26 @@ int perf_dtype_bytes(const char *name);
  * when none. */
 const char *perf_dtype_precision(const char *name);
 
-/* The integers of a shape "[a,b,c]" at p into v (at most max); their
- * number, -1 when it is not a list of integers. */
-int perf_shape(const char *p, long long *v, int max);
+/* Helpers shared by the categories (perf_args.c). */
+/* A parameter printf'd into m; EV_ERR_FORMAT when too many or too long. */
+int perf_param(struct perf_model *m, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The integers of a shape item "[a,b]" into v (at most max) and, when
+ * prod is not NULL, their product; their number, -1 when it is not a list
+ * of integers. */
+int perf_shape(const char *item, long long *v, int max, long long *prod);
+/* Python's str(tuple(item)) as parameter name; EV_ERR_FORMAT when item
+ * is not a list (TraceLens's tuple() fails). */
+int perf_tuple(struct perf_model *m, const char *name, const char *item);
+/* A quoted type item: its name unquoted into name and Python's repr()
+ * into repr; -1 when not a string. */
+int perf_type(const char *item, char *name, size_t n, char *repr, size_t rn);
+/* Whether item is a non-empty list (Python's truth of Input Dims[i]). */
+int perf_truthy_list(const char *item);
+/* "vector_" and TraceLens's precision of a dtype, "" when none. */
+const char *perf_vector_spec(const char *dtype);
+/* Helpers of the matrix categories (perf_gemm.c). */
 /* A quoted type name at p into b, unquoted; -1 when not one. */
 int perf_type_name(const char *p, char *b, size_t n);
-/* Parameter `name` (static) of m, printf-formatted; EV_ERR_FORMAT past
- * PERF_MAXP or PERF_PVAL. */
-int perf_param(struct perf_model *m, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Parameter `name`: tuple(Input Strides[i]) as Python prints it, None
  * without strides. */
 int perf_stride_param(struct perf_model *m, const char *name, const char *sig, size_t i);

@@ -110,8 +110,8 @@ static int conv_model(const struct perf_inst *in, struct perf_model *m, int bwd)
 	size_t ix = bwd ? 1 : 0; /* the input's argument; the filter's is next */
 	size_t ic = bwd ? 4 : 3; /* stride's concrete input; padding, ... follow */
 	long long x[CONV_MAXD], w[CONV_MAXD], out[CONV_MAXD];
-	int n = perf_shape(perf_sig_item(sig, "dims", ix), x, CONV_MAXD);
-	int nw = perf_shape(perf_sig_item(sig, "dims", ix + 1), w, CONV_MAXD);
+	int n = perf_shape(perf_sig_item(sig, "dims", ix), x, CONV_MAXD, NULL);
+	int nw = perf_shape(perf_sig_item(sig, "dims", ix + 1), w, CONV_MAXD, NULL);
 	if (n < 3 || n > 5 || nw < 2)
 		return EV_ERR_FORMAT;
 	int nd = n - 2;

@@ -9,7 +9,6 @@
  * PerfModel (perf_model.py) states them.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,28 +80,6 @@ const char *perf_sig_item(const char *sig, const char *field, size_t i)
 		p = skip_value(p);
 	}
 	return NULL;
-}
-
-/* The integers of a shape "[a,b,c]" into v (at most max); their number,
- * -1 when it is not a list of integers. */
-int perf_shape(const char *p, long long *v, int max)
-{
-	int n = 0;
-	if (!p || *p != '[')
-		return -1;
-	for (p++; *p && *p != ']';) {
-		if (*p == ',' || *p == ' ') {
-			p++;
-			continue;
-		}
-		char *e;
-		long long x = strtoll(p, &e, 10);
-		if (e == p || n == max)
-			return -1;
-		v[n++] = x;
-		p = e;
-	}
-	return n;
 }
 
 /* A quoted type name at p into b, unquoted. */
@@ -198,20 +175,6 @@ static const char *const gemm_unmodelled[] = {
 	"primus_turbo::hipblaslt_gemm_fp4", "aiter::gemm_a4w4", "aiter::_gemm_a4w4_asm", NULL,
 };
 
-int perf_param(struct perf_model *m, const char *name, const char *fmt, ...)
-{
-	if (m->np == PERF_MAXP)
-		return EV_ERR_FORMAT;
-	va_list ap;
-	va_start(ap, fmt);
-	int w = vsnprintf(m->pval[m->np], PERF_PVAL, fmt, ap);
-	va_end(ap);
-	if (w < 0 || w >= PERF_PVAL)
-		return EV_ERR_FORMAT;
-	m->pname[m->np++] = name;
-	return EV_OK;
-}
-
 /* tuple(Input Strides[i]) as Python prints it; None without strides. */
 int perf_stride_param(struct perf_model *m, const char *name, const char *sig, size_t i)
 {
@@ -245,7 +208,7 @@ static int gemm_model(const struct perf_inst *in, struct perf_model *m)
 	int batched = kind == BMM || kind == BADDBMM;
 	size_t ia = kind == ADDMM || kind == BADDBMM ? 1 : 0; /* A's input; B's is next */
 	long long a[8], b[8], B = 1, M, N, K;
-	int na = perf_shape(perf_sig_item(sig, "dims", ia), a, 8), nb = perf_shape(perf_sig_item(sig, "dims", ia + 1), b, 8);
+	int na = perf_shape(perf_sig_item(sig, "dims", ia), a, 8, NULL), nb = perf_shape(perf_sig_item(sig, "dims", ia + 1), b, 8, NULL);
 	if (batched) {
 		if (na != 3 || nb != 3)
 			return EV_ERR_FORMAT;

@@ -101,7 +101,7 @@ static int norm_model(const struct perf_inst *in, struct perf_model *m)
 	enum norm_kind kind = norm_kinds[op];
 	size_t ix = kind == BN_BWD_NATIVE ? 1 : 0; /* the input's argument */
 	long long shp[16];
-	int nd = perf_shape(perf_sig_item(sig, "dims", ix), shp, 16);
+	int nd = perf_shape(perf_sig_item(sig, "dims", ix), shp, 16, NULL);
 	if (nd < 0 || perf_sig_items(sig, "strides") < 0)
 		return EV_ERR_FORMAT;
 	int affine = not_none(sig, 2), bias = 1, training = 1, mask = kind == BN_BWD_NATIVE || kind == BN_BWD_LIB;

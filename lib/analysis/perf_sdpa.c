@@ -62,8 +62,8 @@ static int sdpa_model(const struct perf_inst *in, struct perf_model *m)
 	 * compute_log_sumexp for the others. */
 	size_t idrop = flash ? 3 : 5;
 	long long q[8], k[8], v[8];
-	if (perf_shape(perf_sig_item(sig, "dims", 0), q, 8) < 4 || perf_shape(perf_sig_item(sig, "dims", 1), k, 8) < 4 ||
-	    perf_shape(perf_sig_item(sig, "dims", 2), v, 8) < 4)
+	if (perf_shape(perf_sig_item(sig, "dims", 0), q, 8, NULL) < 4 || perf_shape(perf_sig_item(sig, "dims", 1), k, 8, NULL) < 4 ||
+	    perf_shape(perf_sig_item(sig, "dims", 2), v, 8, NULL) < 4)
 		return EV_ERR_FORMAT;
 	/* TraceLens's extract_sdpa_cfg refuses mismatched shapes. */
 	if (q[0] != k[0] || q[0] != v[0] || k[1] != v[1] || k[2] != v[2] || q[3] != k[3])

@@ -60,8 +60,9 @@ static const struct tlcol tl_opcat[] = {
 };
 static const struct tlcol tl_opsum[] = {
 	{ "name", "name" }, { "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" },
-	{ "total_subtree_kernel_time_sum", NULL }, { "total_direct_kernel_time_ms", "total_direct_kernel_time_ms" },
-	{ "total_subtree_kernel_time_ms", NULL }, { "Count", "Count" }, { "Categories", "Categories" },
+	{ "total_subtree_kernel_time_sum", "total_subtree_kernel_time_sum" },
+	{ "total_direct_kernel_time_ms", "total_direct_kernel_time_ms" },
+	{ "total_subtree_kernel_time_ms", "total_subtree_kernel_time_ms" }, { "Count", "Count" }, { "Categories", "Categories" },
 	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
 };
 static const struct tlcol tl_kernels[] = {
@@ -78,14 +79,15 @@ static const struct tlcol tl_args[] = {
 	{ "process_label", "process_label" }, { "thread_name", "thread_name" }, { "Input Dims", "Input Dims" }, { "Input type", "Input type" },
 	{ "Input Strides", "Input Strides" }, { "Concrete Inputs", "Concrete Inputs" },
 	{ "operation_count", "operation_count" },
-	{ "total_direct_kernel_time_mean", "total_direct_kernel_time_mean" }, { "total_subtree_kernel_time_mean", NULL },
+	{ "total_direct_kernel_time_mean", "total_direct_kernel_time_mean" }, { "total_subtree_kernel_time_mean", "total_subtree_kernel_time_mean" },
 	{ "total_direct_kernel_time_median", "total_direct_kernel_time_median" },
-	{ "total_subtree_kernel_time_median", NULL },
-	{ "total_direct_kernel_time_std", "total_direct_kernel_time_std" }, { "total_subtree_kernel_time_std", NULL },
-	{ "total_direct_kernel_time_min", "total_direct_kernel_time_min" }, { "total_subtree_kernel_time_min", NULL },
-	{ "total_direct_kernel_time_max", "total_direct_kernel_time_max" }, { "total_subtree_kernel_time_max", NULL },
-	{ "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" }, { "total_subtree_kernel_time_sum", NULL },
-	{ "ex_UID", NULL }, { "kernel_details_summary", NULL }, { "trunc_kernel_details", NULL },
+	{ "total_subtree_kernel_time_median", "total_subtree_kernel_time_median" },
+	{ "total_direct_kernel_time_std", "total_direct_kernel_time_std" }, { "total_subtree_kernel_time_std", "total_subtree_kernel_time_std" },
+	{ "total_direct_kernel_time_min", "total_direct_kernel_time_min" }, { "total_subtree_kernel_time_min", "total_subtree_kernel_time_min" },
+	{ "total_direct_kernel_time_max", "total_direct_kernel_time_max" }, { "total_subtree_kernel_time_max", "total_subtree_kernel_time_max" },
+	{ "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" }, { "total_subtree_kernel_time_sum", "total_subtree_kernel_time_sum" },
+	{ "ex_UID", NULL }, { "kernel_details_summary", "kernel_details_summary" },
+	{ "trunc_kernel_details", "trunc_kernel_details" },
 	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
 };
 /* A perf-model sheet (stats_perf.c, perf.h): the same columns for every
@@ -109,6 +111,28 @@ static const struct tlcol tl_perf[] = {
 	{ "Kernel Time (µs)_max", "Kernel Time (µs)_max" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
 	{ "name_count", "name_count" }, { "UID_first", NULL }, { 0, 0 },
 };
+/* The short-kernel study (TraceLens's --short_kernel_study) and
+ * coll_analysis (only when the trace has collectives, as TraceLens): the
+ * analyses name their columns as TraceLens does. */
+static const struct tlcol tl_short_sum[] = {
+	{ "Parent cpu_op", "Parent cpu_op" }, { "Input dims", "Input dims" }, { "Input strides", "Input strides" },
+	{ "Concrete Inputs", "Concrete Inputs" }, { "Kernel name", "Kernel name" },
+	{ "Short Kernel duration (µs) sum", "Short Kernel duration (µs) sum" },
+	{ "Short Kernel count", "Short Kernel count" },
+	{ "Short Kernel duration (µs) mean", "Short Kernel duration (µs) mean" },
+	{ "Short Kernel duration (µs) percent of total time", "Short Kernel duration (µs) percent of total time" },
+	{ 0, 0 },
+};
+static const struct tlcol tl_coll[] = {
+	{ "rank", "rank" }, { "Process Group Name", "Process Group Name" }, { "Process Group Ranks", "Process Group Ranks" },
+	{ "Collective name", "Collective name" }, { "Group size", "Group size" }, { "dtype", "dtype" },
+	{ "In msg nelems", "In msg nelems" }, { "Out msg nelems", "Out msg nelems" },
+	{ "In split size", "In split size" }, { "Out split size", "Out split size" }, { "stream", "stream" },
+	{ "In msg size (MB)_first", "In msg size (MB)_first" }, { "Out msg size (MB)_first", "Out msg size (MB)_first" },
+	{ "dur_sum", "dur_sum" }, { "dur_mean", "dur_mean" }, { "dur_std", "dur_std" }, { "dur_min", "dur_min" },
+	{ "dur_max", "dur_max" }, { "operation_count", "operation_count" }, { 0, 0 },
+};
+static const struct tlcol tl_short_hist[] = { { "bin_start", "bin_start" }, { "bin_end", "bin_end" }, { "count", "count" }, { 0, 0 } };
 /* TraceLens writes a perf-model sheet only when it has rows (omit_empty),
  * in the order of its op-to-model map: GEMM, SDPA, CONV, ..., the
  * elementwise ones, Normalization, Reduce. */
@@ -121,8 +145,14 @@ static const struct report_table tl_tables[] = {
 	{ "perf", PERF_sdpa_fwd, 1, tl_perf, 1 },
 	{ "perf", PERF_conv_fwd, 1, tl_perf, 1 },
 	{ "perf", PERF_conv_bwd, 1, tl_perf, 1 },
+	{ "perf", PERF_binary, 1, tl_perf, 1 },
+	{ "perf", PERF_unary, 1, tl_perf, 1 },
 	{ "perf", PERF_norm, 1, tl_perf, 1 },
+	{ "perf", PERF_reduce, 1, tl_perf, 1 },
 	{ "kernel-ops", 0, 1, tl_kernels, 0 },
+	{ "short", EV_SHORT_HISTOGRAM, 0, tl_short_hist, 0 },
+	{ "short", EV_SHORT_SUMMARY, 1, tl_short_sum, 0 },
+	{ "coll", EV_COLL_SUMMARY, 1, tl_coll, 1 },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
 #define MAXT (NTABLES > NTL ? NTABLES : NTL)
@@ -142,6 +172,18 @@ struct ev_report {
 	int64_t order_last;
 	char path[4096];      /* the file an error concerns */
 };
+
+int ev_report_takes_option(const char *name, int tracelens)
+{
+	const struct report_table *list = tracelens ? tl_tables : tables;
+	size_t n = tracelens ? NTL : NTABLES;
+	for (size_t i = 0; i < n; i++) {
+		const struct ev_stats_analysis *a = ev_stats_find(list[i].analysis);
+		if (a && ev_stats_listed(a->options, name))
+			return 1;
+	}
+	return 0;
+}
 
 size_t ev_report_tables(void)
 {
@@ -343,11 +385,12 @@ static int close_table(ev_report *r, size_t k)
 	ev_output *file = NULL;
 	int rc;
 	ev_stats_get_counts(s, &c);
-	/* An analysis's notes once, with its first table. */
+	/* An analysis's notes once, with its first table; a perf-model sheet's
+	 * (omit_empty) with each, as each is a category of its own. */
 	size_t first = 0;
 	while (r->t[first].a != r->t[k].a)
 		first++;
-	if (first == k)
+	if (first == k || r->t[k].omit_empty)
 		ev_stats_say_notes(s, &say);
 	if (r->t[k].stream) {
 		if (c.streamed == 0)

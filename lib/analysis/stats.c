@@ -304,6 +304,46 @@ ANALYSES(DECLARE)
 #define ROW(n) &ev_stats_analysis_##n,
 const struct ev_stats_analysis *const ev_stats_registry[] = { ANALYSES(ROW) NULL };
 
+int ev_stats_listed(const char *const *list, const char *name)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, name))
+			return 1;
+	return 0;
+}
+
+int ev_stats_option_scoped(const char *name)
+{
+	for (size_t i = 0; ev_stats_registry[i]; i++)
+		if (ev_stats_listed(ev_stats_registry[i]->options, name))
+			return 1;
+	return 0;
+}
+
+size_t ev_stats_option_users(const char *name, char *buf, size_t n)
+{
+	size_t k = 0;
+	if (n)
+		buf[0] = '\0';
+	for (size_t i = 0; ev_stats_registry[i]; i++)
+		if (ev_stats_listed(ev_stats_registry[i]->options, name))
+			k += (size_t)snprintf(buf + (k < n ? k : n), k < n ? n - k : 0, "%s%s", k ? ", " : "",
+			                      ev_stats_registry[i]->name);
+	return k;
+}
+
+const char *const *ev_stats_table_words(const struct ev_stats_analysis *a, const char **words, size_t max)
+{
+	for (size_t i = 0; !a && ev_stats_registry[i]; i++)
+		if (ev_stats_registry[i]->tables)
+			a = ev_stats_registry[i];
+	size_t n = 0;
+	for (const struct ev_stats_subtable *t = a ? a->tables : NULL; t && t->name && n + 1 < max; t++)
+		words[n++] = t->name;
+	words[n] = NULL;
+	return words;
+}
+
 int ev_stats_opts_by(struct ev_stats_opts *o, const char *list)
 {
 	static const char *const words[] = { "src", "rank", "stream", "config" };
@@ -394,6 +434,11 @@ int ev_stats_rows(ev_stats *s, struct ev_rowset *rs)
 {
 	memset(rs, 0, sizeof *rs);
 	return s->a->rows(s, rs);
+}
+
+const char *ev_stats_errpath(const ev_stats *s)
+{
+	return s ? s->errpath : NULL;
 }
 
 void ev_stats_get_counts(const ev_stats *s, struct ev_stats_counts *c)

@@ -5,6 +5,13 @@
  * per-collective numbers: latency (the fastest rank's duration), start and
  * end skew, waits, algbw and busbw; summarised per (kind, dtype, bytes), or
  * one row per collective, or per rank (stragglers).
+ *
+ * In TraceLens's layout (report --tracelens) the summary is TraceLens's
+ * coll_analysis instead: no matching, each rank's collective kernels per
+ * (process group name and ranks, collective, group size, dtype, in and
+ * out elements, split sizes, stream), their durations' sum, mean, std,
+ * min, max and count, message sizes in MB (2^20 bytes), largest sum
+ * first.
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +36,8 @@ struct strag { uint64_t colls, last, first, last_tied, first_tied; double wait_u
 struct coll {
 	ev_collmatch *cm;
 	struct groups aux;              /* per-rank stragglers: struct strag */
+	uint64_t split_said, split_empty; /* TraceLens's layout: collectives whose split sizes are "[]", empty */
+	uint64_t unknown;               /* and those left out: arguments unknown */
 };
 
 static double busbw_factor(unsigned op, double n)
@@ -177,6 +186,25 @@ static uint32_t comm_nranks(const struct ev_stats *s, const struct ev_rec *r)
 	return ci ? ci->nranks : 0;
 }
 
+/* TraceLens's coll_analysis: a rank's collective kernels per group; pad
+ * holds the dtype and the communicator's size, k2 the bytes and kind. */
+static int tl_rec(struct ev_stats *s, const struct ev_rec *r, uint32_t sg)
+{
+	struct gkey k;
+	memset(&k, 0, sizeof k);
+	k.sg = sg;
+	k.rank = has_by(&s->o, EV_BY_RANK) ? r->rank : 0;
+	k.stream = r->stream;
+	k.pad = (r->dtype & 0xff) | comm_nranks(s, r) << 8;
+	k.k1 = r->comm;
+	k.k2 = (uint64_t)r->op << 56 | (r->bytes & ((1ULL << 56) - 1));
+	struct cstat *cs = group_get(&s->g, &k, NULL);
+	if (!cs)
+		return EV_ERR_NOMEM;
+	cs->total_lat_us += (double)r->dur / 1e3;
+	return ev_dist_add(&cs->lat, &s->pool, (double)r->dur / 1e3, r->ts);
+}
+
 static int coll_rec(struct ev_stats *s, const struct ev_rec *r)
 {
 	struct coll *cl = s->state;
@@ -187,6 +215,8 @@ static int coll_rec(struct ev_stats *s, const struct ev_rec *r)
 	int rc = src_group(s, r->src, &sg);
 	if (rc)
 		return rc;
+	if (s->o.tracelens)
+		return tl_rec(s, r, sg);
 	struct ev_coll_key k = { sg, r->comm, r->seq, 0 };
 	/* The ranks of one collective agree on its kind and, but for
 	 * all-to-all (whose per-rank sizes may differ), its size: when they
@@ -200,9 +230,50 @@ static int coll_rec(struct ev_stats *s, const struct ev_rec *r)
 	return rc;
 }
 
+/* The process group's ranks as Python prints TraceLens's "[0, 1, ...]". */
+static void pg_ranks(const struct ev_comm_info *ci, char *buf, size_t n)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	if (!ci || !ci->ranks)
+		return;
+	for (uint32_t i = 0; i < ci->nranks; i++)
+		if (ci->ranks[i] < 0) {
+			buf[0] = '\0';
+			return;
+		}
+	o += (size_t)snprintf(buf, n, "[");
+	for (uint32_t i = 0; i < ci->nranks && o < n; i++)
+		o += (size_t)snprintf(buf + o, n - o, "%s%d", i ? ", " : "", ci->ranks[i]);
+	if (o < n)
+		snprintf(buf + o, n - o, "]");
+	if (o >= n)
+		buf[0] = '\0'; /* too long to print whole: left empty */
+}
+
+/* Whether TraceLens has every key of a group: its kernels carried the
+ * collective's arguments (process group ranks, size, element type and
+ * count); pandas' groupby drops a row missing one. */
+static int tl_known(const struct ev_stats *s, const struct gkey *k)
+{
+	char ranks[4096];
+	pg_ranks(ev_meta_comm(s->meta, k->k1), ranks, sizeof ranks);
+	return ranks[0] && (k->pad >> 8) && ev_dtype_size(k->pad & 0xff) && (k->k2 & ((1ULL << 56) - 1));
+}
+
 static int coll_finish(struct ev_stats *s)
 {
 	struct coll *cl = s->state;
+	for (size_t i = 0; s->o.tracelens && i < s->g.keys.len; i++) {
+		unsigned op = (unsigned)(GROUP_KEY(&s->g, i)->k2 >> 56);
+		uint64_t n = ((const struct cstat *)GROUP_VAL(&s->g, i))->lat.n;
+		if (!tl_known(s, GROUP_KEY(&s->g, i)))
+			cl->unknown += n;
+		else if (op == EV_OP_ALLTOALL || op == EV_OP_ALLTOALLV)
+			cl->split_empty += n;
+		else
+			cl->split_said += n;
+	}
 	int rc = ev_collmatch_flush(cl->cm);
 	struct ev_collmatch_counts c;
 	ev_collmatch_get_counts(cl->cm, &c);
@@ -261,13 +332,137 @@ static int stragglers_rows(struct ev_stats *s, struct ev_rowset *rs, struct ev_c
 	return rc;
 }
 
+/* PyTorch's ScalarType name of a dtype, as TraceLens prints it. */
+static const char *torch_dtype(unsigned dt)
+{
+	switch (dt) {
+	case EV_DT_INT8: return "Char";
+	case EV_DT_UINT8: return "Byte";
+	case EV_DT_INT16: return "Short";
+	case EV_DT_INT32: return "Int";
+	case EV_DT_INT64: return "Long";
+	case EV_DT_UINT16: return "UInt16";
+	case EV_DT_UINT32: return "UInt32";
+	case EV_DT_UINT64: return "UInt64";
+	case EV_DT_FLOAT16: return "Half";
+	case EV_DT_FLOAT32: return "Float";
+	case EV_DT_FLOAT64: return "Double";
+	case EV_DT_BFLOAT16: return "BFloat16";
+	case EV_DT_FP8E4M3: return "Float8_e4m3fn";
+	case EV_DT_FP8E5M2: return "Float8_e5m2";
+	case EV_DT_COMPLEX32: return "ComplexHalf";
+	case EV_DT_COMPLEX64: return "ComplexFloat";
+	case EV_DT_COMPLEX128: return "ComplexDouble";
+	default: return NULL;
+	}
+}
+
+/* TraceLens's MB of n elements: only for the dtypes its table has. */
+static double tl_mb(unsigned dt, double n)
+{
+	switch (dt) {
+	case EV_DT_FLOAT32: case EV_DT_INT32: case EV_DT_INT64: case EV_DT_BFLOAT16: case EV_DT_UINT8:
+	case EV_DT_FLOAT64: case EV_DT_FLOAT16: case EV_DT_INT16:
+		return n * ev_dtype_size(dt) / 1048576.0;
+	default: return NAN;
+	}
+}
+
+static int cmp_tl_sum(const void *pa, const void *pb, void *ctx)
+{
+	const struct groups *g = ctx;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct gkey *ka = GROUP_KEY(g, a), *kb = GROUP_KEY(g, b);
+	if (ka->sg != kb->sg)
+		return ka->sg < kb->sg ? -1 : 1;
+	if (ka->rank != kb->rank)
+		return ka->rank < kb->rank ? -1 : 1;
+	double sa = ((const struct cstat *)GROUP_VAL(g, a))->total_lat_us;
+	double sb = ((const struct cstat *)GROUP_VAL(g, b))->total_lat_us;
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static int tl_rows(struct ev_stats *s, struct ev_rowset *rs, struct ev_colspec *keys, size_t nk)
+{
+	static const char *const names[] = { "Process Group Name", "Process Group Ranks", "Collective name",
+		                             "Group size", "dtype", "In msg nelems", "Out msg nelems",
+		                             "In split size", "Out split size", "stream" };
+	static const int numeric[] = { 0, 0, 0, 1, 0, 1, 1, 0, 0, 1 };
+	for (size_t i = 0; i < 10; i++)
+		keys[nk++] = (struct ev_colspec){ names[i], numeric[i], 0 };
+	static const struct ev_colspec vals[] = {
+		{ "In msg size (MB)_first", 0, EV_DIR_NONE }, { "Out msg size (MB)_first", 0, EV_DIR_NONE },
+		{ "dur_sum", 0, EV_DIR_LOWER }, { "dur_mean", 0, EV_DIR_LOWER }, { "dur_std", 0, EV_DIR_NONE },
+		{ "dur_min", 0, EV_DIR_LOWER }, { "dur_max", 0, EV_DIR_LOWER }, { "operation_count", 0, EV_DIR_NONE },
+	};
+	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	size_t m = s->g.keys.len;
+	size_t *ord = rc ? NULL : malloc((m + 1) * sizeof *ord);
+	if (!rc && !ord)
+		rc = EV_ERR_NOMEM;
+	for (size_t i = 0; !rc && i < m; i++)
+		ord[i] = i;
+	if (!rc)
+		qsort_r(ord, m, sizeof *ord, cmp_tl_sum, &s->g);
+	for (size_t j = 0; !rc && j < m; j++) {
+		const struct gkey *k = GROUP_KEY(&s->g, ord[j]);
+		struct cstat *cs = GROUP_VAL(&s->g, ord[j]);
+		struct ev_row *r;
+		size_t n;
+		if (!tl_known(s, k))
+			continue;
+		if ((rc = group_row(s, rs, k, &r, &n)) != EV_OK)
+			break;
+		unsigned op = (unsigned)(k->k2 >> 56), dt = k->pad & 0xff, size = ev_dtype_size(dt);
+		uint64_t bytes = k->k2 & ((1ULL << 56) - 1), nranks = k->pad >> 8;
+		const struct ev_comm_info *ci = ev_meta_comm(s->meta, k->k1);
+		const char *pgname = ci ? ev_kv_get(ci->kv, ci->nkv, "name") : NULL;
+		char ranks[4096];
+		pg_ranks(ci, ranks, sizeof ranks);
+		/* bytes is the larger buffer: allgather's output, reduce-scatter's
+		 * input, each rank's share the other. */
+		double nel = size ? (double)(bytes / size) : NAN, in = nel, out = nel;
+		if (op == EV_OP_ALLGATHER && nranks)
+			in = nel / (double)nranks;
+		if (op == EV_OP_REDUCESCATTER && nranks)
+			out = nel / (double)nranks;
+		const char *cn = ev_coll_name(op), *dn = torch_dtype(dt);
+		int a2a = op == EV_OP_ALLTOALL || op == EV_OP_ALLTOALLV;
+		rc = ev_row_key(r, n++, pgname ? pgname : "");
+		rc = rc ? rc : ev_row_key(r, n++, ranks);
+		rc = rc ? rc : ev_row_key(r, n++, cn ? cn : "");
+		rc = rc ? rc : nranks ? ev_row_keyu(r, n++, nranks) : ev_row_key(r, n++, "");
+		rc = rc ? rc : ev_row_key(r, n++, dn ? dn : "");
+		rc = rc ? rc : size ? ev_row_keyu(r, n++, (uint64_t)in) : ev_row_key(r, n++, "");
+		rc = rc ? rc : size ? ev_row_keyu(r, n++, (uint64_t)out) : ev_row_key(r, n++, "");
+		rc = rc ? rc : ev_row_key(r, n++, a2a ? "" : "[]");
+		rc = rc ? rc : ev_row_key(r, n++, a2a ? "" : "[]");
+		rc = rc ? rc : ev_row_keyu(r, n, k->stream);
+		double *v = r->val;
+		v[0] = size ? tl_mb(dt, in) : NAN;
+		v[1] = size ? tl_mb(dt, out) : NAN;
+		v[2] = cs->total_lat_us;
+		v[3] = cs->lat.mean;
+		v[4] = cs->lat.n > 1 ? ev_dist_std(&cs->lat) : NAN; /* pandas' sample std */
+		v[5] = cs->lat.min;
+		v[6] = cs->lat.max;
+		v[7] = (double)cs->lat.n;
+	}
+	free(ord);
+	return rc;
+}
+
 static int coll_rows(struct ev_stats *s, struct ev_rowset *rs)
 {
-	struct ev_colspec keys[EV_STATS_MAX_BY + 4];
+	struct ev_colspec keys[EV_STATS_MAX_BY + 10];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
 	if (s->o.table == EV_COLL_STRAGGLERS)
 		return stragglers_rows(s, rs, keys, nk);
+	if (s->o.tracelens && s->o.table == EV_COLL_SUMMARY)
+		return tl_rows(s, rs, keys, nk);
 	keys[nk++] = (struct ev_colspec){ "coll", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "dtype", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "bytes", 1, 0 };
@@ -325,6 +520,29 @@ static void coll_free(struct ev_stats *s)
 	ev_collmatch_free(cl->cm);
 }
 
+/* What TraceLens's layout prints that the stream does not hold. */
+static int coll_warning(struct ev_stats *s, unsigned i, char *buf, size_t n)
+{
+	const struct coll *cl = s->state;
+	if (cl->unknown && i-- == 0) {
+		snprintf(buf, n, "%llu collectives without their process group's ranks, size, dtype or message size left "
+		         "out (TraceLens's groupby drops a kernel without the collective's arguments)",
+		         (unsigned long long)cl->unknown);
+		return 1;
+	}
+	if (cl->split_said && i-- == 0) {
+		snprintf(buf, n, "In split size, Out split size: '[]' for %llu collectives, PyTorch's value but for "
+		         "all-to-all (the stream does not keep them)", (unsigned long long)cl->split_said);
+		return 1;
+	}
+	if (cl->split_empty && i == 0) {
+		snprintf(buf, n, "In split size, Out split size left empty for %llu all-to-all collectives (the stream "
+		         "does not keep them)", (unsigned long long)cl->split_empty);
+		return 1;
+	}
+	return 0;
+}
+
 static int coll_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
 {
 	(void)o;
@@ -367,4 +585,5 @@ const struct ev_stats_analysis ev_stats_analysis_coll = {
 	.rows = coll_rows,
 	.free = coll_free,
 	.explain = coll_explain,
+	.warning = coll_warning,
 };

@@ -86,6 +86,7 @@ struct ev_stats {
 	struct groups g;                /* the analysis's accumulators (a->group_size each) */
 	struct ev_stats_counts n;
 	int64_t order_last;             /* EV_ERR_ORDER: the group's last ts */
+	const char *errpath;            /* ev_stats_errpath */
 };
 
 /* ---- shared helpers (stats.c) ---- */

@@ -14,7 +14,8 @@
  *   pops whatever is on top, so only how many closes precede an open
  *   matters.  depth 0 is the top level.
  * - GPU events hang under the runtime call with their correlation id, one
- *   level deeper.
+ *   level deeper, also when the call comes after the GPU event in the
+ *   stream (one time, the GPU stream's id lower than the thread's).
  * - The backward thread's top-level ops hang under the main thread's
  *   ProfilerStep that encloses them (the thread that has ProfilerStep
  *   being main, a thread with an autograd:: op backward).
@@ -44,24 +45,29 @@
 #define KP_SCAN 1024u
 #define KP_DEFAULT_LEN 3u
 #define KP_NODEPTH INT32_MAX
+#define KP_MAX_PEND 65536u
 
 struct kern { uint64_t name; int64_t dur_us; };
+/* Where a GPU event of an instance starts (--annotate's marks). */
+struct kat { int64_t ts; uint32_t stream; uint16_t src; };
 
 /* An op instance being collected. */
 struct inst {
 	uint64_t name, last_call;
-	int64_t ts_us, dur_us;
+	int64_t ts_us, dur_us, ts_ns;
 	int32_t depth, parent;
-	uint32_t gen, parent_gen;
+	uint32_t gen, parent_gen, tid;
+	uint16_t src;
 	int live, closed;
-	struct ev_vec k; /* struct kern */
+	struct ev_vec k;  /* struct kern */
+	struct ev_vec at; /* struct kat, one a kern, with --annotate */
 };
 
 /* A frame of a thread's stack: the op, and the innermost instance at or
  * below it (cand, -1 none). */
 struct frame { int64_t ts_us, end_us; int32_t depth, own, cand; uint32_t cand_gen, own_gen; int step; };
 struct closing { int64_t t; int nz; };
-struct opening { uint64_t name, seq; int64_t ts_us, end_us; uint32_t corr; int api; };
+struct opening { uint64_t name, seq; int64_t ts_us, end_us, ts_ns; uint32_t corr, tid; uint16_t src; int api; };
 
 struct thread {
 	uint32_t tid;
@@ -87,6 +93,9 @@ struct prank {
 	int unlinked_match;
 	struct ev_vec insts;   /* struct inst */
 	struct ev_vec freel;   /* int32_t */
+	struct ev_vec pend;    /* struct ev_rec: GPU events of this ns whose call has not come */
+	uint32_t commits;      /* commit()s so far */
+	uint32_t marked;       /* instances sent to the annotation */
 };
 
 /* A distinct sequence of a rank: counts kept [0] and in the latest step [1]. */
@@ -104,7 +113,18 @@ struct kp {
 	struct ev_map pidx;  /* hash -> index + 1 (chained by probing the hash + i) */
 	struct ev_vec ids;   /* uint64_t: the patterns' kernel names */
 	uint64_t held, dropped, nesting, link_other;
+	/* --annotate: the instances' marks, sorted on disk until the
+	 * patterns' places are known; their strings; each pattern's place
+	 * among its rank's first K (0 none) */
+	ev_sorter *sort;
+	ev_writer *w;
+	ev_strtab *ast;
+	uint32_t *place;
+	int werr;
 };
+
+#define KP_ANNOT_TOP 5u              /* HTA's top_k */
+#define KP_ANNOT_BUDGET (64u << 20)  /* the sorter's memory before runs on disk */
 
 static const char *op_text(const ev_stats *s)
 {
@@ -124,7 +144,17 @@ static int kp_init(ev_stats *s)
 	ev_vec_init(&k->pats, sizeof(struct pat));
 	ev_map_init(&k->pidx);
 	ev_vec_init(&k->ids, sizeof(uint64_t));
-	return EV_OK;
+	if (!s->o.annotate)
+		return EV_OK;
+	/* opened now, so that an unwritable FILE fails before the input is read */
+	s->errpath = s->o.annotate;
+	if (!(k->ast = ev_strtab_new()))
+		return EV_ERR_NOMEM;
+	int rc = ev_writer_open(&k->w, s->o.annotate, k->ast);
+	rc = rc ? rc : ev_sorter_open(&k->sort, KP_ANNOT_BUDGET, NULL);
+	if (!rc)
+		s->errpath = NULL;
+	return rc;
 }
 
 static struct thread *thread_of(struct prank *p, uint32_t tid)
@@ -212,7 +242,7 @@ static void close_until(struct prank *p, struct thread *t, int64_t us, int nz)
 	}
 }
 
-static int pat_add(ev_stats *s, struct prank *p, const struct inst *in)
+static int pat_add(ev_stats *s, struct prank *p, const struct inst *in, size_t *pix, int *partp)
 {
 	struct kp *k = s->state;
 	const struct kern *kv = in->k.data;
@@ -253,6 +283,45 @@ static int pat_add(ev_stats *s, struct prank *p, const struct inst *in)
 	pt->count[part]++;
 	pt->gpu[part] += gpu;
 	pt->cpu[part] += in->dur_us;
+	*pix = (size_t)(pt - (struct pat *)k->pats.data);
+	*partp = part;
+	return EV_OK;
+}
+
+/* The marks of an instance counted for pattern pix, into the sorter until
+ * the patterns' places are known: a mark at the op's start on its thread,
+ * then one at each GPU event's start on its stream; id the instance, aux
+ * the mark's place in it, bytes its GPU events.  Held in comm (pattern +
+ * 1), channel (counted in the latest step: it counts if a commit follows)
+ * and step (the rank's commits then) until written. */
+static int annot_add(ev_stats *s, struct prank *p, const struct inst *in, size_t pix, int part)
+{
+	struct kp *k = s->state;
+	const struct kat *a = in->at.data;
+	const struct kern *kn = in->k.data;
+	uint32_t id = ++p->marked;
+	for (size_t i = 0; i <= in->at.len; i++) {
+		struct ev_rec r;
+		memset(&r, 0, sizeof r);
+		r.type = EV_MARK;
+		r.op = i ? EV_RG_GPU_USER : EV_RG_USER;
+		r.flags = EV_F_SYNTH;
+		r.rank = p->h.rank;
+		r.stream = i ? a[i - 1].stream : in->tid;
+		r.src = i ? a[i - 1].src : in->src;
+		r.ts = i ? a[i - 1].ts : in->ts_ns;
+		r.sig = i ? kn[i - 1].name : in->name;
+		r.peer = -1;
+		r.id = id;
+		r.aux = (uint32_t)i;
+		r.bytes = in->at.len;
+		r.comm = pix + 1;
+		r.channel = (uint16_t)part;
+		r.step = p->commits;
+		int rc = ev_sorter_add(k->sort, &r);
+		if (rc)
+			return rc;
+	}
 	return EV_OK;
 }
 
@@ -263,10 +332,16 @@ static int finalize(ev_stats *s, struct prank *p, int32_t i)
 	struct inst *in = (struct inst *)p->insts.data + i;
 	uint32_t min_len = s->o.kp_min_len ? s->o.kp_min_len : KP_DEFAULT_LEN;
 	int rc = EV_OK;
-	if (in->k.len >= min_len && (in->depth <= p->min_c || in->depth <= p->min_p))
-		rc = pat_add(s, p, in);
+	if (in->k.len >= min_len && (in->depth <= p->min_c || in->depth <= p->min_p)) {
+		size_t pix;
+		int part;
+		rc = pat_add(s, p, in, &pix, &part);
+		if (!rc && k->sort)
+			rc = annot_add(s, p, in, pix, part);
+	}
 	k->held -= in->k.len;
 	in->k.len = 0;
+	in->at.len = 0;
 	in->live = 0;
 	in->gen++;
 	int32_t *f = ev_vec_push(&p->freel);
@@ -306,6 +381,7 @@ static void commit(struct kp *k, struct prank *p)
 	if (p->min_p < p->min_c)
 		p->min_c = p->min_p;
 	p->min_p = KP_NODEPTH;
+	p->commits++;
 }
 
 static void see_candidate(struct prank *p, int32_t depth, int64_t ts_us)
@@ -328,10 +404,14 @@ static int new_inst(ev_stats *s, struct prank *p, const struct opening *o, int32
 			return EV_ERR_NOMEM;
 		*ix = (int32_t)(p->insts.len - 1);
 		ev_vec_init(&in->k, sizeof(struct kern));
+		ev_vec_init(&in->at, sizeof(struct kat));
 	}
 	(void)k;
 	in->name = o->name;
 	in->ts_us = o->ts_us;
+	in->ts_ns = o->ts_ns;
+	in->tid = o->tid;
+	in->src = o->src;
 	in->dur_us = o->end_us - o->ts_us;
 	in->depth = depth;
 	in->parent = parent;
@@ -487,13 +567,10 @@ static int is_sync_name(const char *n)
 	       !strcmp(n, "Context Sync");
 }
 
-static int gpu_event(ev_stats *s, struct prank *p, const struct ev_rec *r)
+/* A GPU event whose call has come (c), or that has none (c NULL). */
+static int gpu_linked(ev_stats *s, struct prank *p, const struct ev_rec *r, const struct call *c)
 {
 	struct kp *k = s->state;
-	int rc = flush_all(s, p);
-	if (rc)
-		return rc;
-	const struct call *c = get_call(p, r->id);
 	if (matches(s, r->name)) {
 		if (c)
 			see_candidate(p, c->depth + 1, c->ts_us);
@@ -514,8 +591,44 @@ static int gpu_event(ev_stats *s, struct prank *p, const struct ev_rec *r)
 			return EV_ERR_NOMEM;
 		*kn = (struct kern){ r->name, end - ts };
 		k->held++;
+		struct kat *a = k->sort ? ev_vec_push(&in->at) : NULL;
+		if (k->sort && !a)
+			return EV_ERR_NOMEM;
+		if (a)
+			*a = (struct kat){ r->ts, r->stream, r->src };
 	}
 	return EV_OK;
+}
+
+/* The GPU events held for their calls: a call comes later in the stream
+ * than its GPU event when both have one time (a Stream Wait Event sorts
+ * on its stream, below the thread's id), so the call is looked for until
+ * the stream passes that time. */
+static int settle_pending(ev_stats *s, struct prank *p)
+{
+	int rc = p->pend.len ? flush_all(s, p) : EV_OK;
+	for (size_t i = 0; !rc && i < p->pend.len; i++) {
+		const struct ev_rec *r = (const struct ev_rec *)p->pend.data + i;
+		rc = gpu_linked(s, p, r, get_call(p, r->id));
+	}
+	p->pend.len = 0;
+	return rc;
+}
+
+static int gpu_event(ev_stats *s, struct prank *p, const struct ev_rec *r)
+{
+	int rc = flush_all(s, p);
+	if (rc)
+		return rc;
+	const struct call *c = get_call(p, r->id);
+	if (!c && r->id && p->pend.len < KP_MAX_PEND) {
+		struct ev_rec *slot = ev_vec_push(&p->pend);
+		if (!slot)
+			return EV_ERR_NOMEM;
+		*slot = *r;
+		return EV_OK;
+	}
+	return gpu_linked(s, p, r, c);
 }
 
 static int kp_rec(ev_stats *s, const struct ev_rec *r)
@@ -531,7 +644,13 @@ static int kp_rec(ev_stats *s, const struct ev_rec *r)
 		ev_map_init(&p->cidx);
 		ev_vec_init(&p->insts, sizeof(struct inst));
 		ev_vec_init(&p->freel, sizeof(int32_t));
+		ev_vec_init(&p->pend, sizeof(struct ev_rec));
 		p->min_c = p->min_p = KP_NODEPTH;
+	}
+	if (p->pend.len && r->ts > ((const struct ev_rec *)p->pend.data)->ts) {
+		int rc = settle_pending(s, p);
+		if (rc)
+			return rc;
 	}
 	int sync = r->type == EV_RANGE && r->op == EV_RG_OTHER && is_sync_name(str_of(s, r->name));
 	if (is_gpu(r) || (sync && r->stream > 0))
@@ -558,7 +677,8 @@ static int kp_rec(ev_stats *s, const struct ev_rec *r)
 	}
 	if (strstr(name, "autograd::"))
 		t->autograd = 1;
-	struct opening o = { .name = r->name, .seq = p->seq++, .corr = r->id, .api = r->type == EV_API };
+	struct opening o = { .name = r->name, .seq = p->seq++, .ts_ns = r->ts, .corr = r->id, .tid = r->stream,
+	                     .src = r->src, .api = r->type == EV_API };
 	hta_us(p->h.json_base_ns, r->ts, ev_rec_end(r), &o.ts_us, &o.end_us);
 	int rc = EV_OK;
 	if (t->buf.len && o.ts_us != t->buf_us)
@@ -571,6 +691,8 @@ static int kp_rec(ev_stats *s, const struct ev_rec *r)
 	return EV_OK;
 }
 
+static int annot_write(ev_stats *s);
+
 static int kp_finish(ev_stats *s)
 {
 	struct kp *k = s->state;
@@ -578,6 +700,7 @@ static int kp_finish(ev_stats *s)
 	for (size_t i = 0; !rc && i < k->ranks.len; i++) {
 		struct prank *p = (struct prank *)k->ranks.data + i;
 		rc = flush_all(s, p);
+		rc = rc ? rc : settle_pending(s, p);
 		for (size_t j = 0; !rc && j < p->threads.len; j++) {
 			struct thread *t = (struct thread *)p->threads.data + j;
 			while (t->stack.len)
@@ -590,7 +713,7 @@ static int kp_finish(ev_stats *s)
 				p->min_c = -1; /* HTA's depth of a GPU event without its call */
 		}
 	}
-	return rc;
+	return rc ? rc : annot_write(s);
 }
 
 struct prow { const struct pat *pt; const char *text; uint32_t sg, rank; };
@@ -629,9 +752,104 @@ static char *pattern_text(const ev_stats *s, const struct kp *k, const struct pa
 	return t;
 }
 
-static int kp_rows(ev_stats *s, struct ev_rowset *rs)
+static void free_rows(struct prow *rows, size_t n)
+{
+	for (size_t i = 0; rows && i < n; i++)
+		free((char *)rows[i].text);
+	free(rows);
+}
+
+/* The table's rows in its order, a rank's together (*n of them); NULL
+ * with *rc set when out of memory. */
+static struct prow *sorted_rows(ev_stats *s, size_t *n, int *rc)
 {
 	struct kp *k = s->state;
+	struct prow *rows = calloc(k->pats.len + 1, sizeof *rows);
+	*n = 0;
+	if (!rows) {
+		*rc = EV_ERR_NOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < k->pats.len; i++) {
+		const struct pat *pt = (const struct pat *)k->pats.data + i;
+		const struct prank *p = (const struct prank *)k->ranks.data + pt->rank_ix;
+		if (!pt->count[0] || pt->depth != p->min_c)
+			continue;
+		rows[*n] = (struct prow){ pt, pattern_text(s, k, pt), p->h.sg, p->h.rank };
+		if (!rows[(*n)++].text) {
+			free_rows(rows, *n);
+			*rc = EV_ERR_NOMEM;
+			return NULL;
+		}
+	}
+	sort_key = s->o.kp_sort;
+	qsort(rows, *n, sizeof *rows, cmp_prow);
+	return rows;
+}
+
+/* A mark from the sorter, written when its pattern is among its rank's
+ * first K and its instance counted (the table's count), named after the
+ * pattern's place and count. */
+static int annot_fix(void *ctx, struct ev_rec *r)
+{
+	ev_stats *s = ctx;
+	struct kp *k = s->state;
+	size_t pix = (size_t)r->comm - 1;
+	const struct pat *pt = (const struct pat *)k->pats.data + pix;
+	const struct prank *p = (const struct prank *)k->ranks.data + pt->rank_ix;
+	if (!k->place[pix] || (r->channel && r->step >= p->commits))
+		return EV_OK;
+	char name[64];
+	snprintf(name, sizeof name, "pattern %u: %llux", k->place[pix], (unsigned long long)pt->count[0]);
+	const char *sig = str_of(s, r->sig);
+	int rc = ev_strtab_intern(k->ast, name, strlen(name), &r->name);
+	rc = rc ? rc : ev_strtab_intern(k->ast, sig, strlen(sig), &r->sig);
+	r->comm = 0;
+	r->channel = 0;
+	r->step = 0;
+	if (!rc && (rc = ev_write(k->w, r)) != EV_OK)
+		k->werr = 1;
+	return rc;
+}
+
+/* --annotate: the places of each rank's first K patterns, then the marks
+ * of their instances in time order, and the file renamed into place. */
+static int annot_write(ev_stats *s)
+{
+	struct kp *k = s->state;
+	if (!k->w)
+		return EV_OK;
+	int rc = EV_OK;
+	size_t n = 0;
+	struct prow *rows = sorted_rows(s, &n, &rc);
+	if (!rows || !(k->place = calloc(k->pats.len + 1, sizeof *k->place))) {
+		free_rows(rows, n);
+		return EV_ERR_NOMEM;
+	}
+	uint64_t top = s->o.top ? s->o.top : KP_ANNOT_TOP, kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && (rows[i].sg != rows[i - 1].sg || rows[i].rank != rows[i - 1].rank))
+			kept = 0;
+		if (kept < top)
+			k->place[rows[i].pt - (const struct pat *)k->pats.data] = (uint32_t)++kept;
+	}
+	free_rows(rows, n);
+	rc = ev_writer_header(k->w, "producer", "ev-stats");
+	rc = rc ? rc : ev_sorter_finish(k->sort, NULL, annot_fix, s);
+	if (rc) {
+		const char *run = ev_sorter_errpath(k->sort);
+		s->errpath = !k->werr && rc == EV_ERR_IO && run ? run : s->o.annotate;
+		return rc;
+	}
+	rc = ev_writer_close(k->w);
+	k->w = NULL;
+	if (rc)
+		s->errpath = s->o.annotate;
+	return rc;
+}
+
+static int kp_rows(ev_stats *s, struct ev_rowset *rs)
+{
 	struct ev_colspec keys[EV_STATS_MAX_BY + 2];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
@@ -644,22 +862,8 @@ static int kp_rows(ev_stats *s, struct ev_rowset *rs)
 		{ "CPU op duration (us)", 0, EV_DIR_LOWER },
 	};
 	int rc = ev_rowset_init(rs, keys, nk, vals, 3);
-	struct prow *rows = rc ? NULL : calloc(k->pats.len + 1, sizeof *rows);
 	size_t n = 0;
-	if (!rc && !rows)
-		rc = EV_ERR_NOMEM;
-	for (size_t i = 0; !rc && i < k->pats.len; i++) {
-		const struct pat *pt = (const struct pat *)k->pats.data + i;
-		const struct prank *p = (const struct prank *)k->ranks.data + pt->rank_ix;
-		if (!pt->count[0] || pt->depth != p->min_c)
-			continue;
-		rows[n] = (struct prow){ pt, pattern_text(s, k, pt), p->h.sg, p->h.rank };
-		if (!rows[n++].text)
-			rc = EV_ERR_NOMEM;
-	}
-	sort_key = s->o.kp_sort;
-	if (!rc)
-		qsort(rows, n, sizeof *rows, cmp_prow);
+	struct prow *rows = rc ? NULL : sorted_rows(s, &n, &rc);
 	uint64_t kept = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		if (i && (rows[i].sg != rows[i - 1].sg || rows[i].rank != rows[i - 1].rank))
@@ -679,9 +883,7 @@ static int kp_rows(ev_stats *s, struct ev_rowset *rs)
 		row->val[1] = (double)rows[i].pt->gpu[0];
 		row->val[2] = (double)rows[i].pt->cpu[0];
 	}
-	for (size_t i = 0; rows && i < n; i++)
-		free((char *)rows[i].text);
-	free(rows);
+	free_rows(rows, n);
 	return rc;
 }
 
@@ -696,11 +898,14 @@ static void kp_free(ev_stats *s)
 			ev_vec_free(&t->heap);
 			ev_vec_free(&t->buf);
 		}
-		for (size_t j = 0; j < p->insts.len; j++)
+		for (size_t j = 0; j < p->insts.len; j++) {
 			ev_vec_free(&((struct inst *)p->insts.data + j)->k);
+			ev_vec_free(&((struct inst *)p->insts.data + j)->at);
+		}
 		ev_vec_free(&p->threads);
 		ev_vec_free(&p->insts);
 		ev_vec_free(&p->freel);
+		ev_vec_free(&p->pend);
 		ev_map_free(&p->tidx);
 		ev_map_free(&p->cidx);
 		free(p->ring);
@@ -711,6 +916,10 @@ static void kp_free(ev_stats *s)
 	ev_vec_free(&k->pats);
 	ev_map_free(&k->pidx);
 	ev_vec_free(&k->ids);
+	ev_writer_abort(k->w);
+	ev_sorter_close(k->sort);
+	ev_strtab_free(k->ast);
+	free(k->place);
 }
 
 static int kp_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
@@ -741,7 +950,7 @@ static int kp_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 	return 0;
 }
 
-static const char *const kp_options[] = { "operator", "min-pattern-len", "top", "sort", NULL };
+static const char *const kp_options[] = { "operator", "min-pattern-len", "top", "sort", "annotate", NULL };
 
 const struct ev_stats_analysis ev_stats_analysis_kpatterns = {
 	.name = "kernel-patterns",

@@ -2,10 +2,13 @@
 /*
  * stats_ops_args.c - TraceLens's ops_unique_args: per launching op name,
  * category and arguments (Input Dims, Input type, Input Strides, Concrete
- * Inputs, printed as Python prints the tuples TraceLens groups by), the
- * op instances' direct kernel time: count, mean, median, std, min, max,
- * sum, share and running share, largest sum first, ties by first
- * occurrence.  The op instances are ops_summary's (stats_ops_summary.c).
+ * Inputs, printed as Python prints the tuples TraceLens groups by; and
+ * process and thread names when the stream names threads), the op
+ * instances' direct kernel time: count, mean, median, std, min, max, sum,
+ * share and running share, largest sum first, ties by first occurrence;
+ * the same of their subtree kernel time, and TraceLens's kernel_details
+ * summary of their direct GPU events (and its truncated form).  The op
+ * instances are ops_summary's (stats_ops_summary.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -45,14 +48,14 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 
 static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 {
-	struct ev_colspec keys[EV_STATS_MAX_BY + 9];
+	struct ev_colspec keys[EV_STATS_MAX_BY + 11];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
 	static const char *const fields[] = { "dims", "types", "strides", "concrete" };
 	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "op category", 0, 0 };
 	/* TraceLens's process and thread names, when the stream has them. */
-	const struct opsum *o = s->state;
+	struct opsum *o = s->state;
 	if (o->by_names) {
 		keys[nk++] = (struct ev_colspec){ "process_name", 0, 0 };
 		keys[nk++] = (struct ev_colspec){ "process_label", 0, 0 };
@@ -62,6 +65,8 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 	keys[nk++] = (struct ev_colspec){ "Input type", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "Input Strides", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "Concrete Inputs", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "kernel_details_summary", 0, 0 };
+	keys[nk++] = (struct ev_colspec){ "trunc_kernel_details", 0, 0 };
 	static const struct ev_colspec vals[] = {
 		{ "operation_count", 0, EV_DIR_NONE },
 		{ "total_direct_kernel_time_mean", 0, EV_DIR_LOWER },
@@ -72,6 +77,12 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 		{ "total_direct_kernel_time_sum", 0, EV_DIR_LOWER },
 		{ "Percentage (%)", 0, EV_DIR_NONE },
 		{ "Cumulative Percentage (%)", 0, EV_DIR_NONE },
+		{ "total_subtree_kernel_time_mean", 0, EV_DIR_LOWER },
+		{ "total_subtree_kernel_time_median", 0, EV_DIR_LOWER },
+		{ "total_subtree_kernel_time_std", 0, EV_DIR_NONE },
+		{ "total_subtree_kernel_time_min", 0, EV_DIR_LOWER },
+		{ "total_subtree_kernel_time_max", 0, EV_DIR_LOWER },
+		{ "total_subtree_kernel_time_sum", 0, EV_DIR_LOWER },
 	};
 	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
 	size_t m = s->g.keys.len;
@@ -82,7 +93,7 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 		ord[i] = i;
 	if (!rc)
 		qsort_r(ord, m, sizeof *ord, cmp_rows, s);
-	struct pytext t = { 0 };
+	struct pytext t = { 0 }, t2 = { 0 };
 	for (size_t i = 0; !rc && i < m;) {
 		size_t e = i;
 		double total = 0, cum = 0;
@@ -108,6 +119,9 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 			for (size_t f = 0; !rc && f < 4; f++)
 				if ((rc = py_field(sig, fields[f], &t)) == EV_OK)
 					rc = ev_row_key(r, n++, t.p);
+			rc = rc ? rc : perf_kernel_details(s, g->k, g->nk, &o->sketched, &t, &t2);
+			rc = rc ? rc : ev_row_key(r, n++, pyt_str(&t));
+			rc = rc ? rc : ev_row_key(r, n++, pyt_str(&t2));
 			double pct = total > 0 ? g->direct_us / total * 100.0 : NAN;
 			cum += pct;
 			double *v = r->val;
@@ -120,9 +134,16 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 			v[6] = g->direct_us;
 			v[7] = pct;
 			v[8] = cum;
+			v[9] = g->sd.mean;
+			v[10] = ev_dist_quantile(&g->sd, 0.5);
+			v[11] = g->sd.n > 1 ? ev_dist_std(&g->sd) : NAN;
+			v[12] = g->sd.min;
+			v[13] = g->sd.max;
+			v[14] = g->subtree_us;
 		}
 	}
 	free(t.p);
+	free(t2.p);
 	free(ord);
 	return rc;
 }
@@ -134,7 +155,8 @@ const struct ev_stats_analysis ev_stats_analysis_ops_args = {
 	.sheet = "ops_unique_args",
 	.help = "TraceLens's ops_unique_args: per launching op name, category\n"
 	        "and arguments, its instances' direct kernel time (us): mean,\n"
-	        "median, std, min, max, sum, share and running share",
+	        "median, std, min, max, sum, share and running share; the\n"
+	        "same of their subtree kernel time; TraceLens's kernel_details",
 	.options = ops_args_options,
 	.state_size = sizeof(struct opsum),
 	.group_size = sizeof(struct opsum_group),
@@ -144,4 +166,5 @@ const struct ev_stats_analysis ev_stats_analysis_ops_args = {
 	.rows = ops_args_rows,
 	.free = opsum_free,
 	.explain = opsum_explain,
+	.warning = opsum_warning,
 };

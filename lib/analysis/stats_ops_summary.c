@@ -3,7 +3,10 @@
  * stats_ops_summary.c - TraceLens's ops_summary: per launching op name,
  * its instances (kernel launchers), the sum of their direct kernel time
  * (the union of each instance's kernels), its share and the running share
- * down the table, largest first.  The op instances are also the input of
+ * down the table, largest first; and the sum of their subtree kernel time
+ * (the union of the kernels of the op and of every op under it, as
+ * TraceLens, from the cpu_op ranges nested on their thread; without
+ * ranges, the op's own).  The op instances are also the input of
  * ops_summary_by_category (stats_ops_category.c), through opsum.h.
  *
  * TraceLens leaves communication kernels and GPU events without a
@@ -27,6 +30,7 @@ int opsum_init(ev_stats *s)
 {
 	struct opsum *o = s->state;
 	ev_map_init(&o->idx);
+	ev_map_init(&o->nodeidx);
 	ev_map_init(&o->opthread);
 	return EV_OK;
 }
@@ -79,23 +83,31 @@ static int note_op_thread(struct opsum *o, const struct ev_rec *r)
 	return ev_map_put(&o->opthread, key, (uint64_t)r->stream + 1);
 }
 
-/* An instance is done: its direct time into its (signature, category). */
+static double busy_us(const ev_stats *s, const struct busy *b)
+{
+	return s->o.float_us ? b->fbusy + (b->fz - b->fa) : (double)(b->busy + ev_span(b->start, b->end)) / 1e3;
+}
+
+/* An instance is done: its direct and subtree time into its (signature,
+ * category); an op that launched nothing itself is no launcher. */
 static int inst_close(ev_stats *s, const struct oinst *in)
 {
+	struct opsum *o = s->state;
+	if (!in->direct.on)
+		return EV_OK;
 	struct gkey k;
 	memset(&k, 0, sizeof k);
 	k.sg = in->key.sg;
 	k.rank = has_by(&s->o, EV_BY_RANK) ? in->key.rank : 0;
 	k.k1 = in->key.k2;
 	k.k2 = (uint64_t)(uintptr_t)in->cat;
-	const struct opsum *o = s->state;
 	struct opsum_group *g;
-	double us = s->o.float_us ? in->fbusy + (in->fz - in->fa) : (double)(in->busy + ev_span(in->start, in->end)) / 1e3;
 	if (o->by_names) {
 		/* TraceLens groups by the names, not the thread: two threads
 		 * of one name are one group. */
 		const char *nm[3];
 		tl_names(s->meta, in->key.rank, in->thread, nm);
+		s->n.no_thread += !in->thread;
 		uint64_t h = 0;
 		for (int i = 0; i < 3; i++)
 			h = (h ^ ev_hash64(nm[i], strlen(nm[i]))) * 0x9E3779B97F4A7C15ULL;
@@ -104,6 +116,17 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 	g = group_get(&s->g, &k, NULL);
 	if (!g)
 		return EV_ERR_NOMEM;
+	double us = busy_us(s, &in->direct), sus = busy_us(s, &in->subtree);
+	if (g->count == 0) {
+		g->k = calloc(in->nk ? in->nk : 1, sizeof *g->k);
+		if (!g->k)
+			return EV_ERR_NOMEM;
+		g->nk = in->nk;
+		for (uint32_t i = 0; i < in->nk; i++) {
+			g->k[i].name = in->kname[i];
+			g->k[i].stream = in->kstream[i];
+		}
+	}
 	if (g->count == 0 || in->first < g->first) {
 		g->first = in->first;
 		g->rank = in->key.rank;
@@ -112,7 +135,17 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 	g->cat = in->cat;
 	g->count++;
 	g->direct_us += us;
-	return ev_dist_add(&g->d, &s->pool, us, in->first);
+	g->subtree_us += sus;
+	o->more += in->more != 0;
+	int rc = ev_dist_add(&g->d, &s->pool, us, in->first);
+	rc = rc ? rc : ev_dist_add(&g->sd, &s->pool, sus, in->first);
+	if (in->nk != g->nk) {
+		g->skipped++;
+		return rc;
+	}
+	for (uint32_t i = 0; !rc && i < in->nk; i++)
+		rc = ev_dist_add(&g->k[i].d, &s->pool, in->kdur[i], in->first);
+	return rc;
 }
 
 /* An op's kernels run together: an instance whose kernels ended more than
@@ -210,46 +243,139 @@ static const char *category(ev_stats *s, const struct ev_rec *r)
 	return opsum_category(name, str_of(s, r->name));
 }
 
-int opsum_rec(ev_stats *s, const struct ev_rec *r)
+static uint64_t node_hash(uint32_t rank, uint16_t src, uint32_t id)
+{
+	uint64_t k[2] = { ((uint64_t)rank << 16) | src, id };
+	return ev_hash64(k, sizeof k) | 1;
+}
+
+/* cpu_ops are kept while they ended less than a minute before the
+ * stream's position (an op's kernels run soon after it), at most NODE_MAX:
+ * past that the oldest half goes, counted.  An op's parents end after it,
+ * so they stay as long as it does. */
+#define NODE_WINDOW_NS 60000000000LL
+#define NODE_MAX 262144
+
+static int node_prune(struct opsum *o)
+{
+	size_t w = 0;
+	int64_t cut = o->now > INT64_MIN + NODE_WINDOW_NS ? o->now - NODE_WINDOW_NS : INT64_MIN;
+	for (size_t i = 0; i < o->nnode; i++) {
+		int old = o->node[i].end < cut;
+		if (!old && o->nnode >= NODE_MAX && i < o->nnode / 2) {
+			o->evicted++;
+			old = 1;
+		}
+		if (!old)
+			o->node[w++] = o->node[i];
+	}
+	o->nnode = w;
+	ev_map_free(&o->nodeidx);
+	ev_map_init(&o->nodeidx);
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < o->nnode; i++)
+		rc = ev_map_put(&o->nodeidx, node_hash(o->node[i].rank, o->node[i].src, o->node[i].id), i + 1);
+	return rc;
+}
+
+static const struct opnode *node_of(const struct opsum *o, uint32_t rank, uint16_t src, uint32_t id)
+{
+	uint64_t *i = id ? ev_map_get(&o->nodeidx, node_hash(rank, src, id)) : NULL;
+	const struct opnode *n = i ? &o->node[*i - 1] : NULL;
+	return n && n->rank == rank && n->src == src && n->id == id ? n : NULL;
+}
+
+/* A cpu_op range: its parent is the innermost op still open on its
+ * thread (the ranges of a thread nest). */
+static int range_rec(ev_stats *s, const struct ev_rec *r)
 {
 	struct opsum *o = s->state;
-	if (o->want_names == 1) /* the stream's lines are read by its first record */
-		o->want_names = 2, o->by_names = s->meta && ev_meta_nthread(s->meta) > 0;
-	if (o->by_names && ((r->type == EV_RANGE && r->op == EV_RG_CPU_OP) || r->type == EV_API))
-		return note_op_thread(o, r);
-	if (!is_gpu(r) || !r->sig || (r->flags & EV_F_UNLINKED) || class_of(s, r) == EV_KC_COMM)
-		return EV_OK;
-	s->n.selected++;
+	struct othread *t = NULL;
+	int rc;
+	for (size_t i = 0; i < o->nth && !t; i++)
+		if (o->th[i].rank == r->rank && o->th[i].thread == r->stream && o->th[i].src == r->src)
+			t = &o->th[i];
+	if (!t) {
+		if (o->nth == o->capth) {
+			size_t cap = o->capth ? 2 * o->capth : 8;
+			struct othread *nt = realloc(o->th, cap * sizeof *nt);
+			if (!nt)
+				return EV_ERR_NOMEM;
+			o->th = nt;
+			o->capth = cap;
+		}
+		t = &o->th[o->nth++];
+		memset(t, 0, sizeof *t);
+		t->rank = r->rank;
+		t->thread = r->stream;
+		t->src = r->src;
+	}
+	while (t->n && t->end[t->n - 1] <= r->ts)
+		t->n--;
+	int64_t end = ev_rec_end(r);
+	uint32_t parent = t->n ? t->id[t->n - 1] : 0;
+	if (t->n < OPSUM_DEPTH) {
+		t->id[t->n] = r->id;
+		t->end[t->n++] = end;
+	} else {
+		o->deep++;
+	}
 	o->now = r->ts;
-	struct oinst key;
+	if (o->nnode == o->capnode) {
+		if (o->nnode >= 4096 && (rc = node_prune(o)) != EV_OK)
+			return rc;
+		if (o->nnode == o->capnode) {
+			size_t cap = o->capnode ? 2 * o->capnode : 256;
+			struct opnode *nn = realloc(o->node, cap * sizeof *nn);
+			if (!nn)
+				return EV_ERR_NOMEM;
+			o->node = nn;
+			o->capnode = cap;
+		}
+	}
+	o->node[o->nnode++] = (struct opnode){ r->rank, r->id, parent, r->src, r->sig, end };
+	return ev_map_put(&o->nodeidx, node_hash(r->rank, r->src, r->id), o->nnode);
+}
+
+/* GPU event r into busy time b. */
+static void busy_add(const ev_stats *s, struct busy *b, const struct ev_rec *r, double a, double z)
+{
+	int64_t end = ev_rec_end(r);
+	if (!b->on) {
+		*b = (struct busy){ r->ts, end, 0, a, z, 0, 1 };
+		return;
+	}
+	/* TraceLens merges intervals sorted by start: a start past the
+	 * merged end opens a new interval. */
+	if (s->o.float_us ? a > b->fz : r->ts > b->end) {
+		b->busy += ev_span(b->start, b->end);
+		b->fbusy += b->fz - b->fa;
+		b->start = r->ts;
+		b->fa = a;
+	}
+	if (end > b->end)
+		b->end = end;
+	if (z > b->fz)
+		b->fz = z;
+}
+
+/* The instance of op k1 with signature sig, for GPU event r. */
+static int inst_get(ev_stats *s, const struct ev_rec *r, uint64_t k1, uint64_t sig, struct oinst **out)
+{
+	struct opsum *o = s->state;
+	struct gkey key;
 	memset(&key, 0, sizeof key);
-	int rc = src_group(s, r->src, &key.key.sg);
+	int rc = src_group(s, r->src, &key.sg);
 	if (rc)
 		return rc;
-	key.key.rank = r->rank;
-	key.key.k1 = r->step ? r->step : ((uint64_t)1 << 40) + r->id; /* no op: the call launches alone */
-	key.key.k2 = r->sig;
-	double a = 0, z = 0;
-	if (s->o.float_us)
-		tl_float_times(&o->clock, s->meta, r, &a, &z);
-	int64_t end = ev_rec_end(r);
-	uint64_t h = ev_hash64(&key.key, sizeof key.key) | 1;
+	key.rank = r->rank;
+	key.k1 = k1;
+	key.k2 = sig;
+	uint64_t h = ev_hash64(&key, sizeof key) | 1;
 	uint64_t *slot = ev_map_get(&o->idx, h);
 	struct oinst *in = slot ? &o->inst[*slot - 1] : NULL;
-	if (in && memcmp(&in->key, &key.key, sizeof key.key) == 0) {
-		/* TraceLens merges intervals sorted by start: a start past the
-		 * merged end opens a new interval. */
-		int apart = s->o.float_us ? a > in->fz : r->ts > in->end;
-		if (apart) {
-			in->busy += ev_span(in->start, in->end);
-			in->fbusy += in->fz - in->fa;
-			in->start = r->ts;
-			in->fa = a;
-		}
-		if (end > in->end)
-			in->end = end;
-		if (z > in->fz)
-			in->fz = z;
+	if (in && memcmp(&in->key, &key, sizeof key) == 0) {
+		*out = in;
 		return EV_OK;
 	}
 	if (o->n == o->cap) {
@@ -265,20 +391,80 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 		}
 	}
 	in = &o->inst[o->n++];
-	*in = key;
-	in->start = r->ts;
+	memset(in, 0, sizeof *in);
+	in->key = key;
 	in->first = r->ts;
-	in->end = end;
-	in->fa = a;
-	in->fz = z;
-	in->cat = category(s, r);
 	if (o->by_names) {
+		/* Its op's thread: the cpu_op's, or for a kernel launched
+		 * outside any op its runtime call's. */
 		uint64_t ck = call_key(r->rank, r->src, r->id);
-		uint64_t *t = ev_map_get(&o->opthread, r->step ? op_key(r->rank, r->src, r->step) : ck ? ck : 1);
+		uint64_t *t = ev_map_get(&o->opthread, k1 < ((uint64_t)1 << 40) ? op_key(r->rank, r->src, (uint32_t)k1)
+		                                                                 : ck ? ck : 1);
 		in->thread = t ? *t : 0;
-		s->n.no_thread += !t;
 	}
+	*out = in;
 	return ev_map_put(&o->idx, h, o->n);
+}
+
+/* A GPU event counts for the op that launched it (direct, but for
+ * communication kernels, which TraceLens's launchers leave out) and for
+ * it and every op around it (subtree: TraceLens propagates each GPU event
+ * to all its cpu_op ancestors). */
+int opsum_rec(ev_stats *s, const struct ev_rec *r)
+{
+	struct opsum *o = s->state;
+	int rc;
+	if (o->want_names == 1) /* the stream's lines are read by its first record */
+		o->want_names = 2, o->by_names = s->meta && ev_meta_nthread(s->meta) > 0;
+	if (o->by_names && ((r->type == EV_RANGE && r->op == EV_RG_CPU_OP) || r->type == EV_API) &&
+	    (rc = note_op_thread(o, r)) != EV_OK)
+		return rc;
+	if (r->type == EV_RANGE && r->op == EV_RG_CPU_OP)
+		return range_rec(s, r);
+	if (!is_gpu(r) || !r->sig || (r->flags & EV_F_UNLINKED))
+		return EV_OK;
+	int comm = class_of(s, r) == EV_KC_COMM;
+	s->n.selected += !comm;
+	o->now = r->ts;
+	double a = 0, z = 0;
+	if (s->o.float_us)
+		tl_float_times(&o->clock, s->meta, r, &a, &z);
+	int64_t end = ev_rec_end(r);
+	struct oinst *in;
+	rc = inst_get(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig, &in);
+	if (rc)
+		return rc;
+	if (!comm) {
+		if (!in->direct.on)
+			in->cat = category(s, r);
+		busy_add(s, &in->direct, r, a, z);
+		if (in->nk < OPSUM_MAXK) {
+			in->kname[in->nk] = r->name;
+			in->kstream[in->nk] = r->stream;
+			in->kdur[in->nk++] = (double)r->dur / 1000.0;
+		} else {
+			in->more++;
+		}
+	}
+	busy_add(s, &in->subtree, r, a, z);
+	if (end > in->end)
+		in->end = end;
+	/* The ops around the launcher, through the parents of its node. */
+	const struct opnode *nd = node_of(o, r->rank, r->src, r->step);
+	for (unsigned depth = 0; nd && nd->parent && depth < OPSUM_DEPTH; depth++) {
+		const struct opnode *up = node_of(o, r->rank, r->src, nd->parent);
+		if (!up)
+			break;
+		/* Copied: adding an instance may sweep. */
+		struct opnode u = *up;
+		if ((rc = inst_get(s, r, u.id, u.sig, &in)) != EV_OK)
+			return rc;
+		busy_add(s, &in->subtree, r, a, z);
+		if (end > in->end)
+			in->end = end;
+		nd = node_of(o, r->rank, r->src, u.id);
+	}
+	return EV_OK;
 }
 
 int opsum_finish(ev_stats *s)
@@ -289,12 +475,48 @@ int opsum_finish(ev_stats *s)
 void opsum_free(ev_stats *s)
 {
 	struct opsum *o = s->state;
-	for (size_t i = 0; i < s->g.keys.len; i++)
-		ev_dist_free(&((struct opsum_group *)GROUP_VAL(&s->g, i))->d);
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		struct opsum_group *g = GROUP_VAL(&s->g, i);
+		ev_dist_free(&g->d);
+		ev_dist_free(&g->sd);
+		for (uint32_t j = 0; g->k && j < g->nk; j++)
+			ev_dist_free(&g->k[j].d);
+		free(g->k);
+	}
 	free(o->inst);
-	free(o->recent);
+	free(o->th);
+	free(o->node);
 	ev_map_free(&o->idx);
+	ev_map_free(&o->nodeidx);
+	free(o->recent);
 	ev_map_free(&o->opthread);
+}
+
+int opsum_warning(ev_stats *s, unsigned i, char *buf, size_t n)
+{
+	struct opsum *o = s->state;
+	uint64_t skipped = 0;
+	for (size_t j = 0; j < s->g.keys.len; j++)
+		skipped += ((struct opsum_group *)GROUP_VAL(&s->g, j))->skipped;
+	unsigned k = 0;
+	if (o->evicted && i == k++)
+		snprintf(buf, n, "%llu op(s) left the op-tree window before their GPU events came: those events count "
+		         "only for the ops still held in subtree times", (unsigned long long)o->evicted);
+	else if (o->deep && i == k++)
+		snprintf(buf, n, "%llu op(s) nested more than %d deep: their GPU events count only for the ops up to "
+		         "that depth in subtree times", (unsigned long long)o->deep, OPSUM_DEPTH);
+	else if (s->o.analysis == &ev_stats_analysis_ops_args && skipped && i == k++)
+		snprintf(buf, n, "%llu op instance(s) with another number of GPU events than their group's first: "
+		         "not in kernel_details_summary (as TraceLens)", (unsigned long long)skipped);
+	else if (s->o.analysis == &ev_stats_analysis_ops_args && o->more && i == k++)
+		snprintf(buf, n, "%llu op instance(s) with more than %d GPU events: the others not in "
+		         "kernel_details_summary", (unsigned long long)o->more, OPSUM_MAXK);
+	else if (s->o.analysis == &ev_stats_analysis_ops_args && o->sketched && i == k++)
+		snprintf(buf, n, "%llu kernel_details position(s) past the exact-sample budget: their sum, mean, "
+		         "median and std are approximate", (unsigned long long)o->sketched);
+	else
+		return 0;
+	return 1;
 }
 
 int opsum_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c, char *buf, size_t n)
@@ -311,7 +533,7 @@ int opsum_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c
 
 /* ---- the table ---- */
 
-struct namerow { size_t first; uint64_t count; double us; const char *last; char cats[256]; };
+struct namerow { size_t first; uint64_t count; double us, sus; const char *last; char cats[256]; };
 
 /* Slots by (group,) op name, then category. */
 static int cmp_name(const struct ev_stats *s, size_t a, size_t b)
@@ -358,7 +580,8 @@ static int ops_summary_rows(ev_stats *s, struct ev_rowset *rs)
 	static const struct ev_colspec vals[] = {
 		{ "total_direct_kernel_time_sum", 0, EV_DIR_LOWER }, { "total_direct_kernel_time_ms", 0, EV_DIR_LOWER },
 		{ "Count", 0, EV_DIR_NONE }, { "Percentage (%)", 0, EV_DIR_NONE },
-		{ "Cumulative Percentage (%)", 0, EV_DIR_NONE },
+		{ "Cumulative Percentage (%)", 0, EV_DIR_NONE }, { "total_subtree_kernel_time_sum", 0, EV_DIR_LOWER },
+		{ "total_subtree_kernel_time_ms", 0, EV_DIR_LOWER },
 	};
 	rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
 	size_t *ord = sorted_slots(s, cmp_name, &rc);
@@ -376,6 +599,7 @@ static int ops_summary_rows(ev_stats *s, struct ev_rowset *rs)
 		struct namerow *w = &nr[m - 1];
 		w->count += g->count;
 		w->us += g->direct_us;
+		w->sus += g->subtree_us;
 		/* Categories as TraceLens prints its sorted set, ['a', 'b']: the
 		 * slots of a name come in category order. */
 		if (g->cat != w->last && strcmp(g->cat, w->last ? w->last : "")) {
@@ -409,6 +633,8 @@ static int ops_summary_rows(ev_stats *s, struct ev_rowset *rs)
 			r->val[2] = (double)nr[i].count;
 			r->val[3] = pct;
 			r->val[4] = cum;
+			r->val[5] = nr[i].sus;
+			r->val[6] = nr[i].sus / 1000.0;
 		}
 	}
 	free(nr);
@@ -423,7 +649,7 @@ const struct ev_stats_analysis ev_stats_analysis_ops_summary = {
 	.sheet = "ops_summary",
 	.help = "TraceLens's ops_summary: per launching op name, its instances,\n"
 	        "their direct kernel time (sum in us, ms), share and running\n"
-	        "share, largest first",
+	        "share, largest first, and their subtree kernel time",
 	.options = ops_summary_options,
 	.comparable = 0,
 	.state_size = sizeof(struct opsum),
@@ -434,4 +660,5 @@ const struct ev_stats_analysis ev_stats_analysis_ops_summary = {
 	.rows = ops_summary_rows,
 	.free = opsum_free,
 	.explain = opsum_explain,
+	.warning = opsum_warning,
 };

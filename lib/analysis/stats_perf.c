@@ -49,8 +49,6 @@ struct pinst {
 	double kdur[PERF_MAXK]; /* us */
 };
 
-struct kpos { uint64_t name; uint32_t stream; struct ev_dist d; };
-
 struct pgroup {
 	uint64_t count;
 	int64_t first;          /* the first instance's start */
@@ -63,7 +61,7 @@ struct pgroup {
 	double gflop, mbytes, fpb;
 	const char *spec;
 	struct ev_dist us, tbs, tflops;
-	struct kpos *k;         /* the first instance's events: name, stream, durations */
+	struct perf_kpos *k;    /* the first instance's events: name, stream, durations */
 	uint32_t nk;
 	uint64_t skipped;       /* instances of another number of events */
 };
@@ -592,28 +590,25 @@ static void np_float(struct pytext *t, const char *key, double v)
 	pyt_puts(t, ")");
 }
 
-/* TraceLens's kernel_details__summarize_kernel_stats and its
- * trunc_kernel_details (names cut at 64 characters, mean rounded to 2
- * decimals) of group g. */
-static int kernel_details(ev_stats *s, struct pgroup *g, struct pytext *full, struct pytext *trunc)
+int perf_kernel_details(ev_stats *s, struct perf_kpos *pos, uint32_t nk, uint64_t *sketched, struct pytext *full,
+                        struct pytext *trunc)
 {
-	struct perf *p = s->state;
-	struct kstats *k = calloc(g->nk ? g->nk : 1, sizeof *k);
+	struct kstats *k = calloc(nk ? nk : 1, sizeof *k);
 	int rc = k ? EV_OK : EV_ERR_NOMEM;
-	for (uint32_t i = 0; !rc && i < g->nk; i++) {
-		k[i].name = str_of(s, g->k[i].name);
-		k[i].stream = g->k[i].stream;
-		rc = kpos_stats(&g->k[i].d, &k[i], &p->sketched);
+	for (uint32_t i = 0; !rc && i < nk; i++) {
+		k[i].name = str_of(s, pos[i].name);
+		k[i].stream = pos[i].stream;
+		rc = kpos_stats(&pos[i].d, &k[i], sketched);
 	}
 	if (rc) {
 		free(k);
 		return rc;
 	}
-	qsort(k, g->nk, sizeof *k, cmp_kstats);
+	qsort(k, nk, sizeof *k, cmp_kstats);
 	full->n = trunc->n = 0;
 	pyt_puts(full, "[");
 	pyt_puts(trunc, "[");
-	for (uint32_t i = 0; i < g->nk; i++) {
+	for (uint32_t i = 0; i < nk; i++) {
 		char b[64];
 		const char *sep = i ? ", " : "";
 		pyt_puts(full, sep);
@@ -791,7 +786,7 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 		}
 		size_t kc = key0 + 1 + p->ncols;
 		rc = rc ? rc : ev_row_key(r, kc, g->spec);
-		rc = rc ? rc : kernel_details(s, g, &t, &t2);
+		rc = rc ? rc : perf_kernel_details(s, g->k, g->nk, &p->sketched, &t, &t2);
 		rc = rc ? rc : ev_row_key(r, kc + 1, g->nk ? pyt_str(&t) : "[]");
 		rc = rc ? rc : ev_row_key(r, kc + 2, g->nk ? pyt_str(&t2) : NULL);
 		static const char *const fields[] = { "dims", "types", "strides", "concrete" };
@@ -847,6 +842,8 @@ static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 	else if (p->deep && i == k++)
 		snprintf(buf, n, "%llu %s op(s) nested more than %d deep in others: their subtree's GPU events count "
 		         "only for the op that launched them", (unsigned long long)p->deep, sheet, PERF_DEPTH);
+	else if (p->cat->note && s->g.keys.len && i == k++)
+		snprintf(buf, n, "%s", p->cat->note);
 	else if (p->sketched && i == k++)
 		snprintf(buf, n, "%llu kernel_details position(s) past the exact-sample budget: their sum, mean, "
 		         "median and std are approximate", (unsigned long long)p->sketched);
@@ -878,10 +875,11 @@ const struct ev_stats_analysis ev_stats_analysis_perf = {
 	.name = "perf",
 	.sheet = "GEMM",
 	.help = "TraceLens's perf-model sheets (--table gemm, sdpa_fwd,\n"
-	        "conv_fwd, conv_bwd, norm: its GEMM, SDPA_fwd, CONV_fwd,\n"
-	        "CONV_bwd, Normalization sheets): per op name and model\n"
-	        "parameters, GFLOPS, data moved, TB/s, TFLOPS/s, kernel time\n"
-	        "and per-kernel stats",
+	        "conv_fwd, conv_bwd, binary, unary, norm, reduce: its GEMM,\n"
+	        "SDPA_fwd, CONV_fwd, CONV_bwd, BinaryElementwise,\n"
+	        "UnaryElementwise, Normalization, Reduce_fwd sheets): per op\n"
+	        "name and model parameters, GFLOPS, data moved, TB/s,\n"
+	        "TFLOPS/s, kernel time and per-kernel stats",
 	.options = perf_options,
 	.tables = perf_tables,
 	.state_size = sizeof(struct perf),

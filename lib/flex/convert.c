@@ -20,6 +20,7 @@
 #include "ev/flex.h"
 #include "ev/stream.h"
 #include "flex/acealign_int.h"
+#include "flex/commseq_int.h"
 #include "flex/counters_int.h"
 #include "flex/freq_int.h"
 
@@ -28,6 +29,7 @@
 #define AUX_FINAL (1u << 9)  /* a receive of the final broadcast */
 #define AUX_DEVICE (1u << 10) /* a device event (TS1..TS5) */
 #define AUX_POWER (1u << 11)  /* a power reading (counter record until pass 3) */
+#define AUX_PEER (1u << 12)   /* --comm-summarize-seq: args.Peer + 1 parked in step */
 #define MAX_DEPTH 64
 
 struct open_b {
@@ -80,6 +82,7 @@ struct ev_flex_conv {
 	struct fq freq;            /* clock detection per (input, rank) */
 	struct fc ctr;             /* counter tracks: ConcurrentPreps, Power (mW) */
 	struct fa ace;             /* --align=acelyzer */
+	struct cs cs;              /* --comm-summarize-seq */
 	uint64_t ace_moved;
 	struct ev_map ideal;       /* kernel name id -> ideal ns + 2, 1 not in the tables */
 	struct ev_rec tsx;         /* pass 3: the tsx record waiting for its kernel */
@@ -101,6 +104,8 @@ void ev_flex_opts_init(struct ev_flex_opts *o)
 	o->colls = 1;
 	o->align = EV_FLEX_ALIGN_P2P;
 	o->core_khz = 1100000;
+	o->comm_seq_window = 1000000;
+	o->comm_seq_max = 4096;
 }
 
 static uint64_t hkey(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
@@ -145,6 +150,7 @@ int ev_flex_conv_new(ev_flex_conv **out, const struct ev_flex_opts *o, ev_strtab
 	fq_init(&c->freq);
 	fc_init(&c->ctr);
 	fa_init(&c->ace);
+	cs_init(&c->cs, o->comm_seq_window, o->comm_seq_max);
 	ev_map_init(&c->ideal);
 	uint64_t budget = o->sort_bytes ? o->sort_bytes : (16u << 20);
 	int rc = ev_sorter_open(&c->s1, budget, NULL);
@@ -193,6 +199,7 @@ void ev_flex_conv_free(ev_flex_conv *c)
 	fq_free(&c->freq);
 	fc_free(&c->ctr);
 	fa_free(&c->ace);
+	cs_free(&c->cs);
 	ev_map_free(&c->ideal);
 	free(c->align);
 	free(c->ranks);
@@ -572,6 +579,10 @@ static int emit(ev_flex_conv *c, uint16_t src, const struct ev_flex_event *e, in
 		r.type = EV_RANGE;
 		r.op = EV_RG_OTHER;
 	}
+	if (c->o.comm_seq && e->have_peer_arg) {
+		r.aux |= AUX_PEER;
+		r.step = (uint32_t)e->peer_arg + 1;
+	}
 	return ev_sorter_add(c->s1, &r);
 }
 
@@ -702,6 +713,10 @@ int ev_flex_conv_event(ev_flex_conv *c, uint16_t src, const struct ev_flex_event
 	}
 	if (!m.correlation)
 		m.correlation = e->correlation;
+	if (!m.have_peer_arg) {
+		m.peer_arg = e->peer_arg;
+		m.have_peer_arg = e->have_peer_arg;
+	}
 	if (b->group_id)
 		group_id = b->group_id;
 	if (group_id) {
@@ -1032,9 +1047,18 @@ static int pass3(void *ctx, struct ev_rec *r)
 	unsigned cls = (r->aux & 0xFF) - 1, marks = r->aux & ~0xFFu;
 	if (cls >= EV_FC_COUNT)
 		cls = EV_FC_OTHER;
+	/* --comm-summarize-seq: the stream is in time order before the rank
+	 * offsets; requests it has passed are over. */
+	if (c->o.comm_seq && (rc = cs_tick(&c->cs, c->st, c->s3, r->ts)) != EV_OK)
+		return rc;
+	int32_t peer = -1;
+	if (marks & AUX_PEER) {
+		peer = (int32_t)(r->step - 1);
+		r->step = 0;
+	}
 	const struct ev_flex_align *al = align_of(c, r->rank);
-	if (al && al->aligned)
-		r->ts -= al->offset_ns;
+	int64_t off = al && al->aligned ? al->offset_ns : 0;
+	r->ts -= off;
 	if (r->aux & AUX_POWER) {
 		if (!c->ctr.power_name && (rc = ev_strtab_intern(c->st, "Power (mW)", 10, &c->ctr.power_name)) != EV_OK)
 			return rc;
@@ -1107,6 +1131,11 @@ static int pass3(void *ctx, struct ev_rec *r)
 		r->comm = 0;
 	}
 	c->n.records++;
+	if (c->o.comm_seq) {
+		int taken;
+		if ((rc = cs_add(&c->cs, c->st, c->s3, r->src, r, off, peer, &taken)) != EV_OK || taken)
+			return rc;
+	}
 	return ev_sorter_add(c->s3, r);
 }
 
@@ -1159,8 +1188,13 @@ int ev_flex_conv_finish(ev_flex_conv *c, ev_writer *w)
 	align_ranks(c);
 	if (ev_sorter_count(c->s2) && (rc = ev_sorter_finish(c->s2, NULL, pass3, c)) != EV_OK)
 		return rc;
-	if ((rc = fc_finish(&c->ctr, c->s3)) != EV_OK)
+	if ((rc = cs_finish(&c->cs, c->st, c->s3)) != EV_OK || (rc = fc_finish(&c->ctr, c->s3)) != EV_OK)
 		return rc;
+	c->n.records -= c->cs.absorbed - c->cs.merged;
+	c->n.comm_merged = c->cs.merged;
+	c->n.comm_absorbed = c->cs.absorbed;
+	c->n.comm_early = c->cs.early;
+	c->n.comm_peers_lost = c->cs.peers_lost;
 	c->n.prep_samples = c->ctr.n_prep;
 	c->n.power_samples = c->ctr.n_power;
 	c->n.power_bad = c->ctr.n_power_bad;

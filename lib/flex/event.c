@@ -141,6 +141,11 @@ static void args_of(const char *text, const struct ev_json_tok *t, int a, char *
 			peers_k = v;
 		} else if (key_is(text, t, k, "Peer", 4)) {
 			peer_k = v;
+			uint64_t pv;
+			if (!e->have_peer_arg && tok_u64(text, t, v, &pv) == 0 && pv < INT32_MAX) {
+				e->peer_arg = (int32_t)pv;
+				e->have_peer_arg = 1;
+			}
 		} else if (key_is(text, t, k, "Type", 4)) {
 			type_k = v;
 		} else if (key_is(text, t, k, "Power", 5)) {

@@ -33,7 +33,7 @@ static int64_t inside(const struct pf_ep *e, int64_t t)
  * is counted. */
 void pf_flow_pair(ev_perfetto *p, int kind, const char *name, const struct pf_ep *from, const struct pf_ep *to)
 {
-	static const char *const cats[] = { "launch", "message", "p2p", "collective", "critical_path" };
+	static const char *const cats[] = { "launch", "message", "p2p", "collective", "critical_path", "pattern" };
 	struct pf_buf *b = &p->ob;
 	uint64_t id = ++p->flow_id;
 	int64_t t_from = from->ts, t_to = inside(to, t_from);
@@ -86,6 +86,28 @@ static void flow_launch_kernel(ev_perfetto *p, const struct ev_rec *r, const str
 	struct pf_launch *l = launch_slot(p, r, &key);
 	if (l->key == key && l->ep.ts <= e->ts)
 		pf_flow_pair(p, EV_PERFETTO_LAUNCH, "launch", &l->ep, e);
+}
+
+/* A mark of a kernel-patterns instance (flag synth, id the instance, aux
+ * its place: 0 the op's, then its GPU events'): the op's mark is
+ * remembered in a fixed table by (src, rank, id), and an arrow goes from
+ * it to each GPU event's mark, so the instance's op and GPU events are
+ * linked (each mark binds to the slice it sits in). */
+static int flow_pattern(ev_perfetto *p, const struct ev_rec *r, const struct pf_ep *e)
+{
+	if (!(r->flags & EV_F_SYNTH) || !r->id)
+		return EV_OK;
+	if (!p->pmark && !(p->pmark = calloc(PF_LAUNCH_SLOTS, sizeof *p->pmark)))
+		return EV_ERR_NOMEM;
+	uint64_t key = (((uint64_t)r->src << 48) ^ ((uint64_t)r->rank << 32) ^ r->id) + 1;
+	struct pf_launch *l = &p->pmark[(key * 0x9E3779B97F4A7C15ull) >> 48];
+	if (r->aux == 0) {
+		l->key = key;
+		l->ep = *e;
+	} else if (l->key == key) {
+		pf_flow_pair(p, EV_PERFETTO_PATTERN, "pattern", &l->ep, e);
+	}
+	return EV_OK;
 }
 
 /* The connection (kind, comm, channel, from -> to), made on first use. */
@@ -226,6 +248,8 @@ int pf_flows_add(ev_perfetto *p, const struct ev_rec *r, const struct pf_ep *e, 
 		break;
 	case EV_COLL:
 		return flow_coll(p, r, e, opw ? opw : "collective");
+	case EV_MARK:
+		return flow_pattern(p, r, e);
 	default:
 		break;
 	}
@@ -264,5 +288,6 @@ void pf_flows_free(ev_perfetto *p)
 	ev_vec_free(&p->conns);
 	ev_map_free(&p->conn_ix);
 	free(p->launch);
+	free(p->pmark);
 	ev_collmatch_free(p->colls);
 }

@@ -145,6 +145,7 @@ struct ev_perfetto {
 	struct ev_map track_ix, proc_ix, conn_ix;
 	struct ev_vec tracks, procs, conns; /* struct pf_track, pf_proc, pf_conn */
 	struct pf_launch *launch;           /* PF_LAUNCH_SLOTS */
+	struct pf_launch *pmark;            /* PF_LAUNCH_SLOTS: pattern instances' op marks, made on first use */
 	ev_collmatch *colls;                /* open collectives, for their chains */
 	uint64_t flow_id, pending, dropped, evicted, unmatched;
 	uint64_t flows[EV_PERFETTO_NFLOWS], reversed[EV_PERFETTO_NFLOWS];
