@@ -53,10 +53,10 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	# argument's text keeps its spaces ("long int"); TraceLens's
 	# kernel_details of the op's own kernels; direct then subtree time.
 	run -0 --separate-stderr ev-stats ops-args --csv "$T/x.ev"
-	assert_line --index 1 --partial "aten::mm,GEMM,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'count': 2, 'total_duration_us': np.float64(30.5), 'mean_duration_us': np.float64(15.25), 'median_duration_us': np.float64(15.25), 'std_dev_duration_us': np.float64(5.25), 'min_duration_us': np.float64(10.0), 'max_duration_us': np.float64(20.5)}]\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'mean_duration_us': np.float64(15.25)}]\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,43.57142857142857,43.57142857142857,15.25,15.25,7.424621202458749,10,20.5,30.5"
-	assert_line --index 3 --partial "aten::index_put_,other,\"((8,), (2,))\",\"('float', 'long int')\",\"((1,), ())\",\"('', '')\",\"[{'name': 'index_put_kernel', 'stream': 7, 'count': 1,"
+	assert_line --index 1 --partial "aten::mm,GEMM,Unknown,Unknown,Unknown,\"((2, 3), (3, 4))\",\"('float', 'float')\",\"((1, 1), (1, 1))\",\"('', '')\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'count': 2, 'total_duration_us': np.float64(30.5), 'mean_duration_us': np.float64(15.25), 'median_duration_us': np.float64(15.25), 'std_dev_duration_us': np.float64(5.25), 'min_duration_us': np.float64(10.0), 'max_duration_us': np.float64(20.5)}]\",\"[{'name': 'gemm_kernel_a', 'stream': 7, 'mean_duration_us': np.float64(15.25)}]\",2,15.25,15.25,7.424621202458749,10,20.5,30.5,43.57142857142857,43.57142857142857,15.25,15.25,7.424621202458749,10,20.5,30.5"
+	assert_line --index 3 --partial "aten::index_put_,other,Unknown,Unknown,Unknown,\"((8,), (2,))\",\"('float', 'long int')\",\"((1,), ())\",\"('', '')\",\"[{'name': 'index_put_kernel', 'stream': 7, 'count': 1,"
 	assert_line --index 3 --partial "}]\",1,6,6,,6,6,6,8.571428571428571,73.57142857142857,7,7,,7,7,7"
-	assert_line --index 8 --partial "aten::embedding,other,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\","
+	assert_line --index 8 --partial "aten::embedding,other,Unknown,Unknown,Unknown,\"((8, 4), (2,))\",\"('c10::BFloat16', 'long int')\",\"((4, 1), (1,))\",\"('', '[True, False]')\","
 	assert_line --index 8 --partial ",1,2.5,2.5,,2.5,2.5,2.5,3.571428571428571,100,2.5,2.5,,2.5,2.5,2.5"
 	# Without the cpu_op ranges (the launchers' parents), an op's subtree
 	# is its own kernels.
@@ -80,11 +80,13 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	# copy_kernel without one, as TraceLens's does.
 	[[ "$stderr" == *"2 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op, as TraceLens leaves them"* ]]
 	[[ "$stderr" != *"converted without kineto2ev --flow-links"* ]]
-	# Thread names and TraceLens's event ids are not in the stream; the
-	# subtree times and kernel_details are.
+	# TraceLens's event ids are not in the stream; the subtree times,
+	# kernel_details and the process and thread names are (TraceLens's
+	# "Unknown": the trace has no metadata events).
 	[[ "$stderr" != *"ops_summary:"* ]]
-	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, ex_UID left empty"* ]]
-	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
+	[[ "$stderr" == *"ops_unique_args: ex_UID left empty"* ]]
+	[[ "$stderr" == *"GEMM: UID_first left empty"* ]]
+	[[ "$stderr" != *"process_name"* ]]
 	# The kernels without a launching op (the orphan, and copy_'s, whose
 	# flow ends on another stream) are in the histogram, not in the summary.
 	[[ "$stderr" == *"short_kernel_histogram: 2 short kernels without a launching op left out of short_kernels_summary"* ]]
@@ -97,6 +99,9 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
 	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT
+	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 156 cells equal, 6 empty in evkit, 0 differ"
+	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 39 cells equal, 1 empty in evkit, 0 differ"
+	assert_output --partial "BinaryElementwise: 1 rows (0 in another order among ties), 37 cells equal, 1 empty in evkit, 0 differ"
 	# TraceLens's short-kernel study (--short_kernel_study): the embedding's
 	# 2.5 us kernel, index_put_'s own and the nonzero's under it,
 	# per op and arguments, the orphan's 8 us in the last bin.
@@ -234,10 +239,13 @@ json.dump(t, open(sys.argv[2], "w"))'
 		# shellcheck disable=SC2086 # SHEETS is a word list
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
 		# Every cell of ops_summary and ops_unique_args (subtree times,
-		# kernel_details) but the four of thread names and event ids.
+		# kernel_details, process and thread names) but the event id.
 		[[ "$output" =~ ops_summary:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
 		[[ "$output" =~ ops_unique_args:\ ([0-9]+)\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
-		[ "${BASH_REMATCH[2]}" = $((4 * BASH_REMATCH[1])) ]
+		[ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ]
+		# Every op's process and thread names are there (and equal
+		# TraceLens's, above).
+		run -0 python3 -c 'import csv,sys; sys.exit(not all(r[c] not in ("", "Unknown") for f, c in ((sys.argv[1], "thread_name"), (sys.argv[2], "thread_name_first"), (sys.argv[2], "process_label_first")) for r in csv.DictReader(open(f, encoding="utf-8"))))' "$d/ops_unique_args.csv" "$d/GEMM.csv"
 		# The short-kernel study, every cell (torch.compile's: no kernel
 		# under 10 us, both empty).
 		# shellcheck disable=SC2086 # SHORT is a word list
@@ -245,12 +253,12 @@ json.dump(t, open(sys.argv[2], "w"))'
 		# The perf-model sheets of ops whose kernels their child ops
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
-		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 39 cells equal, 4 empty in evkit, 0 differ"
+		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 42 cells equal, 1 empty in evkit, 0 differ"
 		# Normalization: BERT's layer norms (aten::layer_norm and the
 		# aten::native_layer_norm under it, each a row).
 		if [ -f "$TL/${t}_perf_report_csvs/Normalization.csv" ]; then
 			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" Normalization
-			assert_output --partial "Normalization: 2 rows (0 in another order among ties), 72 cells equal, 8 empty in evkit, 0 differ"
+			assert_output --partial "Normalization: 2 rows (0 in another order among ties), 78 cells equal, 2 empty in evkit, 0 differ"
 		else
 			[ ! -f "$d/Normalization.csv" ]
 		fi
@@ -275,7 +283,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "ops_summary: 21 rows (0 in another order among ties), 189 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "ops_summary_by_category: 9 rows (0 in another order among ties), 45 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "118 rows"
-	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 111 cells equal, 12 empty in evkit, 0 differ"
+	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 120 cells equal, 3 empty in evkit, 0 differ"
 	# The short-kernel study (made with --short_kernel_study): the NCCL
 	# broadcasts' short kernels under record_param_comms, ties in TraceLens's
 	# order of first appearance.
@@ -292,23 +300,24 @@ json.dump(t, open(sys.argv[2], "w"))'
 	# and backward (output_mask); TraceLens's resnet CSVs of them came
 	# from the same run (tests/expected/tracelens/README.md).
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Normalization
-	assert_output --partial "Normalization: 15 rows (0 in another order among ties), 555 cells equal, 60 empty in evkit, 0 differ"
+	assert_output --partial "Normalization: 15 rows (0 in another order among ties), 600 cells equal, 15 empty in evkit, 0 differ"
 	# Convolutions: parameters, GFLOPS, data moved and kernel times, those
 	# of the groups whose instances launch one of the memsets included.
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" CONV_fwd CONV_bwd
-	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 451 cells equal, 44 empty in evkit, 0 differ"
-	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 451 cells equal, 44 empty in evkit, 0 differ"
+	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 484 cells equal, 11 empty in evkit, 0 differ"
+	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 484 cells equal, 11 empty in evkit, 0 differ"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
-	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 96 cells equal, 12 empty in evkit, 0 differ"
+	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 105 cells equal, 3 empty in evkit, 0 differ"
 	# Every binary row, aten::div by a Scalar too, whose kernel its child
 	# aten::div launches (the op credited its subtree).
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" BinaryElementwise
-	assert_output --partial "BinaryElementwise: 29 rows (0 in another order among ties), 986 cells equal, 116 empty in evkit, 0 differ"
+	assert_output --partial "BinaryElementwise: 29 rows (0 in another order among ties), 1073 cells equal, 29 empty in evkit, 0 differ"
 	# The unary row the stream cannot give: a uint8 copy_ that launched
 	# nothing (a CPU copy).  The rest equal but which instance is "first":
 	# TraceLens takes the trace file's order (one thread's ops, then the
-	# other's), evkit time order, so four copy_ rows have the other
-	# thread's Concrete Inputs_first.
+	# other's), evkit time order for the arguments (the names follow the
+	# #thread lines' order, and are equal), so four copy_ rows have the
+	# other thread's Concrete Inputs_first.
 	local drop='import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))
 keep = [r for r in rows if not (r[0] == "aten::copy_" and "unsigned char" in r[2])]
@@ -317,7 +326,7 @@ print(len(rows) - len(keep))'
 	run -0 python3 -c "$drop" "$REF/resnet_act_checkpoint/UnaryElementwise.csv" "$T/UnaryElementwise.csv"
 	assert_output 1
 	run -1 python3 "$CMP" "$T" "$T/resnet" UnaryElementwise
-	assert_output --partial "UnaryElementwise: 23 rows (0 in another order among ties), 732 cells equal, 92 empty in evkit, 4 differ"
+	assert_output --partial "UnaryElementwise: 23 rows (0 in another order among ties), 801 cells equal, 23 empty in evkit, 4 differ"
 	[ "$(grep -c "'Concrete Inputs_first': TraceLens \"\['', '', 'False'\]\" evkit \"\['', '', 'True'\]\"" <<<"$output")" = 4 ]
 }
 
@@ -343,4 +352,62 @@ print(len(rows) - len(keep))'
 	need_shared_data
 	run -0 "$REF/make-contract.sh" "$SHARED_DATA"
 	[ "$output" = "$(cat "$REF/contract.tsv")" ]
+}
+
+@test "kineto2ev keeps process and thread names; ev-stats names each op's (TraceLens's columns)" {
+	# Two threads of one process, named by metadata events (the second
+	# thread named twice: the last wins, as in TraceLens's dict); its ops
+	# are listed first in the file, so a group's first is its.  A process
+	# name under a tid other than 0 is not where TraceLens looks.
+	cat >"$T/m.json" <<-'EOF'
+	{"traceEvents": [
+	{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 9, "ts": 50, "dur": 10, "args": {"External id": 2, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Input Strides": [[3, 1], [4, 1]], "Concrete Inputs": ["", ""]}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 9, "ts": 51, "dur": 2, "args": {"correlation": 20, "External id": 2}},
+	{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 8, "ts": 10, "dur": 10, "args": {"External id": 1, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Input Strides": [[3, 1], [4, 1]], "Concrete Inputs": ["", ""]}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 8, "ts": 11, "dur": 2, "args": {"correlation": 10, "External id": 1}},
+	{"ph": "X", "cat": "kernel", "name": "gemm_kernel_a", "pid": 0, "tid": 7, "ts": 15, "dur": 4, "args": {"stream": 7, "correlation": 10, "External id": 1}},
+	{"ph": "X", "cat": "kernel", "name": "gemm_kernel_a", "pid": 0, "tid": 7, "ts": 55, "dur": 4, "args": {"stream": 7, "correlation": 20, "External id": 2}},
+	{"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "python3"}},
+	{"ph": "M", "name": "process_labels", "pid": 7, "tid": 0, "args": {"labels": "CPU"}},
+	{"ph": "M", "name": "process_name", "pid": 0, "tid": 3, "args": {"name": "not here"}},
+	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": "thread 8 (python3)"}},
+	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "thread 9 (python3)"}},
+	{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "thread 9 (pt_autograd_0)"}},
+	{"ph": "X", "cat": "cpu_op", "name": "aten::outer", "pid": 7, "tid": 8, "ts": 70, "dur": 20, "args": {"External id": 3}},
+	{"ph": "X", "cat": "cpu_op", "name": "aten::inner", "pid": 7, "tid": 8, "ts": 71, "dur": 5, "args": {"External id": 4}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 8, "ts": 72, "dur": 1, "args": {"correlation": 30, "External id": 4}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 8, "ts": 80, "dur": 1, "args": {"correlation": 31, "External id": 3}},
+	{"ph": "X", "cat": "kernel", "name": "inner_kernel", "pid": 0, "tid": 7, "ts": 74, "dur": 1, "args": {"stream": 7, "correlation": 30, "External id": 4}},
+	{"ph": "X", "cat": "kernel", "name": "outer_kernel", "pid": 0, "tid": 7, "ts": 82, "dur": 1, "args": {"stream": 7, "correlation": 31, "External id": 3}}
+	]}
+	EOF
+	kineto2ev -q -o "$T/m.ev" "$T/m.json"
+	run -0 grep -a '^#process\|^#thread' "$T/m.ev"
+	assert_output "#process 0 7 name python3
+#process 0 7 labels CPU
+#thread 0 9 7 thread 9 (pt_autograd_0)
+#thread 0 8 7 thread 8 (python3)"
+	# ops_unique_args groups by the names: one row per thread.
+	run -0 --separate-stderr ev-stats ops-args --csv "$T/m.ev"
+	assert_line --index 0 --partial "name,op category,process_name,process_label,thread_name,Input Dims,"
+	assert_line --index 1 --partial "aten::mm,GEMM,python3,CPU,thread 8 (python3),"
+	assert_line --index 2 --partial "aten::mm,GEMM,python3,CPU,thread 9 (pt_autograd_0),"
+	# An op whose child op's kernel comes before its own (its instance
+	# begun by the subtree time) is named by its own thread too.
+	assert_line --index 4 --partial "aten::outer,other,python3,CPU,thread 8 (python3),"
+	[[ "$stderr" != *"without their cpu_op range"* ]]
+	run -0 --separate-stderr ev-stats ops-summary --csv "$T/m.ev"
+	assert_line --index 3 "aten::outer,['other'],1,0.001,1,10,100,2,0.002"
+	# The perf sheet's first is the first op in the file (thread 9's),
+	# not the earliest.
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/r" "$T/m.ev"
+	[[ "$stderr" != *"process_name"* ]]
+	run -0 python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1], encoding="utf-8"))); print(len(r), r[0]["process_name_first"], r[0]["process_label_first"], r[0]["thread_name_first"])' "$T/r/GEMM.csv"
+	assert_output "1 python3 CPU thread 9 (pt_autograd_0)"
+	# A stream without #thread lines (another producer) leaves the names
+	# empty and says so.
+	grep -av '^#thread\|^#process' "$T/m.ev" >"$T/n.ev"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/n" "$T/n.ev"
+	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, ex_UID left empty"* ]]
+	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
 }

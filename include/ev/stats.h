@@ -240,6 +240,7 @@ struct ev_stats_counts {
 	uint64_t coll_mismatch;  /* arrivals whose kind or size differ from the rank before at one (comm, seq) */
 	uint64_t sketched;   /* distributions moved to the sketch */
 	uint64_t ops_window; /* op instances closed by the window, not the end */
+	uint64_t no_thread;  /* op instances whose op's cpu_op (its thread) was not found: names "Unknown" */
 	uint64_t streamed;   /* rows written to opts.stream */
 	/* Cells left empty, or numbers that follow a convention, so that the
 	 * tool says why once (set by finish; counted per rank or row). */

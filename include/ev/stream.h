@@ -384,7 +384,8 @@ int ev_files_note_input_path(const char *path) EV_RESULT_USED;
 int ev_files_check_output(const char *path) EV_RESULT_USED;
 
 /* ------------------------------------------------------------------ */
-/* Metadata from text lines: #src #rank #comm #ring #tree #meta.        */
+/* Metadata from text lines: #src #rank #comm #ring #tree #process      */
+/* #thread #meta.                                                       */
 
 struct ev_kv { char *key; char *val; };
 
@@ -395,11 +396,17 @@ struct ev_comm_info { uint64_t id; uint32_t nranks; int32_t *ranks; /* comm rank
 struct ev_ring_info { uint64_t comm; uint32_t channel; uint32_t n; int32_t *order; /* global ranks in ring order */ };
 struct ev_tree_node { int32_t rank, up, down[3]; };
 struct ev_tree_info { uint64_t comm; uint32_t channel; size_t n; struct ev_tree_node *nodes; };
+/* #process: a process of a rank's trace, its name and labels (NULL: not said). */
+struct ev_process_info { uint32_t rank, pid; char *name, *labels; };
+/* #thread: a CPU thread of a rank's records (their stream), the process
+ * it ran in, its name (NULL: not said), and the order of its first line
+ * among the #thread lines (0 first). */
+struct ev_thread_info { uint32_t rank, tid, pid; char *name; size_t order; };
 
 typedef struct ev_meta ev_meta;
 ev_meta *ev_meta_new(void);
 void ev_meta_free(ev_meta *m);
-/* Parse one text line (without '\n') and add it.  Lines other than the six
+/* Parse one text line (without '\n') and add it.  Lines other than the
  * kinds above are ignored (EV_OK).  EV_ERR_FORMAT on a malformed line, and
  * on a #comm line that contradicts an earlier one of the same id (another
  * size, or another global rank for a member both name): then
@@ -420,6 +427,10 @@ const struct ev_rank_info *ev_meta_rank(const ev_meta *m, uint32_t rank);
 const struct ev_comm_info *ev_meta_comm(const ev_meta *m, uint64_t id);
 const struct ev_ring_info *ev_meta_ring(const ev_meta *m, uint64_t comm, uint32_t channel);
 const struct ev_tree_info *ev_meta_tree(const ev_meta *m, uint64_t comm, uint32_t channel);
+/* #process and #thread lines replace what earlier ones of the same
+ * (rank, pid) or (rank, tid) said. */
+const struct ev_process_info *ev_meta_process(const ev_meta *m, uint32_t rank, uint32_t pid);
+const struct ev_thread_info *ev_meta_thread(const ev_meta *m, uint32_t rank, uint32_t tid);
 /* Iteration in order of first appearance. */
 size_t ev_meta_nsrc(const ev_meta *m);
 const struct ev_src_info *ev_meta_src_at(const ev_meta *m, size_t i);
@@ -431,6 +442,10 @@ size_t ev_meta_nring(const ev_meta *m);
 const struct ev_ring_info *ev_meta_ring_at(const ev_meta *m, size_t i);
 size_t ev_meta_ntree(const ev_meta *m);
 const struct ev_tree_info *ev_meta_tree_at(const ev_meta *m, size_t i);
+size_t ev_meta_nprocess(const ev_meta *m);
+const struct ev_process_info *ev_meta_process_at(const ev_meta *m, size_t i);
+size_t ev_meta_nthread(const ev_meta *m);
+const struct ev_thread_info *ev_meta_thread_at(const ev_meta *m, size_t i);
 /* `#meta` key=value pairs, later values replace earlier ones. */
 const char *ev_meta_get(const ev_meta *m, const char *key);
 /* Value of key in a kv list, or NULL. */

@@ -32,6 +32,8 @@ struct opsum_group {
 	struct ev_dist d;   /* their direct kernel times (us) */
 	struct ev_dist sd;  /* their subtree kernel times (us) */
 	int64_t first;      /* the first instance's start */
+	uint32_t rank;      /* and its rank and thread + 1 (0 unknown), */
+	uint64_t thread;    /* when grouped by names (ops-args) */
 	struct perf_kpos *k; /* kernel_details: the first instance's events */
 	uint32_t nk;
 	uint64_t skipped;   /* instances with another number of events */
@@ -54,6 +56,7 @@ struct oinst { /* an open op instance */
 	struct busy direct;     /* the GPU events the op launches itself */
 	struct busy subtree;    /* and those its child ops launch (TraceLens's subtree) */
 	const char *cat;
+	uint64_t thread;        /* its op's thread + 1, 0 unknown */
 	uint32_t nk, more;      /* direct events kept, and past OPSUM_MAXK */
 	uint64_t kname[OPSUM_MAXK];
 	uint32_t kstream[OPSUM_MAXK];
@@ -79,6 +82,12 @@ struct opsum {
 	size_t n, cap;
 	int64_t now;
 	struct tl_clock clock;
+	/* ops-args: groups split by process and thread names, and the
+	 * threads of recent ops (rank, src, External id -> thread + 1) */
+	int want_names, by_names;
+	struct ev_map opthread;
+	struct opthr { uint64_t key, thread; } *recent;
+	size_t nrecent;
 	struct othread *th;     /* per thread (distinct threads) */
 	size_t nth, capth;
 	struct opnode *node;    /* a window of cpu_ops */
@@ -88,6 +97,7 @@ struct opsum {
 };
 
 int opsum_init(ev_stats *s);
+int opsum_init_names(ev_stats *s);
 int opsum_rec(ev_stats *s, const struct ev_rec *r);
 int opsum_finish(ev_stats *s);
 void opsum_free(ev_stats *s);
@@ -100,6 +110,13 @@ int opsum_explain(const struct ev_stats_opts *o, const struct ev_stats_counts *c
  * op_category.c one, but its NCCL and memcpy, which TraceLens's PyTorch
  * report does not have (its c10d:: ops are "other"). */
 const char *opsum_category(const char *op, const char *kernel);
+/* TraceLens's process_name, process_label and thread_name of an op run
+ * on thread tid1 - 1 of rank (its pid and tid): the names of the stream's
+ * #thread and #process lines, "Unknown" (TraceLens's word) for one the
+ * trace did not give, or all three when the op's thread is not known
+ * (tid1 0).  0 and NULLs when the stream has no #thread line (another
+ * producer, an older stream): then nothing is known, not "Unknown". */
+int tl_names(const ev_meta *m, uint32_t rank, uint64_t tid1, const char *out[3]);
 /* The op's name in a signature ("aten::mm dims=..."): its length. */
 size_t opsum_name_len(const char *sig);
 

@@ -75,8 +75,8 @@ static const struct tlcol tl_kernels[] = {
 	{ "Percent of total time (%)", "Percent of total time (%)" }, { 0, 0 },
 };
 static const struct tlcol tl_args[] = {
-	{ "name", "name" }, { "op category", "op category" }, { "process_name", NULL }, { "process_label", NULL },
-	{ "thread_name", NULL }, { "Input Dims", "Input Dims" }, { "Input type", "Input type" },
+	{ "name", "name" }, { "op category", "op category" }, { "process_name", "process_name" },
+	{ "process_label", "process_label" }, { "thread_name", "thread_name" }, { "Input Dims", "Input Dims" }, { "Input type", "Input type" },
 	{ "Input Strides", "Input Strides" }, { "Concrete Inputs", "Concrete Inputs" },
 	{ "operation_count", "operation_count" },
 	{ "total_direct_kernel_time_mean", "total_direct_kernel_time_mean" }, { "total_subtree_kernel_time_mean", "total_subtree_kernel_time_mean" },
@@ -99,7 +99,8 @@ static const struct tlcol tl_perf[] = {
 	{ "TB/s_min", "TB/s_min" }, { "TB/s_max", "TB/s_max" }, { "TFLOPS/s_mean", "TFLOPS/s_mean" },
 	{ "TFLOPS/s_median", "TFLOPS/s_median" }, { "TFLOPS/s_std", "TFLOPS/s_std" },
 	{ "TFLOPS/s_min", "TFLOPS/s_min" }, { "TFLOPS/s_max", "TFLOPS/s_max" },
-	{ "process_name_first", NULL }, { "process_label_first", NULL }, { "thread_name_first", NULL },
+	{ "process_name_first", "process_name" }, { "process_label_first", "process_label" },
+	{ "thread_name_first", "thread_name" },
 	{ "Compute Spec", "Compute Spec" },
 	{ "kernel_details__summarize_kernel_stats", "kernel_details__summarize_kernel_stats" },
 	{ "trunc_kernel_details", "trunc_kernel_details" }, { "Input Dims_first", "Input Dims_first" },

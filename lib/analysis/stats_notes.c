@@ -30,6 +30,9 @@ void ev_stats_say_notes(ev_stats *s, const struct ev_say *say)
 	if (c->ops_window)
 		ev_say(say, EV_SAY_WARN, "%llu op instances closed while open: more than 65536 open at once (a later "
 		       "kernel of one counts as a new instance)", (unsigned long long)c->ops_window);
+	if (c->no_thread)
+		ev_say(say, EV_SAY_WARN, "%llu op instances without their cpu_op range in the stream (or launched past "
+		       "the window of recent ops): process and thread names \"Unknown\"", (unsigned long long)c->no_thread);
 	if (c->sketched)
 		ev_say(say, EV_SAY_WARN, "quantiles of the largest groups come from a sketch (within %.1f%%): over "
 		       "--exact-limit", EV_DIST_SKETCH_ERR * 100);

@@ -2,12 +2,13 @@
 /*
  * stats_ops_args.c - TraceLens's ops_unique_args: per launching op name,
  * category and arguments (Input Dims, Input type, Input Strides, Concrete
- * Inputs, printed as Python prints the tuples TraceLens groups by), the
- * op instances' direct kernel time: count, mean, median, std, min, max,
- * sum, share and running share, largest sum first, ties by first
- * occurrence; the same of their subtree kernel time, and TraceLens's
- * kernel_details summary of their direct GPU events (and its truncated
- * form).  The op instances are ops_summary's (stats_ops_summary.c).
+ * Inputs, printed as Python prints the tuples TraceLens groups by; and
+ * process and thread names when the stream names threads), the op
+ * instances' direct kernel time: count, mean, median, std, min, max, sum,
+ * share and running share, largest sum first, ties by first occurrence;
+ * the same of their subtree kernel time, and TraceLens's kernel_details
+ * summary of their direct GPU events (and its truncated form).  The op
+ * instances are ops_summary's (stats_ops_summary.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -47,12 +48,19 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 
 static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 {
-	struct ev_colspec keys[EV_STATS_MAX_BY + 8];
+	struct ev_colspec keys[EV_STATS_MAX_BY + 11];
 	size_t nk = 0;
 	by_colspecs(&s->o, keys, &nk);
 	static const char *const fields[] = { "dims", "types", "strides", "concrete" };
 	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "op category", 0, 0 };
+	/* TraceLens's process and thread names, when the stream has them. */
+	struct opsum *o = s->state;
+	if (o->by_names) {
+		keys[nk++] = (struct ev_colspec){ "process_name", 0, 0 };
+		keys[nk++] = (struct ev_colspec){ "process_label", 0, 0 };
+		keys[nk++] = (struct ev_colspec){ "thread_name", 0, 0 };
+	}
 	keys[nk++] = (struct ev_colspec){ "Input Dims", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "Input type", 0, 0 };
 	keys[nk++] = (struct ev_colspec){ "Input Strides", 0, 0 };
@@ -86,7 +94,6 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 	if (!rc)
 		qsort_r(ord, m, sizeof *ord, cmp_rows, s);
 	struct pytext t = { 0 }, t2 = { 0 };
-	struct opsum *o = s->state;
 	for (size_t i = 0; !rc && i < m;) {
 		size_t e = i;
 		double total = 0, cum = 0;
@@ -105,6 +112,10 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 			pyt_put(&t, sig, opsum_name_len(sig));
 			rc = t.oom ? EV_ERR_NOMEM : ev_row_key(r, n++, t.p);
 			rc = rc ? rc : ev_row_key(r, n++, g->cat);
+			const char *nm[3];
+			tl_names(s->meta, g->rank, g->thread, nm);
+			for (size_t f = 0; !rc && o->by_names && f < 3; f++)
+				rc = ev_row_key(r, n++, nm[f]);
 			for (size_t f = 0; !rc && f < 4; f++)
 				if ((rc = py_field(sig, fields[f], &t)) == EV_OK)
 					rc = ev_row_key(r, n++, t.p);
@@ -149,7 +160,7 @@ const struct ev_stats_analysis ev_stats_analysis_ops_args = {
 	.options = ops_args_options,
 	.state_size = sizeof(struct opsum),
 	.group_size = sizeof(struct opsum_group),
-	.init = opsum_init,
+	.init = opsum_init_names,
 	.rec = opsum_rec,
 	.finish = opsum_finish,
 	.rows = ops_args_rows,

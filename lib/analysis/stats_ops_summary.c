@@ -31,7 +31,56 @@ int opsum_init(ev_stats *s)
 	struct opsum *o = s->state;
 	ev_map_init(&o->idx);
 	ev_map_init(&o->nodeidx);
+	ev_map_init(&o->opthread);
 	return EV_OK;
+}
+
+/* ops-args groups by TraceLens's process and thread names too (its
+ * ops_unique_args does), when the stream names threads. */
+int opsum_init_names(ev_stats *s)
+{
+	struct opsum *o = s->state;
+	o->want_names = 1;
+	return opsum_init(s);
+}
+
+/* The threads of the last OPTHREAD_MAX cpu_ops: a kernel is launched soon
+ * after its op starts.  Past that the older half is let go. */
+#define OPTHREAD_MAX 262144
+
+static uint64_t op_key(uint32_t rank, uint16_t src, uint32_t id)
+{
+	uint64_t k[2] = { ((uint64_t)rank << 16) | src, id };
+	return ev_hash64(k, sizeof k) | 1;
+}
+
+/* A runtime call's key: a kernel launched outside any op has the call as
+ * its op (TraceLens's leaf), found by its correlation id. */
+static uint64_t call_key(uint32_t rank, uint16_t src, uint32_t id)
+{
+	return op_key(rank, src, id) ^ 0x5A5A5A5A5A5A5A5AULL;
+}
+
+static int note_op_thread(struct opsum *o, const struct ev_rec *r)
+{
+	if (!r->id)
+		return EV_OK;
+	if (!o->recent && !(o->recent = malloc(OPTHREAD_MAX * sizeof *o->recent)))
+		return EV_ERR_NOMEM;
+	if (o->nrecent == OPTHREAD_MAX) {
+		size_t half = OPTHREAD_MAX / 2;
+		memmove(o->recent, o->recent + half, (OPTHREAD_MAX - half) * sizeof *o->recent);
+		o->nrecent -= half;
+		ev_map_free(&o->opthread);
+		ev_map_init(&o->opthread);
+		for (size_t i = 0; i < o->nrecent; i++)
+			if (ev_map_put(&o->opthread, o->recent[i].key, o->recent[i].thread) != EV_OK)
+				return EV_ERR_NOMEM;
+	}
+	uint64_t key = r->type == EV_API ? call_key(r->rank, r->src, r->id) : op_key(r->rank, r->src, r->id);
+	key = key ? key : 1;
+	o->recent[o->nrecent++] = (struct opthr){ key, (uint64_t)r->stream + 1 };
+	return ev_map_put(&o->opthread, key, (uint64_t)r->stream + 1);
 }
 
 static double busy_us(const ev_stats *s, const struct busy *b)
@@ -52,7 +101,19 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 	k.rank = has_by(&s->o, EV_BY_RANK) ? in->key.rank : 0;
 	k.k1 = in->key.k2;
 	k.k2 = (uint64_t)(uintptr_t)in->cat;
-	struct opsum_group *g = group_get(&s->g, &k, NULL);
+	struct opsum_group *g;
+	if (o->by_names) {
+		/* TraceLens groups by the names, not the thread: two threads
+		 * of one name are one group. */
+		const char *nm[3];
+		tl_names(s->meta, in->key.rank, in->thread, nm);
+		s->n.no_thread += !in->thread;
+		uint64_t h = 0;
+		for (int i = 0; i < 3; i++)
+			h = (h ^ ev_hash64(nm[i], strlen(nm[i]))) * 0x9E3779B97F4A7C15ULL;
+		k.k2 ^= h;
+	}
+	g = group_get(&s->g, &k, NULL);
 	if (!g)
 		return EV_ERR_NOMEM;
 	double us = busy_us(s, &in->direct), sus = busy_us(s, &in->subtree);
@@ -66,8 +127,11 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 			g->k[i].stream = in->kstream[i];
 		}
 	}
-	if (g->count == 0 || in->first < g->first)
+	if (g->count == 0 || in->first < g->first) {
 		g->first = in->first;
+		g->rank = in->key.rank;
+		g->thread = in->thread;
+	}
 	g->cat = in->cat;
 	g->count++;
 	g->direct_us += us;
@@ -145,6 +209,19 @@ void tl_float_times(struct tl_clock *c, const ev_meta *meta, const struct ev_rec
 		rel = r->ts;
 	*a = (double)(rel / 1000) + (double)(rel % 1000) / 1000.0;
 	*z = *a + (double)r->dur / 1000.0;
+}
+
+int tl_names(const ev_meta *m, uint32_t rank, uint64_t tid1, const char *out[3])
+{
+	out[0] = out[1] = out[2] = NULL;
+	if (!m || ev_meta_nthread(m) == 0)
+		return 0;
+	const struct ev_thread_info *t = tid1 ? ev_meta_thread(m, rank, (uint32_t)(tid1 - 1)) : NULL;
+	const struct ev_process_info *p = t ? ev_meta_process(m, rank, t->pid) : NULL;
+	out[0] = p && p->name ? p->name : "Unknown";
+	out[1] = p && p->labels ? p->labels : "Unknown";
+	out[2] = t && t->name ? t->name : "Unknown";
+	return 1;
 }
 
 const char *opsum_category(const char *op, const char *kernel)
@@ -317,6 +394,14 @@ static int inst_get(ev_stats *s, const struct ev_rec *r, uint64_t k1, uint64_t s
 	memset(in, 0, sizeof *in);
 	in->key = key;
 	in->first = r->ts;
+	if (o->by_names) {
+		/* Its op's thread: the cpu_op's, or for a kernel launched
+		 * outside any op its runtime call's. */
+		uint64_t ck = call_key(r->rank, r->src, r->id);
+		uint64_t *t = ev_map_get(&o->opthread, k1 < ((uint64_t)1 << 40) ? op_key(r->rank, r->src, (uint32_t)k1)
+		                                                                 : ck ? ck : 1);
+		in->thread = t ? *t : 0;
+	}
 	*out = in;
 	return ev_map_put(&o->idx, h, o->n);
 }
@@ -328,6 +413,12 @@ static int inst_get(ev_stats *s, const struct ev_rec *r, uint64_t k1, uint64_t s
 int opsum_rec(ev_stats *s, const struct ev_rec *r)
 {
 	struct opsum *o = s->state;
+	int rc;
+	if (o->want_names == 1) /* the stream's lines are read by its first record */
+		o->want_names = 2, o->by_names = s->meta && ev_meta_nthread(s->meta) > 0;
+	if (o->by_names && ((r->type == EV_RANGE && r->op == EV_RG_CPU_OP) || r->type == EV_API) &&
+	    (rc = note_op_thread(o, r)) != EV_OK)
+		return rc;
 	if (r->type == EV_RANGE && r->op == EV_RG_CPU_OP)
 		return range_rec(s, r);
 	if (!is_gpu(r) || !r->sig || (r->flags & EV_F_UNLINKED))
@@ -340,7 +431,7 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 		tl_float_times(&o->clock, s->meta, r, &a, &z);
 	int64_t end = ev_rec_end(r);
 	struct oinst *in;
-	int rc = inst_get(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig, &in);
+	rc = inst_get(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig, &in);
 	if (rc)
 		return rc;
 	if (!comm) {
@@ -397,6 +488,8 @@ void opsum_free(ev_stats *s)
 	free(o->node);
 	ev_map_free(&o->idx);
 	ev_map_free(&o->nodeidx);
+	free(o->recent);
+	ev_map_free(&o->opthread);
 }
 
 int opsum_warning(ev_stats *s, unsigned i, char *buf, size_t n)

@@ -42,6 +42,7 @@ struct pinst {
 	int64_t first, start, end;
 	uint64_t busy;          /* ns merged before [start, end) */
 	double fa, fz, fbusy;   /* the same in TraceLens's microsecond doubles */
+	uint64_t thread;        /* the op's thread + 1, 0 unknown */
 	uint32_t nk, more;      /* events kept, and past PERF_MAXK */
 	uint64_t kname[PERF_MAXK];
 	uint32_t kstream[PERF_MAXK];
@@ -52,6 +53,8 @@ struct pgroup {
 	uint64_t count;
 	int64_t first;          /* the first instance's start */
 	uint64_t sig;           /* its signature */
+	uint32_t rank;          /* its rank */
+	uint64_t thread;        /* and thread + 1 (0 unknown) */
 	char *pvals;            /* its parameter values, '\x1f'-joined */
 	const char *pname[PERF_MAXP];
 	size_t np;
@@ -64,7 +67,7 @@ struct pgroup {
 };
 
 /* An op of the category open on a thread, or enclosing a launcher. */
-struct anc { uint32_t id; uint64_t sig; int64_t end; };
+struct anc { uint32_t id; uint64_t sig; int64_t end; uint64_t thread; /* + 1 */ };
 /* A thread's open ops of the category. */
 struct tstack { uint32_t rank, thread; uint16_t src; uint32_t n; struct anc a[PERF_DEPTH]; };
 /* An op under (or being) an op of the category: the ops its GPU events
@@ -135,6 +138,18 @@ static void add_col(struct perf *p, const char *name, int64_t ts, size_t pos)
 		p->cols[p->ncols++] = (struct pcol){ name, ts, pos };
 }
 
+/* Whether thread a - 1 of rank ra comes before thread b - 1 of rank rb
+ * in the trace (0: unknown, last).  TraceLens's process_name_first and
+ * the like are those of a group's first op in the trace file, where
+ * Kineto writes each thread's ops together: the threads' order (their
+ * #thread lines') decides, not the time. */
+static int thread_before(const ev_meta *m, uint32_t ra, uint64_t a, uint32_t rb, uint64_t b)
+{
+	const struct ev_thread_info *ta = a ? ev_meta_thread(m, ra, (uint32_t)(a - 1)) : NULL;
+	const struct ev_thread_info *tb = b ? ev_meta_thread(m, rb, (uint32_t)(b - 1)) : NULL;
+	return ta && (!tb || ta->order < tb->order);
+}
+
 /* An instance is done: modelled, into its group. */
 static int inst_close(ev_stats *s, const struct pinst *in)
 {
@@ -193,6 +208,8 @@ static int inst_close(ev_stats *s, const struct pinst *in)
 		g->spec = m.spec;
 		g->first = in->first;
 		g->sig = in->key.k2;
+		g->rank = in->key.rank;
+		g->thread = in->thread;
 		g->nk = in->nk;
 		g->k = calloc(in->nk ? in->nk : 1, sizeof *g->k);
 		if (!g->k)
@@ -201,9 +218,15 @@ static int inst_close(ev_stats *s, const struct pinst *in)
 			g->k[i].name = in->kname[i];
 			g->k[i].stream = in->kstream[i];
 		}
-	} else if (in->first < g->first) {
-		g->first = in->first;
-		g->sig = in->key.k2;
+	} else {
+		if (in->first < g->first) {
+			g->first = in->first;
+			g->sig = in->key.k2;
+		}
+		if (thread_before(s->meta, in->key.rank, in->thread, g->rank, g->thread)) {
+			g->rank = in->key.rank;
+			g->thread = in->thread;
+		}
 	}
 	g->count++;
 	rc = ev_dist_add(&g->us, &s->pool, us, in->first);
@@ -332,7 +355,7 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 			p->deep++;
 			return EV_OK;
 		}
-		t->a[t->n++] = (struct anc){ r->id, r->sig, end };
+		t->a[t->n++] = (struct anc){ r->id, r->sig, end, (uint64_t)r->stream + 1 };
 	}
 	if (!t->n)
 		return EV_OK;
@@ -359,8 +382,9 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 	return ev_map_put(&p->laidx, la_hash(r->rank, r->src, r->id), p->nla);
 }
 
-/* GPU event r into the instance of op `id` with signature sig. */
-static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig)
+/* GPU event r into the instance of op `id` with signature sig, run on
+ * thread - 1 (0 unknown). */
+static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, uint64_t thread)
 {
 	struct perf *p = s->state;
 	struct gkey key;
@@ -393,6 +417,7 @@ static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t s
 		in = &p->inst[p->n++];
 		memset(in, 0, sizeof *in);
 		in->key = key;
+		in->thread = thread;
 		in->first = in->start = r->ts;
 		in->end = end;
 		in->fa = a;
@@ -447,11 +472,11 @@ static int perf_rec(ev_stats *s, const struct ev_rec *r)
 	s->n.selected++;
 	p->now = r->ts;
 	if (!l)
-		return inst_add(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig);
+		return inst_add(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig, 0);
 	/* Copied: adding may prune the launchers. */
 	struct launcher lc = *l;
 	for (uint32_t i = 0; !rc && i < lc.n; i++)
-		rc = inst_add(s, r, lc.a[i].id, lc.a[i].sig);
+		rc = inst_add(s, r, lc.a[i].id, lc.a[i].sig, lc.a[i].thread);
 	return rc;
 }
 
@@ -703,6 +728,12 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 		                             "Concrete Inputs_first" };
 	for (size_t i = 0; i < 7; i++)
 		keys[nk++] = (struct ev_colspec){ tail[i], 0, 0 };
+	/* The first instance's process and thread, when the stream names
+	 * threads (#thread lines). */
+	int named = ev_meta_nthread(s->meta) > 0;
+	static const char *const namecols[] = { "process_name", "process_label", "thread_name" };
+	for (size_t i = 0; named && i < 3; i++)
+		keys[nk++] = (struct ev_colspec){ namecols[i], 0, 0 };
 	static const struct ev_colspec vals[] = {
 		{ "GFLOPS_first", 0, EV_DIR_NONE }, { "Data Moved (MB)_first", 0, EV_DIR_NONE },
 		{ "FLOPS/Byte_first", 0, EV_DIR_NONE }, { "TB/s_mean", 0, EV_DIR_HIGHER }, { "TB/s_median", 0, EV_DIR_HIGHER },
@@ -762,6 +793,10 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 		for (size_t f = 0; !rc && f < 4; f++)
 			if ((rc = arg_text(sig, fields[f], &t)) == EV_OK)
 				rc = ev_row_key(r, kc + 3 + f, pyt_str(&t));
+		const char *names[3];
+		tl_names(s->meta, g->rank, g->thread, names);
+		for (size_t f = 0; !rc && named && f < 3; f++)
+			rc = ev_row_key(r, kc + 7 + f, names[f]);
 		double *v = r->val;
 		v[0] = g->gflop;
 		v[1] = g->mbytes;

@@ -43,6 +43,10 @@ int ev_kineto_new(ev_kineto **out, const struct ev_kineto_opts *o, int nfiles)
 	ev_vec_init(&k->opstacks, sizeof(struct opstack));
 	ev_vec_init(&k->stack_store, sizeof(struct open_range));
 	ev_vec_init(&k->comm_lines, sizeof(char *));
+	ev_map_init(&k->meta_of);
+	ev_vec_init(&k->meta_names, sizeof(struct kname_meta));
+	ev_map_init(&k->thread_of);
+	ev_vec_init(&k->threads, sizeof(struct kthread));
 	uint32_t win = o->link_window ? o->link_window : 65536;
 	kwin_init(&k->calls, win);
 	kwin_init(&k->ops, win);
@@ -73,6 +77,12 @@ void ev_kineto_free(ev_kineto *k)
 		ev_vec_free(&((struct opstack *)k->opstacks.data)[i].ops);
 	ev_vec_free(&k->opstacks);
 	ev_vec_free(&k->comm_lines);
+	for (size_t i = 0; i < k->meta_names.len; i++)
+		free(((struct kname_meta *)k->meta_names.data)[i].text);
+	ev_vec_free(&k->meta_names);
+	ev_map_free(&k->meta_of);
+	ev_vec_free(&k->threads);
+	ev_map_free(&k->thread_of);
 	ev_vec_free(&k->stack_store);
 	ev_vec_free(&k->name_info);
 	ev_map_free(&k->names);
@@ -460,6 +470,8 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 		const char *line = ((char **)k->comm_lines.data)[i];
 		rc = ev_write_text(w, line, strlen(line));
 	}
+	if (!rc)
+		rc = kineto_write_names(k, w);
 	if (rc)
 		return rc;
 	k->w = w;

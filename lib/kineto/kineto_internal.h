@@ -49,6 +49,14 @@ struct opstack { struct ev_vec ops; };
 /* B/E pairing while reading: open begins per (input, pid, tid). */
 struct open_range { uint64_t key; int64_t ts; uint64_t name; uint32_t stream; int32_t file; int64_t below; };
 
+/* Kineto's process and thread names (ph "M" events), per input: kind 0
+ * process_name, 1 process_labels (their tid 0), 2 thread_name; the last
+ * one read wins, as in the trace's reader's dict. */
+struct kname_meta { int32_t file; uint32_t pid, tid; uint8_t kind; char *text; };
+/* A CPU thread with records: the process it ran in (its first one), and
+ * the place of its first cpu_op in its file (UINT64_MAX none). */
+struct kthread { int32_t file; uint32_t tid, pid; uint64_t first_op; };
+
 struct ev_kineto {
 	struct ev_kineto_opts o;
 	ev_strtab *st;
@@ -81,6 +89,12 @@ struct ev_kineto {
 	int64_t default_nranks;
 	char *scratch;
 	size_t scratch_cap;
+	/* process and thread names, and the CPU threads of the records */
+	struct ev_map meta_of;    /* (input, pid, tid, kind) -> index + 1 */
+	struct ev_vec meta_names; /* struct kname_meta */
+	struct ev_map thread_of;  /* (input, tid) -> index + 1 */
+	struct ev_vec threads;    /* struct kthread */
+	uint64_t last_thread;     /* key of the last thread noted */
 };
 
 char *kineto_scratch(ev_kineto *k, size_t n);
@@ -89,6 +103,12 @@ int kineto_comm_line(ev_kineto *k, const char *line);
 /* kineto_meta.c: counters ("C" events) and distributedInfo. */
 int kineto_counters(ev_kineto *k, int fidx, const struct ev_kspan *args, const struct ev_rec *r);
 int kineto_distributed_info(ev_kineto *k, int fidx, const char *text, size_t len);
+/* A ph "M" event: process_name, process_labels, thread_name kept. */
+int kineto_metadata_event(ev_kineto *k, int fidx, const struct ev_kevent *e, uint32_t pid, uint32_t tid);
+/* A CPU thread's records: the process it ran in, for its #thread line. */
+int kineto_note_thread(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid, int is_op);
+/* The #process and #thread lines. */
+int kineto_write_names(ev_kineto *k, ev_writer *w);
 /* deviceProperties: how many GPUs the process saw, and their names. */
 int kineto_device_properties(ev_kineto *k, int fidx, const char *text, size_t len);
 

@@ -557,7 +557,12 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 		ev_kevent_clear(e, EV_KF_ARGS);
 	if ((phc == 's' || phc == 'f') && cat == C_FLOW && k->o.flow_links)
 		return flow_event(k, fidx, e, phc);
-	if (phc == 'M' || phc == 's' || phc == 'f' || phc == 't' || phc == 'P' || phc == 'N' || phc == 'O' || phc == 'D')
+	if (phc == 'M') {
+		int big = 0;
+		uint32_t pid = span_id32(&e->f[EV_KF_PID], &big), tid = span_id32(&e->f[EV_KF_TID], &big);
+		return big ? EV_OK : kineto_metadata_event(k, fidx, e, pid, tid);
+	}
+	if (phc == 's' || phc == 'f' || phc == 't' || phc == 'P' || phc == 'N' || phc == 'O' || phc == 'D')
 		return EV_OK;
 	struct ev_rec r;
 	ev_rec_init(&r);
@@ -595,6 +600,10 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	int64_t x;
 	if (fi->pid < 0 && cat == C_CPU_OP && ev_kspan_i64(&e->f[EV_KF_PID], &x) == 0)
 		fi->pid = x;
+	/* The CPU threads of the records, named by #thread lines. */
+	if ((cat == C_CPU_OP || cat == C_USER || cat == C_RUNTIME || cat == C_DRIVER || (cat == C_PYTHON && k->o.python)) &&
+	    !big && (rc = kineto_note_thread(k, fidx, pidv, tidv, cat == C_CPU_OP)) != EV_OK)
+		return rc;
 	if (phc == 'X') {
 		if (cat == C_KERNEL || cat == C_MEMCPY || cat == C_MEMSET) {
 			r.comm = kineto_key2(pidv, tidv); /* for its flow; cleared by the writer */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ev_meta.c - parsed metadata text lines (#src #rank #comm #ring #tree
- * #meta), kept in order of first appearance and looked up by key.
+ * #process #thread #meta), kept in order of first appearance and looked
+ * up by key.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +22,8 @@ struct comm_rec {
 #define COMM_TEXT 160
 
 struct ev_meta {
-	struct ev_vec src, rank, comm, ring, tree; /* vectors of pointers */
-	struct ev_map src_ix, rank_ix, comm_ix, ring_ix, tree_ix; /* key -> index + 1 */
+	struct ev_vec src, rank, comm, ring, tree, proc, thread; /* vectors of pointers */
+	struct ev_map src_ix, rank_ix, comm_ix, ring_ix, tree_ix, proc_ix, thread_ix; /* key -> index + 1 */
 	struct ev_kv *kv;
 	size_t nkv;
 	const char *at_name; /* where the line being added is (ev_meta_add_line_at) */
@@ -40,6 +41,8 @@ ev_meta *ev_meta_new(void)
 	ev_vec_init(&m->comm, sizeof(void *));
 	ev_vec_init(&m->ring, sizeof(void *));
 	ev_vec_init(&m->tree, sizeof(void *));
+	ev_vec_init(&m->proc, sizeof(void *));
+	ev_vec_init(&m->thread, sizeof(void *));
 	return m;
 }
 
@@ -88,6 +91,21 @@ void ev_meta_free(ev_meta *m)
 		free(t->nodes);
 		free(t);
 	}
+	for (size_t i = 0; i < m->proc.len; i++) {
+		struct ev_process_info *p = PTR(&m->proc, i);
+		free(p->name);
+		free(p->labels);
+		free(p);
+	}
+	for (size_t i = 0; i < m->thread.len; i++) {
+		struct ev_thread_info *t = PTR(&m->thread, i);
+		free(t->name);
+		free(t);
+	}
+	ev_vec_free(&m->proc);
+	ev_vec_free(&m->thread);
+	ev_map_free(&m->proc_ix);
+	ev_map_free(&m->thread_ix);
 	ev_vec_free(&m->src);
 	ev_vec_free(&m->rank);
 	ev_vec_free(&m->comm);
@@ -469,6 +487,106 @@ static int add_tree(ev_meta *m, char **f, size_t n)
 	return EV_OK;
 }
 
+/* The key of a (rank, pid) or (rank, tid) pair; lookups check the pair. */
+static uint64_t id_key(uint32_t rank, uint32_t id)
+{
+	unsigned char b[8];
+	ev_put32(b, rank);
+	ev_put32(b + 4, id);
+	return ev_hash64(b, sizeof b);
+}
+
+/* Field i (0: the keyword) of a text line: its start in *at, its length;
+ * *next is where the field after it starts (len when none). */
+static size_t field_at(const char *line, size_t len, int i, size_t *at, size_t *next)
+{
+	size_t p = 0, s = 0;
+	for (int k = 0; k <= i; k++) {
+		while (k && p < len && (line[p] == ' ' || line[p] == '\t'))
+			p++;
+		s = p;
+		while (p < len && line[p] != ' ' && line[p] != '\t')
+			p++;
+	}
+	*at = s;
+	*next = p < len ? p + 1 : len;
+	return p - s;
+}
+
+static int field_u32(const char *line, size_t len, int i, uint32_t *v, size_t *next)
+{
+	char tmp[16];
+	size_t at, n = field_at(line, len, i, &at, next);
+	if (n == 0 || n >= sizeof tmp)
+		return EV_ERR_FORMAT;
+	memcpy(tmp, line + at, n);
+	tmp[n] = '\0';
+	return ev_parse_u32(tmp, v) ? EV_ERR_FORMAT : EV_OK;
+}
+
+/* The rest of a line from byte at, unescaped, into *out (replacing it). */
+static int rest_text(const char *line, size_t len, size_t at, char **out)
+{
+	size_t n = len - at;
+	char *t = malloc(n + 1);
+	if (!t)
+		return EV_ERR_NOMEM;
+	memcpy(t, line + at, n);
+	n = ev_text_unescape(t, n);
+	if (n == (size_t)-1) {
+		free(t);
+		return EV_ERR_FORMAT;
+	}
+	t[n] = '\0';
+	free(*out);
+	*out = t;
+	return EV_OK;
+}
+
+/* #process <rank> <pid> name|labels <text>: a later line replaces the text. */
+static int add_process(ev_meta *m, const char *line, size_t len)
+{
+	uint32_t rank, pid;
+	size_t next, at;
+	int created;
+	if (field_u32(line, len, 1, &rank, &next) || field_u32(line, len, 2, &pid, &next))
+		return EV_ERR_FORMAT;
+	size_t kn = field_at(line, len, 3, &at, &next);
+	int labels = kn == 6 && !memcmp(line + at, "labels", 6);
+	if (!labels && !(kn == 4 && !memcmp(line + at, "name", 4)))
+		return EV_ERR_FORMAT;
+	if (at + kn == len)
+		return EV_ERR_FORMAT; /* no text, not even an empty one */
+	struct ev_process_info *p = find_or_add(&m->proc, &m->proc_ix, id_key(rank, pid), sizeof *p, &created);
+	if (!p)
+		return EV_ERR_NOMEM;
+	p->rank = rank;
+	p->pid = pid;
+	return rest_text(line, len, next, labels ? &p->labels : &p->name);
+}
+
+/* #thread <rank> <tid> <pid> [<text>]: a later line replaces the pid and
+ * the name (a line without one keeps the name known). */
+static int add_thread(ev_meta *m, const char *line, size_t len)
+{
+	uint32_t rank, tid, pid;
+	size_t next;
+	int created;
+	if (field_u32(line, len, 1, &rank, &next) || field_u32(line, len, 2, &tid, &next) ||
+	    field_u32(line, len, 3, &pid, &next))
+		return EV_ERR_FORMAT;
+	struct ev_thread_info *t = find_or_add(&m->thread, &m->thread_ix, id_key(rank, tid), sizeof *t, &created);
+	if (!t)
+		return EV_ERR_NOMEM;
+	if (created)
+		t->order = m->thread.len - 1;
+	t->rank = rank;
+	t->tid = tid;
+	t->pid = pid;
+	size_t at, n = field_at(line, len, 3, &at, &next);
+	return at + n < len ? rest_text(line, len, next, &t->name) : EV_OK;
+}
+
 int ev_meta_add_line_at(ev_meta *m, const char *line, size_t len, const char *name, uint64_t lineno)
 {
 	m->at_name = name;
@@ -488,7 +606,7 @@ int ev_meta_add_line(ev_meta *m, const char *line, size_t len)
 	m->conflict[0] = '\0';
 	if (len < 5 || line[0] != '#')
 		return EV_OK;
-	/* Only the six metadata keywords are parsed; others are ignored. */
+	/* Only the metadata keywords are parsed; others are ignored. */
 	size_t kw = 1;
 	while (kw < len && line[kw] != ' ' && line[kw] != '\t')
 		kw++;
@@ -499,6 +617,8 @@ int ev_meta_add_line(ev_meta *m, const char *line, size_t len)
 	else if (kw == 5 && memcmp(line, "#ring", 5) == 0) which = 4;
 	else if (kw == 5 && memcmp(line, "#tree", 5) == 0) which = 5;
 	else if (kw == 5 && memcmp(line, "#meta", 5) == 0) which = 6;
+	else if (kw == 8 && memcmp(line, "#process", 8) == 0) return add_process(m, line, len);
+	else if (kw == 7 && memcmp(line, "#thread", 7) == 0) return add_thread(m, line, len);
 	if (!which)
 		return EV_OK;
 	char *buf = malloc(len + 1);
@@ -568,4 +688,20 @@ size_t ev_meta_nring(const ev_meta *m) { return m->ring.len; }
 const struct ev_ring_info *ev_meta_ring_at(const ev_meta *m, size_t i) { return i < m->ring.len ? PTR(&m->ring, i) : NULL; }
 size_t ev_meta_ntree(const ev_meta *m) { return m->tree.len; }
 const struct ev_tree_info *ev_meta_tree_at(const ev_meta *m, size_t i) { return i < m->tree.len ? PTR(&m->tree, i) : NULL; }
+const struct ev_process_info *ev_meta_process(const ev_meta *m, uint32_t rank, uint32_t pid)
+{
+	const struct ev_process_info *p = lookup(&m->proc, &m->proc_ix, id_key(rank, pid));
+	return p && p->rank == rank && p->pid == pid ? p : NULL;
+}
+
+const struct ev_thread_info *ev_meta_thread(const ev_meta *m, uint32_t rank, uint32_t tid)
+{
+	const struct ev_thread_info *t = lookup(&m->thread, &m->thread_ix, id_key(rank, tid));
+	return t && t->rank == rank && t->tid == tid ? t : NULL;
+}
+
+size_t ev_meta_nthread(const ev_meta *m) { return m->thread.len; }
+const struct ev_thread_info *ev_meta_thread_at(const ev_meta *m, size_t i) { return i < m->thread.len ? PTR(&m->thread, i) : NULL; }
+size_t ev_meta_nprocess(const ev_meta *m) { return m->proc.len; }
+const struct ev_process_info *ev_meta_process_at(const ev_meta *m, size_t i) { return i < m->proc.len ? PTR(&m->proc, i) : NULL; }
 const char *ev_meta_get(const ev_meta *m, const char *key) { return ev_kv_get(m->kv, m->nkv, key); }
