@@ -6,8 +6,10 @@
 #              TraceLens's sheets in its layout (gpu_timeline, ops and
 #              kernel summaries, the perf-model sheets, short kernels,
 #              collectives) in one workbook, from one pass, linked as
-#              TraceLens links; and process-traces --xlsx, which adds the
-#              Perfetto timeline and the per-rank CSVs
+#              TraceLens links; kineto2ev | ev-stats report --xlsx, evkit's
+#              own report (the same analyses, fewer sheets: no perf models);
+#              and process-traces --xlsx, which adds the Perfetto timeline
+#              and the per-rank CSVs
 # TraceLens and the two evkit commands are measured in turn, 5 rounds
 # (imeasure): medians, with the min-max of the rounds.
 #   HTA        TraceAnalysis(trace_dir) with get_temporal_breakdown and
@@ -66,10 +68,12 @@ for t in "${real[@]}"; do
 		imeasure tl "rm -rf '$d/tl' && PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
 from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
 generate_perf_report_pytorch(sys.argv[1], output_csvs_dir=sys.argv[2])' '$f' '$d/tl' 2>'$d/tracelens.log'" \
-			rp "kineto2ev -q --flow-links '$f' | ev-stats report -q --tracelens --xlsx -o '$d/report.xlsx'" \
+			rt "kineto2ev -q --flow-links '$f' | ev-stats report -q --tracelens --xlsx -o '$d/report-tl.xlsx'" \
+			rp "kineto2ev -q '$f' | ev-stats report -q --xlsx -o '$d/report.xlsx'" \
 			ev "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'"
 		echo "| TraceLens | perf report (CSVs), ${t#../} | $mb JSON | $tl_wall ($tl_range) | | $tl_rss |"
-		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | TraceLens's sheets and layout, one workbook | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
+		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | TraceLens's sheets and layout, one workbook | $mb JSON | $rt_wall ($rt_range) | $(faster "$tl_wall" "$rt_wall" TraceLens) | $rt_rss (larger stage) |"
+		echo "| kineto2ev \\| ev-stats report --xlsx | evkit's report, one workbook | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
 		echo "| process-traces | --xlsx, and the timeline and CSVs | $mb JSON | $ev_wall ($ev_range) | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
 	fi
 	if [ "$use_hta" = 1 ]; then
