@@ -131,7 +131,7 @@ EOF
 	assert_line --index 4 "     1|    0.000|    0.000|    0.000|    0.000|    0.000|   16.000|   16.000|   16.000|   16.000|    0.000|   16.000|   16.000|   16.000|   16.000|    0.000|   16.000|   16.000|   16.000|   16.000|    0.000|    1| q Cmpt Exec"
 	# acelyzer writes its other tables as CSV: a usage error.
 	run -2 flex-stats --acelyzer-text stats "$T/k.ev"
-	assert_output --partial "--acelyzer-text applies to summary, active and ts_analysis"
+	assert_output --partial "--acelyzer-text applies to summary, active, ts_analysis and categories"
 }
 
 @test "shared data: --acelyzer-text is acelyzer's _summary, _active, _ts_analysis byte for byte" {
@@ -266,27 +266,40 @@ EOF
 @test "shared data: categories equals acelyzer's, header, row order and phase" {
 	need_shared_data
 	flex2ev -q --freq=557:1100 -o "$T/j4f.ev" "$A/sample_flex_3062_job_4.json"
-	# Kernel times within 10 ns (evkit's are whole ns per kernel, acelyzer's
-	# cycles at 557 MHz carry fractions); everything else exact.
+	# Kernel times are the TS3 -> TS4 cycles at 557 MHz, unrounded, as
+	# acelyzer's (within 1e-8 us: it subtracts float time stamps); the
+	# .txt (pandas' to_string) byte for byte.
 	flex-stats categories -q --freq=557:1100 -c "$A/sample_comp_log_ideal.txt" -o "$T/c1.csv" "$T/j4f.ev"
-	SAME_ABS=0.01 run -0 same_csv "$T/c1.csv" "$X/job4_c_sample_comp_log_ideal_categories.csv"
+	SAME_ABS=1e-8 run -0 same_csv "$T/c1.csv" "$X/job4_c_sample_comp_log_ideal_categories.csv"
+	flex-stats categories --acelyzer-text -q --freq=557:1100 -c "$A/sample_comp_log_ideal.txt" -o "$T/c1.txt" "$T/j4f.ev"
+	cmp "$T/c1.txt" "$X/job4_c_sample_comp_log_ideal_categories.txt"
 	# None of job4's kernels in the log: other equals Total and comes after
 	# it, as acelyzer's stable sort of Total, StcdpHbm, other, the log's.
 	flex-stats categories -q --freq=557:1100 -c "$A/dt_cycles_table.log" -o "$T/c2.csv" "$T/j4f.ev"
-	SAME_ABS=0.01 run -0 same_csv "$T/c2.csv" "$X/job4_c_dt_cycles_table_categories.csv"
+	SAME_ABS=1e-8 run -0 same_csv "$T/c2.csv" "$X/job4_c_dt_cycles_table_categories.csv"
 	run -0 tail -n 2 "$T/c2.csv"
 	assert_output - <<'EOF'
-0,UNKN,Total,2702.608,1,17,0,0,0,0
-0,UNKN,other,2702.608,1,17,0,0,0,0
+0,UNKN,Total,2702.6068222621193,1,17,0,0,0,0
+0,UNKN,other,2702.6068222621193,1,17,0,0,0,0
 EOF
+	# No ideal time at all: Frac_Ideal is acelyzer's int 0, printed "0".
+	flex-stats categories --acelyzer-text -q --freq=557:1100 -c "$A/dt_cycles_table.log" -o "$T/c2.txt" "$T/j4f.ev"
+	cmp "$T/c2.txt" "$X/job4_c_dt_cycles_table_categories.txt"
+	# Not the SoC clock the stream was converted at: whole ns.
+	run -0 flex-stats categories -q --freq=1000:1100 -c "$A/dt_cycles_table.log" "$T/j4f.ev"
+	assert_line '0,UNKN,Total,2702.608,1,17,0,0,0,0'
 	# A PREFILL or DECODING line before the table: acelyzer's TTFT or ITL
 	# phase, also for a job none of whose kernels is in the table.
 	sed '/^====== Perf Summary ======$/i\    PREFILL' "$A/sample_comp_log_ideal.txt" >"$T/prefill.txt"
 	sed '/^====== Perf Summary ======$/i\    DECODING' "$A/dt_cycles_table.log" >"$T/decoding.log"
 	flex-stats categories -q --freq=557:1100 -c "$T/prefill.txt" -o "$T/c3.csv" "$T/j4f.ev"
-	SAME_ABS=0.01 run -0 same_csv "$T/c3.csv" "$X/job4_c_prefill_comp_log_ideal_categories.csv"
+	SAME_ABS=1e-8 run -0 same_csv "$T/c3.csv" "$X/job4_c_prefill_comp_log_ideal_categories.csv"
 	flex-stats categories -q --freq=557:1100 -c "$T/decoding.log" -o "$T/c4.csv" "$T/j4f.ev"
-	SAME_ABS=0.01 run -0 same_csv "$T/c4.csv" "$X/job4_c_decoding_dt_cycles_table_categories.csv"
+	SAME_ABS=1e-8 run -0 same_csv "$T/c4.csv" "$X/job4_c_decoding_dt_cycles_table_categories.csv"
+	flex-stats categories --acelyzer-text -q --freq=557:1100 -c "$T/prefill.txt" -o "$T/c3.txt" "$T/j4f.ev"
+	cmp "$T/c3.txt" "$X/job4_c_prefill_comp_log_ideal_categories.txt"
+	flex-stats categories --acelyzer-text -q --freq=557:1100 -c "$T/decoding.log" -o "$T/c4.txt" "$T/j4f.ev"
+	cmp "$T/c4.txt" "$X/job4_c_decoding_dt_cycles_table_categories.txt"
 	run -0 cut -d, -f2 "$T/c4.csv"
 	assert_output "$(printf 'Phase\nITL\nITL\nITL\nITL\nITL')"
 }
@@ -329,6 +342,54 @@ Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,P
 0,TTFT,other,1,0.2,1,0,0,0,0
 0,TTFT,Conv_fp16,4,0.8,1,1,1100,1,0.25
 0,TTFT,Total,5,1,2,1,1100,1,0.2
+EOF
+}
+
+@test "categories --acelyzer-text by hand: pandas' to_string(index=False)" {
+	# Checked against pandas 1.5.3's DataFrame.to_string(index=False) of
+	# the same rows with acelyzer's dtypes.  Columns right-justified to the
+	# widest cell, a numeric header one blank wider, one blank between;
+	# floats at 6 decimals with the zeros every value of the column ends
+	# in cut (Kernel_Time "0.25": two decimals, Frac_Time one); integers
+	# as they are; a value over 1e6 fits in 12 characters: fixed.
+	cat >"$T/two.log" <<'LOG'
+    PREFILL
+====== Perf Summary ======
+~~~~ Ideal/Total Cycles ~~~~
+a-opCatConv_fp16                                                                1100
+====== Perf Summary End ======
+LOG
+	cat >"$T/p.json" <<'JSON'
+[
+{"name":"x Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":1,"dur":1},
+{"name":"a Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":10,"dur":4},
+{"name":"a Cmpt Exec","ph":"X","pid":10,"tid":1,"ts":10,"dur":1234567.5},
+{"name":"z Cmpt Exec","ph":"X","pid":10,"tid":1,"ts":1234600,"dur":0.25}
+]
+JSON
+	flex2ev -q --align=none -o "$T/p.ev" "$T/p.json"
+	run -0 flex-stats categories --acelyzer-text -q -c "$T/two.log" "$T/p.ev"
+	assert_output - <<'EOF'
+ Pid Phase  Category  Kernel_Time  Frac_Time  Calls  Ideal_Time  Ideal_Cyc  Frac_Ideal  PT_Util
+   0  TTFT  StcdpHbm         0.00        0.0      0         0.0          0         0.0     0.00
+   0  TTFT     other         1.00        0.2      1         0.0          0         0.0     0.00
+   0  TTFT Conv_fp16         4.00        0.8      1         1.0       1100         1.0     0.25
+   0  TTFT     Total         5.00        1.0      2         1.0       1100         1.0     0.20
+  10  TTFT  StcdpHbm         0.00        0.0      0         0.0          0         0.0     0.00
+  10  TTFT     other         0.25        0.0      1         0.0          0         0.0     0.00
+  10  TTFT Conv_fp16   1234567.50        1.0      1         1.0       1100         1.0     0.00
+  10  TTFT     Total   1234567.75        1.0      2         1.0       1100         1.0     0.00
+EOF
+	# Over 1e6 and longer than 12 characters: the column in "%.6e"; no
+	# ideal time: Frac_Ideal holds acelyzer's int 0s.
+	printf '[{"name":"p Cmpt Exec","ph":"X","pid":0,"tid":1,"ts":1,"dur":123456789.123}]' >"$T/b.json"
+	flex2ev -q --align=none -o "$T/b.ev" "$T/b.json"
+	run -0 flex-stats categories --acelyzer-text -q "$T/b.ev"
+	assert_output - <<'EOF'
+ Pid Phase Category  Kernel_Time  Frac_Time  Calls  Ideal_Time  Ideal_Cyc  Frac_Ideal  PT_Util
+   0  UNKN StcdpHbm 0.000000e+00        0.0      0         0.0          0           0      0.0
+   0  UNKN    Total 1.234568e+08        1.0      1         0.0          0           0      0.0
+   0  UNKN    other 1.234568e+08        1.0      1         0.0          0           0      0.0
 EOF
 }
 

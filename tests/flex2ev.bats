@@ -297,7 +297,7 @@ Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,P
 0,UNKN,Pooling,107.909,0.0717,2,0,0,0,0
 0,UNKN,ConvOs1_fp16,196.942,0.1308,1,104.7709,115248,0.2072,0.532
 0,UNKN,Scalar,197.796,0.1314,2,0,0,0,0
-0,UNKN,Broadcast,469.58,0.3119,3,0,0,0,0
+0,UNKN,Broadcast,469.58000000000004,0.3119,3,0,0,0,0
 0,UNKN,Conv_fp16,495.615,0.3292,7,399.1273,439040,0.7892,0.8053
 0,UNKN,Total,1505.352,1,17,505.76,556336,1,0.336
 EOF
@@ -323,8 +323,8 @@ Pid,Phase,Category,Kernel_Time,Frac_Time,Calls,Ideal_Time,Ideal_Cyc,Frac_Ideal,P
 0,UNKN,StcdpHbm,0,0,0,0,0,0,0
 0,UNKN,other,1,0.0123,1,0,0,0,0
 0,UNKN,Broadcast,5,0.0615,1,0,0,0,0
-0,UNKN,Bmm_fp16,75.296,0.9262,2,36.3055,39936,1,0.4822
-0,UNKN,Total,81.296,1,4,36.3055,39936,1,0.4466
+0,UNKN,Bmm_fp16,75.29599999999999,0.9262,2,36.3055,39936,1,0.4822
+0,UNKN,Total,81.29599999999999,1,4,36.3055,39936,1,0.4466
 EOF
 	[ "$stderr" = "flex-stats: warning: 1 kernel(s) not in the compiler tables: counted as 'other'" ]
 	run -1 bash -c 'flex2ev -q "$1" | flex-stats categories -c "$1"' _ "$F/job.json"

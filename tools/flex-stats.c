@@ -77,7 +77,8 @@ static void usage(FILE *f)
 "                         repeating word, then given up (said) [16384]\n"
 "      --acelyzer-text    summary, active, ts_analysis: acelyzer's own files\n"
 "                         byte for byte: its column names, order and printf\n"
-"                         formats, TAB- and blank-separated, padded\n"
+"                         formats, TAB- and blank-separated, padded;\n"
+"                         categories: its _categories.txt (pandas' text)\n"
 "  -q, --quiet            no warnings\n"
 EV_CLI_HELP_HV
 "\n"
@@ -179,9 +180,11 @@ static int run(struct opts *o, char **inputs, int ninputs)
 	if (o->nlogs && o->fs.table != EV_FLEX_CATEGORIES)
 		return ev_cli_usage_error(&o->cli, "-c applies to the categories table");
 	if (o->acetext && !ev_flex_acetext_has(o->fs.table))
-		return ev_cli_usage_error(&o->cli, "--acelyzer-text applies to summary, active and ts_analysis "
-		                          "(acelyzer writes its other tables as CSV)");
+		return ev_cli_usage_error(&o->cli, "--acelyzer-text applies to summary, active, ts_analysis and "
+		                          "categories (acelyzer writes its other tables as CSV)");
 	struct ev_flex_complog cl = { NULL, 0, 0, 0, 0 };
+	struct ev_flex_acetext at;
+	memset(&at, 0, sizeof at);
 	ev_strtab *st = ev_strtab_new();
 	ev_output *out = NULL;
 	ev_table *t = NULL;
@@ -196,7 +199,6 @@ static int run(struct opts *o, char **inputs, int ninputs)
 		goto done;
 	size_t ncols;
 	const char *const *cols = ev_flex_table_cols(o->fs.table, &ncols);
-	struct ev_flex_acetext at;
 	struct ev_table_sink sink;
 	if ((rc = ev_output_open(&out, o->cli.output)) == EV_OK)
 		rc = o->acetext ? ev_flex_acetext_sink(&at, o->fs.table, out, &sink) : EV_OK;
@@ -220,6 +222,8 @@ static int run(struct opts *o, char **inputs, int ninputs)
 	t = NULL;
 	if (rc == EV_OK)
 		rc = crc;
+	if (rc == EV_OK && o->acetext)
+		rc = ev_flex_acetext_end(&at);
 	if (rc != EV_OK) {
 		ex = ev_cli_file_error(&o->cli, o->cli.output, rc);
 	} else {
@@ -236,6 +240,7 @@ done:
 		else if ((rc = ev_output_close(out)) != EV_OK)
 			ex = ev_cli_file_error(&o->cli, o->cli.output, rc);
 	}
+	ev_flex_acetext_free(&at);
 	ev_flex_stats_free(fs);
 	ev_flex_complog_free(&cl);
 	ev_strtab_free(st);
@@ -270,6 +275,9 @@ static int on_opt(void *ctx, int code, const char *arg)
 		if (!core || ev_parse_decimal_scaled(core + 1, strlen(core + 1), 3, &v) || v <= 0)
 			return ev_cli_usage_error(&o->cli, "--freq: expected SOC:CORE in MHz (e.g. 1000:1100), got '%s'", arg);
 		o->fs.core_khz = (uint64_t)v;
+		if (ev_parse_decimal_scaled(arg, (size_t)(core - arg), 3, &v) || v <= 0)
+			return ev_cli_usage_error(&o->cli, "--freq: expected SOC:CORE in MHz (e.g. 1000:1100), got '%s'", arg);
+		o->fs.soc_khz = (uint64_t)v;
 		break;
 	case OPT_MAX_SAMPLES:
 		if (ev_parse_u64(arg, &o->fs.max_samples))
@@ -311,6 +319,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "flex-stats");
 	o.fs.core_khz = 1100000;
+	o.fs.soc_khz = 1000000;
 	o.fs.max_samples = 262144;
 	o.fs.iter_window = 16384;
 	int status = ev_cli_getopt(&o.cli, argc, argv, &before_table, &o, &first);

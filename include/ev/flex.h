@@ -330,6 +330,7 @@ const char *const *ev_flex_table_cols(enum ev_flex_table t, size_t *n);
 struct ev_flex_stats_opts {
 	enum ev_flex_table table;
 	uint64_t core_khz;                /* categories: core clock of the ideal cycles */
+	uint64_t soc_khz;                 /* categories: SoC clock of the stage counters [1000000] */
 	uint64_t max_samples;             /* summary: durations kept exactly for medians */
 	const struct ev_flex_complog *cl; /* categories: compiler tables, NULL none; kept by the caller */
 	uint64_t iter_window;             /* iterations: kernels per rank searched for the word [16384] */
@@ -373,12 +374,23 @@ struct ev_flex_acetext {
 	enum ev_flex_table table;
 	ev_output *out;
 	size_t ix[24]; /* the table's column of each of acelyzer's fields */
+	char *cells;   /* categories: the rows' cells, each NUL-ended, in field order */
+	size_t len, cap, nrows;
 };
+/* The categories table (acelyzer's _categories.txt) is pandas'
+ * DataFrame.to_string(index=False), whose columns are as wide as their
+ * widest cell: its rows are held (ranks x phases x categories of them)
+ * and written by ev_flex_acetext_end. */
 /* Whether acelyzer writes table t as such text. */
 int ev_flex_acetext_has(enum ev_flex_table t);
 /* Fill sink to write table t into out through a; a must outlive the
  * table.  EV_ERR_ARG when acelyzer has no such text of t. */
 int ev_flex_acetext_sink(struct ev_flex_acetext *a, enum ev_flex_table t, ev_output *out,
                          struct ev_table_sink *sink) EV_RESULT_USED;
+/* After the table is closed: write what a holds (the categories table),
+ * then free it as ev_flex_acetext_free. */
+int ev_flex_acetext_end(struct ev_flex_acetext *a) EV_RESULT_USED;
+/* Free what a holds, writing nothing. */
+void ev_flex_acetext_free(struct ev_flex_acetext *a);
 
 #endif /* EV_FLEX_H */

@@ -3,13 +3,14 @@
  * acetext.c - acelyzer's text layout of the summary, active and
  * ts_analysis tables: a table sink that takes flex-stats' rows by column
  * name and prints them in acelyzer's column order with its printf formats
- * (pipeline/stats.py), so that the file is byte for byte acelyzer's.
+ * (pipeline/stats.py), so that the file is byte for byte acelyzer's;
+ * and the categories table as pandas prints it (acepd.c).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ev/flex.h"
+#include "flex/acepd_int.h"
 
 /* One printed field: the separator before it, the table column it shows,
  * and how: 'f' a number with width and decimals, 'd' an integer with
@@ -71,7 +72,7 @@ static const struct layout *layout_of(enum ev_flex_table t)
 
 int ev_flex_acetext_has(enum ev_flex_table t)
 {
-	return layout_of(t) != NULL;
+	return t == EV_FLEX_CATEGORIES || layout_of(t) != NULL;
 }
 
 /* The header: where each field's column is, then acelyzer's line. */
@@ -80,6 +81,8 @@ static int header(void *ctx, const char *name, const char *const *cols, size_t n
 	struct ev_flex_acetext *a = ctx;
 	const struct layout *l = layout_of(a->table);
 	(void)name;
+	if (a->table == EV_FLEX_CATEGORIES)
+		return acepd_header(a, cols, ncols);
 	for (size_t i = 0; i < l->n; i++) {
 		size_t c = 0;
 		while (c < ncols && strcmp(cols[c], l->f[i].col))
@@ -109,6 +112,8 @@ static int row(void *ctx, const char *const *cells, size_t ncols)
 	const struct layout *l = layout_of(a->table);
 	int rc = EV_OK;
 	(void)ncols;
+	if (a->table == EV_FLEX_CATEGORIES)
+		return acepd_row(a, cells);
 	for (size_t i = 0; i < l->n && !rc; i++) {
 		const struct field *f = &l->f[i];
 		const char *s = cells[a->ix[i]];
@@ -135,7 +140,7 @@ static int row(void *ctx, const char *const *cells, size_t ncols)
 int ev_flex_acetext_sink(struct ev_flex_acetext *a, enum ev_flex_table t, ev_output *out,
                          struct ev_table_sink *sink)
 {
-	if (!layout_of(t) || layout_of(t)->n > sizeof a->ix / sizeof *a->ix)
+	if (!ev_flex_acetext_has(t) || (layout_of(t) && layout_of(t)->n > sizeof a->ix / sizeof *a->ix))
 		return EV_ERR_ARG;
 	memset(a, 0, sizeof *a);
 	a->table = t;
@@ -144,4 +149,18 @@ int ev_flex_acetext_sink(struct ev_flex_acetext *a, enum ev_flex_table t, ev_out
 	sink->row = row;
 	sink->ctx = a;
 	return EV_OK;
+}
+
+int ev_flex_acetext_end(struct ev_flex_acetext *a)
+{
+	int rc = a->table == EV_FLEX_CATEGORIES ? acepd_end(a) : EV_OK;
+	ev_flex_acetext_free(a);
+	return rc;
+}
+
+void ev_flex_acetext_free(struct ev_flex_acetext *a)
+{
+	free(a->cells);
+	a->cells = NULL;
+	a->len = a->cap = a->nrows = 0;
 }

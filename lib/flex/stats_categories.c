@@ -47,6 +47,20 @@ int fs_categories_init(ev_flex_stats *s)
 	return EV_OK;
 }
 
+/* The kernel's duration in us: acelyzer's is its TS3 -> TS4 cycles at the
+ * SoC clock, unrounded, so that one from the held tsx record when the
+ * record's duration is that interval at --freq's SoC clock (the stream
+ * was converted at it); else the record's whole ns. */
+static double kernel_us(const ev_flex_stats *s, const struct ev_rec *r)
+{
+	const struct ev_rec *t = &s->tsx;
+	uint64_t khz = s->o.soc_khz;
+	if (khz && s->have_tsx && t->rank == r->rank && t->stream == r->stream && t->ts == r->ts &&
+	    ev_flex_cycles_ns(t->step_size, khz) == r->dur)
+		return (double)t->step_size * 1000.0 / (double)khz;
+	return (double)r->dur / 1000.0;
+}
+
 int fs_categories_add(ev_flex_stats *s, const struct ev_rec *r, const char *name, size_t len)
 {
 	const struct ev_flex_complog *cl = s->o.cl;
@@ -68,7 +82,7 @@ int fs_categories_add(ev_flex_stats *s, const struct ev_rec *r, const char *name
 	if (!ki)
 		s->n.missing++;
 	double ideal = ki ? (double)ki->ideal * 1000.0 / (double)s->o.core_khz : 0.0; /* us */
-	double dur = (double)r->dur / 1000.0;
+	double dur = kernel_us(s, r);
 	if (ideal > dur) {
 		ideal = 0;
 		s->n.ideal_clipped++;
@@ -110,7 +124,7 @@ static int row(ev_flex_stats *s, uint32_t rank, unsigned ph, const char *cat, do
 	uint64_t icyc = (uint64_t)llround(ideal * (double)s->o.core_khz / 1000.0);
 	int rc;
 	if ((rc = ev_table_u64(t, rank)) || (rc = ev_table_str(t, ev_flex_phase_names[ph])) ||
-	    (rc = ev_table_str(t, cat)) || (rc = ev_table_f64(t, round(time * 1000) / 1000)) ||
+	    (rc = ev_table_str(t, cat)) || (rc = ev_table_f64(t, time)) ||
 	    (rc = ev_table_f64(t, tot > 0 ? r4(time / tot) : 0)) || (rc = ev_table_u64(t, calls)) ||
 	    (rc = ev_table_f64(t, r4(ideal))) || (rc = ev_table_u64(t, icyc)) ||
 	    (rc = ev_table_f64(t, ideal_tot > 0 ? r4(ideal / ideal_tot) : 0)) ||

@@ -633,7 +633,7 @@ static void test_acetext(void)
 	struct ev_table_sink sink;
 	CHECK(ev_flex_acetext_has(EV_FLEX_SUMMARY) && ev_flex_acetext_has(EV_FLEX_TS_ANALYSIS) &&
 	      !ev_flex_acetext_has(EV_FLEX_STATS));
-	CHECK(ev_flex_acetext_sink(&a, EV_FLEX_CATEGORIES, NULL, &sink) == EV_ERR_ARG);
+	CHECK(ev_flex_acetext_sink(&a, EV_FLEX_STATS, NULL, &sink) == EV_ERR_ARG);
 }
 
 int main(void)
