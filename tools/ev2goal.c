@@ -7,9 +7,7 @@
  * window, the checks, both encodings, joining parts) is the library's.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
