@@ -646,3 +646,45 @@ send_deps() {
 	run -0 --separate-stderr coll-expand --ranks-per-node=4 -o /dev/null "$T/n.ev"
 	[[ "$stderr" == *"on 4 ranks, 1 node(s)"* && "$stderr" != *"ranks placed"* ]]
 }
+
+@test "--format=goal writes what coll-expand | ev2goal writes, ev2goal's options and --stats included" {
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour annotated --nodes 2 --gpus 2 --iters 2 "$T/nsys" >/dev/null
+	nsys2ev -q -o "$T/in.ev" "$T/nsys"/*.sqlite
+	for opts in "" "--binary" "--nic=channel:2 --cpu=lane --keep-sync -w 1024" "--ranks-per-node=4 --nic=rail"; do
+		read -r -a o <<<"$opts"
+		coll-expand --only-comm --ranks-per-node=4 "$T/in.ev" | ev2goal "${o[@]}" --stats="$T/s1" -o "$T/g1"
+		run -0 coll-expand --only-comm --ranks-per-node=4 --format=goal "${o[@]}" --stats="$T/s2" -o "$T/g2" "$T/in.ev"
+		cmp "$T/g1" "$T/g2"
+		cmp "$T/s1" "$T/s2"
+	done
+	# The same failure, at the same record of the expansion.
+	run -1 --separate-stderr bash -c "coll-expand -q --only-comm '$T/in.ev' | ev2goal -w 64 -o '$T/g1'"
+	[[ "$stderr" == "ev2goal: standard input: record "*", which left the window of 64 ops; raise --window" ]]
+	want="${stderr#ev2goal: standard input: }"
+	run -1 --separate-stderr coll-expand -q --only-comm --format=goal -w 64 -o "$T/g2" "$T/in.ev"
+	[ "$stderr" = "coll-expand: $T/in.ev (expanded): $want" ]
+	# Without --only-comm, records that pass through are counted as ignored,
+	# as ev2goal counts them.
+	coll-expand -q "$T/in.ev" | ev2goal -s 2>"$T/s1" -o "$T/g1"
+	coll-expand -q --format=goal -s "$T/in.ev" 2>"$T/s2" -o "$T/g2"
+	grep -qx $'ignored_records\t[1-9][0-9]*' "$T/s2"
+	cmp "$T/g1" "$T/g2"
+	cmp "$T/s1" "$T/s2"
+}
+
+@test "--format=goal: a schedule that fails ev2goal's checks says so after the inferences; GOAL options need it" {
+	mkcoll "$T/p.ev" 3 allreduce 65536 ring simple float32 1
+	awk -F'\t' '$3 != 2' "$T/p.ev.tsv" | sed 's/^#end 3/#end 2/' >"$T/q.tsv"
+	ev-view --pack -o "$T/q.ev" "$T/q.tsv"
+	run -1 --separate-stderr coll-expand --only-comm --format=goal -o "$T/q.goal" "$T/q.ev"
+	[ "${stderr_lines[0]}" = "coll-expand: warning: 1 collectives were seen on fewer ranks than their communicator has (a partial trace?): their messages have no partner" ]
+	[[ "${stderr_lines[2]}" == "coll-expand: $T/q.ev (expanded): record 4: rank 0: recv from rank 2 tag 0 has no matching send"* ]]
+	[ ! -e "$T/q.goal" ]
+	run -0 coll-expand --only-comm --format=goal --no-check -o "$T/q.goal" "$T/q.ev"
+	[ "$(head -n 1 "$T/q.goal")" = "num_ranks 3" ]
+	run -2 coll-expand --nic=channel "$T/q.ev"
+	assert_output --partial "coll-expand: --binary, --nic, --cpu, --stats and the other GOAL options need --format=goal"
+	run -2 coll-expand --format=goal --keep-coll "$T/q.ev"
+	run -2 coll-expand --format=goal --cpu=wide "$T/q.ev"
+	assert_output --partial "coll-expand: --cpu: expected dense or lane, got 'wide'"
+}

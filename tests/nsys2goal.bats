@@ -172,3 +172,22 @@ OUT
 	cmp ref/output.goal "./$N.goal/output.goal"
 	cmp ref/stats.tsv "./$N.goal/stats.tsv"
 }
+
+@test "one schedule: coll-expand builds it in-process, the bytes of coll-expand -> ev2goal (-k)" {
+	gen_nsys annotated "$T/nsys"
+	# An ev2goal that notes each call: the fused path makes none.
+	mkdir "$T/shim"
+	printf '#!/bin/sh\necho "$*" >>"%s/calls"\nexec "%s" "$@"\n' "$T" "$(command -v ev2goal)" >"$T/shim/ev2goal"
+	chmod +x "$T/shim/ev2goal"
+	for b in "" -b; do
+		PATH="$T/shim:$PATH" run -0 nsys2goal -q -m $b --nic=channel -i "$T/nsys" -o "$T/one$b"
+		[ ! -e "$T/calls" ]
+		PATH="$T/shim:$PATH" run -0 nsys2goal -q -m $b --nic=channel -k -i "$T/nsys" -o "$T/two$b"
+		[ "$(wc -l <"$T/calls")" = 1 ]
+		rm "$T/calls"
+		ext=goal
+		[ -z "$b" ] || ext=bin
+		cmp "$T/one$b/output.$ext" "$T/two$b/output.$ext"
+		cmp "$T/one$b/stats.tsv" "$T/two$b/stats.tsv"
+	done
+}

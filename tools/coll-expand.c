@@ -14,7 +14,7 @@
 #include "ev.h"
 #include "ev/nccl_sched.h"
 
-enum format { FMT_EV, FMT_FLOWS };
+enum format { FMT_EV, FMT_FLOWS, FMT_GOAL };
 
 struct opts {
 	struct ev_cli cli;
@@ -22,6 +22,7 @@ struct opts {
 	const char *lat_path;
 	int only_comm;
 	enum format format;
+	struct ev_cli_goal go; /* --format=goal: ev2goal's schedule options */
 	char **inputs;
 	int ninputs;
 };
@@ -78,8 +79,16 @@ static void usage(FILE *f)
 "      --max-messages=N   refuse an operation that would expand into more than\n"
 "                         N messages on one rank [4194304]\n"
 "      --jitter=SEED      1% Gaussian noise on CALC costs, seeded\n"
-"      --format=FMT       ev (the schedule) or flows (one JSON line per message\n"
-"                         and per operation and channel, for nccl-flows) [ev]\n"
+"      --format=FMT       ev (the schedule), flows (one JSON line per message\n"
+"                         and per operation and channel, for nccl-flows) or\n"
+"                         goal (the schedule as GOAL for LogGOPSim, written\n"
+"                         as `coll-expand | ev2goal` would, without the ev\n"
+"                         stream between them) [ev]\n"
+"\n"
+"With --format=goal, ev2goal's schedule options (see ev2goal --help):\n"
+"  -b, --binary, --cpu=MODE, --nic=POLICY, --num-ranks=N, --no-check,\n"
+"  --keep-sync, -s, --stats[=FILE], -w, --window=N, -T, --tmpdir=DIR;\n"
+"  --ranks-per-node also gives --nic=rail its nodes.\n"
 "  -f, --force            write binary output to a terminal\n"
 "  -q, --quiet            no warnings\n"
 EV_CLI_HELP_HV
@@ -110,6 +119,10 @@ struct run {
 	ev_writer *w;
 	ev_output *out;              /* --format=flows */
 	ev_nccl_flows *flows;
+	ev_goal *goal;               /* --format=goal */
+	uint64_t nout;               /* records handed to goal */
+	int goal_failed;             /* goal refused one: its error is the message */
+	char goal_src[4096];         /* "FILE (expanded)", goal's name for its input */
 	const char *fname;
 	int skipped_said;
 };
@@ -118,6 +131,15 @@ static int emit_ev(void *ctx, const struct ev_rec *r)
 {
 	struct run *x = ctx;
 	return ev_write(x->w, r);
+}
+
+/* Every record ev2goal would read from the stream, numbered as there. */
+static int emit_goal(void *ctx, const struct ev_rec *r)
+{
+	struct run *x = ctx;
+	int rc = ev_goal_add(x->goal, r, ++x->nout);
+	x->goal_failed = rc != EV_OK;
+	return rc;
 }
 
 static int emit_none(void *ctx, const struct ev_rec *r)
@@ -151,6 +173,8 @@ static int report(struct run *x, ev_nccl_sched *s, int rc)
 {
 	struct opts *o = x->o;
 	const char *msg = ev_nccl_sched_errmsg(s);
+	if (x->goal_failed)
+		return ev_cli_goal_error(&o->cli, ev_goal_error(x->goal), o->cli.output);
 	if (rc == EV_NCCL_SKIPPED) {
 		if (!x->skipped_said++)
 			ev_cli_warn(&o->cli, "%s: record %llu: %s (skipped; --lenient)", x->fname,
@@ -222,7 +246,11 @@ static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 	rc = ev_nccl_sched_feed(l->s, rec, ev_reader_recno(r), &pass);
 	if (rc && report(x, l->s, rc))
 		return EV_FILTER_REPORTED;
-	if (!pass || x->o->only_comm || !x->w)
+	if (!pass || x->o->only_comm)
+		return EV_OK;
+	if (x->goal)
+		return emit_goal(x, rec) ? (report(x, l->s, EV_ERR_FORMAT), EV_FILTER_REPORTED) : EV_OK;
+	if (!x->w)
 		return EV_OK;
 	const char *line;
 	size_t len;
@@ -265,10 +293,40 @@ static void summary(struct run *x, ev_nccl_sched *s)
 		            "(--lead-in keeps it)", (unsigned long long)st->lead_in_dropped);
 }
 
+/* --format=goal: the builder ev2goal would feed from the stream. */
+static int start_goal(struct opts *o, struct run *x, const ev_meta *meta)
+{
+	if (o->go.g.binary && ev_cli_check_binary_out(&o->cli))
+		return 1;
+	if (o->p.ranks_per_node)
+		o->go.g.ranks_per_node = o->p.ranks_per_node;
+	ev_cli_goal_setup(&o->go, meta);
+	if (ev_goal_new(&x->goal, &o->go.g))
+		return x->goal ? ev_cli_goal_error(&o->cli, ev_goal_error(x->goal), o->cli.output)
+		               : ev_cli_error(&o->cli, "out of memory");
+	snprintf(x->goal_src, sizeof x->goal_src, "%s (expanded)",
+	         o->ninputs == 1 ? o->inputs[0] : o->ninputs ? "input" : "standard input");
+	ev_goal_source(x->goal, x->goal_src);
+	return 0;
+}
+
+/* After the last operation: check and write the schedule, then --stats. */
+static int finish_goal(struct opts *o, struct run *x)
+{
+	if (ev_goal_finish(x->goal))
+		return ev_cli_goal_error(&o->cli, ev_goal_error(x->goal), o->cli.output);
+	int status = ev_cli_goal_write(&o->cli, x->goal);
+	return status ? status : ev_cli_goal_stats(&o->cli, &o->go, x->goal);
+}
+
 static int run(struct opts *o)
 {
 	if (o->format == FMT_FLOWS && (o->p.keep_coll || o->only_comm))
 		return ev_cli_usage_error(&o->cli, "--format=flows writes messages only (no --keep-coll or --only-comm)");
+	if (o->go.given && o->format != FMT_GOAL)
+		return ev_cli_usage_error(&o->cli, "--binary, --nic, --cpu, --stats and the other GOAL options need --format=goal");
+	if (o->format == FMT_GOAL && o->p.keep_coll)
+		return ev_cli_usage_error(&o->cli, "--format=goal writes the schedule only (no --keep-coll)");
 	if (o->format == FMT_FLOWS)
 		o->p.intra_send = 1; /* flows carry real bytes for every message */
 	struct run x = { .o = o };
@@ -307,6 +365,10 @@ static int run(struct opts *o)
 		sink.emit = emit_none;
 		sink.message = flows_message;
 		sink.op_done = flows_op_done;
+	} else if (o->format == FMT_GOAL) {
+		if ((status = start_goal(o, &x, meta)) != 0)
+			goto done;
+		sink.emit = emit_goal;
 	} else {
 		if (ev_cli_check_binary_out(&o->cli)) {
 			status = 1;
@@ -328,22 +390,30 @@ static int run(struct opts *o)
 	if (!status) {
 		ev_nccl_sched_finish(s);
 		ev_cli_progress_done(&o->cli);
-		if (x.w) {
-			rc = ev_writer_close(x.w);
-			x.w = NULL;
-		} else if ((rc = ev_nccl_flows_close(x.flows)) == EV_OK) {
-			rc = ev_output_close(x.out);
-			x.out = NULL;
+		if (x.goal) {
+			/* What was inferred comes first: it explains a schedule
+			 * that fails its checks (a partial trace). */
+			summary(&x, s);
+			status = finish_goal(o, &x);
+		} else {
+			if (x.w) {
+				rc = ev_writer_close(x.w);
+				x.w = NULL;
+			} else if ((rc = ev_nccl_flows_close(x.flows)) == EV_OK) {
+				rc = ev_output_close(x.out);
+				x.out = NULL;
+			}
+			if (rc)
+				status = ev_cli_file_error(&o->cli, o->cli.output, rc);
+			else
+				summary(&x, s); /* not when the reader went away */
 		}
-		if (rc)
-			status = ev_cli_file_error(&o->cli, o->cli.output, rc);
-		else
-			summary(&x, s); /* not when the reader went away */
 	}
 done:
 	ev_writer_abort(x.w);
 	ev_output_abort(x.out);
 	ev_nccl_flows_free(x.flows);
+	ev_goal_free(x.goal);
 	ev_nccl_sched_free(s);
 	ev_nccl_lat_free(lat);
 	ev_meta_free(meta);
@@ -359,6 +429,7 @@ enum {
 
 static const struct option longopts[] = {
 	EV_CLI_COMMON_LONG,
+	EV_CLI_GOAL_LONG,
 	{ "lat", required_argument, NULL, 'l' },
 	{ "algo", required_argument, NULL, 'a' },
 	{ "proto", required_argument, NULL, 'p' },
@@ -390,7 +461,7 @@ static int word_opt(struct opts *o, int code, const char *arg)
 	static const char *const compute[] = { "gaps", "kernels", "none", NULL }; /* EV_NCCL_COMP_* */
 	static const char *const sends[] = { "fifo", "serial", NULL };
 	static const char *const yes_no[] = { "no", "yes", NULL };
-	static const char *const formats[] = { "ev", "flows", NULL }; /* enum format */
+	static const char *const formats[] = { "ev", "flows", "goal", NULL }; /* enum format */
 	int w;
 	switch (code) {
 	case OPT_INTRA:
@@ -415,8 +486,8 @@ static int word_opt(struct opts *o, int code, const char *arg)
 		break;
 	case OPT_FORMAT:
 		if ((w = ev_cli_word_find(formats, arg)) < 0)
-			return ev_cli_usage_error(&o->cli, "--format: expected ev or flows, got '%s'", arg);
-		o->format = w ? FMT_FLOWS : FMT_EV;
+			return ev_cli_usage_error(&o->cli, "--format: expected ev, flows or goal, got '%s'", arg);
+		o->format = (enum format)w;
 		break;
 	}
 	return 0;
@@ -428,6 +499,9 @@ static int on_opt(void *ctx, int code, const char *arg)
 	uint32_t u;
 	uint64_t v;
 	double gbps;
+	int status;
+	if (ev_cli_goal_opt(&o->cli, &o->go, code, arg, &status))
+		return status;
 	switch (code) {
 	case 'l': o->lat_path = arg; break;
 	case 'a':
@@ -492,7 +566,7 @@ static int on_opt(void *ctx, int code, const char *arg)
 	return 0;
 }
 
-static const struct ev_cli_opts options = { "l:a:p:", longopts, on_opt, usage };
+static const struct ev_cli_opts options = { EV_CLI_GOAL_SHORT "l:a:p:", longopts, on_opt, usage };
 
 int main(int argc, char **argv)
 {
@@ -501,6 +575,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ev_cli_init(&o.cli, "coll-expand");
 	ev_nccl_params_default(&o.p);
+	ev_cli_goal_init(&o.go);
 	int status = ev_cli_getopt(&o.cli, argc, argv, &options, &o, &first);
 	if (status == EV_CLI_RUN) {
 		o.inputs = argv + first;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "ev/analysis.h"
+#include "ev/goal.h"
 #include "ev/stream.h"
 
 /* ------------------------------------------------------------------ */
@@ -234,5 +235,42 @@ int ev_filter_run(struct ev_cli *cli, char *const *inputs, size_t n, ev_strtab *
 int ev_cli_note_inputs(const struct ev_cli *cli, char *const *inputs, size_t n);
 /* Records the driver has passed to `rec` so far, over all inputs. */
 uint64_t ev_filter_records(const struct ev_cli *cli);
+
+/* ------------------------------------------------------------------ */
+/* GOAL schedules (lib/tool/goal.c): ev2goal's schedule options and its */
+/* --stats report, shared with coll-expand --format=goal.               */
+
+struct ev_cli_goal {
+	struct ev_goal_opts g;
+	int stats;              /* -s/--stats */
+	const char *stats_file; /* its FILE, NULL or "-": standard error */
+	const char *tmpdir;     /* -T/--tmpdir */
+	int given;              /* some option of EV_CLI_GOAL_LONG was given */
+};
+/* Codes of the long-only options, clear of every tool's own (256 up). */
+enum {
+	EV_CLI_GOAL_NUM_RANKS = 0x1000, EV_CLI_GOAL_CPU, EV_CLI_GOAL_NIC, EV_CLI_GOAL_NO_CHECK,
+	EV_CLI_GOAL_KEEP_SYNC
+};
+/* The letters (add to the tool's own) and the rows of the option table.
+ * --ranks-per-node (the node of a rank for --nic=rail) is the tool's own:
+ * coll-expand has it already, and ev2goal sets g.ranks_per_node. */
+#define EV_CLI_GOAL_SHORT "bs::w:T:"
+#define EV_CLI_GOAL_LONG                                                   	{ "binary", no_argument, NULL, 'b' },                              	{ "num-ranks", required_argument, NULL, EV_CLI_GOAL_NUM_RANKS },   	{ "cpu", required_argument, NULL, EV_CLI_GOAL_CPU },               	{ "nic", required_argument, NULL, EV_CLI_GOAL_NIC },               	{ "no-check", no_argument, NULL, EV_CLI_GOAL_NO_CHECK },           	{ "keep-sync", no_argument, NULL, EV_CLI_GOAL_KEEP_SYNC },         	{ "stats", optional_argument, NULL, 's' },                         	{ "window", required_argument, NULL, 'w' },                        	{ "tmpdir", required_argument, NULL, 'T' }
+/* Defaults (ev_goal_opts_init), nothing given. */
+void ev_cli_goal_init(struct ev_cli_goal *o);
+/* One option: returns 1 when code is one of EV_CLI_GOAL_LONG (*status 0,
+ * or 2 after the usage error is said), 0 when it is not. */
+int ev_cli_goal_opt(const struct ev_cli *cli, struct ev_cli_goal *o, int code, const char *arg, int *status);
+/* Before ev_goal_new: the spool's folder (--tmpdir, $TMPDIR, /tmp), the
+ * metadata for --nic=rail, the line estimate when --stats wants it. */
+void ev_cli_goal_setup(struct ev_cli_goal *o, const ev_meta *meta);
+/* Say a library failure; returns the exit status (1).  output names the
+ * file written when the failure is in it. */
+int ev_cli_goal_error(const struct ev_cli *cli, const struct ev_goal_error *e, const char *output);
+/* The finished schedule to -o (via a temporary name); 0 or 1, said. */
+int ev_cli_goal_write(const struct ev_cli *cli, ev_goal *g);
+/* --stats, when given: the summary to its FILE or standard error; 0 or 1. */
+int ev_cli_goal_stats(const struct ev_cli *cli, const struct ev_cli_goal *o, const ev_goal *g);
 
 #endif /* EV_TOOL_H */

@@ -157,13 +157,38 @@ static int emit_str(ev_writer *w, uint64_t id)
 }
 
 /* The bytes of a record that need escaping ('\\' and LF): bit i of
- * bits[i / 64] for raw[i].  Sixteen bytes a step where SSE2 is there. */
+ * bits[i / 64] for raw[i].  Sixteen bytes a step where SSE2 is there; the
+ * masks are gathered in two registers, not ORed into memory one after the
+ * other (a chain of loads and stores as long as the record). */
 _Static_assert(EV_RECORD_SIZE % 16 == 0 && EV_RECORD_SIZE <= 128, "escape_bits covers a record in two words");
-static void escape_bits(const unsigned char raw[EV_RECORD_SIZE], uint64_t bits[2])
+static inline void escape_bits(const unsigned char raw[EV_RECORD_SIZE], uint64_t bits[2])
 {
-	bits[0] = bits[1] = 0;
-	for (size_t i = 0; i < EV_RECORD_SIZE; i += 16)
-		bits[i / 64] |= (uint64_t)ev_escape_mask16(raw + i) << (i % 64);
+	uint64_t lo = 0, hi = 0;
+	for (size_t i = 0; i < EV_RECORD_SIZE && i < 64; i += 16)
+		lo |= (uint64_t)ev_escape_mask16(raw + i) << i;
+	for (size_t i = 64; i < EV_RECORD_SIZE; i += 16)
+		hi |= (uint64_t)ev_escape_mask16(raw + i) << (i - 64);
+	bits[0] = lo;
+	bits[1] = hi;
+}
+
+/* raw escaped into p (room for twice its bytes); returns the length.
+ * The runs between bytes to escape are copied whole. */
+static size_t escape_record(unsigned char *p, const unsigned char raw[EV_RECORD_SIZE], const uint64_t bits[2])
+{
+	size_t o = 0, i = 0;
+	for (int k = 0; k < 2; k++) {
+		for (uint64_t b = bits[k]; b; b &= b - 1) {
+			size_t j = (size_t)k * 64 + (size_t)__builtin_ctzll(b);
+			memcpy(p + o, raw + i, j - i);
+			o += j - i;
+			p[o++] = '\\';
+			p[o++] = raw[j] == '\n' ? 'n' : '\\';
+			i = j + 1;
+		}
+	}
+	memcpy(p + o, raw + i, EV_RECORD_SIZE - i);
+	return o + EV_RECORD_SIZE - i;
 }
 
 int ev_write(ev_writer *w, const struct ev_rec *rec)
@@ -178,29 +203,21 @@ int ev_write(ev_writer *w, const struct ev_rec *rec)
 		return rc;
 	if ((rc = emit_str(w, rec->name)) != EV_OK || (rc = emit_str(w, rec->sig)) != EV_OK)
 		return rc;
-	ev_rec_encode(rec, raw);
-	char *p = ev_output_reserve(w->out, 2 * EV_RECORD_SIZE + 1);
+	/* Encoded in place: a record without a byte to escape is then done,
+	 * one with some is copied out and written back escaped. */
+	unsigned char *p = (unsigned char *)ev_output_reserve(w->out, 2 * EV_RECORD_SIZE + 1);
 	if (!p) {
 		rc = ev_output_flush(w->out);
 		return rc ? rc : EV_ERR_NOMEM;
 	}
+	ev_rec_encode(rec, p);
 	uint64_t bits[2];
-	escape_bits(raw, bits);
-	size_t o = 0, i = 0;
-	/* About half of all records hold a byte to escape (ids are random):
-	 * the runs between such bytes are copied whole. */
-	for (int k = 0; k < 2; k++) {
-		for (uint64_t b = bits[k]; b; b &= b - 1) {
-			size_t j = (size_t)k * 64 + (size_t)__builtin_ctzll(b);
-			memcpy(p + o, raw + i, j - i);
-			o += j - i;
-			p[o++] = '\\';
-			p[o++] = raw[j] == '\n' ? 'n' : '\\';
-			i = j + 1;
-		}
+	escape_bits(p, bits);
+	size_t o = EV_RECORD_SIZE;
+	if (bits[0] | bits[1]) {
+		memcpy(raw, p, EV_RECORD_SIZE);
+		o = escape_record(p, raw, bits);
 	}
-	memcpy(p + o, raw + i, EV_RECORD_SIZE - i);
-	o += EV_RECORD_SIZE - i;
 	p[o++] = '\n';
 	ev_output_commit(w->out, o);
 	w->seg_records++;

@@ -834,6 +834,55 @@ static void test_record_line_ways(void)
 	}
 }
 
+/* ev_write's bytes, not only what reads back: each record line is the
+ * record's 96 bytes with LF and backslash escaped, then LF, whether it has
+ * no byte to escape (the record encoded in place), some, or all, over many
+ * output buffers. */
+static void test_write_bytes(void)
+{
+	enum { N = 30000 };
+	static char want[N * (2 * EV_RECORD_SIZE + 1)];
+	ev_writer *w;
+	const char *p = path_in_tmp("bytes.ev");
+	CHECK(ev_writer_open(&w, p, NULL) == EV_OK);
+	uint64_t seed = 0x243F6A8885A308D3ull;
+	size_t len = 0;
+	int bad = 0, plain = 0;
+	for (int i = 0; i < N; i++) {
+		unsigned char raw[EV_RECORD_SIZE];
+		for (size_t j = 0; j < EV_RECORD_SIZE; j++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			unsigned v = (unsigned)(seed >> 56);
+			/* Every third record none to escape, every 101st all. */
+			raw[j] = (unsigned char)(i % 101 == 0 ? (v & 1 ? '\n' : '\\')
+			                         : i % 3 == 0 && (v == '\n' || v == '\\') ? 'A' : v);
+		}
+		raw[0] = EV_KERNEL;
+		raw[6] = raw[7] = 0;     /* flags */
+		memset(raw + 40, 0, 16); /* name and sig: no strings */
+		plain += memchr(raw, '\n', sizeof raw) == NULL && memchr(raw, '\\', sizeof raw) == NULL;
+		struct ev_rec r;
+		ev_rec_decode(raw, &r);
+		bad += ev_write(w, &r) != EV_OK;
+		len += escape_line(want + len, raw, EV_RECORD_SIZE);
+	}
+	CHECK(bad == 0 && plain > N / 3);
+	CHECK(ev_writer_close(w) == EV_OK);
+	size_t n;
+	char *got = read_file(p, &n);
+	/* The header line, the records, then "#end N". */
+	char *nl = got ? memchr(got, '\n', n) : NULL;
+	CHECK(nl && strncmp(got, "#ev ", 4) == 0);
+	if (nl) {
+		size_t at = (size_t)(nl + 1 - got);
+		CHECK(n - at >= len && memcmp(nl + 1, want, len) == 0);
+		char end[32];
+		int k = snprintf(end, sizeof end, "#end %d\n", N);
+		CHECK(n - at == len + (size_t)k && memcmp(got + at + len, end, (size_t)k) == 0);
+	}
+	free(got);
+}
+
 /* ev_read_run hands over the same records as ev_read, as their lines, in
  * runs of at most max; a record ev_read would refuse (a reserved flag bit,
  * a string never defined) ends the run before it and is reported by the
@@ -1271,6 +1320,7 @@ int main(void)
 	RUN(test_gzip_input);
 	RUN(test_plain_line);
 	RUN(test_record_line_ways);
+	RUN(test_write_bytes);
 	RUN(test_read_run);
 	RUN(test_input_read_paths);
 	RUN(test_output_atomic);
