@@ -119,5 +119,15 @@ const char *opsum_category(const char *op, const char *kernel);
 int tl_names(const ev_meta *m, uint32_t rank, uint64_t tid1, const char *out[3]);
 /* The op's name in a signature ("aten::mm dims=..."): its length. */
 size_t opsum_name_len(const char *sig);
+/* The argument field ("dims", ...) of a signature as Python's str() of it
+ * into t, lists as tuples when tuples, "" when the op had none. */
+struct pytext;
+int opsum_sig_field(const char *sig, const char *field, int tuples, struct pytext *t);
+/* A cpu_op's (or runtime call's) key in the maps: rank, source and id. */
+static inline uint64_t opsum_op_key(uint32_t rank, uint16_t src, uint32_t id)
+{
+	uint64_t k[2] = { ((uint64_t)rank << 16) | src, id };
+	return ev_hash64(k, sizeof k) | 1;
+}
 
 #endif /* EV_OPSUM_H */

@@ -17,20 +17,6 @@
 #include "analysis/opsum.h"
 #include "analysis/pyrepr.h"
 
-/* The argument field ("dims", ...) of a signature in Python's form, or ""
- * when the op had none. */
-static int py_field(const char *sig, const char *field, struct pytext *t)
-{
-	char key[32];
-	snprintf(key, sizeof key, " %s=", field);
-	t->n = 0;
-	pyt_puts(t, "");
-	const char *at = strstr(sig + opsum_name_len(sig), key);
-	if (at)
-		py_value(t, at + strlen(key), 1);
-	return t->oom ? EV_ERR_NOMEM : EV_OK;
-}
-
 static int cmp_rows(const void *pa, const void *pb, void *ctx)
 {
 	const struct ev_stats *s = ctx;
@@ -117,7 +103,7 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 			for (size_t f = 0; !rc && o->by_names && f < 3; f++)
 				rc = ev_row_key(r, n++, nm[f]);
 			for (size_t f = 0; !rc && f < 4; f++)
-				if ((rc = py_field(sig, fields[f], &t)) == EV_OK)
+				if ((rc = opsum_sig_field(sig, fields[f], 1, &t)) == EV_OK)
 					rc = ev_row_key(r, n++, t.p);
 			rc = rc ? rc : perf_kernel_details(s, g->k, g->nk, &o->sketched, &t, &t2);
 			rc = rc ? rc : ev_row_key(r, n++, pyt_str(&t));

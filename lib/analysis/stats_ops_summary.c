@@ -18,12 +18,25 @@
 #include <string.h>
 
 #include "analysis/opsum.h"
+#include "analysis/pyrepr.h"
 
 
 size_t opsum_name_len(const char *sig)
 {
 	const char *sp = strstr(sig, " dims=");
 	return sp ? (size_t)(sp - sig) : strlen(sig);
+}
+
+int opsum_sig_field(const char *sig, const char *field, int tuples, struct pytext *t)
+{
+	char key[32];
+	snprintf(key, sizeof key, " %s=", field);
+	t->n = 0;
+	pyt_puts(t, "");
+	const char *at = strstr(sig + opsum_name_len(sig), key);
+	if (at)
+		py_value(t, at + strlen(key), tuples);
+	return t->oom ? EV_ERR_NOMEM : EV_OK;
 }
 
 int opsum_init(ev_stats *s)
@@ -48,17 +61,12 @@ int opsum_init_names(ev_stats *s)
  * after its op starts.  Past that the older half is let go. */
 #define OPTHREAD_MAX 262144
 
-static uint64_t op_key(uint32_t rank, uint16_t src, uint32_t id)
-{
-	uint64_t k[2] = { ((uint64_t)rank << 16) | src, id };
-	return ev_hash64(k, sizeof k) | 1;
-}
 
 /* A runtime call's key: a kernel launched outside any op has the call as
  * its op (TraceLens's leaf), found by its correlation id. */
 static uint64_t call_key(uint32_t rank, uint16_t src, uint32_t id)
 {
-	return op_key(rank, src, id) ^ 0x5A5A5A5A5A5A5A5AULL;
+	return opsum_op_key(rank, src, id) ^ 0x5A5A5A5A5A5A5A5AULL;
 }
 
 static int note_op_thread(struct opsum *o, const struct ev_rec *r)
@@ -77,7 +85,7 @@ static int note_op_thread(struct opsum *o, const struct ev_rec *r)
 			if (ev_map_put(&o->opthread, o->recent[i].key, o->recent[i].thread) != EV_OK)
 				return EV_ERR_NOMEM;
 	}
-	uint64_t key = r->type == EV_API ? call_key(r->rank, r->src, r->id) : op_key(r->rank, r->src, r->id);
+	uint64_t key = r->type == EV_API ? call_key(r->rank, r->src, r->id) : opsum_op_key(r->rank, r->src, r->id);
 	key = key ? key : 1;
 	o->recent[o->nrecent++] = (struct opthr){ key, (uint64_t)r->stream + 1 };
 	return ev_map_put(&o->opthread, key, (uint64_t)r->stream + 1);
@@ -243,12 +251,6 @@ static const char *category(ev_stats *s, const struct ev_rec *r)
 	return opsum_category(name, str_of(s, r->name));
 }
 
-static uint64_t node_hash(uint32_t rank, uint16_t src, uint32_t id)
-{
-	uint64_t k[2] = { ((uint64_t)rank << 16) | src, id };
-	return ev_hash64(k, sizeof k) | 1;
-}
-
 /* cpu_ops are kept while they ended less than a minute before the
  * stream's position (an op's kernels run soon after it), at most NODE_MAX:
  * past that the oldest half goes, counted.  An op's parents end after it,
@@ -274,13 +276,13 @@ static int node_prune(struct opsum *o)
 	ev_map_init(&o->nodeidx);
 	int rc = EV_OK;
 	for (size_t i = 0; !rc && i < o->nnode; i++)
-		rc = ev_map_put(&o->nodeidx, node_hash(o->node[i].rank, o->node[i].src, o->node[i].id), i + 1);
+		rc = ev_map_put(&o->nodeidx, opsum_op_key(o->node[i].rank, o->node[i].src, o->node[i].id), i + 1);
 	return rc;
 }
 
 static const struct opnode *node_of(const struct opsum *o, uint32_t rank, uint16_t src, uint32_t id)
 {
-	uint64_t *i = id ? ev_map_get(&o->nodeidx, node_hash(rank, src, id)) : NULL;
+	uint64_t *i = id ? ev_map_get(&o->nodeidx, opsum_op_key(rank, src, id)) : NULL;
 	const struct opnode *n = i ? &o->node[*i - 1] : NULL;
 	return n && n->rank == rank && n->src == src && n->id == id ? n : NULL;
 }
@@ -334,7 +336,7 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 		}
 	}
 	o->node[o->nnode++] = (struct opnode){ r->rank, r->id, parent, r->src, r->sig, end };
-	return ev_map_put(&o->nodeidx, node_hash(r->rank, r->src, r->id), o->nnode);
+	return ev_map_put(&o->nodeidx, opsum_op_key(r->rank, r->src, r->id), o->nnode);
 }
 
 /* GPU event r into busy time b. */
@@ -398,7 +400,7 @@ static int inst_get(ev_stats *s, const struct ev_rec *r, uint64_t k1, uint64_t s
 		/* Its op's thread: the cpu_op's, or for a kernel launched
 		 * outside any op its runtime call's. */
 		uint64_t ck = call_key(r->rank, r->src, r->id);
-		uint64_t *t = ev_map_get(&o->opthread, k1 < ((uint64_t)1 << 40) ? op_key(r->rank, r->src, (uint32_t)k1)
+		uint64_t *t = ev_map_get(&o->opthread, k1 < ((uint64_t)1 << 40) ? opsum_op_key(r->rank, r->src, (uint32_t)k1)
 		                                                                 : ck ? ck : 1);
 		in->thread = t ? *t : 0;
 	}

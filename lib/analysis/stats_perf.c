@@ -283,12 +283,6 @@ static int kind_of(ev_stats *s, uint64_t sig, unsigned *kd)
 	return ev_map_put(&p->sigcat, sig | 1, *kd);
 }
 
-static uint64_t la_hash(uint32_t rank, uint16_t src, uint32_t id)
-{
-	uint64_t k[2] = { ((uint64_t)rank << 16) | src, id };
-	return ev_hash64(k, sizeof k) | 1;
-}
-
 /* Launchers are kept while their op ended less than a minute before the
  * stream's position (an op's kernels run soon after it), at most
  * LAUNCH_MAX: past that the oldest half goes, counted. */
@@ -313,7 +307,7 @@ static int la_prune(struct perf *p)
 	ev_map_init(&p->laidx);
 	int rc = EV_OK;
 	for (size_t i = 0; !rc && i < p->nla; i++)
-		rc = ev_map_put(&p->laidx, la_hash(p->la[i].rank, p->la[i].src, p->la[i].id), i + 1);
+		rc = ev_map_put(&p->laidx, opsum_op_key(p->la[i].rank, p->la[i].src, p->la[i].id), i + 1);
 	return rc;
 }
 
@@ -379,7 +373,7 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 	l->end = end;
 	l->n = t->n;
 	memcpy(l->a, t->a, t->n * sizeof t->a[0]);
-	return ev_map_put(&p->laidx, la_hash(r->rank, r->src, r->id), p->nla);
+	return ev_map_put(&p->laidx, opsum_op_key(r->rank, r->src, r->id), p->nla);
 }
 
 /* GPU event r into the instance of op `id` with signature sig, run on
@@ -463,7 +457,7 @@ static int perf_rec(ev_stats *s, const struct ev_rec *r)
 		const char *sig = str_of(s, r->sig);
 		snprintf(p->unmodelled_op, sizeof p->unmodelled_op, "%.*s", (int)opsum_name_len(sig), sig);
 	}
-	uint64_t *li = r->step ? ev_map_get(&p->laidx, la_hash(r->rank, r->src, r->step)) : NULL;
+	uint64_t *li = r->step ? ev_map_get(&p->laidx, opsum_op_key(r->rank, r->src, r->step)) : NULL;
 	const struct launcher *l = li ? &p->la[*li - 1] : NULL;
 	if (l && (l->rank != r->rank || l->src != r->src || l->id != r->step))
 		l = NULL;
@@ -683,20 +677,6 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	return ga->first < gb->first ? -1 : ga->first > gb->first;
 }
 
-/* Python's str() of the argument field of a signature, lists as lists
- * (TraceLens's *_first columns keep the JSON's lists). */
-static int arg_text(const char *sig, const char *field, struct pytext *t)
-{
-	char key[32];
-	snprintf(key, sizeof key, " %s=", field);
-	t->n = 0;
-	pyt_puts(t, "");
-	const char *at = strstr(sig + opsum_name_len(sig), key);
-	if (at)
-		py_value(t, at + strlen(key), 0);
-	return t->oom ? EV_ERR_NOMEM : EV_OK;
-}
-
 static double stat_or_nan(struct ev_dist *d, int which)
 {
 	if (d->n == 0)
@@ -789,9 +769,10 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 		rc = rc ? rc : perf_kernel_details(s, g->k, g->nk, &p->sketched, &t, &t2);
 		rc = rc ? rc : ev_row_key(r, kc + 1, g->nk ? pyt_str(&t) : "[]");
 		rc = rc ? rc : ev_row_key(r, kc + 2, g->nk ? pyt_str(&t2) : NULL);
+		/* The *_first columns keep the JSON's lists (not tuples). */
 		static const char *const fields[] = { "dims", "types", "strides", "concrete" };
 		for (size_t f = 0; !rc && f < 4; f++)
-			if ((rc = arg_text(sig, fields[f], &t)) == EV_OK)
+			if ((rc = opsum_sig_field(sig, fields[f], 0, &t)) == EV_OK)
 				rc = ev_row_key(r, kc + 3 + f, pyt_str(&t));
 		const char *names[3];
 		tl_names(s->meta, g->rank, g->thread, names);
