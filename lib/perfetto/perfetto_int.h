@@ -51,6 +51,9 @@ void pf_jstr(struct pf_buf *b, const char *s, size_t n); /* a quoted JSON string
 void pf_key(struct pf_buf *b, const char *key);       /* ,"key": */
 void pf_kv_u64(struct pf_buf *b, const char *key, uint64_t v);
 void pf_kv_str(struct pf_buf *b, const char *key, const char *s);
+/* An AIU kernel r's stage counters TS1..TS5 as acelyzer's args (decimal
+ * text), from the tsx record x right before it (have: one was read). */
+void pf_tsx_args(struct pf_buf *b, const struct ev_rec *x, int have, const struct ev_rec *r);
 
 /* The caller's output, plain or through deflate. */
 struct pf_out {

@@ -147,22 +147,19 @@ static void args_coll(struct pf_buf *b, const struct ev_rec *r, const ev_strtab 
 	}
 }
 
-/* An AIU kernel's stage counters TS1..TS5, from the tsx record right
- * before it, as acelyzer's args (decimal text). */
-static void args_tsx(ev_perfetto *p, const struct ev_rec *r)
+void pf_tsx_args(struct pf_buf *b, const struct ev_rec *x, int have, const struct ev_rec *r)
 {
-	const struct ev_rec *t = &p->tsx;
-	if (!p->have_tsx || t->rank != r->rank || t->stream != r->stream || t->ts != r->ts)
+	if (!have || x->rank != r->rank || x->stream != r->stream || x->ts != r->ts)
 		return;
 	static const char *const key[5] = { "TS1", "TS2", "TS3", "TS4", "TS5" };
-	const uint64_t gap[4] = { t->step, t->aux, t->step_size, t->id };
-	uint64_t v = t->bytes;
+	const uint64_t gap[4] = { x->step, x->aux, x->step_size, x->id };
+	uint64_t v = x->bytes;
 	char num[24];
 	for (int i = 0; i < 5; i++) {
 		if (i)
 			v += gap[i - 1];
 		snprintf(num, sizeof num, "%llu", (unsigned long long)v);
-		pf_kv_str(&p->ob, key[i], num);
+		pf_kv_str(b, key[i], num);
 	}
 }
 
@@ -201,7 +198,7 @@ static void args_type(ev_perfetto *p, const struct ev_rec *r, const char *opw)
 			pf_kv_u64(b, "grid", r->aux);
 		if (r->nthreads)
 			pf_kv_u64(b, "block", r->nthreads);
-		args_tsx(p, r);
+		pf_tsx_args(&p->ob, &p->tsx, p->have_tsx, r);
 		args_ideal(p, r);
 		break;
 	case EV_MEMCPY: case EV_MEMSET:

@@ -239,23 +239,6 @@ static const char *nccl_name(unsigned op)
 	return op < sizeof names / sizeof names[0] && op ? names[op] : NULL;
 }
 
-static void tsx_args(ev_tb *t, struct pf_buf *b, const struct ev_rec *r)
-{
-	const struct ev_rec *x = &t->tsx;
-	if (!t->have_tsx || x->rank != r->rank || x->stream != r->stream || x->ts != r->ts)
-		return;
-	static const char *const key[5] = { "TS1", "TS2", "TS3", "TS4", "TS5" };
-	const uint64_t gap[4] = { x->step, x->aux, x->step_size, x->id };
-	uint64_t v = x->bytes;
-	char num[24];
-	for (int i = 0; i < 5; i++) {
-		if (i)
-			v += gap[i - 1];
-		snprintf(num, sizeof num, "%llu", (unsigned long long)v);
-		pf_kv_str(b, key[i], num);
-	}
-}
-
 /* r's slice (instant for a mark) or counter sample in its rank's file. */
 static int tb_record(ev_tb *t, const struct ev_rec *r)
 {
@@ -348,7 +331,7 @@ static int tb_record(ev_tb *t, const struct ev_rec *r)
 			pf_kv_u64(b, r->type == EV_COLL ? "root" : "peer", (uint64_t)r->peer);
 	}
 	if (r->type == EV_KERNEL)
-		tsx_args(t, b, r);
+		pf_tsx_args(b, &t->tsx, t->have_tsx, r);
 	size_t siglen;
 	const char *sig = ev_strtab_get(t->st, r->sig, &siglen);
 	if (sig && siglen) {
