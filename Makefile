@@ -14,7 +14,7 @@ ifneq ($(CI),)
 WARNFLAGS += -Werror
 endif
 CPPFLAGS += -Iinclude -Ilib -D_GNU_SOURCE
-LDLIBS   += -lsqlite3 -lisal -lz -lm -ldl
+LDLIBS   += -lsqlite3 -lisal -lz -lm
 
 BUILD ?= build
 BIN   ?= bin
@@ -39,18 +39,12 @@ PIPELINES := $(sort $(wildcard pipelines/*))
 PIPELINE_PROGS := $(filter-out %.sh %/demo,$(PIPELINES))
 LIBEV     := $(BUILD)/libev.a
 
-# libxlsxwriter is loaded by lib/report/xlsx.c when a workbook is opened (it
-# pulls in libcrypto, a millisecond of every start otherwise): its soname,
-# read from the development library the build sees.
-LXW_SONAME = $(shell objdump -p "$$($(CC) -print-file-name=libxlsxwriter.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
-$(BUILD)/lib/report/xlsx.o: CPPFLAGS += $(if $(LXW_SONAME),-DEV_LXW_SONAME='"$(LXW_SONAME)"')
-
 # Debian packages, by what needs them: `make deps` installs what the build,
 # the demo and `make check` need, `make deps-demo` only the build's and the
 # demo's; the slow tier's Chromium and one-node Slurm cluster (`make
 # deps-full`), shellcheck (`make lint`) and help2man (`make man`) come with
 # the targets that use them.
-DEB_BUILD := make gcc libsqlite3-dev zlib1g-dev libisal-dev libjsmn-dev libxlsxwriter-dev
+DEB_BUILD := make gcc libsqlite3-dev zlib1g-dev libisal-dev libjsmn-dev
 DEB_DEMO  := gnuplot-nox python3
 DEB_CHECK := bats bats-assert bats-support sqlite3 jq python3-openpyxl
 DEB_SLOW  := chromium slurm-wlm munge

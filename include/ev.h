@@ -19,7 +19,7 @@
  *   ev/goal.h      GOAL schedules for LogGOPSim: text, binary, checks, joins
  *   ev/perfetto.h  Chrome trace-event JSON timelines: tracks, lanes, flows, counters
  *   ev/stats.h     ev-stats' analyses and the (comm, seq) collective matcher
- *   ev/xlsx.h      TSV tables into Excel workbooks (libxlsxwriter)
+ *   ev/xlsx.h      TSV tables into Excel workbooks
  * (ev/nsys.h, ev/rocprof.h, ev/nccl_sched.h and ev/merge.h, ev-merge's engine, are
  * included by the tools that need them.)
  * The library returns status codes and never exits; only ev/tool.h prints.

@@ -188,3 +188,31 @@ OUT
 	run -0 ls -A "$T"
 	refute_output --partial ".xlsx"
 }
+
+@test "the workbook is a sound zip written front to back: through a pipe, no temporary files" {
+	need_openpyxl
+	printf 'name\ttime_ms\tstatus\ngemm\t2.000\tBetter\n<a&b>\t68.3469\tWorse\n' >"$T/t.tsv"
+	# Standard output a pipe: nothing is seeked back to.
+	ev-xlsx "$T/t.tsv" | cat >"$T/p.xlsx"
+	# No temporary file anywhere: an unusable TMPDIR does not matter.
+	TMPDIR="$T/nosuch" ev-xlsx -o "$T/o.xlsx" "$T/t.tsv"
+	cmp "$T/p.xlsx" "$T/o.xlsx"
+	run -0 "$PY_XLSX" -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+print(sorted(z.namelist()))' "$T/p.xlsx"
+	assert_output "['[Content_Types].xml', '_rels/.rels', 'docProps/app.xml', 'docProps/core.xml', 'xl/_rels/workbook.xml.rels', 'xl/styles.xml', 'xl/workbook.xml', 'xl/worksheets/sheet1.xml']"
+	# Numbers as their shortest text, read back exactly; text escaped.
+	run -0 cells "$T/p.xlsx" t
+	assert_output - <<'OUT'
+['name', 'time_ms', 'status']
+['gemm', 2, 'Better']
+['<a&b>', 68.3469, 'Worse']
+OUT
+	run -0 ls -A "$T"
+	assert_output - <<'OUT'
+o.xlsx
+p.xlsx
+t.tsv
+OUT
+}

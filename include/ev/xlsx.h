@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ev/xlsx.h - tables into an Excel workbook (lib/report/xlsx.c, over
- * libxlsxwriter), the way TraceLens and aorta users open them: one sheet per
+ * ev/xlsx.h - tables into an Excel workbook (lib/report/xlsx.c, SpreadsheetML
+ * in a zip written by lib/report/zip.c), the way TraceLens and aorta users open them: one sheet per
  * table, a bold frozen header row with filters, number formats by column,
- * Better/Worse coloured.  Rows are streamed (libxlsxwriter's constant_memory
- * mode): memory does not grow with the number of rows.
+ * Better/Worse coloured.  Rows are streamed: each sheet is deflated into
+ * the output as its rows come, and memory does not grow with their number.
  *
  * Column kinds come from the header names (ev_xlsx_col_kind):
  *   status                 text; "Better" green, "Worse" red
@@ -54,6 +54,12 @@ int ev_xlsx_parse_number(const char *s, double *v);
  * which an xlsx number cell cannot hold exactly. */
 int ev_xlsx_long_integer(const char *s);
 
+/* The text of a number cell for s, whose value v ev_xlsx_parse_number
+ * gave: the shortest of "%.15G", "%.16G", "%.17G" that reads back as v
+ * (a reader then sees 2 for "2.000", 0.001 for "1e-3", and v exactly).
+ * b holds bsz >= 32 bytes; returns the length. */
+size_t ev_xlsx_number_text(const char *s, double v, char *b, size_t bsz);
+
 /* A valid sheet name from any text: the characters []:*?/\ and control
  * characters become '_', leading/trailing apostrophes are dropped, at most
  * 31 characters (UTF-8 sequences kept whole), "Sheet" when nothing is
@@ -65,8 +71,8 @@ typedef struct ev_xlsx ev_xlsx;
 /* Create the workbook for path ("-" = stdout), an ev_output: written under
  * a temporary name next to it and renamed by ev_xlsx_close, through a
  * symlink to its target (keeping its mode), refused (EV_ERR_SAMEFILE) when
- * it is an input of this process.  libxlsxwriter's own files go to
- * $TMPDIR and are removed whatever happens (signals included).  created
+ * it is an input of this process; nothing else is written (the sheets are
+ * deflated into the output as their rows come).  created
  * (Unix seconds, > 0) is the document's creation time: the same inputs
  * then give the same bytes.  On error *x is set for ev_xlsx_error; free it
  * with ev_xlsx_abort. */

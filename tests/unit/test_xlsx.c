@@ -51,6 +51,67 @@ static void test_numbers(void)
 	CHECK(!ev_xlsx_long_integer(""));
 }
 
+/* The shortest "%G" text that reads back as the value: a cell's number
+ * text, for every decimal shape: signs, leading and trailing zeros, bare
+ * points, small and large values, more digits than a double holds,
+ * exponents. */
+static void shortest(double v, char *b, size_t bsz)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(b, bsz, "%.*G", prec, v);
+		if (strtod(b, NULL) == v)
+			return;
+	}
+}
+
+static void test_number_text(void)
+{
+	static const char *const fixed[] = { "2.000", "-0.0", "0", "-0", "+5", ".5", "5.", "007", "0.0001",
+		"0.00001", "0.000123456789012345", "123456789012345", "999999999999999.9",
+		"27.298999999999978", "1e-3", "1E+20", "-1.5e300", "4194304", "0.10", "100", "-.000", "00.0100" };
+	char b[40], want[40];
+	double v;
+	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+		CHECK(ev_xlsx_parse_number(fixed[i], &v));
+		shortest(v, want, sizeof want);
+		CHECK(ev_xlsx_number_text(fixed[i], v, b, sizeof b) == strlen(want));
+		if (strcmp(b, want) != 0)
+			fprintf(stderr, "number text of %s: %s, want %s\n", fixed[i], b, want);
+		CHECK(strcmp(b, want) == 0);
+	}
+	unsigned long long seed = 42;
+	int bad = 0;
+	for (int n = 0; n < 200000; n++) {
+		char s[40];
+		size_t o = 0;
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		unsigned long long r = seed >> 11;
+		if (r % 3 == 0)
+			s[o++] = '-';
+		int nint = (int)(r / 3 % 19), nfrac = (int)(r / 57 % 19);
+		for (int k = 0; k < nint; k++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			s[o++] = (char)('0' + (seed >> 33) % ((r >> 20) % 2 ? 10 : 2));
+		}
+		if (nfrac || !nint)
+			s[o++] = '.';
+		for (int k = 0; k < nfrac; k++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			s[o++] = (char)('0' + (seed >> 33) % ((r >> 21) % 2 ? 10 : 2));
+		}
+		if (o == 0 || (o == 1 && (s[0] == '.' || s[0] == '-')))
+			s[o++] = '0';
+		s[o] = '\0';
+		if (!ev_xlsx_parse_number(s, &v))
+			continue;
+		shortest(v, want, sizeof want);
+		ev_xlsx_number_text(s, v, b, sizeof b);
+		if (strcmp(b, want) != 0 && bad++ < 5)
+			fprintf(stderr, "number text of %s: %s, want %s\n", s, b, want);
+	}
+	CHECK(bad == 0);
+}
+
 static void test_sheet_names(void)
 {
 	char out[4 * EV_XLSX_SHEET_NAME_MAX + 1];
@@ -116,6 +177,7 @@ int main(void)
 {
 	RUN(test_kinds);
 	RUN(test_numbers);
+	RUN(test_number_text);
 	RUN(test_sheet_names);
 	RUN(test_workbook);
 	return unit_report("test_xlsx");
