@@ -201,20 +201,48 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_line --index 1 --partial "aten::upsample_nearest1d,\"(4,)\",\"(4, 9)\",\"(4, 9)\",\"('float', 'float')\",\"(1,)\",None,vector_fp32,"
 	assert_line --index 1 --partial ",3.6e-08,0.000152587890625,0.225,"
 	# As a sum: Concrete Inputs are strings, so TraceLens reads no dim and
-	# reduces to one element: (4 + 1) * 4 bytes; Reduce_bwd said missing.
+	# reduces to one element: (4 + 1) * 4 bytes.
 	sed 's/"aten::add"/"aten::sum"/' "$FX" >"$T/r.json"
 	kineto2ev -q -o "$T/r.ev" "$T/r.json"
 	run -0 --separate-stderr ev-stats perf --table reduce --tracelens-float --csv "$T/r.ev"
 	assert_line --index 0 --partial "name,param: num_input_elems,param: num_output_elems,param: dtype_in_out,param: reduce_type,Compute Spec,"
 	assert_line --index 1 --partial "aten::sum,4,1,\"('float', None)\",sum,vector_fp32,"
 	assert_line --index 1 --partial ",4e-09,1.9073486328125e-05,0.2,"
-	[[ "$stderr" == *"Reduce_bwd (these ops' backward) not made"* ]]
+	# Its backward needs the forward-backward links of kineto2ev
+	# --flow-links: said missing.
+	run -0 --separate-stderr ev-stats perf --table reduce_bwd --csv "$T/r.ev"
+	[[ "$stderr" == *"1 op(s) of the Reduce_bwd sheet in sources without forward-backward links"* ]]
+	[ "$(grep -c aten:: <<<"$output")" = 0 ]
 	# Shapes that do not broadcast: TraceLens's model fails, the op is left out.
 	python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [e["args"].__setitem__("Input Dims", [[4],[3],[]]) for e in t["traceEvents"] if e.get("name")=="aten::add"]; json.dump(t, open(sys.argv[2], "w"))' "$FX" "$T/b.json"
 	kineto2ev -q -o "$T/b.ev" "$T/b.json"
 	run -0 --separate-stderr ev-stats perf --table binary --csv "$T/b.ev"
 	[ "${#lines[@]}" = 1 ]
 	[[ "$stderr" == *"1 BinaryElementwise op instance(s) whose arguments the model cannot read (first: aten::add)"* ]]
+}
+
+@test "perf --table reduce_bwd: a forward reduce op's backward, every cell TraceLens's (fwdbwd fixture)" {
+	# aten::mean and aten::sum on one thread; on the autograd thread their
+	# evaluate_function ops, a fwdbwd flow from each forward op to its
+	# autograd node: MeanBackward0's aten::div (6 us) and the aten::add_
+	# after the node, inside evaluate_function (4 us), count for
+	# aten::mean, SumBackward0's aten::expand (3 us) for aten::sum.
+	F="$TESTS_DIR/fixtures/ev-stats/tracelens-fwdbwd.json"
+	kineto2ev --flow-links -q -o "$T/x.ev" "$F"
+	run -0 --separate-stderr ev-stats perf --table reduce_bwd --tracelens-float --csv "$T/x.ev"
+	assert_line --index 1 --partial "aten::mean,16,1,\"('float', None)\",mean,vector_fp32,\"[{'name': 'accum_kernel'"
+	assert_line --index 1 --partial ",10,10,,10,10,10,1"
+	assert_line --index 2 --partial "aten::sum,16,1,"
+	[ "${#lines[@]}" = 3 ]
+	ev-stats report -q --tracelens --csv -o "$T/r" "$T/x.ev"
+	run -0 python3 "$CMP" "$REF/fwdbwd" "$T/r" Reduce_fwd Reduce_bwd
+	assert_output --partial "Reduce_bwd: 2 rows (0 in another order among ties), 70 cells equal, 2 empty in evkit, 0 differ"
+	assert_output --partial "Reduce_fwd: 2 rows (0 in another order among ties), 70 cells equal, 2 empty in evkit, 0 differ"
+	# The workbook's sheets in TraceLens's order: Reduce_bwd after Reduce_fwd.
+	ev-stats report -q --tracelens --xlsx -o "$T/r.xlsx" "$T/x.ev"
+	need_openpyxl
+	run -0 "$PY_XLSX" -c 'import openpyxl, sys; print(" ".join(openpyxl.load_workbook(sys.argv[1]).sheetnames))' "$T/r.xlsx"
+	assert_output --partial "Reduce_fwd Reduce_bwd kernel_summary"
 }
 
 @test "report --tracelens: a workbook of TraceLens's sheets in its order; --tracelens only for report" {
@@ -264,7 +292,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 		fi
 		# The elementwise and reduce sheets: evkit writes one exactly when
 		# TraceLens does.
-		for s in UnaryElementwise BinaryElementwise Reduce_fwd; do
+		for s in UnaryElementwise BinaryElementwise Reduce_fwd Reduce_bwd; do
 			[ -f "$TL/${t}_perf_report_csvs/$s.csv" ] || { [ ! -f "$d/$s.csv" ] && continue; }
 			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" "$s"
 		done
@@ -308,6 +336,10 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 484 cells equal, 11 empty in evkit, 0 differ"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
 	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 105 cells equal, 3 empty in evkit, 0 differ"
+	# The backward of the forward aten::mean that its fwdbwd flow links to
+	# MeanBackward0: the kernels of its evaluate_function op's subtree.
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_bwd
+	assert_output --partial "Reduce_bwd: 1 rows (0 in another order among ties), 35 cells equal, 1 empty in evkit, 0 differ"
 	# Every binary row, aten::div by a Scalar too, whose kernel its child
 	# aten::div launches (the op credited its subtree).
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" BinaryElementwise

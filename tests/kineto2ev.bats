@@ -478,7 +478,7 @@ OUT
 	[ "$(grep -c noflow <<<"$output")" = 2 ]
 	# The check is said on the source's #src line.
 	run -0 grep -a '^#src' "$T/f.ev"
-	assert_output --regexp '^#src 0 file=[^ ]*tracelens-ops.json rank=0 flow_links=ac2g$'
+	assert_output --regexp '^#src 0 file=[^ ]*tracelens-ops.json rank=0 flow_links=ac2g,fwdbwd$'
 	# The 's' end alone, or the 'f' end alone, is not enough.
 	python3 - "$F" "$T/g.json" <<-'PY'
 		import json, sys
@@ -507,4 +507,42 @@ OUT
 	kineto2ev --flow-links -q -o "$T/l.ev" "$F"
 	cmp <(ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,sig,id,step "$T/f.ev") \
 		<(ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,sig,id,step "$T/l.ev")
+}
+
+@test "--flow-links: a backward op carries its forward op's External id (fwdbwd flows), in a bounded window" {
+	F="$TESTS_DIR/fixtures/ev-stats/tracelens-fwdbwd.json"
+	run -0 kineto2ev --flow-links -v -o "$T/f.ev" "$F"
+	assert_output --partial "2 backward ops linked to their forward op (fwdbwd)"
+	# The 'f' end sits on the autograd node (SumBackward0, MeanBackward0):
+	# its range's aux is the forward op's External id; no other range has one.
+	run -0 ev-view -M -H -t range -c name,id,aux "$T/f.ev"
+	assert_line $'SumBackward0\t21\t2'
+	assert_line $'MeanBackward0\t11\t1'
+	[ "$(awk -F'\t' '$3 != 0' <<<"$output" | wc -l)" = 2 ]
+	# Without the option the flows are not read.
+	kineto2ev -q -o "$T/n.ev" "$F"
+	run -0 ev-view -M -H -t range -c aux "$T/n.ev"
+	[ "$(grep -vc '^0$' <<<"$output")" = 0 ]
+	# 1030 forward ops, then their backward ops: the 's' ends are held in a
+	# window of --link-window flows, so the first 6 fell out, said.
+	python3 - "$T/w.json" <<-'PY'
+		import json, sys
+		ev = []
+		for i in range(1, 1031):
+		    ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::sum", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5,
+		               "args": {"External id": i}})
+		    ev.append({"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": i, "pid": 1, "tid": 1, "ts": 10 * i})
+		for i in range(1, 1031):
+		    ts = 100000 + 10 * i
+		    ev.append({"ph": "X", "cat": "cpu_op", "name": "SumBackward0", "pid": 1, "tid": 2, "ts": ts, "dur": 5,
+		               "args": {"External id": 5000 + i}})
+		    ev.append({"ph": "f", "cat": "fwdbwd", "name": "fwdbwd", "id": i, "pid": 1, "tid": 2, "ts": ts, "bp": "e"})
+		json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+	PY
+	run -0 kineto2ev --flow-links --link-window 1024 -v -o "$T/w.ev" "$T/w.json"
+	assert_output --partial "6 fwdbwd flows whose forward op was not among the last 1024 flows' (--link-window) or had no 's' end"
+	assert_output --partial "1024 backward ops linked to their forward op (fwdbwd)"
+	run -0 ev-view -M -H -t range -n SumBackward0 -c id,aux "$T/w.ev"
+	assert_line --index 6 $'5007\t7'
+	assert_line --index 0 $'5001\t0'
 }

@@ -68,14 +68,15 @@ static void usage(FILE *f)
 "                         kernel on its stream at that start (flag clipped), as\n"
 "                         Perfetto draws it (TraceLens issue #669)\n"
 "      --flow-links       TraceLens's linking: flag GPU events without an ac2g\n"
-"                         flow pair to their call (noflow), for ev-stats report\n"
-"                         --tracelens (records flow_links=ac2g on #src)\n"
+"                         flow pair to their call (noflow), and give backward\n"
+"                         ops their forward op from fwdbwd flows, for ev-stats\n"
+"                         report --tracelens (flow_links=ac2g,fwdbwd on #src)\n"
 "  -S, --buffer-size=SIZE memory for time ordering before spilling sorted runs\n"
 "                         to $TMPDIR [16M]\n"
 "      --max-object=SIZE  largest single JSON event accepted [16M]\n"
 "      --max-tokens=N     most JSON keys and values in one event [1000000]\n"
-"      --link-window=N    runtime calls and ops remembered while linking GPU\n"
-"                         events to them [65536]\n"
+"      --link-window=N    runtime calls, ops and fwdbwd flows remembered while\n"
+"                         linking [65536]\n"
 "  -f, --force            write binary output to a terminal\n"
 "  -v, --verbose          print per-file counts on stderr: events, kernels,\n"
 "                         collectives (inferred), skipped, and how GPU events\n"
@@ -271,6 +272,15 @@ static void file_warnings(struct opts *o, const struct ev_kineto_file *fi)
 	/* Some GPU events without a launching call are normal at the edges of
 	 * a capture (-v counts them); none linked at all means op-level
 	 * analyses of this file will find nothing. */
+	/* A backward op without its forward op: ev-stats' backward sheets
+	 * miss it. */
+	if (fi->fwdbwd_lost)
+		ev_cli_warn(&o->cli, "%s: %llu fwdbwd flows whose forward op was not among the last %u flows' "
+		            "(--link-window) or had no 's' end: their backward ops carry no forward op",
+		            shown(fi->path), (unsigned long long)fi->fwdbwd_lost, o->link_window ? o->link_window : 65536u);
+	if (fi->fwdbwd_unbound)
+		ev_cli_warn(&o->cli, "%s: %llu fwdbwd flow ends at no cpu_op starting at their time and thread: not linked",
+		            shown(fi->path), (unsigned long long)fi->fwdbwd_unbound);
 	if (fi->gpu_events && fi->linked_stack + fi->linked_ext + fi->linked_call_only == 0)
 		ev_cli_warn(&o->cli, "%s: none of %llu GPU events has a launching call or an op (no runtime events or "
 		            "cpu_ops in the trace?): op-level analyses will find nothing", shown(fi->path),
@@ -352,10 +362,11 @@ static int run(struct opts *o)
 	for (int i = 0; i < o->ninputs; i++) {
 		const struct ev_kineto_file *fi = ev_kineto_file(s.k, i);
 		file_warnings(o, fi);
-		char nf[96] = "";
+		char nf[192] = "";
 		if (o->flow_links)
-			snprintf(nf, sizeof nf, "; %llu joined to their call by correlation id only (no ac2g flow: flagged noflow)",
-			         (unsigned long long)fi->noflow);
+			snprintf(nf, sizeof nf, "; %llu joined to their call by correlation id only (no ac2g flow: flagged noflow); "
+			         "%llu backward ops linked to their forward op (fwdbwd)",
+			         (unsigned long long)fi->noflow, (unsigned long long)fi->fwdbwd_linked);
 		if (o->verbose && !o->cli.quiet)
 			ev_cli_note(&o->cli, "%s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
 			        "%llu collectives, %llu skipped; %llu inferred collectives; GPU events %llu: %llu linked through "

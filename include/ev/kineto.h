@@ -106,6 +106,10 @@ struct ev_kineto_file {
 	/* Of those with a runtime call, how many no ac2g flow pair joins to it
 	 * (flagged noflow: TraceLens leaves them without a call). */
 	uint64_t noflow;
+	/* fwdbwd flows (--flow-links): backward ops given their forward op's
+	 * External id (range aux); flows whose forward op was not in the link
+	 * window (or had no 's' end), and ends that bound to no op. */
+	uint64_t fwdbwd_linked, fwdbwd_lost, fwdbwd_unbound;
 	/* Counted warnings. */
 	uint64_t neg_dur, big_stream, unmatched_b, unmatched_e, no_group_size;
 	uint64_t inferred_no_size; /* inferred collectives without an nccl:* annotation */

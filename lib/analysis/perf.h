@@ -44,6 +44,11 @@ struct perf_category {
 	 * leaves the instance out). */
 	int (*model)(const struct perf_inst *in, struct perf_model *m);
 	const char *note;                /* said when the sheet has rows, NULL none */
+	/* A backward sheet (Reduce_bwd): a row per forward op of `ops` that
+	 * the stream links to a backward op (fwdbwd.h), with the kernels of
+	 * that backward op's subtree; `model` gives TraceLens's flops_bwd and
+	 * bytes_bwd. */
+	int bwd;
 };
 
 #define PERF_CATEGORIES(X) \
@@ -54,7 +59,8 @@ struct perf_category {
 	X(binary, BinaryElementwise) \
 	X(unary, UnaryElementwise) \
 	X(norm, Normalization) \
-	X(reduce, Reduce_fwd)
+	X(reduce, Reduce_fwd) \
+	X(reduce_bwd, Reduce_bwd)
 /* A category's --table number (the report picks its sheets by it). */
 #define PERF_ENUM(n, sheet) PERF_##n,
 enum perf_table { PERF_CATEGORIES(PERF_ENUM) PERF_NCATEGORIES };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perf_reduce.c - TraceLens's Reduce_fwd sheet: aten::sum, mean, max, min,
- * norm, linalg_norm, std, var, logsumexp, cumsum, cumprod, amin, amax.
+ * perf_reduce.c - TraceLens's Reduce_fwd and Reduce_bwd sheets: aten::sum,
+ * mean, max, min, norm, linalg_norm, std, var, logsumexp, cumsum, cumprod,
+ * amin, amax.
  * Parameters num_input_elems (of Input Dims[0]), num_output_elems (the
  * same for cumsum and cumprod; else the input's shape without, or with 1
  * at, the reduced dims when Concrete Inputs gives them as JSON values, 1
@@ -174,6 +175,17 @@ const struct perf_category perf_category_reduce = {
 	.ops = reduce_ops,
 	.unmodelled = NULL,
 	.model = reduce_model,
-	.note = "Reduce_bwd (these ops' backward) not made: it needs TraceLens's forward-backward links "
-	        "and op tree, which the stream does not keep",
+	.note = NULL,
+};
+
+/* Reduce_bwd: TraceLens's Reduce model gives the backward the forward's
+ * FLOPs (one per input element) and bytes (grad_output read, grad_input
+ * written: the same elements at the same sizes). */
+const struct perf_category perf_category_reduce_bwd = {
+	.sheet = "Reduce_bwd",
+	.ops = reduce_ops,
+	.unmodelled = NULL,
+	.model = reduce_model,
+	.note = NULL,
+	.bwd = 1,
 };

@@ -149,6 +149,7 @@ static const struct report_table tl_tables[] = {
 	{ "perf", PERF_unary, 1, tl_perf, 1 },
 	{ "perf", PERF_norm, 1, tl_perf, 1 },
 	{ "perf", PERF_reduce, 1, tl_perf, 1 },
+	{ "perf", PERF_reduce_bwd, 1, tl_perf, 1 },
 	{ "kernel-ops", 0, 1, tl_kernels, 0 },
 	{ "short", EV_SHORT_HISTOGRAM, 0, tl_short_hist, 0 },
 	{ "short", EV_SHORT_SUMMARY, 1, tl_short_sum, 0 },

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/fwdbwd.h"
 #include "analysis/opsum.h"
 #include "analysis/perf.h"
 #include "analysis/pyrepr.h"
@@ -74,6 +75,21 @@ struct tstack { uint32_t rank, thread; uint16_t src; uint32_t n; struct anc a[PE
  * count for. */
 struct launcher { uint32_t rank, id; uint16_t src; uint32_t n; int64_t end; struct anc a[PERF_DEPTH]; };
 
+/* A backward sheet: the forward-backward links, and a window of the
+ * forward ops of the category (key, signature, thread + 1) until their
+ * backward op comes. */
+struct fwop { uint64_t key, sig, thread; };
+struct perf_bwd {
+	struct fb_links fb;
+	struct fwop *fw;
+	size_t nfw, capfw;
+	struct ev_map fwidx;    /* key -> index + 1 */
+	uint64_t fw_evicted;    /* forward ops that left the window */
+	int32_t src_checked;    /* the last source whose #src was read, -1 none */
+	int src_linked;         /* and whether it has fwdbwd links */
+	uint64_t unlinked_ops;  /* forward ops of the category in sources without */
+};
+
 /* A parameter column: its name and where it first came (TraceLens's
  * columns are the union of its rows' keys in row order). */
 struct pcol { const char *name; int64_t ts; size_t pos; };
@@ -97,6 +113,7 @@ struct perf {
 	size_t nla, capla;
 	struct ev_map laidx;    /* hash of rank, src, id -> index + 1 */
 	uint64_t evicted, deep;
+	struct perf_bwd bwd;    /* a backward sheet's links (perf_bwd) */
 };
 
 static int perf_init(ev_stats *s)
@@ -108,6 +125,8 @@ static int perf_init(ev_stats *s)
 	ev_map_init(&p->idx);
 	ev_map_init(&p->sigcat);
 	ev_map_init(&p->laidx);
+	ev_map_init(&p->bwd.fwidx);
+	p->bwd.src_checked = -1;
 	return EV_OK;
 }
 
@@ -311,6 +330,69 @@ static int la_prune(struct perf *p)
 	return rc;
 }
 
+static int la_add(struct perf *p, const struct ev_rec *r, uint32_t id, int64_t end, const struct tstack *t);
+
+/* Forward ops of a backward sheet are kept until their backward op comes
+ * (the whole forward pass), at most FW_MAX: past that the oldest half
+ * goes, counted. */
+#define FW_MAX 65536
+
+static int fw_put(struct perf_bwd *b, uint64_t key, uint64_t sig, uint64_t thread)
+{
+	if (b->nfw == FW_MAX) {
+		size_t half = b->nfw / 2;
+		b->fw_evicted += half;
+		memmove(b->fw, b->fw + half, (b->nfw - half) * sizeof *b->fw);
+		b->nfw -= half;
+		ev_map_free(&b->fwidx);
+		ev_map_init(&b->fwidx);
+		for (size_t i = 0; i < b->nfw; i++)
+			if (ev_map_put(&b->fwidx, b->fw[i].key, i + 1))
+				return EV_ERR_NOMEM;
+	}
+	if (b->nfw == b->capfw) {
+		size_t cap = b->capfw ? 2 * b->capfw : 64;
+		struct fwop *nf = realloc(b->fw, cap * sizeof *nf);
+		if (!nf)
+			return EV_ERR_NOMEM;
+		b->fw = nf;
+		b->capfw = cap;
+	}
+	b->fw[b->nfw++] = (struct fwop){ key, sig, thread };
+	return ev_map_put(&b->fwidx, key, b->nfw);
+}
+
+/* A backward sheet: a forward op of the category (kd 2) is remembered; a
+ * range linked to one of them (fwdbwd.h) gives 1, with the ancestor it
+ * stands for in *a (the forward op's id, signature and thread, the
+ * backward op's end) and the backward op's id in *op; 0 otherwise. */
+static int bwd_link(ev_stats *s, const struct ev_rec *r, unsigned kd, struct anc *a, uint32_t *op)
+{
+	struct perf *p = s->state;
+	struct perf_bwd *b = &p->bwd;
+	int rc;
+	if (kd == 2) {
+		if (b->src_checked != (int32_t)r->src) {
+			b->src_checked = r->src;
+			b->src_linked = fb_source_linked(s->meta, r->src);
+		}
+		b->unlinked_ops += !b->src_linked;
+		if (r->id && (rc = fw_put(b, opsum_op_key(r->rank, r->src, r->id), r->sig, (uint64_t)r->stream + 1)) != EV_OK)
+			return rc;
+	}
+	struct fb_link l;
+	if ((rc = fb_range(&b->fb, r, str_of(s, r->name), &l)) <= 0)
+		return rc;
+	uint64_t key = opsum_op_key(r->rank, r->src, l.fwd);
+	uint64_t *i = ev_map_get(&b->fwidx, key);
+	if (!i || b->fw[*i - 1].key != key)
+		return 0;
+	const struct fwop *f = &b->fw[*i - 1];
+	*a = (struct anc){ l.fwd, f->sig, l.bwd_end, f->thread };
+	*op = l.bwd;
+	return 1;
+}
+
 /* A cpu_op range: the ops of the category open on its thread (and itself,
  * if one) are those its GPU events count for. */
 static int range_rec(ev_stats *s, const struct ev_rec *r)
@@ -320,6 +402,15 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 	int rc;
 	if (r->sig && (rc = kind_of(s, r->sig, &kd)) != EV_OK)
 		return rc;
+	/* A backward sheet's op is the backward op linked to a forward op of
+	 * the category: it stands for that op, on the backward's thread. */
+	struct anc bwd;
+	uint32_t bwd_op = 0;
+	if (p->cat->bwd) {
+		if ((rc = bwd_link(s, r, kd, &bwd, &bwd_op)) < 0)
+			return rc;
+		kd = rc ? 2 : 1;
+	}
 	struct tstack *t = NULL;
 	for (size_t i = 0; i < p->nth && !t; i++)
 		if (p->th[i].rank == r->rank && p->th[i].thread == r->stream && p->th[i].src == r->src)
@@ -349,11 +440,23 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 			p->deep++;
 			return EV_OK;
 		}
-		t->a[t->n++] = (struct anc){ r->id, r->sig, end, (uint64_t)r->stream + 1 };
+		t->a[t->n++] = p->cat->bwd ? bwd : (struct anc){ r->id, r->sig, end, (uint64_t)r->stream + 1 };
+		/* The evaluate_function op around the linked node launches for
+		 * it too. */
+		if (p->cat->bwd && bwd_op != r->id && (rc = la_add(p, r, bwd_op, bwd.end, t)) != EV_OK)
+			return rc;
 	}
 	if (!t->n)
 		return EV_OK;
 	p->now = r->ts;
+	return la_add(p, r, r->id, end, t);
+}
+
+/* Ops `id` (on r's rank and source, ending at end) launches for the ops
+ * of the category open on t. */
+static int la_add(struct perf *p, const struct ev_rec *r, uint32_t id, int64_t end, const struct tstack *t)
+{
+	int rc;
 	if (p->nla == p->capla) {
 		if (p->nla >= 4096 && (rc = la_prune(p)) != EV_OK)
 			return rc;
@@ -369,11 +472,11 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 	struct launcher *l = &p->la[p->nla++];
 	l->rank = r->rank;
 	l->src = r->src;
-	l->id = r->id;
+	l->id = id;
 	l->end = end;
 	l->n = t->n;
 	memcpy(l->a, t->a, t->n * sizeof t->a[0]);
-	return ev_map_put(&p->laidx, opsum_op_key(r->rank, r->src, r->id), p->nla);
+	return ev_map_put(&p->laidx, opsum_op_key(r->rank, r->src, id), p->nla);
 }
 
 /* GPU event r into the instance of op `id` with signature sig, run on
@@ -461,7 +564,7 @@ static int perf_rec(ev_stats *s, const struct ev_rec *r)
 	const struct launcher *l = li ? &p->la[*li - 1] : NULL;
 	if (l && (l->rank != r->rank || l->src != r->src || l->id != r->step))
 		l = NULL;
-	if (!l && kd != 2)
+	if (!l && (kd != 2 || p->cat->bwd))
 		return EV_OK;
 	s->n.selected++;
 	p->now = r->ts;
@@ -498,6 +601,9 @@ static void perf_free(ev_stats *s)
 	ev_map_free(&p->idx);
 	ev_map_free(&p->sigcat);
 	ev_map_free(&p->laidx);
+	fb_free(&p->bwd.fb);
+	free(p->bwd.fw);
+	ev_map_free(&p->bwd.fwidx);
 }
 
 /* ---- numpy's sums, for the kernel_details text to be numpy's ---- */
@@ -823,6 +929,16 @@ static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 	else if (p->deep && i == k++)
 		snprintf(buf, n, "%llu %s op(s) nested more than %d deep in others: their subtree's GPU events count "
 		         "only for the op that launched them", (unsigned long long)p->deep, sheet, PERF_DEPTH);
+	else if (p->bwd.unlinked_ops && i == k++)
+		snprintf(buf, n, "%llu op(s) of the %s sheet in sources without forward-backward links (#src without "
+		         "flow_links=...fwdbwd): their backward is not known; convert with kineto2ev --flow-links",
+		         (unsigned long long)p->bwd.unlinked_ops, sheet);
+	else if (p->bwd.fw_evicted && i == k++)
+		snprintf(buf, n, "%llu forward op(s) of the %s sheet left the window of the last %d before their "
+		         "backward op came: not in the sheet", (unsigned long long)p->bwd.fw_evicted, sheet, FW_MAX);
+	else if (p->bwd.fb.deep && i == k++)
+		snprintf(buf, n, "%llu autograd::engine::evaluate_function op(s) nested more than %d deep: the ops "
+		         "linked inside them are taken for the backward op", (unsigned long long)p->bwd.fb.deep, FB_DEPTH);
 	else if (p->cat->note && s->g.keys.len && i == k++)
 		snprintf(buf, n, "%s", p->cat->note);
 	else if (p->sketched && i == k++)
@@ -856,9 +972,9 @@ const struct ev_stats_analysis ev_stats_analysis_perf = {
 	.name = "perf",
 	.sheet = "GEMM",
 	.help = "TraceLens's perf-model sheets (--table gemm, sdpa_fwd,\n"
-	        "conv_fwd, conv_bwd, binary, unary, norm, reduce: its GEMM,\n"
-	        "SDPA_fwd, CONV_fwd, CONV_bwd, BinaryElementwise,\n"
-	        "UnaryElementwise, Normalization, Reduce_fwd sheets): per op\n"
+	        "conv_fwd, conv_bwd, binary, unary, norm, reduce, reduce_bwd:\n"
+	        "its GEMM, SDPA_fwd, CONV_fwd, CONV_bwd, BinaryElementwise,\n"
+	        "UnaryElementwise, Normalization, Reduce_fwd, Reduce_bwd sheets): per op\n"
 	        "name and model parameters, GFLOPS, data moved, TB/s,\n"
 	        "TFLOPS/s, kernel time and per-kernel stats",
 	.options = perf_options,

@@ -51,6 +51,7 @@ int ev_kineto_new(ev_kineto **out, const struct ev_kineto_opts *o, int nfiles)
 	kwin_init(&k->calls, win);
 	kwin_init(&k->ops, win);
 	kwin_init(&k->flows, win);
+	kwin_init(&k->fwdbwd, win);
 	k->free_slot = -1;
 	if (!k->st || !k->files || ev_sorter_open(&k->sorter, o->sort_bytes, o->tmpdir) != EV_OK) {
 		ev_kineto_free(k);
@@ -94,6 +95,7 @@ void ev_kineto_free(ev_kineto *k)
 	kwin_free(&k->calls);
 	kwin_free(&k->ops);
 	kwin_free(&k->flows);
+	kwin_free(&k->fwdbwd);
 	free(k->scratch);
 	free(k->files);
 	ev_strtab_free(k->st);
@@ -194,8 +196,10 @@ static struct open_op *open_on(ev_kineto *k, uint64_t key, const struct ev_rec *
 		return NULL;
 	pop_ended(s, r->ts);
 	struct open_op *o = ev_vec_push(&s->ops);
-	if (o)
+	if (o) {
+		o->start = r->ts;
 		o->end = ev_rec_end(r);
+	}
 	return o;
 }
 
@@ -234,6 +238,45 @@ static int flow_linked(ev_kineto *k, uint64_t file, const struct kwin_ent *call,
 	return f && (f->how & 3) == 3 && f->sig == where;
 }
 
+/* A fwdbwd flow end (Kineto's link of a forward op to its backward op).
+ * 'S': the op it sits on, the innermost open on its thread that starts at
+ * its ts, is remembered by the flow's id in a window.  'F' (1 ns early):
+ * that op's External id waits on the end's thread for the backward op
+ * starting there, whose range gets it in aux (link_record). */
+static int fwdbwd_mark(ev_kineto *k, const struct ev_rec *r)
+{
+	struct ev_kineto_file *fi = &k->files[r->src];
+	struct opstack *s = opstack(k, kineto_key2(r->src, r->stream));
+	if (!s)
+		return EV_ERR_NOMEM;
+	uint64_t key = kineto_key2(r->src | 3ull << 40, r->id);
+	if (r->op == 'S') {
+		pop_ended(s, r->ts);
+		const struct open_op *o = NULL;
+		for (size_t i = s->ops.len; i-- > 0 && !o;)
+			if (((const struct open_op *)s->ops.data)[i].start == r->ts)
+				o = (const struct open_op *)s->ops.data + i;
+		if (!o || !o->ext) {
+			fi->fwdbwd_unbound++;
+			return EV_OK;
+		}
+		struct kwin_ent e;
+		memset(&e, 0, sizeof e);
+		e.op = o->ext;
+		return kwin_put(&k->fwdbwd, key, &e);
+	}
+	const struct kwin_ent *e = kwin_get(&k->fwdbwd, key);
+	if (!e) {
+		fi->fwdbwd_lost++;
+		return EV_OK;
+	}
+	if (s->bwd_fwd)
+		fi->fwdbwd_unbound++; /* the previous one found no op */
+	s->bwd_fwd = e->op;
+	s->bwd_ts = r->ts + 1;
+	return EV_OK;
+}
+
 static int link_record(ev_kineto *k, struct ev_rec *r)
 {
 	struct ev_kineto_file *fi = &k->files[r->src];
@@ -244,6 +287,17 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 			return EV_ERR_NOMEM;
 		o->ext = r->id;
 		o->sig = r->sig;
+		/* A backward op at its fwdbwd 'f' end: its forward op. */
+		struct opstack *s = opstack(k, kineto_key2(file, r->stream));
+		if (s && s->bwd_fwd && r->ts >= s->bwd_ts) {
+			if (r->ts == s->bwd_ts) {
+				r->aux = s->bwd_fwd;
+				fi->fwdbwd_linked++;
+			} else {
+				fi->fwdbwd_unbound++;
+			}
+			s->bwd_fwd = 0;
+		}
 		if (r->id) {
 			struct kwin_ent e;
 			memset(&e, 0, sizeof e);
@@ -396,7 +450,7 @@ static int sink(void *ctx, struct ev_rec *r)
 	const struct ev_kineto_file *fi = &k->files[r->src];
 	r->rank = (uint32_t)fi->rank;
 	if (r->type == KINETO_T_FLOW)
-		return flow_mark(k, r);
+		return r->op == 'S' || r->op == 'F' ? fwdbwd_mark(k, r) : flow_mark(k, r);
 	int rc = link_record(k, r);
 	if (rc)
 		return rc;
@@ -423,8 +477,9 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 			if (*p == ' ')
 				*p = '_';
 		/* flow_links=ac2g: noflow was checked (docs/FORMAT.md §3), so a
-		 * reader knows an unflagged GPU event has its flow pair. */
-		const char *fl = k->o.flow_links ? " flow_links=ac2g" : "";
+		 * reader knows an unflagged GPU event has its flow pair; fwdbwd:
+		 * backward ops carry their forward op (a cpu_op range's aux). */
+		const char *fl = k->o.flow_links ? " flow_links=ac2g,fwdbwd" : "";
 		if (fi->have_base)
 			rc = ev_write_textf(w, "#src %d file=%s rank=%lld base_ns=%lld%s", i, esc, (long long)fi->rank,
 			                    (long long)fi->base_ns, fl);

@@ -13,9 +13,10 @@
  * a coll/p2p record to be completed from its kernel's name and the nccl:*
  * annotation around its launch (traces without collective arguments). */
 #define KINETO_F_INFER (1u << 15)
-/* A flow event (Kineto's ac2g, call to GPU event), a record of the
- * conversion only (never written; a type no stream has): op 's' or 'f',
- * id the flow's id, comm the (pid, tid) key of its end. */
+/* A flow event (Kineto's ac2g, call to GPU event, or fwdbwd, forward op
+ * to backward op), a record of the conversion only (never written; a type
+ * no stream has): op 's' or 'f' (ac2g), 'S' or 'F' (fwdbwd), id the
+ * flow's id, comm the (pid, tid) key of its end. */
 #define KINETO_T_FLOW 0xFEu
 /* An nccl:* annotation range carries its collective (aux), bytes and dtype
  * to the writer, which clears them before writing. */
@@ -43,8 +44,10 @@ struct kname_info {
 };
 
 /* An op open on a thread while writing (time order). */
-struct open_op { int64_t end; uint64_t sig; uint32_t ext; uint32_t coll; uint64_t bytes; uint32_t dtype; };
-struct opstack { struct ev_vec ops; };
+struct open_op { int64_t start, end; uint64_t sig; uint32_t ext; uint32_t coll; uint64_t bytes; uint32_t dtype; };
+/* A thread's open ops, and the forward op (External id, 0 none) of a
+ * fwdbwd 'f' end waiting for the backward op that starts at bwd_ts. */
+struct opstack { struct ev_vec ops; int64_t bwd_ts; uint32_t bwd_fwd; };
 
 /* B/E pairing while reading: open begins per (input, pid, tid). */
 struct open_range { uint64_t key; int64_t ts; uint64_t name; uint32_t stream; int32_t file; int64_t below; };
@@ -75,6 +78,7 @@ struct ev_kineto {
 	struct kwin calls;  /* (input, correlation) -> launching op */
 	struct kwin ops;    /* (input, External id) -> op */
 	struct kwin flows;  /* (input, flow id) -> ac2g ends seen: how 1 's', 2 'f'; sig = the 'f' end's (pid, tid) */
+	struct kwin fwdbwd; /* (input, fwdbwd flow id) -> its 's' end's op (External id in op) */
 	struct ev_map seq;     /* (rank, comm) -> next seq */
 	struct ev_map overrun; /* (rank, stream) -> last kernel end */
 	uint64_t overruns;

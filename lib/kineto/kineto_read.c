@@ -407,7 +407,7 @@ static void drop_open_ranges(ev_kineto *k, int fidx)
 }
 
 /* Category words of Kineto events. */
-enum { C_OTHER, C_KERNEL, C_MEMCPY, C_MEMSET, C_RUNTIME, C_DRIVER, C_CPU_OP, C_USER, C_GPU_USER, C_PYTHON, C_SYNC, C_FLOW };
+enum { C_OTHER, C_KERNEL, C_MEMCPY, C_MEMSET, C_RUNTIME, C_DRIVER, C_CPU_OP, C_USER, C_GPU_USER, C_PYTHON, C_SYNC, C_FLOW, C_FWDBWD };
 
 static int category(const struct ev_kspan *c)
 {
@@ -415,7 +415,8 @@ static int category(const struct ev_kspan *c)
 		return C_OTHER;
 	switch (c->n) {
 	case 4: return !memcmp(c->p, "ac2g", 4) ? C_FLOW : C_OTHER;
-	case 6: return !memcmp(c->p, "kernel", 6) ? C_KERNEL : !memcmp(c->p, "cpu_op", 6) ? C_CPU_OP : C_OTHER;
+	case 6: return !memcmp(c->p, "kernel", 6) ? C_KERNEL : !memcmp(c->p, "cpu_op", 6) ? C_CPU_OP
+	             : !memcmp(c->p, "fwdbwd", 6) ? C_FWDBWD : C_OTHER;
 	case 9: return !memcmp(c->p, "cuda_sync", 9) ? C_SYNC : C_OTHER;
 	case 10: return !memcmp(c->p, "gpu_memcpy", 10) ? C_MEMCPY : !memcmp(c->p, "gpu_memset", 10) ? C_MEMSET : C_OTHER;
 	case 11: return !memcmp(c->p, "cuda_driver", 11) ? C_DRIVER : C_OTHER;
@@ -509,8 +510,11 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *e, uint64_t offset,
  * a GPU event to its call.  An 'f' goes 1 ns before its ts: Kineto gives
  * it the GPU event's own ts and writes it after that event, and it must
  * be known when the event is linked.  One without an integer id or ts
- * joins nothing for TraceLens either: passed over, as flows were. */
-static int flow_event(ev_kineto *k, int fidx, const struct ev_kevent *e, char phc)
+ * joins nothing for TraceLens either: passed over, as flows were.  A
+ * fwdbwd end (forward op to its backward op) likewise, as 'S' and 'F':
+ * the 'S' after its op (same ts, written after it), the 'F' before the
+ * backward op it starts, whose record must carry the link. */
+static int flow_event(ev_kineto *k, int fidx, const struct ev_kevent *e, char phc, int fwdbwd)
 {
 	struct ev_rec r;
 	int64_t x;
@@ -527,6 +531,8 @@ static int flow_event(ev_kineto *k, int fidx, const struct ev_kevent *e, char ph
 	r.comm = kineto_key2(pid, tid);
 	if (phc == 'f' && r.ts > INT64_MIN)
 		r.ts--;
+	if (fwdbwd)
+		r.op = phc == 's' ? 'S' : 'F';
 	return ev_kineto_add(k, fidx, &r);
 }
 
@@ -555,8 +561,8 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	int cat = category(&e->f[EV_KF_CAT]);
 	if (e->f[EV_KF_ARGS].type != '{')
 		ev_kevent_clear(e, EV_KF_ARGS);
-	if ((phc == 's' || phc == 'f') && cat == C_FLOW && k->o.flow_links)
-		return flow_event(k, fidx, e, phc);
+	if ((phc == 's' || phc == 'f') && (cat == C_FLOW || cat == C_FWDBWD) && k->o.flow_links)
+		return flow_event(k, fidx, e, phc, cat == C_FWDBWD);
 	if (phc == 'M') {
 		int big = 0;
 		uint32_t pid = span_id32(&e->f[EV_KF_PID], &big), tid = span_id32(&e->f[EV_KF_TID], &big);
