@@ -80,12 +80,11 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	# copy_kernel without one, as TraceLens's does.
 	[[ "$stderr" == *"2 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op, as TraceLens leaves them"* ]]
 	[[ "$stderr" != *"converted without kineto2ev --flow-links"* ]]
-	# TraceLens's event ids are not in the stream; the subtree times,
-	# kernel_details and the process and thread names are (TraceLens's
-	# "Unknown": the trace has no metadata events).
+	# The subtree times, kernel_details, the process and thread names
+	# (TraceLens's "Unknown": the trace has no metadata events) and
+	# TraceLens's event ids (kineto2ev's aux) are in the stream.
 	[[ "$stderr" != *"ops_summary:"* ]]
-	[[ "$stderr" == *"ops_unique_args: ex_UID left empty"* ]]
-	[[ "$stderr" == *"GEMM: UID_first left empty"* ]]
+	[[ "$stderr" != *"left empty"* ]]
 	[[ "$stderr" != *"process_name"* ]]
 	# The kernels without a launching op (the orphan, and copy_'s, whose
 	# flow ends on another stream) are in the histogram, not in the summary.
@@ -99,9 +98,11 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
 	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT
-	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 156 cells equal, 6 empty in evkit, 0 differ"
-	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 39 cells equal, 1 empty in evkit, 0 differ"
-	assert_output --partial "BinaryElementwise: 1 rows (0 in another order among ties), 37 cells equal, 1 empty in evkit, 0 differ"
+	# ex_UID and UID_first too: the index in traceEvents of the group's
+	# first op (or, for the memset launched outside any op, its call).
+	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 162 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 40 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "BinaryElementwise: 1 rows (0 in another order among ties), 38 cells equal, 0 empty in evkit, 0 differ"
 	# TraceLens's short-kernel study (--short_kernel_study): the embedding's
 	# 2.5 us kernel, index_put_'s own and the nonzero's under it,
 	# per op and arguments, the orphan's 8 us in the last bin.
@@ -123,6 +124,39 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	sed "s/'max_duration_us': 20.5}/'max_duration_us': 20.6}/" "$REF/fixture/GEMM.csv" >"$T/GEMM.csv"
 	run -1 python3 "$CMP" "$T" "$T/tl" GEMM
 	assert_output --partial "GEMM: row 0 'kernel_details__summarize_kernel_stats'"
+}
+
+@test "report --tracelens: ex_UID and UID_first from kineto2ev's event indices; a stream without them says so" {
+	kineto2ev --flow-links -q -o "$T/x.ev" "$FX"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
+	# The first aten::mm is traceEvents[0]; the memset launched outside
+	# any op has its call's index as TraceLens makes the call its op.
+	run -0 python3 -c 'import csv, sys
+for f, c in (("ops_unique_args", "ex_UID"), ("GEMM", "UID_first")):
+    print(" ".join(r["name"] + "=" + r[c] for r in csv.DictReader(open(sys.argv[1] + "/" + f + ".csv", encoding="utf-8"))))' "$T/tl"
+	assert_output "aten::mm=0 aten::add=6 aten::index_put_=34 cudaMemsetAsync=11 aten::nonzero=37 aten::embedding=29
+aten::mm=0"
+	# A stream of an older kineto2ev (aux 0 on ranges and calls): the
+	# columns empty, said once per sheet.
+	ev-view "$T/x.ev" | awk -F'\t' -v OFS='\t' '($1 == "range" && $2 == "cpu_op") || $1 == "api" { $16 = 0 } 1' |
+		ev-view --pack -o "$T/old.ev"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/old" "$T/old.ev"
+	[[ "$stderr" == *"ops_unique_args: ex_UID left empty: not in evkit's stream"* ]]
+	[[ "$stderr" == *"GEMM: UID_first left empty: not in evkit's stream"* ]]
+	run -1 python3 "$CMP" "$REF/fixture" "$T/old" ops_unique_args GEMM
+	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 156 cells equal, 6 empty in evkit, 0 differ"
+	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 39 cells equal, 1 empty in evkit, 0 differ"
+	# One instance of aten::mm without its index: that row's cells empty
+	# (its first might be that one), said; the others kept.
+	ev-view "$T/x.ev" | awk -F'\t' -v OFS='\t' '$1 == "range" && $8 == "aten::mm" && ++n == 2 { $16 = 0 } 1' |
+		ev-view --pack -o "$T/part.ev"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/part" "$T/part.ev"
+	[[ "$stderr" == *"ops_unique_args: 1 row(s) with an op instance whose op's UID (TraceLens's event index) is not known"*"ex_UID left empty"* ]]
+	[[ "$stderr" == *"GEMM: 1 row(s) with an op instance whose op's UID (TraceLens's event index) is not known"*"UID_first left empty"* ]]
+	run -1 python3 "$CMP" "$REF/fixture" "$T/part" ops_unique_args GEMM
+	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 161 cells equal, 1 empty in evkit, 0 differ"
+	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 39 cells equal, 1 empty in evkit, 0 differ"
+	assert_output --partial "ops_unique_args: row 0 'ex_UID': TraceLens '0' evkit empty"
 }
 
 @test "report --tracelens on a stream converted without --flow-links keeps correlation links and says so once" {
@@ -236,8 +270,8 @@ json.dump(t, open(sys.argv[2], "w"))'
 	[ "${#lines[@]}" = 3 ]
 	ev-stats report -q --tracelens --csv -o "$T/r" "$T/x.ev"
 	run -0 python3 "$CMP" "$REF/fwdbwd" "$T/r" Reduce_fwd Reduce_bwd
-	assert_output --partial "Reduce_bwd: 2 rows (0 in another order among ties), 70 cells equal, 2 empty in evkit, 0 differ"
-	assert_output --partial "Reduce_fwd: 2 rows (0 in another order among ties), 70 cells equal, 2 empty in evkit, 0 differ"
+	assert_output --partial "Reduce_bwd: 2 rows (0 in another order among ties), 72 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "Reduce_fwd: 2 rows (0 in another order among ties), 72 cells equal, 0 empty in evkit, 0 differ"
 	# The workbook's sheets in TraceLens's order: Reduce_bwd after Reduce_fwd.
 	ev-stats report -q --tracelens --xlsx -o "$T/r.xlsx" "$T/x.ev"
 	need_openpyxl
@@ -267,10 +301,11 @@ json.dump(t, open(sys.argv[2], "w"))'
 		# shellcheck disable=SC2086 # SHEETS is a word list
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
 		# Every cell of ops_summary and ops_unique_args (subtree times,
-		# kernel_details, process and thread names) but the event id.
+		# kernel_details, process and thread names, TraceLens's event id
+		# ex_UID), and GEMM's UID_first.
 		[[ "$output" =~ ops_summary:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
-		[[ "$output" =~ ops_unique_args:\ ([0-9]+)\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
-		[ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ]
+		[[ "$output" =~ ops_unique_args:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
+		[[ "$output" =~ GEMM:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
 		# Every op's process and thread names are there (and equal
 		# TraceLens's, above).
 		run -0 python3 -c 'import csv,sys; sys.exit(not all(r[c] not in ("", "Unknown") for f, c in ((sys.argv[1], "thread_name"), (sys.argv[2], "thread_name_first"), (sys.argv[2], "process_label_first")) for r in csv.DictReader(open(f, encoding="utf-8"))))' "$d/ops_unique_args.csv" "$d/GEMM.csv"
@@ -281,12 +316,12 @@ json.dump(t, open(sys.argv[2], "w"))'
 		# The perf-model sheets of ops whose kernels their child ops
 		# launch (aten::_flash_attention_forward under SDPA's op).
 		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" SDPA_fwd
-		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 42 cells equal, 1 empty in evkit, 0 differ"
+		assert_output --partial "SDPA_fwd: 1 rows (0 in another order among ties), 43 cells equal, 0 empty in evkit, 0 differ"
 		# Normalization: BERT's layer norms (aten::layer_norm and the
 		# aten::native_layer_norm under it, each a row).
 		if [ -f "$TL/${t}_perf_report_csvs/Normalization.csv" ]; then
 			run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" Normalization
-			assert_output --partial "Normalization: 2 rows (0 in another order among ties), 78 cells equal, 2 empty in evkit, 0 differ"
+			assert_output --partial "Normalization: 2 rows (0 in another order among ties), 80 cells equal, 0 empty in evkit, 0 differ"
 		else
 			[ ! -f "$d/Normalization.csv" ]
 		fi
@@ -311,7 +346,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "ops_summary: 21 rows (0 in another order among ties), 189 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "ops_summary_by_category: 9 rows (0 in another order among ties), 45 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "118 rows"
-	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 120 cells equal, 3 empty in evkit, 0 differ"
+	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 123 cells equal, 0 empty in evkit, 0 differ"
 	# The short-kernel study (made with --short_kernel_study): the NCCL
 	# broadcasts' short kernels under record_param_comms, ties in TraceLens's
 	# order of first appearance.
@@ -328,28 +363,27 @@ json.dump(t, open(sys.argv[2], "w"))'
 	# and backward (output_mask); TraceLens's resnet CSVs of them came
 	# from the same run (tests/expected/tracelens/README.md).
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Normalization
-	assert_output --partial "Normalization: 15 rows (0 in another order among ties), 600 cells equal, 15 empty in evkit, 0 differ"
+	assert_output --partial "Normalization: 15 rows (0 in another order among ties), 615 cells equal, 0 empty in evkit, 0 differ"
 	# Convolutions: parameters, GFLOPS, data moved and kernel times, those
 	# of the groups whose instances launch one of the memsets included.
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" CONV_fwd CONV_bwd
-	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 484 cells equal, 11 empty in evkit, 0 differ"
-	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 484 cells equal, 11 empty in evkit, 0 differ"
+	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 495 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 495 cells equal, 0 empty in evkit, 0 differ"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
-	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 105 cells equal, 3 empty in evkit, 0 differ"
+	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 108 cells equal, 0 empty in evkit, 0 differ"
 	# The backward of the forward aten::mean that its fwdbwd flow links to
 	# MeanBackward0: the kernels of its evaluate_function op's subtree.
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_bwd
-	assert_output --partial "Reduce_bwd: 1 rows (0 in another order among ties), 35 cells equal, 1 empty in evkit, 0 differ"
+	assert_output --partial "Reduce_bwd: 1 rows (0 in another order among ties), 36 cells equal, 0 empty in evkit, 0 differ"
 	# Every binary row, aten::div by a Scalar too, whose kernel its child
 	# aten::div launches (the op credited its subtree).
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" BinaryElementwise
-	assert_output --partial "BinaryElementwise: 29 rows (0 in another order among ties), 1073 cells equal, 29 empty in evkit, 0 differ"
+	assert_output --partial "BinaryElementwise: 29 rows (0 in another order among ties), 1102 cells equal, 0 empty in evkit, 0 differ"
 	# The unary row the stream cannot give: a uint8 copy_ that launched
-	# nothing (a CPU copy).  The rest equal but which instance is "first":
-	# TraceLens takes the trace file's order (one thread's ops, then the
-	# other's), evkit time order for the arguments (the names follow the
-	# #thread lines' order, and are equal), so four copy_ rows have the
-	# other thread's Concrete Inputs_first.
+	# nothing (a CPU copy).  The rest equal, which instance is "first"
+	# included: TraceLens's first is the first in the trace file (one
+	# thread's ops, then the other's), the least UID, not the earliest,
+	# which four copy_ rows' Concrete Inputs_first tell apart.
 	local drop='import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))
 keep = [r for r in rows if not (r[0] == "aten::copy_" and "unsigned char" in r[2])]
@@ -357,9 +391,8 @@ csv.writer(open(sys.argv[2], "w", newline="", encoding="utf-8"), lineterminator=
 print(len(rows) - len(keep))'
 	run -0 python3 -c "$drop" "$REF/resnet_act_checkpoint/UnaryElementwise.csv" "$T/UnaryElementwise.csv"
 	assert_output 1
-	run -1 python3 "$CMP" "$T" "$T/resnet" UnaryElementwise
-	assert_output --partial "UnaryElementwise: 23 rows (0 in another order among ties), 801 cells equal, 23 empty in evkit, 4 differ"
-	[ "$(grep -c "'Concrete Inputs_first': TraceLens \"\['', '', 'False'\]\" evkit \"\['', '', 'True'\]\"" <<<"$output")" = 4 ]
+	run -0 python3 "$CMP" "$T" "$T/resnet" UnaryElementwise
+	assert_output --partial "UnaryElementwise: 23 rows (0 in another order among ties), 828 cells equal, 0 empty in evkit, 0 differ"
 }
 
 @test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {
@@ -419,14 +452,19 @@ print(len(rows) - len(keep))'
 #process 0 7 labels CPU
 #thread 0 9 7 thread 9 (pt_autograd_0)
 #thread 0 8 7 thread 8 (python3)"
-	# ops_unique_args groups by the names: one row per thread.
+	# ops_unique_args groups by the names: one row per thread; their
+	# times tie, and ex_UID decides as in TraceLens (thread 9's op is
+	# first in the file, though later in time).
 	run -0 --separate-stderr ev-stats ops-args --csv "$T/m.ev"
 	assert_line --index 0 --partial "name,op category,process_name,process_label,thread_name,Input Dims,"
-	assert_line --index 1 --partial "aten::mm,GEMM,python3,CPU,thread 8 (python3),"
-	assert_line --index 2 --partial "aten::mm,GEMM,python3,CPU,thread 9 (pt_autograd_0),"
+	assert_line --index 1 --partial "aten::mm,GEMM,python3,CPU,thread 9 (pt_autograd_0),"
+	assert_line --index 1 --partial ",0"
+	assert_line --index 2 --partial "aten::mm,GEMM,python3,CPU,thread 8 (python3),"
+	assert_line --index 2 --partial ",2"
 	# An op whose child op's kernel comes before its own (its instance
-	# begun by the subtree time) is named by its own thread too.
-	assert_line --index 4 --partial "aten::outer,other,python3,CPU,thread 8 (python3),"
+	# begun by the subtree time) is named by its own thread too (before
+	# aten::inner, whose time ties: its UID is the lesser).
+	assert_line --index 3 --partial "aten::outer,other,python3,CPU,thread 8 (python3),"
 	[[ "$stderr" != *"without their cpu_op range"* ]]
 	run -0 --separate-stderr ev-stats ops-summary --csv "$T/m.ev"
 	assert_line --index 3 "aten::outer,['other'],1,0.001,1,10,100,2,0.002"
@@ -440,6 +478,6 @@ print(len(rows) - len(keep))'
 	# empty and says so.
 	grep -av '^#thread\|^#process' "$T/m.ev" >"$T/n.ev"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/n" "$T/n.ev"
-	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name, ex_UID left empty"* ]]
-	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first, UID_first left empty"* ]]
+	[[ "$stderr" == *"ops_unique_args: process_name, process_label, thread_name left empty"* ]]
+	[[ "$stderr" == *"GEMM: process_name_first, process_label_first, thread_name_first left empty"* ]]
 }

@@ -10,6 +10,7 @@ setup() {
 
 @test "a small Kineto trace: every event kind, exact ns, links" {
 	kineto2ev -q -o "$T/s.ev" "$FX/small.json"
+	# A cpu_op's and a runtime call's aux: its place in traceEvents + 1.
 	run -0 ev-view -M -c type,op,rank,stream,ts,dur,bytes,name,flags,nthreads,aux "$T/s.ev"
 	assert_output - <<'OUT'
 type	op	rank	stream	ts	dur	bytes	name	flags	nthreads	aux
@@ -17,8 +18,8 @@ range	step	1	7	1000	100000	0	ProfilerStep#1	-	0	0
 counter	-	1	0	3000	0	1000	mem.allocated	-	0	0
 counter	-	1	0	3000	0	2048	mem.reserved	-	0	0
 memcpy	htod	1	7	5000	2000	4096	Memcpy HtoD (Pageable -> Device)	unlinked	0	0
-range	cpu_op	1	7	10500	30000	0	aten::mm	-	0	0
-api	runtime	1	7	12000	4000	0	cudaLaunchKernel	-	0	0
+range	cpu_op	1	7	10500	30000	0	aten::mm	-	0	1
+api	runtime	1	7	12000	4000	0	cudaLaunchKernel	-	0	2
 kernel	gemm	1	7	20001	8250	0	sm90_xmma_gemm_f32f32	-	128	8
 kernel	comm	1	9	40000	10000	0	ncclDevKernel_AllReduce_RING_LL_Sum_float	unlinked	512	0
 coll	allreduce	1	9	40000	10000	4096	ncclDevKernel_AllReduce_RING_LL_Sum_float	-	512	2
@@ -386,6 +387,7 @@ JSON
 
 @test "a processed view (ev2perfetto's output) is named as such, not converted into a poorer stream" {
 	kineto2ev -q -o "$T/s.ev" "$FX/small.json"
+	# A cpu_op's and a runtime call's aux: its place in traceEvents + 1.
 	ev2perfetto -q -o "$T/view.json" "$T/s.ev"
 	run -1 kineto2ev -o "$T/x.ev" "$T/view.json"
 	assert_output --partial "this is ev2perfetto's output (a Perfetto view of an ev stream)"
@@ -514,14 +516,14 @@ OUT
 	run -0 kineto2ev --flow-links -v -o "$T/f.ev" "$F"
 	assert_output --partial "2 backward ops linked to their forward op (fwdbwd)"
 	# The 'f' end sits on the autograd node (SumBackward0, MeanBackward0):
-	# its range's aux is the forward op's External id; no other range has one.
-	run -0 ev-view -M -H -t range -c name,id,aux "$T/f.ev"
+	# its range's step is the forward op's External id; no other range has one.
+	run -0 ev-view -M -H -t range -c name,id,step "$T/f.ev"
 	assert_line $'SumBackward0\t21\t2'
 	assert_line $'MeanBackward0\t11\t1'
 	[ "$(awk -F'\t' '$3 != 0' <<<"$output" | wc -l)" = 2 ]
 	# Without the option the flows are not read.
 	kineto2ev -q -o "$T/n.ev" "$F"
-	run -0 ev-view -M -H -t range -c aux "$T/n.ev"
+	run -0 ev-view -M -H -t range -c step "$T/n.ev"
 	[ "$(grep -vc '^0$' <<<"$output")" = 0 ]
 	# 1030 forward ops, then their backward ops: the 's' ends are held in a
 	# window of --link-window flows, so the first 6 fell out, said.
@@ -542,7 +544,48 @@ OUT
 	run -0 kineto2ev --flow-links --link-window 1024 -v -o "$T/w.ev" "$T/w.json"
 	assert_output --partial "6 fwdbwd flows whose forward op was not among the last 1024 flows' (--link-window) or had no 's' end"
 	assert_output --partial "1024 backward ops linked to their forward op (fwdbwd)"
-	run -0 ev-view -M -H -t range -n SumBackward0 -c id,aux "$T/w.ev"
+	run -0 ev-view -M -H -t range -n SumBackward0 -c id,step "$T/w.ev"
 	assert_line --index 6 $'5007\t7'
 	assert_line --index 0 $'5001\t0'
+}
+
+@test "a cpu_op's and a runtime call's aux is its place in traceEvents + 1 (TraceLens's UID): gzip, spilled sort, flows" {
+	# Every element of traceEvents counts, whatever it is: metadata,
+	# flow ends, instants, a value that is no event.  The trace lists
+	# each op after the ops inside it and its calls, and then its GPU
+	# events, as Kineto does, so the output order is not the file's; a
+	# small sort buffer spills it to sorted runs.
+	python3 - "$T/u.json" <<-'PY'
+	import json, random, sys
+	random.seed(7)
+	ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python3"}}, 42]
+	gpu = []
+	for i in range(3000):
+	    t, c = 100 * i, 10000 + i
+	    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1 + i % 3,
+	               "ts": t + 2, "dur": 1, "args": {"correlation": c, "External id": i + 1}})
+	    ev.append({"ph": "s", "cat": "ac2g", "name": "ac2g", "id": c, "pid": 1, "tid": 1 + i % 3, "ts": t + 2})
+	    ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::op%d" % (i % 7), "pid": 1, "tid": 1 + i % 3,
+	               "ts": t, "dur": 5, "args": {"External id": i + 1}})
+	    if random.random() < 0.1:
+	        ev.append({"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": t, "s": "t"})
+	    gpu.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": t + 50, "dur": 10,
+	                "args": {"stream": 7, "correlation": c, "External id": i + 1}})
+	    gpu.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": c, "pid": 0, "tid": 7, "ts": t + 50, "bp": "e"})
+	json.dump({"traceEvents": ev + gpu}, open(sys.argv[1], "w"))
+	PY
+	# What TraceLens numbers them (its UID: the index in traceEvents).
+	python3 -c 'import json, sys
+for i, e in enumerate(json.load(open(sys.argv[1]))["traceEvents"]):
+    if isinstance(e, dict) and e.get("cat") in ("cpu_op", "cuda_runtime"):
+        print(e["name"], e["tid"], e["ts"] * 1000, i)' "$T/u.json" | sort >"$T/want"
+	[ "$(wc -l <"$T/want")" = 6000 ]
+	gzip -k "$T/u.json"
+	kineto2ev -q --flow-links -S 1M -o "$T/u.ev" "$T/u.json.gz"
+	ev-view -M -H -t range,api -c name,stream,ts,aux "$T/u.ev" | awk -F'\t' '{ print $1, $2, $3, $4 - 1 }' | sort >"$T/got"
+	run -0 diff "$T/want" "$T/got"
+	# Without --flow-links the flow ends are not read, but still counted.
+	kineto2ev -q -o "$T/v.ev" "$T/u.json"
+	ev-view -M -H -t range,api -c name,stream,ts,aux "$T/v.ev" | awk -F'\t' '{ print $1, $2, $3, $4 - 1 }' | sort >"$T/got2"
+	run -0 diff "$T/want" "$T/got2"
 }

@@ -11,9 +11,11 @@ For each SHEET, TL_CSV_DIR/SHEET.csv (generate_perf_report_pytorch's
   column TraceLens sorts the sheet by) ties may come in another order, as
   pandas' unstable sort leaves them: they are paired by their text cells;
 - cells: counts and text exactly, other numbers within 1e-6 relative (1e-9
-  absolute near zero); a cell evkit leaves empty is counted as not computed,
-  not as equal.  In text, numpy 2's repr of a scalar, np.float64(x), equals
-  numpy 1's, x (TraceLens's kernel_details print numpy scalars; which form
+  absolute near zero), TraceLens's event ids (ex_UID, UID_first) included;
+  a cell evkit leaves empty where TraceLens has a value is counted apart, as
+  not computed, and fails the comparison as a difference does.  In text,
+  numpy 2's repr of a scalar, np.float64(x), equals numpy 1's, x
+  (TraceLens's kernel_details print numpy scalars; which form
   depends on the numpy TraceLens ran with), and the numbers in a text
   (kernel_details' sums and stds) are compared as numbers: their last digit
   depends on the order numpy adds the instances' durations, TraceLens's
@@ -22,7 +24,8 @@ For each SHEET, TL_CSV_DIR/SHEET.csv (generate_perf_report_pytorch's
   1 and 2's text of it, 'None' or 'nan' (astype(str) of None or NaN).
 Prints one line per sheet (rows, cells equal, cells empty in evkit, cells
 that differ), with --side every row's numbers side by side, and the first
-differences.  Exits 1 when a header, a row count or a cell differs.
+differences and empty cells.  Exits 1 when a header, a row count or a cell
+differs, or a cell is empty in evkit only.
 """
 import csv
 import math
@@ -138,6 +141,8 @@ def compare(tl_dir, ev_dir, sheet, side):
             a, b = tr[j] if j < len(tr) else "", er[j] if j < len(er) else ""
             if b == "" and a != "":
                 empty += 1
+                if empty <= 5:
+                    bad.append(f"row {i} {col!r}: TraceLens {a!r} evkit empty")
             elif same(col, a, b):
                 eq += 1
             else:

@@ -98,6 +98,10 @@ struct ev_kineto_file {
 	int64_t rank;          /* -1 until known */
 	int64_t world, pid, device;
 	uint64_t events, kernels, gpu_events, colls, inferred_colls, skipped;
+	/* Elements of traceEvents read so far, whatever they are (metadata,
+	 * flows, non-objects): the next one's index, which TraceLens takes
+	 * as the event's UID. */
+	uint64_t elements;
 	/* How each GPU event (kernel, memcpy, memset) found its op: through its
 	 * runtime call and the innermost cpu_op open around that call on its
 	 * thread; by its own External id; through a call outside any op; not

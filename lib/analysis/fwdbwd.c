@@ -49,7 +49,7 @@ static struct fb_thread *thread_of(struct fb_links *L, const struct ev_rec *r)
 int fb_range(struct fb_links *L, const struct ev_rec *r, const char *name, struct fb_link *l)
 {
 	int is_wrapper = name && !strncmp(name, wrapper, sizeof wrapper - 1);
-	if (!is_wrapper && !r->aux)
+	if (!is_wrapper && !r->step)
 		return 0; /* (the stack is popped lazily, by the next that counts) */
 	struct fb_thread *t = thread_of(L, r);
 	if (!t)
@@ -63,9 +63,9 @@ int fb_range(struct fb_links *L, const struct ev_rec *r, const char *name, struc
 		else
 			t->w[t->n++] = (struct fb_wrap){ r->id, ev_rec_end(r) };
 	}
-	if (!r->aux)
+	if (!r->step)
 		return 0;
-	l->fwd = r->aux;
+	l->fwd = r->step;
 	if (t->n) {
 		l->bwd = t->w[t->n - 1].id;
 		l->bwd_end = t->w[t->n - 1].end;

@@ -4,7 +4,7 @@
  * TraceLens links them (TraceToTree.link_all_fwd_bwd_events): the
  * backward op is the `autograd::engine::evaluate_function: ...` op of
  * the autograd node, and its kernels are those of its subtree.  The
- * stream carries the link on the node's own cpu_op range (aux = the
+ * stream carries the link on the node's own cpu_op range (step = the
  * forward op's External id, written by kineto2ev --flow-links from the
  * trace's fwdbwd flows, docs/FORMAT.md); fb_range finds the
  * evaluate_function op around it.  For ev-stats' backward perf sheets

@@ -34,6 +34,10 @@ struct opsum_group {
 	int64_t first;      /* the first instance's start */
 	uint32_t rank;      /* and its rank and thread + 1 (0 unknown), */
 	uint64_t thread;    /* when grouped by names (ops-args) */
+	int64_t uid;        /* TraceLens's ex_UID (ops-args): the UID of the instance whose
+	                     * op started first (ties: the lesser UID), -1 none yet */
+	int64_t uid_ts;     /* and that op's start */
+	uint64_t no_uid;    /* instances whose op's UID is not known */
 	struct perf_kpos *k; /* kernel_details: the first instance's events */
 	uint32_t nk;
 	uint64_t skipped;   /* instances with another number of events */
@@ -57,6 +61,7 @@ struct oinst { /* an open op instance */
 	struct busy subtree;    /* and those its child ops launch (TraceLens's subtree) */
 	const char *cat;
 	uint64_t thread;        /* its op's thread + 1, 0 unknown */
+	int64_t uid, op_ts;     /* its op's UID (tl_uid, -1 unknown) and start (ops-args) */
 	uint32_t nk, more;      /* direct events kept, and past OPSUM_MAXK */
 	uint64_t kname[OPSUM_MAXK];
 	uint32_t kstream[OPSUM_MAXK];
@@ -83,17 +88,19 @@ struct opsum {
 	int64_t now;
 	struct tl_clock clock;
 	/* ops-args: groups split by process and thread names, and the
-	 * threads of recent ops (rank, src, External id -> thread + 1) */
+	 * threads, UIDs and starts of recent ops (rank, src, External id, or
+	 * a runtime call's correlation -> index + 1 in recent) */
 	int want_names, by_names;
 	struct ev_map opthread;
-	struct opthr { uint64_t key, thread; } *recent;
+	struct opthr { uint64_t key, thread; int64_t uid, ts; } *recent;
 	size_t nrecent;
 	struct othread *th;     /* per thread (distinct threads) */
 	size_t nth, capth;
 	struct opnode *node;    /* a window of cpu_ops */
 	size_t nnode, capnode;
 	struct ev_map nodeidx;  /* hash of rank, src, id -> index + 1 */
-	uint64_t evicted, deep, more, skipped, sketched;
+	uint64_t evicted, deep, more, skipped, sketched, no_uid;
+	int any_uid;            /* an op has its UID: the stream carries them */
 };
 
 int opsum_init(ev_stats *s);
@@ -123,6 +130,17 @@ size_t opsum_name_len(const char *sig);
  * into t, lists as tuples when tuples, "" when the op had none. */
 struct pytext;
 int opsum_sig_field(const char *sig, const char *field, int tuples, struct pytext *t);
+/* TraceLens's UID of an op record, a cpu_op range or a runtime call (the
+ * launcher of GPU events outside any op): the event's index in its trace's
+ * traceEvents array, which kineto2ev writes as aux = index + 1
+ * (docs/FORMAT.md); -1 when the record carries none (another producer, an
+ * older stream) or is of another kind. */
+static inline int64_t tl_uid(const struct ev_rec *r)
+{
+	if (!r->aux || !((r->type == EV_RANGE && r->op == EV_RG_CPU_OP) || r->type == EV_API))
+		return -1;
+	return (int64_t)r->aux - 1;
+}
 /* A cpu_op's (or runtime call's) key in the maps: rank, source and id. */
 static inline uint64_t opsum_op_key(uint32_t rank, uint16_t src, uint32_t id)
 {

@@ -86,7 +86,7 @@ static const struct tlcol tl_args[] = {
 	{ "total_direct_kernel_time_min", "total_direct_kernel_time_min" }, { "total_subtree_kernel_time_min", "total_subtree_kernel_time_min" },
 	{ "total_direct_kernel_time_max", "total_direct_kernel_time_max" }, { "total_subtree_kernel_time_max", "total_subtree_kernel_time_max" },
 	{ "total_direct_kernel_time_sum", "total_direct_kernel_time_sum" }, { "total_subtree_kernel_time_sum", "total_subtree_kernel_time_sum" },
-	{ "ex_UID", NULL }, { "kernel_details_summary", "kernel_details_summary" },
+	{ "ex_UID", "ex_UID" }, { "kernel_details_summary", "kernel_details_summary" },
 	{ "trunc_kernel_details", "trunc_kernel_details" },
 	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
 };
@@ -109,7 +109,7 @@ static const struct tlcol tl_perf[] = {
 	{ "Kernel Time (µs)_mean", "Kernel Time (µs)_mean" }, { "Kernel Time (µs)_median", "Kernel Time (µs)_median" },
 	{ "Kernel Time (µs)_std", "Kernel Time (µs)_std" }, { "Kernel Time (µs)_min", "Kernel Time (µs)_min" },
 	{ "Kernel Time (µs)_max", "Kernel Time (µs)_max" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
-	{ "name_count", "name_count" }, { "UID_first", NULL }, { 0, 0 },
+	{ "name_count", "name_count" }, { "UID_first", "UID_first" }, { 0, 0 },
 };
 /* The short-kernel study (TraceLens's --short_kernel_study) and
  * coll_analysis (only when the trace has collectives, as TraceLens): the

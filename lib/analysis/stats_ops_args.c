@@ -5,9 +5,11 @@
  * Inputs, printed as Python prints the tuples TraceLens groups by; and
  * process and thread names when the stream names threads), the op
  * instances' direct kernel time: count, mean, median, std, min, max, sum,
- * share and running share, largest sum first, ties by first occurrence;
- * the same of their subtree kernel time, and TraceLens's kernel_details
- * summary of their direct GPU events (and its truncated form).  The op
+ * share and running share, largest sum first, ties by ex_UID (without
+ * UIDs by first occurrence);
+ * the same of their subtree kernel time, TraceLens's kernel_details
+ * summary of their direct GPU events (and its truncated form), and its
+ * ex_UID (the first instance's op's UID) when the stream carries UIDs.  The op
  * instances are ops_summary's (stats_ops_summary.c).
  */
 #include <math.h>
@@ -29,6 +31,9 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 		return ka->rank < kb->rank ? -1 : 1;
 	if (ga->direct_us != gb->direct_us)
 		return ga->direct_us > gb->direct_us ? -1 : 1;
+	/* TraceLens breaks ties by ex_UID. */
+	if (ga->uid >= 0 && !ga->no_uid && gb->uid >= 0 && !gb->no_uid)
+		return ga->uid < gb->uid ? -1 : ga->uid > gb->uid;
 	return ga->first < gb->first ? -1 : ga->first > gb->first;
 }
 
@@ -69,8 +74,11 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 		{ "total_subtree_kernel_time_min", 0, EV_DIR_LOWER },
 		{ "total_subtree_kernel_time_max", 0, EV_DIR_LOWER },
 		{ "total_subtree_kernel_time_sum", 0, EV_DIR_LOWER },
+		{ "ex_UID", 0, EV_DIR_NONE },
 	};
-	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	/* ex_UID only when the stream carries TraceLens's UIDs. */
+	size_t nv = sizeof vals / sizeof vals[0] - !o->any_uid;
+	int rc = ev_rowset_init(rs, keys, nk, vals, nv);
 	size_t m = s->g.keys.len;
 	size_t *ord = rc ? NULL : malloc((m + 1) * sizeof *ord);
 	if (!rc && !ord)
@@ -126,6 +134,8 @@ static int ops_args_rows(ev_stats *s, struct ev_rowset *rs)
 			v[12] = g->sd.min;
 			v[13] = g->sd.max;
 			v[14] = g->subtree_us;
+			if (o->any_uid)
+				v[15] = g->uid >= 0 && !g->no_uid ? (double)g->uid : NAN;
 		}
 	}
 	free(t.p);

@@ -69,7 +69,8 @@ static uint64_t call_key(uint32_t rank, uint16_t src, uint32_t id)
 	return opsum_op_key(rank, src, id) ^ 0x5A5A5A5A5A5A5A5AULL;
 }
 
-static int note_op_thread(struct opsum *o, const struct ev_rec *r)
+/* An op (cpu_op range or runtime call) noted: its thread, UID and start. */
+static int note_op(struct opsum *o, const struct ev_rec *r)
 {
 	if (!r->id)
 		return EV_OK;
@@ -82,13 +83,21 @@ static int note_op_thread(struct opsum *o, const struct ev_rec *r)
 		ev_map_free(&o->opthread);
 		ev_map_init(&o->opthread);
 		for (size_t i = 0; i < o->nrecent; i++)
-			if (ev_map_put(&o->opthread, o->recent[i].key, o->recent[i].thread) != EV_OK)
+			if (ev_map_put(&o->opthread, o->recent[i].key, i + 1) != EV_OK)
 				return EV_ERR_NOMEM;
 	}
 	uint64_t key = r->type == EV_API ? call_key(r->rank, r->src, r->id) : opsum_op_key(r->rank, r->src, r->id);
 	key = key ? key : 1;
-	o->recent[o->nrecent++] = (struct opthr){ key, (uint64_t)r->stream + 1 };
-	return ev_map_put(&o->opthread, key, (uint64_t)r->stream + 1);
+	o->recent[o->nrecent++] = (struct opthr){ key, (uint64_t)r->stream + 1, tl_uid(r), r->ts };
+	return ev_map_put(&o->opthread, key, o->nrecent);
+}
+
+/* The op noted under key, NULL when not among the recent ones. */
+static const struct opthr *noted_op(const struct opsum *o, uint64_t key)
+{
+	key = key ? key : 1;
+	const uint64_t *i = ev_map_get(&o->opthread, key);
+	return i && o->recent[*i - 1].key == key ? &o->recent[*i - 1] : NULL;
 }
 
 static double busy_us(const ev_stats *s, const struct busy *b)
@@ -135,10 +144,21 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 			g->k[i].stream = in->kstream[i];
 		}
 	}
+	if (g->count == 0)
+		g->uid = -1;
 	if (g->count == 0 || in->first < g->first) {
 		g->first = in->first;
 		g->rank = in->key.rank;
 		g->thread = in->thread;
+	}
+	/* TraceLens's ex_UID: its launchers are in the order of their start
+	 * (a stable sort of them in the order of their first GPU event in the
+	 * trace file, for which the lesser UID stands), the group's first. */
+	if (in->uid < 0)
+		g->no_uid++;
+	else if (g->uid < 0 || in->op_ts < g->uid_ts || (in->op_ts == g->uid_ts && in->uid < g->uid)) {
+		g->uid = in->uid;
+		g->uid_ts = in->op_ts;
 	}
 	g->cat = in->cat;
 	g->count++;
@@ -396,13 +416,15 @@ static int inst_get(ev_stats *s, const struct ev_rec *r, uint64_t k1, uint64_t s
 	memset(in, 0, sizeof *in);
 	in->key = key;
 	in->first = r->ts;
-	if (o->by_names) {
-		/* Its op's thread: the cpu_op's, or for a kernel launched
-		 * outside any op its runtime call's. */
-		uint64_t ck = call_key(r->rank, r->src, r->id);
-		uint64_t *t = ev_map_get(&o->opthread, k1 < ((uint64_t)1 << 40) ? opsum_op_key(r->rank, r->src, (uint32_t)k1)
-		                                                                 : ck ? ck : 1);
-		in->thread = t ? *t : 0;
+	in->uid = -1;
+	if (o->want_names) {
+		/* Its op's thread, UID and start: the cpu_op's, or for a kernel
+		 * launched outside any op its runtime call's. */
+		const struct opthr *op = noted_op(o, k1 < ((uint64_t)1 << 40) ? opsum_op_key(r->rank, r->src, (uint32_t)k1)
+		                                                            : call_key(r->rank, r->src, r->id));
+		in->thread = op && o->by_names ? op->thread : 0;
+		in->uid = op ? op->uid : -1;
+		in->op_ts = op ? op->ts : 0;
 	}
 	*out = in;
 	return ev_map_put(&o->idx, h, o->n);
@@ -418,8 +440,8 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 	int rc;
 	if (o->want_names == 1) /* the stream's lines are read by its first record */
 		o->want_names = 2, o->by_names = s->meta && ev_meta_nthread(s->meta) > 0;
-	if (o->by_names && ((r->type == EV_RANGE && r->op == EV_RG_CPU_OP) || r->type == EV_API) &&
-	    (rc = note_op_thread(o, r)) != EV_OK)
+	if (o->want_names && ((r->type == EV_RANGE && r->op == EV_RG_CPU_OP) || r->type == EV_API) &&
+	    (o->by_names || tl_uid(r) >= 0) && (rc = note_op(o, r)) != EV_OK)
 		return rc;
 	if (r->type == EV_RANGE && r->op == EV_RG_CPU_OP)
 		return range_rec(s, r);
@@ -471,7 +493,16 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 
 int opsum_finish(ev_stats *s)
 {
-	return sweep(s, 1);
+	struct opsum *o = s->state;
+	int rc = sweep(s, 1);
+	/* ex_UID (ops-args) is a column when the stream carries UIDs; a
+	 * group with an instance whose op's is not known has none. */
+	for (size_t i = 0; o->want_names && i < s->g.keys.len; i++) {
+		const struct opsum_group *g = GROUP_VAL(&s->g, i);
+		o->any_uid |= g->uid >= 0;
+		o->no_uid += g->uid < 0 || g->no_uid;
+	}
+	return rc;
 }
 
 void opsum_free(ev_stats *s)
@@ -513,6 +544,10 @@ int opsum_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 	else if (s->o.analysis == &ev_stats_analysis_ops_args && o->more && i == k++)
 		snprintf(buf, n, "%llu op instance(s) with more than %d GPU events: the others not in "
 		         "kernel_details_summary", (unsigned long long)o->more, OPSUM_MAXK);
+	else if (s->o.analysis == &ev_stats_analysis_ops_args && o->any_uid && o->no_uid && i == k++)
+		snprintf(buf, n, "%llu row(s) with an op instance whose op's UID (TraceLens's event index) is not "
+		         "known (its cpu_op range or runtime call not in the stream, or past the window of %d): "
+		         "ex_UID left empty", (unsigned long long)o->no_uid, OPTHREAD_MAX);
 	else if (s->o.analysis == &ev_stats_analysis_ops_args && o->sketched && i == k++)
 		snprintf(buf, n, "%llu kernel_details position(s) past the exact-sample budget: their sum, mean, "
 		         "median and std are approximate", (unsigned long long)o->sketched);

@@ -44,6 +44,7 @@ struct pinst {
 	uint64_t busy;          /* ns merged before [start, end) */
 	double fa, fz, fbusy;   /* the same in TraceLens's microsecond doubles */
 	uint64_t thread;        /* the op's thread + 1, 0 unknown */
+	int64_t uid;            /* the op's UID (tl_uid), -1 unknown */
 	uint32_t nk, more;      /* events kept, and past PERF_MAXK */
 	uint64_t kname[PERF_MAXK];
 	uint32_t kstream[PERF_MAXK];
@@ -56,6 +57,11 @@ struct pgroup {
 	uint64_t sig;           /* its signature */
 	uint32_t rank;          /* its rank */
 	uint64_t thread;        /* and thread + 1 (0 unknown) */
+	int64_t uid;            /* UID_first: the least UID of its instances' ops (TraceLens's */
+	uint64_t usig;          /* first, its rows being in UID order), that op's signature, */
+	uint32_t urank;         /* rank */
+	uint64_t uthread;       /* and thread + 1 */
+	uint64_t no_uid;        /* instances whose op's UID is not known */
 	char *pvals;            /* its parameter values, '\x1f'-joined */
 	const char *pname[PERF_MAXP];
 	size_t np;
@@ -68,7 +74,7 @@ struct pgroup {
 };
 
 /* An op of the category open on a thread, or enclosing a launcher. */
-struct anc { uint32_t id; uint64_t sig; int64_t end; uint64_t thread; /* + 1 */ };
+struct anc { uint32_t id; uint64_t sig; int64_t end; uint64_t thread; /* + 1 */ int64_t uid; };
 /* A thread's open ops of the category. */
 struct tstack { uint32_t rank, thread; uint16_t src; uint32_t n; struct anc a[PERF_DEPTH]; };
 /* An op under (or being) an op of the category: the ops its GPU events
@@ -78,7 +84,7 @@ struct launcher { uint32_t rank, id; uint16_t src; uint32_t n; int64_t end; stru
 /* A backward sheet: the forward-backward links, and a window of the
  * forward ops of the category (key, signature, thread + 1) until their
  * backward op comes. */
-struct fwop { uint64_t key, sig, thread; };
+struct fwop { uint64_t key, sig, thread; int64_t uid; };
 struct perf_bwd {
 	struct fb_links fb;
 	struct fwop *fw;
@@ -114,6 +120,8 @@ struct perf {
 	struct ev_map laidx;    /* hash of rank, src, id -> index + 1 */
 	uint64_t evicted, deep;
 	struct perf_bwd bwd;    /* a backward sheet's links (perf_bwd) */
+	int any_uid;            /* an op has its UID: the stream carries them */
+	uint64_t no_uid;        /* groups without */
 };
 
 static int perf_init(ev_stats *s)
@@ -229,6 +237,7 @@ static int inst_close(ev_stats *s, const struct pinst *in)
 		g->sig = in->key.k2;
 		g->rank = in->key.rank;
 		g->thread = in->thread;
+		g->uid = -1;
 		g->nk = in->nk;
 		g->k = calloc(in->nk ? in->nk : 1, sizeof *g->k);
 		if (!g->k)
@@ -246,6 +255,14 @@ static int inst_close(ev_stats *s, const struct pinst *in)
 			g->rank = in->key.rank;
 			g->thread = in->thread;
 		}
+	}
+	if (in->uid < 0) {
+		g->no_uid++;
+	} else if (g->uid < 0 || in->uid < g->uid) {
+		g->uid = in->uid;
+		g->usig = in->key.k2;
+		g->urank = in->key.rank;
+		g->uthread = in->thread;
 	}
 	g->count++;
 	rc = ev_dist_add(&g->us, &s->pool, us, in->first);
@@ -337,7 +354,7 @@ static int la_add(struct perf *p, const struct ev_rec *r, uint32_t id, int64_t e
  * goes, counted. */
 #define FW_MAX 65536
 
-static int fw_put(struct perf_bwd *b, uint64_t key, uint64_t sig, uint64_t thread)
+static int fw_put(struct perf_bwd *b, uint64_t key, uint64_t sig, uint64_t thread, int64_t uid)
 {
 	if (b->nfw == FW_MAX) {
 		size_t half = b->nfw / 2;
@@ -358,7 +375,7 @@ static int fw_put(struct perf_bwd *b, uint64_t key, uint64_t sig, uint64_t threa
 		b->fw = nf;
 		b->capfw = cap;
 	}
-	b->fw[b->nfw++] = (struct fwop){ key, sig, thread };
+	b->fw[b->nfw++] = (struct fwop){ key, sig, thread, uid };
 	return ev_map_put(&b->fwidx, key, b->nfw);
 }
 
@@ -377,7 +394,7 @@ static int bwd_link(ev_stats *s, const struct ev_rec *r, unsigned kd, struct anc
 			b->src_linked = fb_source_linked(s->meta, r->src);
 		}
 		b->unlinked_ops += !b->src_linked;
-		if (r->id && (rc = fw_put(b, opsum_op_key(r->rank, r->src, r->id), r->sig, (uint64_t)r->stream + 1)) != EV_OK)
+		if (r->id && (rc = fw_put(b, opsum_op_key(r->rank, r->src, r->id), r->sig, (uint64_t)r->stream + 1, tl_uid(r))) != EV_OK)
 			return rc;
 	}
 	struct fb_link l;
@@ -388,7 +405,7 @@ static int bwd_link(ev_stats *s, const struct ev_rec *r, unsigned kd, struct anc
 	if (!i || b->fw[*i - 1].key != key)
 		return 0;
 	const struct fwop *f = &b->fw[*i - 1];
-	*a = (struct anc){ l.fwd, f->sig, l.bwd_end, f->thread };
+	*a = (struct anc){ l.fwd, f->sig, l.bwd_end, f->thread, f->uid };
 	*op = l.bwd;
 	return 1;
 }
@@ -440,7 +457,7 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 			p->deep++;
 			return EV_OK;
 		}
-		t->a[t->n++] = p->cat->bwd ? bwd : (struct anc){ r->id, r->sig, end, (uint64_t)r->stream + 1 };
+		t->a[t->n++] = p->cat->bwd ? bwd : (struct anc){ r->id, r->sig, end, (uint64_t)r->stream + 1, tl_uid(r) };
 		/* The evaluate_function op around the linked node launches for
 		 * it too. */
 		if (p->cat->bwd && bwd_op != r->id && (rc = la_add(p, r, bwd_op, bwd.end, t)) != EV_OK)
@@ -480,8 +497,8 @@ static int la_add(struct perf *p, const struct ev_rec *r, uint32_t id, int64_t e
 }
 
 /* GPU event r into the instance of op `id` with signature sig, run on
- * thread - 1 (0 unknown). */
-static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, uint64_t thread)
+ * thread - 1 (0 unknown), of UID uid (-1 unknown). */
+static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, uint64_t thread, int64_t uid)
 {
 	struct perf *p = s->state;
 	struct gkey key;
@@ -515,6 +532,7 @@ static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t s
 		memset(in, 0, sizeof *in);
 		in->key = key;
 		in->thread = thread;
+		in->uid = uid;
 		in->first = in->start = r->ts;
 		in->end = end;
 		in->fa = a;
@@ -569,17 +587,30 @@ static int perf_rec(ev_stats *s, const struct ev_rec *r)
 	s->n.selected++;
 	p->now = r->ts;
 	if (!l)
-		return inst_add(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig, 0);
+		return inst_add(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig, 0, -1);
 	/* Copied: adding may prune the launchers. */
 	struct launcher lc = *l;
 	for (uint32_t i = 0; !rc && i < lc.n; i++)
-		rc = inst_add(s, r, lc.a[i].id, lc.a[i].sig, lc.a[i].thread);
+		rc = inst_add(s, r, lc.a[i].id, lc.a[i].sig, lc.a[i].thread, lc.a[i].uid);
 	return rc;
+}
+
+/* Whether group g has its UID_first: every instance's op's UID known. */
+static int uid_known(const struct pgroup *g)
+{
+	return g->uid >= 0 && !g->no_uid;
 }
 
 static int perf_finish(ev_stats *s)
 {
-	return sweep(s, 1);
+	struct perf *p = s->state;
+	int rc = sweep(s, 1);
+	for (size_t i = 0; i < s->g.keys.len; i++) {
+		const struct pgroup *g = GROUP_VAL(&s->g, i);
+		p->any_uid |= g->uid >= 0;
+		p->no_uid += !uid_known(g);
+	}
+	return rc;
 }
 
 static void perf_free(ev_stats *s)
@@ -780,6 +811,9 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 		return ka->rank < kb->rank ? -1 : 1;
 	if (ga->us.sum != gb->us.sum)
 		return ga->us.sum > gb->us.sum ? -1 : 1;
+	/* TraceLens breaks ties by UID_first. */
+	if (uid_known(ga) && uid_known(gb))
+		return ga->uid < gb->uid ? -1 : ga->uid > gb->uid;
 	return ga->first < gb->first ? -1 : ga->first > gb->first;
 }
 
@@ -830,8 +864,10 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 		{ "Kernel Time (µs)_median", 0, EV_DIR_LOWER }, { "Kernel Time (µs)_std", 0, EV_DIR_NONE },
 		{ "Kernel Time (µs)_min", 0, EV_DIR_LOWER }, { "Kernel Time (µs)_max", 0, EV_DIR_LOWER },
 		{ "Kernel Time (µs)_sum", 0, EV_DIR_LOWER }, { "name_count", 0, EV_DIR_NONE },
+		{ "UID_first", 0, EV_DIR_NONE },
 	};
-	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0]);
+	/* UID_first only when the stream carries TraceLens's UIDs. */
+	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0] - !p->any_uid);
 	size_t m = s->g.keys.len;
 	size_t *ord = rc ? NULL : malloc((m + 1) * sizeof *ord);
 	if (!rc && !ord)
@@ -844,7 +880,11 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 	for (size_t i = 0; !rc && i < m; i++) {
 		const struct gkey *gk = GROUP_KEY(&s->g, ord[i]);
 		struct pgroup *g = GROUP_VAL(&s->g, ord[i]);
-		const char *sig = str_of(s, g->sig);
+		/* The first instance: TraceLens's, the least UID, when known;
+		 * else the first in time, and the names of the thread whose ops
+		 * come first in the trace. */
+		int uk = uid_known(g);
+		const char *sig = str_of(s, uk ? g->usig : g->sig);
 		struct ev_row *r;
 		size_t n;
 		if ((rc = group_row(s, rs, gk, &r, &n)) != EV_OK)
@@ -881,7 +921,7 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 			if ((rc = opsum_sig_field(sig, fields[f], 0, &t)) == EV_OK)
 				rc = ev_row_key(r, kc + 3 + f, pyt_str(&t));
 		const char *names[3];
-		tl_names(s->meta, g->rank, g->thread, names);
+		tl_names(s->meta, uk ? g->urank : g->rank, uk ? g->uthread : g->thread, names);
 		for (size_t f = 0; !rc && named && f < 3; f++)
 			rc = ev_row_key(r, kc + 7 + f, names[f]);
 		double *v = r->val;
@@ -895,6 +935,8 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 		}
 		v[18] = g->us.sum;
 		v[19] = (double)g->count;
+		if (p->any_uid)
+			v[20] = uk ? (double)g->uid : NAN;
 		(void)n;
 	}
 	free(t.p);
@@ -944,6 +986,10 @@ static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 	else if (p->sketched && i == k++)
 		snprintf(buf, n, "%llu kernel_details position(s) past the exact-sample budget: their sum, mean, "
 		         "median and std are approximate", (unsigned long long)p->sketched);
+	else if (p->any_uid && p->no_uid && i == k++)
+		snprintf(buf, n, "%llu row(s) with an op instance whose op's UID (TraceLens's event index) is not "
+		         "known (its cpu_op range not in the stream or past the op window): UID_first left empty",
+		         (unsigned long long)p->no_uid);
 	else
 		return 0;
 	return 1;

@@ -291,7 +291,7 @@ static int link_record(ev_kineto *k, struct ev_rec *r)
 		struct opstack *s = opstack(k, kineto_key2(file, r->stream));
 		if (s && s->bwd_fwd && r->ts >= s->bwd_ts) {
 			if (r->ts == s->bwd_ts) {
-				r->aux = s->bwd_fwd;
+				r->step = s->bwd_fwd;
 				fi->fwdbwd_linked++;
 			} else {
 				fi->fwdbwd_unbound++;

@@ -552,6 +552,10 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	struct ev_kevent *e = ep;
 	int rc;
 	(void)rc;
+	/* Its place in traceEvents + 1 (0 unknown, past 32 bits): TraceLens
+	 * numbers every element so, and calls that its UID. */
+	uint64_t place = ++fi->elements;
+	uint32_t uid1 = place <= UINT32_MAX ? (uint32_t)place : 0;
 	if (!e->is_object) {
 		fi->skipped++;
 		return EV_OK;
@@ -624,6 +628,7 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 				r.id = (uint32_t)x;
 			if (ev_kspan_i64(&e->f[EV_KA_EXTERNAL_ID], &x) == 0)
 				r.step = (uint32_t)x; /* for linking only; cleared on output */
+			r.aux = uid1;
 			return ev_kineto_add(k, fidx, &r);
 		}
 		r.type = EV_RANGE;
@@ -633,6 +638,7 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 				return rc;
 			if (ev_kspan_i64(&e->f[EV_KA_EXTERNAL_ID], &x) == 0)
 				r.id = (uint32_t)x;
+			r.aux = uid1;
 		} else if (cat == C_USER) {
 			const struct kname_info *ni = kineto_name_info(k, r.name);
 			if (!ni)
