@@ -277,24 +277,26 @@ static void cell_ref(char *b, size_t col, uint32_t row)
 
 /* A decimal of at most 15 significant digits (most cells) reads back as
  * its own double, so it is already its shortest text once leading zeros,
- * trailing fraction zeros and a bare point are dropped, as "%.15G" would;
- * other texts go through the double. */
-size_t ev_xlsx_number_text(const char *s, double v, char *b, size_t bsz)
+ * trailing fraction zeros and a bare point are dropped, as "%.15G" would:
+ * the text of s when it is such a decimal ([+-]digits[.digits], a digit
+ * at least, not below 1e-4), else 0.  Other texts go through the double. */
+static size_t plain_decimal(const char *s, char *b)
 {
 	const char *p = s, *dot = NULL;
-	int sig = 0, lead = 1, intdigits = 0, fzeros = 0;
+	int sig = 0, lead = 1, intdigits = 0, fzeros = 0, digits = 0;
 	size_t o = 0;
 	if (*p == '-' || *p == '+')
 		p++;
 	for (const char *q = p; *q; q++) {
 		if (*q == '.') {
 			if (dot)
-				goto slow;
+				return 0;
 			dot = q;
 			continue;
 		}
 		if (*q < '0' || *q > '9')
-			goto slow;
+			return 0;
+		digits = 1;
 		if (lead && *q == '0') {
 			if (dot)
 				fzeros++;
@@ -306,8 +308,8 @@ size_t ev_xlsx_number_text(const char *s, double v, char *b, size_t bsz)
 			intdigits++;
 	}
 	/* %G goes to an exponent below 1e-4. */
-	if (sig > 15 || (sig && !intdigits && fzeros > 3))
-		goto slow;
+	if (!digits || sig > 15 || (sig && !intdigits && fzeros > 3))
+		return 0;
 	if (*s == '-')
 		b[o++] = '-';
 	const char *end = p + strlen(p);
@@ -326,9 +328,15 @@ size_t ev_xlsx_number_text(const char *s, double v, char *b, size_t bsz)
 	o += (size_t)(end - i);
 	b[o] = '\0';
 	return o;
-slow:
+}
+
+size_t ev_xlsx_number_text(const char *s, double v, char *b, size_t bsz)
+{
+	size_t n = plain_decimal(s, b);
+	if (n)
+		return n;
 	for (int prec = 15;; prec++) {
-		size_t n = (size_t)snprintf(b, bsz, "%.*G", prec, v);
+		n = (size_t)snprintf(b, bsz, "%.*G", prec, v);
 		if (prec == 17 || strtod(b, NULL) == v)
 			return n;
 	}
@@ -503,9 +511,15 @@ int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
 		xb_str(x, ref);
 		if (xf != XF_GENERAL)
 			xb_fmt(x, "\" s=\"%d", xf);
-		if (x->kind[c] != EV_XLSX_STATUS && !ev_xlsx_long_integer(f) && ev_xlsx_parse_number(f, &v)) {
+		/* A number: a plain decimal's text is taken as it is, others'
+		 * through their double. */
+		size_t nlen = 0;
+		if (x->kind[c] != EV_XLSX_STATUS && !(nlen = plain_decimal(f, num)) && !ev_xlsx_long_integer(f) &&
+		    ev_xlsx_parse_number(f, &v))
+			nlen = ev_xlsx_number_text(f, v, num, sizeof num);
+		if (nlen) {
 			xb_str(x, "\"><v>");
-			xb_put(x, num, ev_xlsx_number_text(f, v, num, sizeof num));
+			xb_put(x, num, nlen);
 			xb_str(x, "</v></c>");
 		} else {
 			f = fit_cell(x, f);
