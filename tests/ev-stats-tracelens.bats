@@ -11,7 +11,7 @@ setup() {
 	REF="$TESTS_DIR/expected/tracelens"
 	FX="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
 	CMP="$TESTS_DIR/tracelens-layout.py"
-	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM BinaryElementwise"
+	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args unified_perf_summary kernel_summary GEMM BinaryElementwise"
 	SHORT="short_kernel_histogram short_kernels_summary"
 }
 
@@ -85,6 +85,7 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	# "Unknown": the trace has no metadata events).
 	[[ "$stderr" != *"ops_summary:"* ]]
 	[[ "$stderr" == *"ops_unique_args: ex_UID left empty"* ]]
+	[[ "$stderr" == *"unified_perf_summary: ex_UID left empty"* ]]
 	[[ "$stderr" == *"GEMM: UID_first left empty"* ]]
 	[[ "$stderr" != *"process_name"* ]]
 	# The kernels without a launching op (the orphan, and copy_'s, whose
@@ -96,11 +97,17 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	run -1 grep -e 'aten::zero_' -e 'aten::copy_' "$T/tl/ops_summary.csv" "$T/tl/kernel_summary.csv"
 	grep -q '^,,copy_kernel,8,6' "$T/tl/kernel_summary.csv"
 	run -0 ls "$T/tl"
-	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT)"
+	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT unified_perf_summary)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
 	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT
 	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 156 cells equal, 6 empty in evkit, 0 differ"
 	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 39 cells equal, 1 empty in evkit, 0 differ"
+	# unified_perf_summary: each GPU event once, under the op with a perf
+	# model (aten::mm, aten::add: GFLOPS, TB/s, perf_params), else its
+	# launching op with its subtree (aten::index_put_ with the nonzero
+	# under it); the memset launched outside any op a synthetic op named
+	# after its runtime call; the allreduce_'s NCCL kernel in no row.
+	assert_output --partial "unified_perf_summary: 5 rows (0 in another order among ties), 210 cells equal, 5 empty in evkit, 0 differ"
 	assert_output --partial "BinaryElementwise: 1 rows (0 in another order among ties), 37 cells equal, 1 empty in evkit, 0 differ"
 	# TraceLens's short-kernel study (--short_kernel_study): the embedding's
 	# 2.5 us kernel, index_put_'s own and the nonzero's under it,
@@ -224,7 +231,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; w = openpyxl.load_workbook(sys.argv[1]); print(" ".join(w.sheetnames)); print([c.value for c in w["ops_summary"][1]][:3])' "$T/r.xlsx"
-	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM BinaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
+	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM BinaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
 	assert_line --index 1 "['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum']"
 }
 
@@ -243,6 +250,15 @@ json.dump(t, open(sys.argv[2], "w"))'
 		[[ "$output" =~ ops_summary:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
 		[[ "$output" =~ ops_unique_args:\ ([0-9]+)\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
 		[ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ]
+		# unified_perf_summary: every cell but ex_UID, and on torch.compile
+		# the numbers of TraceLens's Triton perf model, which evkit has not
+		# (GFLOPS to TFLOPS/s and perf_params of its 4 Triton ops).
+		[[ "$output" =~ unified_perf_summary:\ ([0-9]+)\ rows\ \(0\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
+		if [ "$t" = torch_compile_triton/trace ]; then
+			[ "${BASH_REMATCH[1]}" = 8 ] && [ "${BASH_REMATCH[2]}" = 60 ]
+		else
+			[ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ]
+		fi
 		# Every op's process and thread names are there (and equal
 		# TraceLens's, above).
 		run -0 python3 -c 'import csv,sys; sys.exit(not all(r[c] not in ("", "Unknown") for f, c in ((sys.argv[1], "thread_name"), (sys.argv[2], "thread_name_first"), (sys.argv[2], "process_label_first")) for r in csv.DictReader(open(f, encoding="utf-8"))))' "$d/ops_unique_args.csv" "$d/GEMM.csv"
@@ -306,6 +322,14 @@ json.dump(t, open(sys.argv[2], "w"))'
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" CONV_fwd CONV_bwd
 	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 484 cells equal, 11 empty in evkit, 0 differ"
 	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 484 cells equal, 11 empty in evkit, 0 differ"
+	# unified_perf_summary: every cell but ex_UID, the synthetic ops of
+	# kernels whose op has a modelled op under it (aten::mse_loss's) in
+	# TraceLens's busy time of one kernel on the trace's time stamps.  The
+	# backward ops TraceLens models through their forward op (its
+	# forward-backward links, not in the stream) all have a modelled op
+	# under them here, which takes their kernels.
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" unified_perf_summary
+	assert_output --partial "unified_perf_summary: 125 rows (0 in another order among ties), 5250 cells equal, 125 empty in evkit, 0 differ"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
 	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 105 cells equal, 3 empty in evkit, 0 differ"
 	# Every binary row, aten::div by a Scalar too, whose kernel its child
