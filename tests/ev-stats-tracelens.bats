@@ -132,6 +132,21 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	assert_output --partial "GEMM: row 0 'kernel_details__summarize_kernel_stats'"
 }
 
+@test "report --tracelens: unified_perf_summary's walk of the op tree equals TraceLens's (small trace)" {
+	kineto2ev --flow-links -q -o "$T/x.ev" "$TESTS_DIR/fixtures/ev-stats/tracelens-unified.json"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
+	# aten::mm under aten::linear is the modelled op: a row with GFLOPS;
+	# the linears' own kernels are synthetic ops (two instances, one row);
+	# the allreduce_'s copy kernel too, its NCCL kernel in no row; the
+	# layer_norm takes its native_layer_norm's kernel.
+	run -0 python3 "$CMP" "$REF/unified" "$T/tl" unified_perf_summary
+	assert_output --partial "unified_perf_summary: 4 rows (0 in another order among ties), 168 cells equal, 4 empty in evkit, 0 differ"
+	run -0 python3 -c 'import csv, sys; [print(r["name"], r["op category"], r["operation_count"], sep=",") for r in csv.DictReader(open(sys.argv[1], encoding="utf-8"))]' "$T/tl/unified_perf_summary.csv"
+	assert_line --index 1 "aten::linear->linear_bias_kernel (Synthetic Op),other,2"
+	assert_line --index 3 "c10d::allreduce_->copy_into_buffer_kernel (Synthetic Op),other,1"
+	run -1 grep -c nccl "$T/tl/unified_perf_summary.csv"
+}
+
 @test "report --tracelens on a stream converted without --flow-links keeps correlation links and says so once" {
 	kineto2ev -q -o "$T/x.ev" "$FX"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
