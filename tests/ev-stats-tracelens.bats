@@ -11,7 +11,7 @@ setup() {
 	REF="$TESTS_DIR/expected/tracelens"
 	FX="$TESTS_DIR/fixtures/ev-stats/tracelens-ops.json"
 	CMP="$TESTS_DIR/tracelens-layout.py"
-	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args kernel_summary GEMM BinaryElementwise"
+	SHEETS="gpu_timeline ops_summary ops_summary_by_category ops_unique_args unified_perf_summary kernel_summary GEMM BinaryElementwise"
 	SHORT="short_kernel_histogram short_kernels_summary"
 }
 
@@ -84,7 +84,10 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	# (TraceLens's "Unknown": the trace has no metadata events) and
 	# TraceLens's event ids (kineto2ev's aux) are in the stream.
 	[[ "$stderr" != *"ops_summary:"* ]]
-	[[ "$stderr" != *"left empty"* ]]
+	[[ "$stderr" != *"ops_unique_args: ex_UID left empty"* ]]
+	[[ "$stderr" != *"UID_first left empty"* ]]
+	# A synthetic op's UID is TraceLens's count past the trace's last event.
+	[[ "$stderr" == *"unified_perf_summary: ex_UID left empty on 1 synthetic op row(s)"* ]]
 	[[ "$stderr" != *"process_name"* ]]
 	# The kernels without a launching op (the orphan, and copy_'s, whose
 	# flow ends on another stream) are in the histogram, not in the summary.
@@ -95,14 +98,24 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	run -1 grep -e 'aten::zero_' -e 'aten::copy_' "$T/tl/ops_summary.csv" "$T/tl/kernel_summary.csv"
 	grep -q '^,,copy_kernel,8,6' "$T/tl/kernel_summary.csv"
 	run -0 ls "$T/tl"
-	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT)"
+	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT unified_perf_summary)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
-	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT
+	# (exit 1: the synthetic op's ex_UID, below, is the one cell left empty)
+	run -1 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT
+	[ "$(grep -c '^  ' <<<"$output")" = 1 ]
+	assert_line "  unified_perf_summary: row 3 'ex_UID': TraceLens '53' evkit empty"
 	# ex_UID and UID_first too: the index in traceEvents of the group's
 	# first op (or, for the memset launched outside any op, its call).
 	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 162 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 40 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "BinaryElementwise: 1 rows (0 in another order among ties), 38 cells equal, 0 empty in evkit, 0 differ"
+	# unified_perf_summary: each GPU event once, under the op with a perf
+	# model (aten::mm, aten::add: GFLOPS, TB/s, perf_params), else its
+	# launching op with its subtree (aten::index_put_ with the nonzero
+	# under it); the memset launched outside any op a synthetic op named
+	# after its runtime call (its ex_UID, TraceLens's number past the
+	# trace's last event, left empty); the allreduce_'s NCCL kernel in no row.
+	assert_output --partial "unified_perf_summary: 5 rows (0 in another order among ties), 214 cells equal, 1 empty in evkit, 0 differ"
 	# TraceLens's short-kernel study (--short_kernel_study): the embedding's
 	# 2.5 us kernel, index_put_'s own and the nonzero's under it,
 	# per op and arguments, the orphan's 8 us in the last bin.
@@ -157,6 +170,24 @@ aten::mm=0"
 	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 161 cells equal, 1 empty in evkit, 0 differ"
 	assert_output --partial "GEMM: 1 rows (0 in another order among ties), 39 cells equal, 1 empty in evkit, 0 differ"
 	assert_output --partial "ops_unique_args: row 0 'ex_UID': TraceLens '0' evkit empty"
+}
+
+@test "report --tracelens: unified_perf_summary's walk of the op tree equals TraceLens's (small trace)" {
+	kineto2ev --flow-links -q -o "$T/x.ev" "$TESTS_DIR/fixtures/ev-stats/tracelens-unified.json"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
+	# aten::mm under aten::linear is the modelled op: a row with GFLOPS;
+	# the linears' own kernels are synthetic ops (two instances, one row);
+	# the allreduce_'s copy kernel too, its NCCL kernel in no row; the
+	# layer_norm takes its native_layer_norm's kernel.
+	run -1 python3 "$CMP" "$REF/unified" "$T/tl" unified_perf_summary
+	[ "$(grep -c '^  ' <<<"$output")" = 2 ]
+	# The ops' ex_UID, not the synthetic ops' (TraceLens's numbers past the
+	# trace's last event).
+	assert_output --partial "unified_perf_summary: 4 rows (0 in another order among ties), 170 cells equal, 2 empty in evkit, 0 differ"
+	run -0 python3 -c 'import csv, sys; [print(r["name"], r["op category"], r["operation_count"], sep=",") for r in csv.DictReader(open(sys.argv[1], encoding="utf-8"))]' "$T/tl/unified_perf_summary.csv"
+	assert_line --index 1 "aten::linear->linear_bias_kernel (Synthetic Op),other,2"
+	assert_line --index 3 "c10d::allreduce_->copy_into_buffer_kernel (Synthetic Op),other,1"
+	run -1 grep -c nccl "$T/tl/unified_perf_summary.csv"
 }
 
 @test "report --tracelens on a stream converted without --flow-links keeps correlation links and says so once" {
@@ -286,26 +317,38 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; w = openpyxl.load_workbook(sys.argv[1]); print(" ".join(w.sheetnames)); print([c.value for c in w["ops_summary"][1]][:3])' "$T/r.xlsx"
-	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM BinaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
+	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM BinaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
 	assert_line --index 1 "['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum']"
 }
 
 @test "report --tracelens equals TraceLens's reports of real traces (shared data)" {
 	need_shared_data
-	local t d
+	local t d want
 	for t in h100/Qwen_Qwen1.5-0.5B-Chat__1016005 mi300/Qwen_Qwen1.5-0.5B-Chat__1016005 \
 		mi300/gaunernst_bert-small-uncased__1016001 torch_compile_triton/trace; do
 		d="$T/$(basename "$t")"
 		kineto2ev --flow-links -q -o "$T/x.ev" "$TL/$t.json.gz"
 		ev-stats report -q --tracelens --csv -o "$d" "$T/x.ev"
 		# shellcheck disable=SC2086 # SHEETS is a word list
-		run -0 python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
+		# (exit 1 on torch.compile: the Triton model's numbers, below)
+		want=0
+		[ "$t" != torch_compile_triton/trace ] || want=1
+		run "-$want" python3 "$CMP" "$TL/${t}_perf_report_csvs" "$d" ${SHEETS% BinaryElementwise}
 		# Every cell of ops_summary and ops_unique_args (subtree times,
 		# kernel_details, process and thread names, TraceLens's event id
 		# ex_UID), and GEMM's UID_first.
 		[[ "$output" =~ ops_summary:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
 		[[ "$output" =~ ops_unique_args:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
 		[[ "$output" =~ GEMM:\ [0-9]+\ rows\ [^,]*,\ [0-9]+\ cells\ equal,\ 0\ empty ]]
+		# unified_perf_summary: every cell, but on torch.compile the
+		# numbers of TraceLens's Triton perf model, which evkit has not
+		# (GFLOPS to TFLOPS/s and perf_params of its 4 Triton ops).
+		[[ "$output" =~ unified_perf_summary:\ ([0-9]+)\ rows\ \(0\ [^,]*,\ [0-9]+\ cells\ equal,\ ([0-9]+)\ empty ]]
+		if [ "$t" = torch_compile_triton/trace ]; then
+			[ "${BASH_REMATCH[1]}" = 8 ] && [ "${BASH_REMATCH[2]}" = 52 ]
+		else
+			[ "${BASH_REMATCH[2]}" = 0 ]
+		fi
 		# Every op's process and thread names are there (and equal
 		# TraceLens's, above).
 		run -0 python3 -c 'import csv,sys; sys.exit(not all(r[c] not in ("", "Unknown") for f, c in ((sys.argv[1], "thread_name"), (sys.argv[2], "thread_name_first"), (sys.argv[2], "process_label_first")) for r in csv.DictReader(open(f, encoding="utf-8"))))' "$d/ops_unique_args.csv" "$d/GEMM.csv"
@@ -369,6 +412,15 @@ json.dump(t, open(sys.argv[2], "w"))'
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" CONV_fwd CONV_bwd
 	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 495 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 495 cells equal, 0 empty in evkit, 0 differ"
+	# unified_perf_summary: every cell but one synthetic op's ex_UID, the
+	# synthetic ops of kernels whose op has a modelled op under it
+	# (aten::mse_loss's) in TraceLens's busy time of one kernel on the
+	# trace's time stamps.  The backward ops TraceLens models through their
+	# forward op all have a modelled op under them here, which takes their
+	# kernels.
+	run -1 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" unified_perf_summary
+	[ "$(grep -c '^  ' <<<"$output")" = 1 ]
+	assert_output --partial "unified_perf_summary: 125 rows (0 in another order among ties), 5374 cells equal, 1 empty in evkit, 0 differ"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
 	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 108 cells equal, 0 empty in evkit, 0 differ"
 	# The backward of the forward aten::mean that its fwdbwd flow links to

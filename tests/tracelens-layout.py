@@ -40,6 +40,7 @@ SORT_COL = {
     "ops_summary": "total_direct_kernel_time_sum",
     "ops_summary_by_category": "total_direct_kernel_time_ms",
     "ops_unique_args": "total_direct_kernel_time_sum",
+    "unified_perf_summary": "Kernel Time (µs)_sum",
     "GEMM": "Kernel Time (µs)_sum",
     "BinaryElementwise": "Kernel Time (µs)_sum",
     "UnaryElementwise": "Kernel Time (µs)_sum",

@@ -51,6 +51,10 @@ struct busy {
 	double fa, fz, fbusy;   /* the same in TraceLens's microsecond doubles */
 	int on;                 /* has an event */
 };
+/* GPU event r (of TraceLens's times a and z, when float_us) into b, and
+ * b's busy time in us (TraceLens's doubles when float_us). */
+void opsum_busy_add(const ev_stats *s, struct busy *b, const struct ev_rec *r, double a, double z);
+double opsum_busy_us(const ev_stats *s, const struct busy *b);
 
 /* The analyses' state: the open instances. */
 struct oinst { /* an open op instance */

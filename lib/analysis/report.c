@@ -17,7 +17,9 @@
 #include "ev/xlsx.h"
 
 /* A TraceLens column: its name and the analysis's column it shows (NULL:
- * one evkit does not compute, left empty and said once).  A name ending
+ * one evkit does not compute, left empty and said once; "?NAME": written
+ * only when the analysis has column NAME, which TraceLens too has only
+ * for some traces).  A name ending
  * in '*' stands for every column of the analysis named so ("param: *":
  * the model's parameters, which differ per trace), in the analysis's
  * order. */
@@ -111,6 +113,27 @@ static const struct tlcol tl_perf[] = {
 	{ "Kernel Time (µs)_max", "Kernel Time (µs)_max" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
 	{ "name_count", "name_count" }, { "UID_first", "UID_first" }, { 0, 0 },
 };
+/* unified_perf_summary (stats_unified.c): "?" marks a model's column,
+ * which TraceLens has only when a row has a model's numbers. */
+static const struct tlcol tl_unified[] = {
+	{ "name", "name" }, { "op category", "op category" }, { "process_name", "process_name" },
+	{ "process_label", "process_label" }, { "thread_name", "thread_name" }, { "Input Dims", "Input Dims" },
+	{ "Input type", "Input type" }, { "Input Strides", "Input Strides" }, { "Concrete Inputs", "Concrete Inputs" },
+	{ "ex_UID", "ex_UID" }, { "operation_count", "operation_count" }, { "total_duration_us", "total_duration_us" },
+	{ "mean_duration_us", "mean_duration_us" }, { "std_duration_us", "std_duration_us" }, { "GFLOPS", "?GFLOPS" },
+	{ "Data Moved (MB)", "?Data Moved (MB)" }, { "FLOPS/Byte", "?FLOPS/Byte" }, { "Compute Spec", "?Compute Spec" },
+	{ "TB/s_mean", "?TB/s_mean" }, { "TB/s_std", "?TB/s_std" }, { "TFLOPS/s_mean", "?TFLOPS/s_mean" },
+	{ "TFLOPS/s_std", "?TFLOPS/s_std" }, { "Kernel Time (µs)_mean", "Kernel Time (µs)_mean" },
+	{ "Kernel Time (µs)_std", "Kernel Time (µs)_std" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
+	{ "duration_us_median", "duration_us_median" }, { "duration_us_min", "duration_us_min" },
+	{ "duration_us_max", "duration_us_max" }, { "TB/s_median", "?TB/s_median" }, { "TB/s_min", "?TB/s_min" },
+	{ "TB/s_max", "?TB/s_max" }, { "TFLOPS/s_median", "?TFLOPS/s_median" }, { "TFLOPS/s_min", "?TFLOPS/s_min" },
+	{ "TFLOPS/s_max", "?TFLOPS/s_max" }, { "Kernel Time (µs)_median", "Kernel Time (µs)_median" },
+	{ "Kernel Time (µs)_min", "Kernel Time (µs)_min" }, { "Kernel Time (µs)_max", "Kernel Time (µs)_max" },
+	{ "kernel_details_summary", "kernel_details_summary" }, { "trunc_kernel_details", "trunc_kernel_details" },
+	{ "perf_params", "perf_params" }, { "has_perf_model", "has_perf_model" },
+	{ "Percentage (%)", "Percentage (%)" }, { "Cumulative Percentage (%)", "Cumulative Percentage (%)" }, { 0, 0 },
+};
 /* The short-kernel study (TraceLens's --short_kernel_study) and
  * coll_analysis (only when the trace has collectives, as TraceLens): the
  * analyses name their columns as TraceLens does. */
@@ -141,6 +164,7 @@ static const struct report_table tl_tables[] = {
 	{ "ops-category", 0, 1, tl_opcat, 0 },
 	{ "ops-summary", 0, 1, tl_opsum, 0 },
 	{ "ops-args", 0, 1, tl_args, 0 },
+	{ "unified", 0, 1, tl_unified, 1 },
 	{ "perf", PERF_gemm, 1, tl_perf, 1 },
 	{ "perf", PERF_sdpa_fwd, 1, tl_perf, 1 },
 	{ "perf", PERF_conv_fwd, 1, tl_perf, 1 },
@@ -379,8 +403,11 @@ static int print_tl(const struct ev_rowset *rs, const struct tlcol *cols, ev_out
 				}
 			continue;
 		}
+		const char *ev = cols[c].ev;
+		if (ev && *ev == '?' && !column_of(rs, ++ev))
+			continue; /* a column the analysis has only for some inputs */
 		names[n] = cols[c].tl;
-		at[n] = cols[c].ev ? column_of(rs, cols[c].ev) : 0;
+		at[n] = ev ? column_of(rs, ev) : 0;
 		if (at[n] > 0)
 			used[at[n] - 1] = 1;
 		else if (at[n] < 0)

@@ -297,7 +297,7 @@ void kstat_free_groups(struct ev_stats *s)
 
 /* The analyses in ev-stats --help order.  Adding one: its file defines
  * `const struct ev_stats_analysis ev_stats_analysis_NAME`, and X(NAME) goes here. */
-#define ANALYSES(X) X(timeline) X(kernels) X(categories) X(ops) X(coll) X(variance) X(short) X(idle) X(launch) X(queue) X(membw) X(ops_summary) X(ops_category) X(kernel_ops) X(ops_args) X(critpath) X(kdist) X(kpatterns) X(perf)
+#define ANALYSES(X) X(timeline) X(kernels) X(categories) X(ops) X(coll) X(variance) X(short) X(idle) X(launch) X(queue) X(membw) X(ops_summary) X(ops_category) X(kernel_ops) X(ops_args) X(critpath) X(kdist) X(kpatterns) X(perf) X(unified)
 
 #define DECLARE(n) extern const struct ev_stats_analysis ev_stats_analysis_##n;
 ANALYSES(DECLARE)

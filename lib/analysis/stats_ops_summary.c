@@ -100,7 +100,7 @@ static const struct opthr *noted_op(const struct opsum *o, uint64_t key)
 	return i && o->recent[*i - 1].key == key ? &o->recent[*i - 1] : NULL;
 }
 
-static double busy_us(const ev_stats *s, const struct busy *b)
+double opsum_busy_us(const ev_stats *s, const struct busy *b)
 {
 	return s->o.float_us ? b->fbusy + (b->fz - b->fa) : (double)(b->busy + ev_span(b->start, b->end)) / 1e3;
 }
@@ -133,7 +133,7 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 	g = group_get(&s->g, &k, NULL);
 	if (!g)
 		return EV_ERR_NOMEM;
-	double us = busy_us(s, &in->direct), sus = busy_us(s, &in->subtree);
+	double us = opsum_busy_us(s, &in->direct), sus = opsum_busy_us(s, &in->subtree);
 	if (g->count == 0) {
 		g->k = calloc(in->nk ? in->nk : 1, sizeof *g->k);
 		if (!g->k)
@@ -360,7 +360,7 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 }
 
 /* GPU event r into busy time b. */
-static void busy_add(const ev_stats *s, struct busy *b, const struct ev_rec *r, double a, double z)
+void opsum_busy_add(const ev_stats *s, struct busy *b, const struct ev_rec *r, double a, double z)
 {
 	int64_t end = ev_rec_end(r);
 	if (!b->on) {
@@ -461,7 +461,7 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 	if (!comm) {
 		if (!in->direct.on)
 			in->cat = category(s, r);
-		busy_add(s, &in->direct, r, a, z);
+		opsum_busy_add(s, &in->direct, r, a, z);
 		if (in->nk < OPSUM_MAXK) {
 			in->kname[in->nk] = r->name;
 			in->kstream[in->nk] = r->stream;
@@ -470,7 +470,7 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 			in->more++;
 		}
 	}
-	busy_add(s, &in->subtree, r, a, z);
+	opsum_busy_add(s, &in->subtree, r, a, z);
 	if (end > in->end)
 		in->end = end;
 	/* The ops around the launcher, through the parents of its node. */
@@ -483,7 +483,7 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 		struct opnode u = *up;
 		if ((rc = inst_get(s, r, u.id, u.sig, &in)) != EV_OK)
 			return rc;
-		busy_add(s, &in->subtree, r, a, z);
+		opsum_busy_add(s, &in->subtree, r, a, z);
 		if (end > in->end)
 			in->end = end;
 		nd = node_of(o, r->rank, r->src, u.id);

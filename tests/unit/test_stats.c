@@ -359,7 +359,7 @@ static void test_stats_registry(void)
 			CHECK(strcmp(ev_stats_registry[j]->name, a->name) != 0);
 		CHECK(!a->tables || !strcmp(ev_stats_sheet(a, 0), a->sheet));
 	}
-	CHECK(n == 19 && ev_stats_find("compare") == NULL && ev_stats_find("") == NULL);
+	CHECK(n == 20 && ev_stats_find("compare") == NULL && ev_stats_find("") == NULL);
 	/* Excel takes sheet names of at most 31 characters. */
 	for (size_t i = 0; ev_stats_registry[i]; i++)
 		for (unsigned t = 0; ev_stats_registry[i]->tables && ev_stats_registry[i]->tables[t].name; t++)
