@@ -162,6 +162,7 @@ struct ev_dist {
 	uint64_t zeros;            /* sketch: samples <= 0 */
 	int sketch;
 	int sorted;
+	int mapped;                /* v is a mapping of its own (dist.c) */
 };
 void ev_dist_init(struct ev_dist *d);
 int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t ts) EV_RESULT_USED;
