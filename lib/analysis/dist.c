@@ -121,7 +121,7 @@ static int to_sketch(struct ev_dist *d, struct ev_dist_pool *pool)
 	return EV_OK;
 }
 
-int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t ts)
+void ev_dist_add_moments(struct ev_dist *d, double x, int64_t ts)
 {
 	d->n++;
 	d->sum += x;
@@ -136,6 +136,11 @@ int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t 
 		d->max = x;
 		d->max_ts = ts;
 	}
+}
+
+int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t ts)
+{
+	ev_dist_add_moments(d, x, ts);
 	if (!d->sketch && pool->used >= pool->budget) {
 		int rc = to_sketch(d, pool);
 		if (rc)
@@ -174,6 +179,8 @@ double ev_dist_quantile(struct ev_dist *d, double q)
 	if (q >= 1)
 		return d->max;
 	if (!d->sketch) {
+		if (!d->len)
+			return NAN; /* moments only: no sample kept */
 		if (!d->sorted) {
 			ev_sort_f64(d->v, d->len);
 			d->sorted = 1;

@@ -147,6 +147,13 @@ static void test_dist_exact(void)
 	ev_dist_free(&d);
 	ev_dist_init(&d);
 	CHECK(isnan(ev_dist_quantile(&d, 0.5)) && ev_dist_std(&d) == 0);
+	/* Moments only: exact moments and extremes, no sample, no quantile. */
+	for (int i = 1; i <= 5; i++)
+		ev_dist_add_moments(&d, i, 10 * i);
+	CHECK(d.n == 5 && d.sum == 15 && d.mean == 3 && fabs(ev_dist_std(&d) - sqrt(2.5)) < 1e-12);
+	CHECK(d.min == 1 && d.max == 5 && d.max_ts == 50 && d.v == NULL && d.len == 0);
+	CHECK(isnan(ev_dist_quantile(&d, 0.5)) && ev_dist_quantile(&d, 1) == 5);
+	ev_dist_free(&d);
 }
 
 static void test_dist_sketch(void)
