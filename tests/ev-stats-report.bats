@@ -63,6 +63,9 @@ PY
 	run -2 ev-stats short --short-us=0 "$T/g.ev"
 	run -2 ev-stats short --short-us=5000 "$T/g.ev"
 	run -2 ev-stats short --table=each "$T/g.ev"
+	# It keeps no duration (it shows no quantile), so no sample budget.
+	run -2 ev-stats short --exact-limit=10 "$T/g.ev"
+	assert_output --partial "--exact-limit does not apply"
 	run -2 ev-stats kernels --bins=3 "$T/g.ev"
 	run -2 ev-stats coll --table=histogram "$T/g.ev"
 }

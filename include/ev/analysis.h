@@ -162,9 +162,14 @@ struct ev_dist {
 	uint64_t zeros;            /* sketch: samples <= 0 */
 	int sketch;
 	int sorted;
+	int mapped;                /* v is a mapping of its own (dist.c) */
 };
 void ev_dist_init(struct ev_dist *d);
 int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t ts) EV_RESULT_USED;
+/* The moments and extremes of x alone, no sample kept: for a table that
+ * shows no quantile, whose samples would only take the budget (and so
+ * memory) from the others.  Quantiles of such a dist are NAN. */
+void ev_dist_add_moments(struct ev_dist *d, double x, int64_t ts);
 double ev_dist_std(const struct ev_dist *d); /* sample std (n-1), 0 for n < 2 */
 /* Quantile q in [0,1]: linear interpolation between order statistics
  * (numpy's default) when exact; the sketch's bucket value otherwise. */

@@ -276,6 +276,16 @@ int ev_strtab_intern(ev_strtab *t, const char *text, size_t len, uint64_t *id) E
 /* Define a string under a given id (as read from a #str line): checks that
  * the id is the text's hash.  EV_OK, EV_ERR_FORMAT, EV_ERR_COLLISION, EV_ERR_NOMEM. */
 int ev_strtab_define(ev_strtab *t, uint64_t id, const char *text, size_t len) EV_RESULT_USED;
+/* A reader's record of what its segment defined, without a set of its
+ * own: ev_strtab_new_stamp gives a stamp no other caller gets (0 once they
+ * run out); ev_strtab_define_in is ev_strtab_define where a string new to
+ * the table keeps stamp (*fresh set), so that ev_strtab_stamp(id) ==
+ * stamp says the segment defined it.  A string the table already held
+ * keeps its old stamp (*fresh 0): the caller remembers that one itself. */
+uint32_t ev_strtab_new_stamp(ev_strtab *t);
+int ev_strtab_define_in(ev_strtab *t, uint64_t id, const char *text, size_t len, uint32_t stamp,
+                        int *fresh) EV_RESULT_USED;
+uint32_t ev_strtab_stamp(const ev_strtab *t, uint64_t id); /* 0 when unknown */
 /* Text of id, or NULL when unknown; id 0 gives "".  *len may be NULL. */
 const char *ev_strtab_get(const ev_strtab *t, uint64_t id, size_t *len);
 size_t ev_strtab_count(const ev_strtab *t);

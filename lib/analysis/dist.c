@@ -24,49 +24,52 @@ static double log_gamma(void)
 	return lg;
 }
 
-/* Exact stores of at least this many bytes live in their own mapping:
- * growing one (mremap) never copies through a second buffer, and freeing
- * one returns its memory to the system at once, so the peak stays at the
- * budget however many distributions fill and drain over a long input
- * (malloc's heap would keep the holes). */
-#define STORE_MAP_BYTES (64u * 1024)
+/* Exact stores of a page or more live in their own mapping: growing one
+ * (mremap) never copies through a second buffer, and freeing one (when its
+ * distribution moves to the sketch) returns its memory to the system at
+ * once.  Only the first few samples of a distribution are in malloc's
+ * heap: a store that grew there and then left would leave a hole the heap
+ * keeps, and over a long input, as distributions fill, move out and are
+ * given up for the sketch, those holes rather than the budget would set
+ * the peak.  So the peak is the budget and a page or so per distribution,
+ * reached as soon as the budget first fills.  When no mapping can be made
+ * (the system's limit on mappings), a store stays in the heap. */
+#define STORE_MAP_BYTES 4096u
 /* The first store: small, as most groups of a table per name (kernels
  * seen once or twice) never need more. */
 #define FIRST_CAP 2u
 
-static int store_mapped(size_t cap)
-{
-	return cap * sizeof(double) >= STORE_MAP_BYTES;
-}
-
 static void store_free(struct ev_dist *d)
 {
-	if (d->v && store_mapped(d->cap))
+	if (d->mapped)
 		munmap(d->v, d->cap * sizeof(double));
 	else
 		free(d->v);
 	d->v = NULL;
 	d->len = d->cap = 0;
+	d->mapped = 0;
 }
 
 static int store_grow(struct ev_dist *d, size_t cap)
 {
-	double *nv;
-	if (!store_mapped(cap)) {
-		nv = realloc(d->v, cap * sizeof *nv);
-	} else if (d->v && store_mapped(d->cap)) {
-		nv = mremap(d->v, d->cap * sizeof *nv, cap * sizeof *nv, MREMAP_MAYMOVE);
+	size_t bytes = cap * sizeof(double);
+	double *nv = NULL;
+	if (d->mapped) {
+		nv = mremap(d->v, d->cap * sizeof *nv, bytes, MREMAP_MAYMOVE);
 		if (nv == MAP_FAILED)
-			nv = NULL;
-	} else {
-		nv = mmap(NULL, cap * sizeof *nv, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (nv == MAP_FAILED) {
-			nv = NULL;
-		} else if (d->v) {
-			memcpy(nv, d->v, d->len * sizeof *nv);
+			return EV_ERR_NOMEM;
+	} else if (bytes >= STORE_MAP_BYTES) {
+		void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m != MAP_FAILED) {
+			nv = m;
+			if (d->len)
+				memcpy(nv, d->v, d->len * sizeof *nv);
 			free(d->v);
+			d->mapped = 1;
 		}
 	}
+	if (!nv)
+		nv = realloc(d->v, bytes);
 	if (!nv)
 		return EV_ERR_NOMEM;
 	d->v = nv;
@@ -118,7 +121,7 @@ static int to_sketch(struct ev_dist *d, struct ev_dist_pool *pool)
 	return EV_OK;
 }
 
-int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t ts)
+void ev_dist_add_moments(struct ev_dist *d, double x, int64_t ts)
 {
 	d->n++;
 	d->sum += x;
@@ -133,6 +136,11 @@ int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t 
 		d->max = x;
 		d->max_ts = ts;
 	}
+}
+
+int ev_dist_add(struct ev_dist *d, struct ev_dist_pool *pool, double x, int64_t ts)
+{
+	ev_dist_add_moments(d, x, ts);
 	if (!d->sketch && pool->used >= pool->budget) {
 		int rc = to_sketch(d, pool);
 		if (rc)
@@ -171,6 +179,8 @@ double ev_dist_quantile(struct ev_dist *d, double q)
 	if (q >= 1)
 		return d->max;
 	if (!d->sketch) {
+		if (!d->len)
+			return NAN; /* moments only: no sample kept */
 		if (!d->sorted) {
 			ev_sort_f64(d->v, d->len);
 			d->sorted = 1;

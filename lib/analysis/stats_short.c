@@ -9,7 +9,9 @@
  * The histogram needs the minimum and maximum before any value can be
  * binned; instead of keeping the values it counts them per nanosecond below
  * the threshold (threshold_ns counters, bounded by EV_SHORT_MAX_NS), which
- * is exact: every duration is a whole number of nanoseconds.
+ * is exact: every duration is a whole number of nanoseconds.  The summary
+ * shows sums, counts and means, no quantile, so no duration is kept
+ * either: memory grows with (op, kernel name) pairs only.
  *
  * In TraceLens's layout (report --tracelens) the summary is TraceLens's
  * own: per launching op name, Input Dims, Input Strides and Concrete
@@ -106,7 +108,8 @@ static int short_rec(struct ev_stats *s, const struct ev_rec *r)
 	struct sstat *ss = (struct sstat *)ks;
 	if (ks->d.n == 0 || r->ts < ss->first)
 		ss->first = r->ts;
-	return ev_dist_add(&ks->d, &s->pool, (double)r->dur / 1e3, r->ts);
+	ev_dist_add_moments(&ks->d, (double)r->dur / 1e3, r->ts);
+	return EV_OK;
 }
 
 static int cmp_sum_desc(const struct ev_stats *s, size_t ia, size_t ib)
@@ -422,7 +425,7 @@ static int short_explain(const struct ev_stats_opts *o, const struct ev_stats_co
 	return 1;
 }
 
-static const char *const short_options[] = { "include-unlinked", "table", "short-us", "bins", "exact-limit", NULL };
+static const char *const short_options[] = { "include-unlinked", "table", "short-us", "bins", NULL };
 
 /* In the order of enum ev_short_table. */
 static const struct ev_stats_subtable short_tables[] = {

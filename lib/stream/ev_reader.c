@@ -28,7 +28,8 @@ struct ev_reader {
 	size_t recsize;
 	uint32_t segments;
 	uint64_t seg_records, recno, lineno;
-	struct ev_map defined;         /* string ids defined in this segment */
+	uint32_t stamp;                /* this segment's: the strings it defined first */
+	struct ev_map defined;         /* the others it defined (ev_strtab_define_in) */
 	uint64_t cache[EV_ID_CACHE];            /* ids known defined (ev_id_cached) */
 	unsigned char *recbuf;         /* unescaped record when escapes occur */
 	const unsigned char *raw;      /* last record's bytes */
@@ -108,8 +109,14 @@ static int fail_rec(ev_reader *r, int status, const char *msg)
 	return status;
 }
 
+/* A new segment: none of its strings are defined yet.  Most are new to
+ * the table and carry the segment's stamp there, so that the set of ids
+ * kept here holds only strings another segment or reader defined first:
+ * one set per reader of every distinct name would grow with names such as
+ * ProfilerStep#N, one per iteration. */
 static void reset_defined(ev_reader *r)
 {
+	r->stamp = ev_strtab_new_stamp(r->st);
 	if (r->defined.cap) {
 		memset(r->defined.keys, 0, r->defined.cap * sizeof *r->defined.keys);
 		r->defined.len = 0;
@@ -239,14 +246,14 @@ static int parse_str(ev_reader *r, const char *line, size_t len)
 	tlen = ev_text_unescape(r->scratch, tlen);
 	if (tlen == (size_t)-1)
 		return fail(r, EV_ERR_FORMAT, "bad escape in #str text");
-	int rc = ev_strtab_define(r->st, id, r->scratch, tlen);
+	int fresh, rc = ev_strtab_define_in(r->st, id, r->scratch, tlen, r->stamp, &fresh);
 	if (rc == EV_ERR_FORMAT)
 		return fail(r, rc, "#str id %016llx is not the hash of its text", (unsigned long long)id);
 	if (rc == EV_ERR_COLLISION)
 		return fail(r, rc, "#str id %016llx already names another text", (unsigned long long)id);
 	if (rc)
 		return fail(r, rc, "%s", ev_strerror(rc));
-	if (ev_map_put(&r->defined, id, 1))
+	if (!(fresh && r->stamp) && ev_map_put(&r->defined, id, 1))
 		return fail(r, EV_ERR_NOMEM, "out of memory");
 	return EV_OK;
 }
@@ -255,7 +262,7 @@ static inline int id_defined(ev_reader *r, uint64_t id)
 {
 	if (id == 0 || ev_id_cached(r->cache, id))
 		return 1;
-	if (!ev_map_get(&r->defined, id))
+	if (!(r->stamp && ev_strtab_stamp(r->st, id) == r->stamp) && !ev_map_get(&r->defined, id))
 		return 0;
 	ev_id_cache_put(r->cache, id);
 	return 1;

@@ -42,8 +42,17 @@ uint64_t ev_hash64(const void *data, size_t n)
 }
 
 /* Open addressing on the id itself (already a good hash).  Texts live in
- * large arena blocks so interning never mallocs per string. */
-struct entry { uint64_t id; const char *text; size_t len; };
+ * large arena blocks so interning never mallocs per string, each after a
+ * head with its length and stamp (the reader segment that defined it
+ * first, ev_strtab_define_in): an entry is 16 bytes, as a table holds
+ * every distinct name of the stream, ProfilerStep#N one per iteration. */
+struct entry { uint64_t id; const char *text; };
+struct head { uint32_t len, stamp; };
+
+static const struct head *head_of(const char *text)
+{
+	return (const struct head *)(const void *)(text - sizeof(struct head));
+}
 
 struct arena_block { struct arena_block *next; size_t used, cap; char data[]; };
 
@@ -58,6 +67,7 @@ struct ev_strtab {
 	size_t cap, count;
 	struct arena_block *arena;
 	struct recent *recent; /* RECENT entries, allocated at first use */
+	uint32_t stamps;       /* the last stamp handed out */
 };
 
 ev_strtab *ev_strtab_new(void)
@@ -113,11 +123,13 @@ static int grow(ev_strtab *t)
 	return EV_OK;
 }
 
-static const char *arena_copy(ev_strtab *t, const char *s, size_t len)
+/* A copy of s after its head, the next head kept aligned. */
+static const char *arena_copy(ev_strtab *t, const char *s, size_t len, uint32_t stamp)
 {
 	struct arena_block *b = t->arena;
-	if (!b || b->cap - b->used < len + 1) {
-		size_t cap = len + 1 > 256 * 1024 ? len + 1 : 256 * 1024;
+	size_t need = (sizeof(struct head) + len + 1 + 7) & ~(size_t)7;
+	if (!b || b->cap - b->used < need) {
+		size_t cap = need > 256 * 1024 ? need : 256 * 1024;
 		b = malloc(sizeof *b + cap);
 		if (!b)
 			return NULL;
@@ -126,38 +138,47 @@ static const char *arena_copy(ev_strtab *t, const char *s, size_t len)
 		b->next = t->arena;
 		t->arena = b;
 	}
-	char *dst = b->data + b->used;
+	struct head h = { (uint32_t)len, stamp };
+	char *dst = b->data + b->used + sizeof h;
+	memcpy(dst - sizeof h, &h, sizeof h);
 	memcpy(dst, s, len);
 	dst[len] = '\0';
-	b->used += len + 1;
+	b->used += need;
 	return dst;
 }
 
-/* The stored copy of id's text goes to *stored (when not NULL). */
-static int insert(ev_strtab *t, uint64_t id, const char *text, size_t len, const char **stored)
+/* The stored copy of id's text goes to *stored (when not NULL); a new
+ * entry takes stamp, and *fresh (when not NULL) says whether it is new. */
+static int insert(ev_strtab *t, uint64_t id, const char *text, size_t len, const char **stored, uint32_t stamp,
+                  int *fresh)
 {
 	struct entry *e = slot(t, id);
+	if (fresh)
+		*fresh = 0;
 	if (e->id) {
-		if (e->len != len || memcmp(e->text, text, len) != 0)
+		if (head_of(e->text)->len != len || memcmp(e->text, text, len) != 0)
 			return EV_ERR_COLLISION;
 		if (stored)
 			*stored = e->text;
 		return EV_OK;
 	}
+	if (len > UINT32_MAX)
+		return EV_ERR_NOMEM;
 	if ((t->count + 1) * 4 > t->cap * 3) {
 		if (grow(t))
 			return EV_ERR_NOMEM;
 		e = slot(t, id);
 	}
-	const char *copy = arena_copy(t, text, len);
+	const char *copy = arena_copy(t, text, len, stamp);
 	if (!copy)
 		return EV_ERR_NOMEM;
 	e->id = id;
 	e->text = copy;
-	e->len = len;
 	t->count++;
 	if (stored)
 		*stored = copy;
+	if (fresh)
+		*fresh = 1;
 	return EV_OK;
 }
 
@@ -197,7 +218,7 @@ int ev_strtab_intern(ev_strtab *t, const char *text, size_t len, uint64_t *id)
 	uint64_t h = ev_hash64(text, len);
 	const char *stored;
 	*id = h;
-	int rc = insert(t, h, text, len, &stored);
+	int rc = insert(t, h, text, len, &stored, 0, NULL);
 	if (rc == EV_OK && r)
 		*r = (struct recent){ key, stored, len, h };
 	return rc;
@@ -205,9 +226,27 @@ int ev_strtab_intern(ev_strtab *t, const char *text, size_t len, uint64_t *id)
 
 int ev_strtab_define(ev_strtab *t, uint64_t id, const char *text, size_t len)
 {
+	return ev_strtab_define_in(t, id, text, len, 0, NULL);
+}
+
+uint32_t ev_strtab_new_stamp(ev_strtab *t)
+{
+	return t->stamps == UINT32_MAX ? 0 : ++t->stamps;
+}
+
+int ev_strtab_define_in(ev_strtab *t, uint64_t id, const char *text, size_t len, uint32_t stamp, int *fresh)
+{
+	if (fresh)
+		*fresh = 0;
 	if (id == 0 || ev_hash64(text, len) != id)
 		return EV_ERR_FORMAT;
-	return insert(t, id, text, len, NULL);
+	return insert(t, id, text, len, NULL, stamp, fresh);
+}
+
+uint32_t ev_strtab_stamp(const ev_strtab *t, uint64_t id)
+{
+	const struct entry *e = slot(t, id);
+	return e->id ? head_of(e->text)->stamp : 0;
 }
 
 const char *ev_strtab_get(const ev_strtab *t, uint64_t id, size_t *len)
@@ -221,7 +260,7 @@ const char *ev_strtab_get(const ev_strtab *t, uint64_t id, size_t *len)
 	if (!e->id)
 		return NULL;
 	if (len)
-		*len = e->len;
+		*len = head_of(e->text)->len;
 	return e->text;
 }
 

@@ -533,6 +533,99 @@ static void test_segments_and_errors(void)
 	free(data);
 }
 
+/* Read PATH to its end with strtab st (shared by the caller's readers). */
+static int read_with(const char *path, ev_strtab *st)
+{
+	ev_reader *r;
+	struct ev_rec rec;
+	int rc = ev_reader_open(&r, path, st, NULL);
+	if (rc)
+		return rc;
+	while ((rc = ev_read(r, &rec)) > 0)
+		;
+	ev_reader_close(r);
+	return rc;
+}
+
+/* A string is defined for the segment whose #str defined it, whichever
+ * reader of a shared table defined it first (the table's stamp) or
+ * defined it again (the reader's own set). */
+static void test_str_defined_per_segment(void)
+{
+	ev_strtab *st = ev_strtab_new();
+	ev_writer *w;
+	const char *one = path_in_tmp("def1.ev"), *bare = path_in_tmp("def0.ev"), *two = path_in_tmp("def2.ev");
+	CHECK(ev_writer_open(&w, one, st) == EV_OK);
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.type = EV_KERNEL;
+	CHECK(ev_strtab_intern(st, "k", 1, &r.name) == EV_OK);
+	CHECK(ev_write(w, &r) == EV_OK);
+	CHECK(ev_writer_close(w) == EV_OK);
+	ev_strtab_free(st);
+	/* The same segment without its #str line, and the two in a row. */
+	size_t n, b = 0;
+	char *text = read_file(one, &n), *buf = malloc(2 * n);
+	const char *str = strstr(text, "#str "), *eol = str ? strchr(str, '\n') : NULL;
+	CHECK(buf && str && eol);
+	if (!buf || !str || !eol) {
+		free(text);
+		free(buf);
+		return;
+	}
+	memcpy(buf, text, (size_t)(str - text));
+	b = (size_t)(str - text);
+	memcpy(buf + b, eol + 1, n - (size_t)(eol + 1 - text));
+	b += n - (size_t)(eol + 1 - text);
+	write_file(bare, buf, b);
+	/* def2: def1's segment, then the bare one, whose record names "k"
+	 * that only the first segment defined. */
+	memmove(buf + n, buf, b);
+	memcpy(buf, text, n);
+	write_file(two, buf, n + b);
+	free(text);
+	free(buf);
+	CHECK(read_with(one, NULL) == EV_EOF);
+	CHECK(read_with(bare, NULL) == EV_ERR_NOSTR);
+	CHECK(read_with(two, NULL) == EV_ERR_NOSTR);
+	/* One table for several readers: the first defines "k" (its stamp),
+	 * the next defines it again (already held), a third without a #str
+	 * may not name it. */
+	st = ev_strtab_new();
+	CHECK(read_with(one, st) == EV_EOF);
+	CHECK(read_with(one, st) == EV_EOF);
+	CHECK(read_with(bare, st) == EV_ERR_NOSTR);
+	CHECK(read_with(two, st) == EV_ERR_NOSTR);
+	/* Two readers open at once on one table. */
+	ev_reader *ra, *rb;
+	struct ev_rec rec;
+	int rca, rcb;
+	CHECK(ev_reader_open(&ra, one, st, NULL) == EV_OK && ev_reader_open(&rb, bare, st, NULL) == EV_OK);
+	while ((rca = ev_read(ra, &rec)) > 0 && rca != EV_REC)
+		;
+	while ((rcb = ev_read(rb, &rec)) > 0)
+		;
+	CHECK(rca == EV_REC && rcb == EV_ERR_NOSTR);
+	ev_reader_close(ra);
+	ev_reader_close(rb);
+	ev_strtab_free(st);
+	/* The stamp API: a fresh string takes the stamp, a held one keeps its own. */
+	st = ev_strtab_new();
+	uint32_t s1 = ev_strtab_new_stamp(st), s2 = ev_strtab_new_stamp(st);
+	uint64_t id = ev_hash64("abc", 3);
+	int fresh = -1;
+	size_t len = 0;
+	CHECK(s1 && s2 && s1 != s2);
+	CHECK(ev_strtab_define_in(st, id, "abc", 3, s1, &fresh) == EV_OK && fresh == 1 && ev_strtab_stamp(st, id) == s1);
+	CHECK(ev_strtab_define_in(st, id, "abc", 3, s2, &fresh) == EV_OK && fresh == 0 && ev_strtab_stamp(st, id) == s1);
+	CHECK(ev_strtab_stamp(st, ev_hash64("abd", 3)) == 0);
+	CHECK(!strcmp(ev_strtab_get(st, id, &len), "abc") && len == 3);
+	ev_strtab_free(st);
+	remove(one);
+	remove(bare);
+	remove(two);
+}
+
 static void test_meta(void)
 {
 	ev_meta *m = ev_meta_new();
@@ -1313,6 +1406,7 @@ int main(void)
 	RUN(test_error_position);
 	RUN(test_strings);
 	RUN(test_segments_and_errors);
+	RUN(test_str_defined_per_segment);
 	RUN(test_meta);
 	RUN(test_meta_comm_conflict);
 	RUN(test_writer_line_limit);
