@@ -98,10 +98,10 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	run -1 grep -e 'aten::zero_' -e 'aten::copy_' "$T/tl/ops_summary.csv" "$T/tl/kernel_summary.csv"
 	grep -q '^,,copy_kernel,8,6' "$T/tl/kernel_summary.csv"
 	run -0 ls "$T/tl"
-	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT unified_perf_summary)"
+	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM UnaryElementwise gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT unified_perf_summary)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
 	# (exit 1: the synthetic op's ex_UID, below, is the one cell left empty)
-	run -1 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT
+	run -1 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT UnaryElementwise
 	[ "$(grep -c '^  ' <<<"$output")" = 1 ]
 	assert_line "  unified_perf_summary: row 3 'ex_UID': TraceLens '53' evkit empty"
 	# ex_UID and UID_first too: the index in traceEvents of the group's
@@ -116,6 +116,9 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	# after its runtime call (its ex_UID, TraceLens's number past the
 	# trace's last event, left empty); the allreduce_'s NCCL kernel in no row.
 	assert_output --partial "unified_perf_summary: 5 rows (0 in another order among ties), 214 cells equal, 1 empty in evkit, 0 differ"
+	# aten::copy_, its only kernel unlinked, is a row without kernel time
+	# (TraceLens models every instance of its ops, launching or not).
+	assert_output --partial "UnaryElementwise: 1 rows (0 in another order among ties), 36 cells equal, 0 empty in evkit, 0 differ"
 	# TraceLens's short-kernel study (--short_kernel_study): the embedding's
 	# 2.5 us kernel, index_put_'s own and the nonzero's under it,
 	# per op and arguments, the orphan's 8 us in the last bin.
@@ -237,6 +240,27 @@ aten::mm=0"
 	assert_line --index 1 --partial "aten::add,\"(4,)\",\"(4,)\",\"('float', 'float', None)\",\"(1,)\",\"(1,)\",None,vector_fp32,"
 	assert_line --index 1 --partial ",4e-09,4.57763671875e-05,0.08333333333333333,"
 	[ "${#lines[@]}" = 2 ]
+	# An add launching nothing, listed (and run) before it with other
+	# Concrete Inputs, is an instance without kernel time, as TraceLens
+	# models every instance: 2 instances, 15 us in all, min 0, std of 15
+	# and 0; kernel_details is the other's, the first arguments its own
+	# (TraceLens's report of this trace has the same).
+	local none='import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+i = next(k for k, e in enumerate(ev) if e.get("name") == "aten::add")
+e = dict(ev[i], ts=260, dur=10)
+e["args"] = dict(ev[i]["args"], **{"External id": 11, "Concrete Inputs": ["", "", "2"]})
+ev.insert(i, e)
+json.dump(t, open(sys.argv[2], "w"))'
+	python3 -c "$none" "$FX" "$T/e.json"
+	kineto2ev -q -o "$T/e.ev" "$T/e.json"
+	run -0 --separate-stderr ev-stats perf --table binary --tracelens-float --csv "$T/e.ev"
+	[ "${#lines[@]}" = 2 ]
+	assert_line --index 1 --partial "\"[{'name': 'void at::native::vectorized_elementwise_kernel<4, add2>', 'stream': 8, 'count': 1,"
+	assert_line --index 1 --partial ",\"['', '', '2']\","
+	[[ "${lines[1]}" == *,7.5,7.5,10.606601717798213,0,15,15,2,6 ]]
+	[[ "$stderr" == *"1 op instance(s) with another number of GPU events (none included) than their group's first with some: not in kernel_details"* ]]
 	# As a unary op, Input Dims[1] (a tensor) is the output: its type and
 	# strides; 4 FLOPs, (4 + 4) * 4 bytes.
 	sed 's/"aten::add"/"aten::neg"/' "$FX" >"$T/u.json"
@@ -310,6 +334,31 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "Reduce_fwd Reduce_bwd kernel_summary"
 }
 
+@test "perf: ops waiting for a GPU event are held in bounded memory, past it closed and said" {
+	# 270,000 aten::neg ranges 100 ns apart, none launching; then a
+	# kernel of the first.  Each op waits for its events a minute, at
+	# most 262,144 of them: past that the oldest half closes without
+	# kernel time, so the first op, its kernel coming later, counts twice
+	# (270,001 instances), and that is said.
+	kineto2ev -q -o "$T/x.ev" "$FX"
+	local sig='aten::neg dims=[[4]] types=["float"] strides=[[1]] concrete=[""]'
+	{
+		ev-view "$T/x.ev" | grep -a -e '^type' -e '^#ev' -e '^#src' -e '^#rank'
+		awk -v sig="$sig" 'BEGIN { OFS = "\t"
+			for (i = 1; i <= 270000; i++)
+				print "range", "cpu_op", 0, 1, i * 100, 50, 0, "aten::neg", sig, 0, 0, -1, i, 0, 0, 0, "-", "-", "-", "-", "-", 0, 0, 0, 0, 0
+			print "kernel", "elementwise", 0, 7, 27005000, 2000, 0, "neg_kernel", sig, 0, 0, -1, 900001, 0, 1, 0, "-", "-", "-", "-", "-", 0, 0, 0, 0, 0 }'
+	} | ev-view --pack -o "$T/w.ev"
+	run -0 --separate-stderr ev-stats perf --table unary --csv "$T/w.ev"
+	[[ "${lines[1]}" == *,2,2,270001 ]]
+	[[ "$stderr" == *"131072 UnaryElementwise op(s) closed without kernel time, past 262144 waiting for their GPU events: one whose events came later counts as two instances"* ]]
+	# Under the bound: every op once, nothing said.
+	ev-view "$T/w.ev" | awk -F'\t' '$1 != "range" || $13 <= 1000' | ev-view --pack -o "$T/s.ev"
+	run -0 --separate-stderr ev-stats perf --table unary --csv "$T/s.ev"
+	[[ "${lines[1]}" == *,2,2,1000 ]]
+	[[ "$stderr" != *"waiting for their GPU events"* ]]
+}
+
 @test "report --tracelens: a workbook of TraceLens's sheets in its order; --tracelens only for report" {
 	kineto2ev --flow-links -q -o "$T/x.ev" "$FX"
 	ev-stats report -q --tracelens --xlsx -o "$T/r.xlsx" "$T/x.ev"
@@ -317,7 +366,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "kernels: --tracelens does not apply (it is for: report)"
 	need_openpyxl
 	run -0 "$PY_XLSX" -c 'import openpyxl, sys; w = openpyxl.load_workbook(sys.argv[1]); print(" ".join(w.sheetnames)); print([c.value for c in w["ops_summary"][1]][:3])' "$T/r.xlsx"
-	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM BinaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
+	assert_line --index 0 "gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM BinaryElementwise UnaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
 	assert_line --index 1 "['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum']"
 }
 
@@ -380,7 +429,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 	# kineto2ev --flow-links flags them noflow and the report leaves them
 	# without an op as TraceLens does, so every sheet TraceLens wrote is
 	# equal, the subtree times included (but ops_unique_args, which
-	# TraceLens splits by thread, and a unary row, below).
+	# TraceLens splits by thread).
 	kineto2ev --flow-links -q -o "$T/x.ev" "$TL/mi300/resnet_act_checkpoint.json.gz"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/resnet" "$T/x.ev"
 	[[ "$stderr" == *"81 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op"* ]]
@@ -431,20 +480,13 @@ json.dump(t, open(sys.argv[2], "w"))'
 	# aten::div launches (the op credited its subtree).
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" BinaryElementwise
 	assert_output --partial "BinaryElementwise: 29 rows (0 in another order among ties), 1102 cells equal, 0 empty in evkit, 0 differ"
-	# The unary row the stream cannot give: a uint8 copy_ that launched
-	# nothing (a CPU copy).  The rest equal, which instance is "first"
-	# included: TraceLens's first is the first in the trace file (one
-	# thread's ops, then the other's), the least UID, not the earliest,
-	# which four copy_ rows' Concrete Inputs_first tell apart.
-	local drop='import csv, sys
-rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))
-keep = [r for r in rows if not (r[0] == "aten::copy_" and "unsigned char" in r[2])]
-csv.writer(open(sys.argv[2], "w", newline="", encoding="utf-8"), lineterminator="\n").writerows(keep)
-print(len(rows) - len(keep))'
-	run -0 python3 -c "$drop" "$REF/resnet_act_checkpoint/UnaryElementwise.csv" "$T/UnaryElementwise.csv"
-	assert_output 1
-	run -0 python3 "$CMP" "$T" "$T/resnet" UnaryElementwise
-	assert_output --partial "UnaryElementwise: 23 rows (0 in another order among ties), 828 cells equal, 0 empty in evkit, 0 differ"
+	# Every unary row: the uint8 copy_ that launched nothing (a CPU copy)
+	# is a row with no kernel time, as TraceLens models every instance of
+	# its ops; the bf16 copy_ groups on two threads take their first
+	# instance's arguments (non_blocking False) from the first in the trace
+	# file (the least UID), not from the earliest in time (True).
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" UnaryElementwise
+	assert_output --partial "UnaryElementwise: 24 rows (0 in another order among ties), 864 cells equal, 0 empty in evkit, 0 differ"
 }
 
 @test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {
@@ -478,7 +520,7 @@ print(len(rows) - len(keep))'
 	# name under a tid other than 0 is not where TraceLens looks.
 	cat >"$T/m.json" <<-'EOF'
 	{"traceEvents": [
-	{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 9, "ts": 50, "dur": 10, "args": {"External id": 2, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Input Strides": [[3, 1], [4, 1]], "Concrete Inputs": ["", ""]}},
+	{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 9, "ts": 50, "dur": 10, "args": {"External id": 2, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Input Strides": [[3, 1], [4, 1]], "Concrete Inputs": ["", "9"]}},
 	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 9, "ts": 51, "dur": 2, "args": {"correlation": 20, "External id": 2}},
 	{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 8, "ts": 10, "dur": 10, "args": {"External id": 1, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Input Strides": [[3, 1], [4, 1]], "Concrete Inputs": ["", ""]}},
 	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 8, "ts": 11, "dur": 2, "args": {"correlation": 10, "External id": 1}},
@@ -521,11 +563,12 @@ print(len(rows) - len(keep))'
 	run -0 --separate-stderr ev-stats ops-summary --csv "$T/m.ev"
 	assert_line --index 3 "aten::outer,['other'],1,0.001,1,10,100,2,0.002"
 	# The perf sheet's first is the first op in the file (thread 9's),
-	# not the earliest.
+	# not the earliest: its names and its arguments (TraceLens's
+	# Concrete Inputs_first of this trace is ['', '9']).
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/r" "$T/m.ev"
 	[[ "$stderr" != *"process_name"* ]]
-	run -0 python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1], encoding="utf-8"))); print(len(r), r[0]["process_name_first"], r[0]["process_label_first"], r[0]["thread_name_first"])' "$T/r/GEMM.csv"
-	assert_output "1 python3 CPU thread 9 (pt_autograd_0)"
+	run -0 python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1], encoding="utf-8"))); print(len(r), r[0]["process_name_first"], r[0]["process_label_first"], r[0]["thread_name_first"], r[0]["Concrete Inputs_first"])' "$T/r/GEMM.csv"
+	assert_output "1 python3 CPU thread 9 (pt_autograd_0) ['', '9']"
 	# A stream without #thread lines (another producer) leaves the names
 	# empty and says so.
 	grep -av '^#thread\|^#process' "$T/m.ev" >"$T/n.ev"

@@ -18,6 +18,16 @@
  * stream without ranges gives each op the events it launches itself.  The
  * instance's kernel time is the union of its events (TraceLens's busy
  * time).
+ *
+ * Every instance of the category's ops is a row's sample, as TraceLens
+ * models every event of the op names: an op's cpu_op range waits for a
+ * GPU event of its subtree (pending), and one that launched nothing (a CPU
+ * copy, or whose kernels the trace left unlinked) counts with no kernel
+ * time.  A group's "first"
+ * instance is the first in the trace file, which Kineto writes thread by
+ * thread (the #thread lines' order), each in time order: its arguments,
+ * process and thread names are the row's *_first, and it breaks ties of
+ * kernel time (TraceLens's UID_first).
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,13 +48,17 @@ static const struct perf_category *const categories[] = {
 #undef PERF_ROW
 };
 
+/* Where an op comes in the trace file: its UID (its index there, -1
+ * unknown); without, its thread's place (thread + 1, 0 unknown: last),
+ * then its start, then the stream's order. */
+struct forder { uint32_t rank; uint64_t thread; int64_t ts; uint64_t seq; int64_t uid; };
+
 struct pinst {
 	struct gkey key;        /* sg, rank, k1 = instance, k2 = sig */
-	int64_t first, start, end;
+	struct forder at;       /* the op's place (or its first event's) */
+	int64_t start, end;
 	uint64_t busy;          /* ns merged before [start, end) */
 	double fa, fz, fbusy;   /* the same in TraceLens's microsecond doubles */
-	uint64_t thread;        /* the op's thread + 1, 0 unknown */
-	int64_t uid;            /* the op's UID (tl_uid), -1 unknown */
 	uint32_t nk, more;      /* events kept, and past PERF_MAXK */
 	uint64_t kname[PERF_MAXK];
 	uint32_t kstream[PERF_MAXK];
@@ -53,14 +67,9 @@ struct pinst {
 
 struct pgroup {
 	uint64_t count;
-	int64_t first;          /* the first instance's start */
+	struct forder first;    /* the first instance's place in the file */
 	uint64_t sig;           /* its signature */
-	uint32_t rank;          /* its rank */
-	uint64_t thread;        /* and thread + 1 (0 unknown) */
-	int64_t uid;            /* UID_first: the least UID of its instances' ops (TraceLens's */
-	uint64_t usig;          /* first, its rows being in UID order), that op's signature, */
-	uint32_t urank;         /* rank */
-	uint64_t uthread;       /* and thread + 1 */
+	int64_t uid;            /* UID_first: the least UID of its instances' ops */
 	uint64_t no_uid;        /* instances whose op's UID is not known */
 	char *pvals;            /* its parameter values, '\x1f'-joined */
 	const char *pname[PERF_MAXP];
@@ -71,7 +80,12 @@ struct pgroup {
 	struct perf_kpos *k;    /* the first instance's events: name, stream, durations */
 	uint32_t nk;
 	uint64_t skipped;       /* instances of another number of events */
+	uint64_t empty;         /* instances without one (skipped when nk > 0) */
 };
+
+/* An op of the category that no GPU event has joined yet (compact: most
+ * never get one, or get it soon). */
+struct ppend { struct gkey key; struct forder at; int64_t end; int used; };
 
 /* An op of the category open on a thread, or enclosing a launcher. */
 struct anc { uint32_t id; uint64_t sig; int64_t end; uint64_t thread; /* + 1 */ int64_t uid; };
@@ -98,7 +112,7 @@ struct perf_bwd {
 
 /* A parameter column: its name and where it first came (TraceLens's
  * columns are the union of its rows' keys in row order). */
-struct pcol { const char *name; int64_t ts; size_t pos; };
+struct pcol { const char *name; struct forder at; size_t pos; };
 
 struct perf {
 	const struct perf_category *cat;
@@ -111,10 +125,13 @@ struct perf {
 	struct pcol cols[2 * PERF_MAXP];
 	size_t ncols;
 	char colname[2 * PERF_MAXP][48]; /* "param: NAME", the rows' column names */
-	uint64_t failed, unmodelled, over, sketched;
+	uint64_t failed, unmodelled, over, sketched, early, seq;
 	char failed_op[128], unmodelled_op[128];
 	struct tstack *th;      /* per thread (distinct threads) */
 	size_t nth, capth;
+	struct ppend *pd;       /* a window of ops of the category without events */
+	size_t npd, cappd;
+	struct ev_map pdidx;    /* hash of a pending op's key -> index + 1 */
 	struct launcher *la;    /* a window of ops under ops of the category */
 	size_t nla, capla;
 	struct ev_map laidx;    /* hash of rank, src, id -> index + 1 */
@@ -135,6 +152,7 @@ static int perf_init(ev_stats *s)
 	ev_map_init(&p->laidx);
 	ev_map_init(&p->bwd.fwidx);
 	p->bwd.src_checked = -1;
+	ev_map_init(&p->pdidx);
 	return EV_OK;
 }
 
@@ -151,30 +169,41 @@ static unsigned sig_kind(struct perf *p, const char *sig)
 	return 1;
 }
 
-static void add_col(struct perf *p, const char *name, int64_t ts, size_t pos)
+/* Whether op a comes before op b in the trace file (< 0), after (> 0).
+ * TraceLens's *_first and UID_first are those of a group's first event
+ * in the file: the lesser UID (the index there) when both are known;
+ * else, as Kineto writes each thread's ops together, each thread's in
+ * time order, the threads' order (their #thread lines') decides, then the
+ * time (a thread without a #thread line: last). */
+static int file_cmp(const ev_meta *m, const struct forder *a, const struct forder *b)
 {
+	if (a->uid >= 0 && b->uid >= 0)
+		return a->uid < b->uid ? -1 : a->uid > b->uid;
+	const struct ev_thread_info *ta = a->thread ? ev_meta_thread(m, a->rank, (uint32_t)(a->thread - 1)) : NULL;
+	const struct ev_thread_info *tb = b->thread ? ev_meta_thread(m, b->rank, (uint32_t)(b->thread - 1)) : NULL;
+	if (!ta != !tb)
+		return ta ? -1 : 1;
+	if (ta && ta->order != tb->order)
+		return ta->order < tb->order ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void add_col(ev_stats *s, const char *name, const struct forder *at, size_t pos)
+{
+	struct perf *p = s->state;
 	for (size_t i = 0; i < p->ncols; i++)
 		if (!strcmp(p->cols[i].name, name)) {
-			if (ts < p->cols[i].ts || (ts == p->cols[i].ts && pos < p->cols[i].pos)) {
-				p->cols[i].ts = ts;
+			int c = file_cmp(s->meta, at, &p->cols[i].at);
+			if (c < 0 || (c == 0 && pos < p->cols[i].pos)) {
+				p->cols[i].at = *at;
 				p->cols[i].pos = pos;
 			}
 			return;
 		}
 	if (p->ncols < sizeof p->cols / sizeof p->cols[0])
-		p->cols[p->ncols++] = (struct pcol){ name, ts, pos };
-}
-
-/* Whether thread a - 1 of rank ra comes before thread b - 1 of rank rb
- * in the trace (0: unknown, last).  TraceLens's process_name_first and
- * the like are those of a group's first op in the trace file, where
- * Kineto writes each thread's ops together: the threads' order (their
- * #thread lines') decides, not the time. */
-static int thread_before(const ev_meta *m, uint32_t ra, uint64_t a, uint32_t rb, uint64_t b)
-{
-	const struct ev_thread_info *ta = a ? ev_meta_thread(m, ra, (uint32_t)(a - 1)) : NULL;
-	const struct ev_thread_info *tb = b ? ev_meta_thread(m, rb, (uint32_t)(b - 1)) : NULL;
-	return ta && (!tb || ta->order < tb->order);
+		p->cols[p->ncols++] = (struct pcol){ name, *at, pos };
 }
 
 /* An instance is done: modelled, into its group. */
@@ -215,8 +244,10 @@ static int inst_close(ev_stats *s, const struct pinst *in)
 	if (!g)
 		return EV_ERR_NOMEM;
 	for (size_t i = 0; i < m.np; i++)
-		add_col(p, m.pname[i], in->first, i);
-	double us = s->o.float_us ? in->fbusy + (in->fz - in->fa) : (double)(in->busy + ev_span(in->start, in->end)) / 1e3;
+		add_col(s, m.pname[i], &in->at, i);
+	double us = !in->nk ? 0
+	          : s->o.float_us ? in->fbusy + (in->fz - in->fa)
+	                          : (double)(in->busy + ev_span(in->start, in->end)) / 1e3;
 	double gflop = m.flops / 1e9;
 	if (g->count == 0) {
 		size_t vn = 0;
@@ -233,49 +264,48 @@ static int inst_close(ev_stats *s, const struct pinst *in)
 		g->mbytes = m.bytes / (1024.0 * 1024.0);
 		g->fpb = m.bytes > 0 ? gflop * 1e9 / m.bytes : NAN;
 		g->spec = m.spec;
-		g->first = in->first;
+		g->first = in->at;
 		g->sig = in->key.k2;
-		g->rank = in->key.rank;
-		g->thread = in->thread;
 		g->uid = -1;
+	} else if (file_cmp(s->meta, &in->at, &g->first) < 0) {
+		g->first = in->at;
+		g->sig = in->key.k2;
+	}
+	g->count++;
+	int64_t ts = in->at.ts;
+	rc = ev_dist_add(&g->us, &s->pool, us, ts);
+	if (!rc && us > 0)
+		rc = ev_dist_add(&g->tflops, &s->pool, gflop / 1e3 / (us / 1e6), ts);
+	if (!rc && us > 0 && isfinite(m.bytes))
+		rc = ev_dist_add(&g->tbs, &s->pool, m.bytes / 1e12 / (us / 1e6), ts);
+	/* kernel_details: the positions of the first instance with events
+	 * (TraceLens's template is the first non-empty list); the others of
+	 * another number of events, those without any included, are left
+	 * out. */
+	if (!rc && !g->k && in->nk) {
 		g->nk = in->nk;
-		g->k = calloc(in->nk ? in->nk : 1, sizeof *g->k);
+		g->k = calloc(in->nk, sizeof *g->k);
 		if (!g->k)
 			return EV_ERR_NOMEM;
 		for (uint32_t i = 0; i < in->nk; i++) {
 			g->k[i].name = in->kname[i];
 			g->k[i].stream = in->kstream[i];
 		}
-	} else {
-		if (in->first < g->first) {
-			g->first = in->first;
-			g->sig = in->key.k2;
-		}
-		if (thread_before(s->meta, in->key.rank, in->thread, g->rank, g->thread)) {
-			g->rank = in->key.rank;
-			g->thread = in->thread;
-		}
 	}
-	if (in->uid < 0) {
+	if (in->at.uid < 0)
 		g->no_uid++;
-	} else if (g->uid < 0 || in->uid < g->uid) {
-		g->uid = in->uid;
-		g->usig = in->key.k2;
-		g->urank = in->key.rank;
-		g->uthread = in->thread;
-	}
-	g->count++;
-	rc = ev_dist_add(&g->us, &s->pool, us, in->first);
-	if (!rc && us > 0)
-		rc = ev_dist_add(&g->tflops, &s->pool, gflop / 1e3 / (us / 1e6), in->first);
-	if (!rc && us > 0 && isfinite(m.bytes))
-		rc = ev_dist_add(&g->tbs, &s->pool, m.bytes / 1e12 / (us / 1e6), in->first);
+	else if (g->uid < 0 || in->at.uid < g->uid)
+		g->uid = in->at.uid;
+	if (!in->nk)
+		g->empty++;
+	if (rc || !in->nk)
+		return rc;
 	if (in->nk != g->nk) {
 		g->skipped++;
 		return rc;
 	}
 	for (uint32_t i = 0; !rc && i < in->nk; i++)
-		rc = ev_dist_add(&g->k[i].d, &s->pool, in->kdur[i], in->first);
+		rc = ev_dist_add(&g->k[i].d, &s->pool, in->kdur[i], ts);
 	return rc;
 }
 
@@ -410,6 +440,82 @@ static int bwd_link(ev_stats *s, const struct ev_rec *r, unsigned kd, struct anc
 	return 1;
 }
 
+/* The key of op `id` (signature sig) of record r's source and rank. */
+static int op_key(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, struct gkey *key)
+{
+	memset(key, 0, sizeof *key);
+	key->rank = r->rank;
+	key->k1 = id;
+	key->k2 = sig;
+	return src_group(s, r->src, &key->sg);
+}
+
+/* Pending ops are kept as long as launchers (a minute after their op
+ * ended), at most PEND_MAX: past that the oldest half is closed, counted
+ * (a GPU event of theirs coming later makes a second instance). */
+#define PEND_MAX 262144
+
+/* Pending ops no event joined are instances without kernel time (they
+ * launched nothing, or the trace left their events unlinked), all at the
+ * end; those an event joined are dropped. */
+static int pend_prune(ev_stats *s, int all)
+{
+	struct perf *p = s->state;
+	int64_t cut = p->now > INT64_MIN + LAUNCH_WINDOW_NS ? p->now - LAUNCH_WINDOW_NS : INT64_MIN;
+	size_t w = 0;
+	int rc = EV_OK;
+	for (size_t i = 0; i < p->npd; i++) {
+		const struct ppend *e = &p->pd[i];
+		if (e->used)
+			continue;
+		int forced = !all && e->end >= cut && p->npd >= PEND_MAX && i < p->npd / 2;
+		if (all || e->end < cut || forced) {
+			struct pinst in;
+			memset(&in, 0, sizeof in);
+			in.key = e->key;
+			in.at = e->at;
+			p->early += forced;
+			rc = rc ? rc : inst_close(s, &in);
+			continue;
+		}
+		p->pd[w++] = *e;
+	}
+	p->npd = w;
+	ev_map_free(&p->pdidx);
+	ev_map_init(&p->pdidx);
+	for (size_t i = 0; !rc && i < p->npd; i++)
+		rc = ev_map_put(&p->pdidx, ev_hash64(&p->pd[i].key, sizeof p->pd[i].key) | 1, i + 1);
+	return rc;
+}
+
+/* Cpu_op range r of an op of the category: pending until a GPU event of
+ * its subtree comes. */
+static int pend_add(ev_stats *s, const struct ev_rec *r)
+{
+	struct perf *p = s->state;
+	struct gkey key;
+	int rc = op_key(s, r, r->id, r->sig, &key);
+	if (rc)
+		return rc;
+	if (p->npd == p->cappd) {
+		if (p->npd >= 4096 && (rc = pend_prune(s, 0)) != EV_OK)
+			return rc;
+		/* Grown when full, or (below PEND_MAX) when the prune left it
+		 * over 3/4 full, so that it is not pruned at every op. */
+		if (p->npd == p->cappd || (p->npd >= p->cappd - p->cappd / 4 && p->cappd < PEND_MAX)) {
+			size_t cap = p->cappd ? 2 * p->cappd : 64;
+			struct ppend *np = realloc(p->pd, cap * sizeof *np);
+			if (!np)
+				return EV_ERR_NOMEM;
+			p->pd = np;
+			p->cappd = cap;
+		}
+	}
+	p->pd[p->npd++] =
+		(struct ppend){ key, { r->rank, (uint64_t)r->stream + 1, r->ts, p->seq++, tl_uid(r) }, ev_rec_end(r), 0 };
+	return ev_map_put(&p->pdidx, ev_hash64(&key, sizeof key) | 1, p->npd);
+}
+
 /* A cpu_op range: the ops of the category open on its thread (and itself,
  * if one) are those its GPU events count for. */
 static int range_rec(ev_stats *s, const struct ev_rec *r)
@@ -453,6 +559,11 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 		t->n--;
 	int64_t end = ev_rec_end(r);
 	if (kd == 2) {
+		/* An instance, whether it launches anything or not (a backward
+		 * sheet's: only when its backward op launches, docs/ev-stats.md). */
+		p->now = r->ts;
+		if (!p->cat->bwd && (rc = pend_add(s, r)) != EV_OK)
+			return rc;
 		if (t->n == PERF_DEPTH) {
 			p->deep++;
 			return EV_OK;
@@ -502,13 +613,9 @@ static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t s
 {
 	struct perf *p = s->state;
 	struct gkey key;
-	memset(&key, 0, sizeof key);
-	int rc;
-	if ((rc = src_group(s, r->src, &key.sg)) != EV_OK)
+	int rc = op_key(s, r, id, sig, &key);
+	if (rc)
 		return rc;
-	key.rank = r->rank;
-	key.k1 = id;
-	key.k2 = sig;
 	double a = 0, z = 0;
 	tl_float_times(&p->clock, s->meta, r, &a, &z);
 	int64_t end = ev_rec_end(r);
@@ -531,9 +638,16 @@ static int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t s
 		in = &p->inst[p->n++];
 		memset(in, 0, sizeof *in);
 		in->key = key;
-		in->thread = thread;
-		in->uid = uid;
-		in->first = in->start = r->ts;
+		/* Its place: its op's, when pending (the op's range came). */
+		uint64_t *ps = ev_map_get(&p->pdidx, h);
+		struct ppend *e = ps ? &p->pd[*ps - 1] : NULL;
+		if (e && !e->used && !memcmp(&e->key, &key, sizeof key)) {
+			e->used = 1;
+			in->at = e->at;
+		} else {
+			in->at = (struct forder){ r->rank, thread, r->ts, p->seq++, uid };
+		}
+		in->start = r->ts;
 		in->end = end;
 		in->fa = a;
 		in->fz = z;
@@ -605,6 +719,8 @@ static int perf_finish(ev_stats *s)
 {
 	struct perf *p = s->state;
 	int rc = sweep(s, 1);
+	if (!rc)
+		rc = pend_prune(s, 1);
 	for (size_t i = 0; i < s->g.keys.len; i++) {
 		const struct pgroup *g = GROUP_VAL(&s->g, i);
 		p->any_uid |= g->uid >= 0;
@@ -629,6 +745,8 @@ static void perf_free(ev_stats *s)
 	free(p->inst);
 	free(p->th);
 	free(p->la);
+	free(p->pd);
+	ev_map_free(&p->pdidx);
 	ev_map_free(&p->idx);
 	ev_map_free(&p->sigcat);
 	ev_map_free(&p->laidx);
@@ -791,11 +909,13 @@ int perf_kernel_details(ev_stats *s, struct perf_kpos *pos, uint32_t nk, uint64_
 
 /* ---- the table ---- */
 
-static int cmp_pcol(const void *pa, const void *pb)
+static int cmp_pcol(const void *pa, const void *pb, void *ctx)
 {
+	const struct ev_stats *s = ctx;
 	const struct pcol *a = pa, *b = pb;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
+	int c = file_cmp(s->meta, &a->at, &b->at);
+	if (c)
+		return c;
 	return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
@@ -814,7 +934,7 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	/* TraceLens breaks ties by UID_first. */
 	if (uid_known(ga) && uid_known(gb))
 		return ga->uid < gb->uid ? -1 : ga->uid > gb->uid;
-	return ga->first < gb->first ? -1 : ga->first > gb->first;
+	return file_cmp(s->meta, &ga->first, &gb->first);
 }
 
 static double stat_or_nan(struct ev_dist *d, int which)
@@ -838,7 +958,7 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 	by_colspecs(&s->o, keys, &nk);
 	size_t key0 = nk;
 	keys[nk++] = (struct ev_colspec){ "name", 0, 0 };
-	qsort(p->cols, p->ncols, sizeof p->cols[0], cmp_pcol);
+	qsort_r(p->cols, p->ncols, sizeof p->cols[0], cmp_pcol, s);
 	for (size_t i = 0; i < p->ncols; i++) {
 		snprintf(p->colname[i], sizeof p->colname[i], "param: %s", p->cols[i].name);
 		keys[nk++] = (struct ev_colspec){ p->colname[i], 0, 0 };
@@ -880,11 +1000,10 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 	for (size_t i = 0; !rc && i < m; i++) {
 		const struct gkey *gk = GROUP_KEY(&s->g, ord[i]);
 		struct pgroup *g = GROUP_VAL(&s->g, ord[i]);
-		/* The first instance: TraceLens's, the least UID, when known;
-		 * else the first in time, and the names of the thread whose ops
-		 * come first in the trace. */
+		/* The first instance in the trace file (file_cmp): the least
+		 * UID, when known. */
 		int uk = uid_known(g);
-		const char *sig = str_of(s, uk ? g->usig : g->sig);
+		const char *sig = str_of(s, g->sig);
 		struct ev_row *r;
 		size_t n;
 		if ((rc = group_row(s, rs, gk, &r, &n)) != EV_OK)
@@ -921,7 +1040,7 @@ static int perf_rows(ev_stats *s, struct ev_rowset *rs)
 			if ((rc = opsum_sig_field(sig, fields[f], 0, &t)) == EV_OK)
 				rc = ev_row_key(r, kc + 3 + f, pyt_str(&t));
 		const char *names[3];
-		tl_names(s->meta, uk ? g->urank : g->rank, uk ? g->uthread : g->thread, names);
+		tl_names(s->meta, g->first.rank, g->first.thread, names);
 		for (size_t f = 0; !rc && named && f < 3; f++)
 			rc = ev_row_key(r, kc + 7 + f, names[f]);
 		double *v = r->val;
@@ -949,8 +1068,10 @@ static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 {
 	struct perf *p = s->state;
 	uint64_t skipped = 0;
-	for (size_t j = 0; j < s->g.keys.len; j++)
-		skipped += ((struct pgroup *)GROUP_VAL(&s->g, j))->skipped;
+	for (size_t j = 0; j < s->g.keys.len; j++) {
+		const struct pgroup *g = GROUP_VAL(&s->g, j);
+		skipped += g->skipped + (g->nk ? g->empty : 0);
+	}
 	const char *sheet = p->cat->sheet;
 	unsigned k = 0;
 	if (p->unmodelled && i == k++)
@@ -960,11 +1081,14 @@ static int perf_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 		snprintf(buf, n, "%llu %s op instance(s) whose arguments the model cannot read (first: %s): left out, "
 		         "as TraceLens leaves them", (unsigned long long)p->failed, sheet, p->failed_op);
 	else if (skipped && i == k++)
-		snprintf(buf, n, "%llu op instance(s) with another number of GPU events than their group's first: "
-		         "not in kernel_details (as TraceLens)", (unsigned long long)skipped);
+		snprintf(buf, n, "%llu op instance(s) with another number of GPU events (none included) than their "
+		         "group's first with some: not in kernel_details (as TraceLens)", (unsigned long long)skipped);
 	else if (p->over && i == k++)
 		snprintf(buf, n, "%llu op instance(s) with more than %d GPU events: the others not in kernel_details "
 		         "nor in the transpose parameter", (unsigned long long)p->over, PERF_MAXK);
+	else if (p->early && i == k++)
+		snprintf(buf, n, "%llu %s op(s) closed without kernel time, past %d waiting for their GPU events: "
+		         "one whose events came later counts as two instances", (unsigned long long)p->early, sheet, PEND_MAX);
 	else if (p->evicted && i == k++)
 		snprintf(buf, n, "%llu op(s) under %s ops left the op-tree window before their GPU events came: "
 		         "those events count only for the op that launched them", (unsigned long long)p->evicted, sheet);
