@@ -191,3 +191,31 @@ OUT
 		cmp "$T/one$b/stats.tsv" "$T/two$b/stats.tsv"
 	done
 }
+
+@test "stages that run side by side still speak in step order; a failure leaves OUT_DIR as it was" {
+	# npkit2lat runs during nsys2ev, coll-expand during the checks: what
+	# stops the run is said where it was when they ran one after the other,
+	# and what coll-expand (here failing too) would have said is not shown.
+	python3 "$TESTS_DIR/gen/gen-nsys.py" --flavour stock --nodes 2 --gpus 2 --iters 1 --no-blobs "$T/nb" >/dev/null
+	gen_nsys annotated "$T/ok"
+	echo '{}' >"$T/bad_LL.json"
+	mkdir "$T/out"
+	: >"$T/out/mine"
+	run -1 nsys2goal -i "$T/nb" -o "$T/out" --max-messages=2
+	assert_equal "${#lines[@]}" 2
+	assert_line -n 0 "nsys2goal: 2 export(s) -> ev"
+	assert_line -n 1 "$(no_payloads "$T/nb/nsys_nid000000.sqlite, $T/nb/nsys_nid000001.sqlite")"
+	run -0 ls -A "$T/out"
+	assert_output mine
+	# a failing latency table: after nsys2ev's stage and the checks, and
+	# the Simple table (after it) not read
+	cp "$T/bad_LL.json" "$T/bad_Simple.json"
+	run -1 nsys2goal -i "$T/ok" -o "$T/out" -l "$T/bad_LL.json" -s "$T/bad_Simple.json" --max-messages=2
+	assert_equal "${#lines[@]}" 4
+	assert_line -n 0 "nsys2goal: 2 export(s) -> ev"
+	assert_line -n 1 "nsys2goal: annotated NCCL: algorithm, protocol, channels and chunking from the markers"
+	assert_line -n 2 "npkit2lat: $T/bad_LL.json: no NPKit events"
+	assert_line -n 3 "nsys2goal: npkit2lat failed (exit 1; see the messages above)"
+	run -0 ls -A "$T/out"
+	assert_output mine
+}

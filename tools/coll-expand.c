@@ -120,6 +120,7 @@ struct run {
 	ev_output *out;              /* --format=flows */
 	ev_nccl_flows *flows;
 	ev_goal *goal;               /* --format=goal */
+	ev_goal_pipe *pipe;          /* goal built on a thread of its own, or NULL */
 	uint64_t nout;               /* records handed to goal */
 	int goal_failed;             /* goal refused one: its error is the message */
 	char goal_src[4096];         /* "FILE (expanded)", goal's name for its input */
@@ -137,9 +138,19 @@ static int emit_ev(void *ctx, const struct ev_rec *r)
 static int emit_goal(void *ctx, const struct ev_rec *r)
 {
 	struct run *x = ctx;
-	int rc = ev_goal_add(x->goal, r, ++x->nout);
+	++x->nout;
+	int rc = x->pipe ? ev_goal_pipe_add(x->pipe, r, x->nout) : ev_goal_add(x->goal, r, x->nout);
 	x->goal_failed = rc != EV_OK;
 	return rc;
+}
+
+/* Before a message: the builder has added every record handed to it, so
+ * that its failure on an earlier record is the one told (as on one
+ * thread, where the expansion stops there). */
+static void goal_sync(struct run *x)
+{
+	if (x->pipe && !x->goal_failed && ev_goal_pipe_sync(x->pipe))
+		x->goal_failed = 1;
 }
 
 static int emit_none(void *ctx, const struct ev_rec *r)
@@ -164,6 +175,9 @@ static int flows_op_done(void *ctx, const struct ev_rec *op, const struct ev_ncc
 static void warn_cb(void *ctx, const char *msg)
 {
 	struct run *x = ctx;
+	goal_sync(x);
+	if (x->goal_failed)
+		return; /* past the builder's failure: one thread would not be here */
 	ev_cli_warn(&x->o->cli, "%s: %s", x->fname ? x->fname : "input", msg);
 }
 
@@ -173,6 +187,9 @@ static int report(struct run *x, ev_nccl_sched *s, int rc)
 {
 	struct opts *o = x->o;
 	const char *msg = ev_nccl_sched_errmsg(s);
+	if (rc == EV_NCCL_SKIPPED && x->skipped_said && !x->goal_failed)
+		return 0; /* said once: no message, no wait for the builder */
+	goal_sync(x);
 	if (x->goal_failed)
 		return ev_cli_goal_error(&o->cli, ev_goal_error(x->goal), o->cli.output);
 	if (rc == EV_NCCL_SKIPPED) {
@@ -307,6 +324,7 @@ static int start_goal(struct opts *o, struct run *x, const ev_meta *meta)
 	snprintf(x->goal_src, sizeof x->goal_src, "%s (expanded)",
 	         o->ninputs == 1 ? o->inputs[0] : o->ninputs ? "input" : "standard input");
 	ev_goal_source(x->goal, x->goal_src);
+	ev_goal_pipe_start(x->goal, &x->pipe);
 	return 0;
 }
 
@@ -387,6 +405,12 @@ static int run(struct opts *o)
 	const struct ev_filter f = { .flags = EV_FILTER_ORDER, .begin = on_begin, .text = on_text, .rec = on_rec,
 		                     .end = on_end };
 	status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &l);
+	if (!status && x.pipe) {
+		rc = ev_goal_pipe_end(x.pipe);
+		x.pipe = NULL;
+		if (rc)
+			status = ev_cli_goal_error(&o->cli, ev_goal_error(x.goal), o->cli.output);
+	}
 	if (!status) {
 		ev_nccl_sched_finish(s);
 		ev_cli_progress_done(&o->cli);
@@ -413,6 +437,7 @@ done:
 	ev_writer_abort(x.w);
 	ev_output_abort(x.out);
 	ev_nccl_flows_free(x.flows);
+	ev_goal_pipe_free(x.pipe);
 	ev_goal_free(x.goal);
 	ev_nccl_sched_free(s);
 	ev_nccl_lat_free(lat);

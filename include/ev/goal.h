@@ -100,6 +100,25 @@ int ev_goal_add(ev_goal *g, const struct ev_rec *rec, uint64_t recno);
  * thread of their own (not for --nic=rail, which reads r's metadata). */
 int ev_goal_feed(ev_goal *g, ev_reader *r, uint64_t *recno, int *reader_rc, void (*progress)(void *, uint64_t),
                  void *ctx);
+/* Records handed to g from the caller's thread while g is built on a
+ * thread of its own, so that making the records and building overlap on
+ * two cores.  ev_goal_pipe_start sets *p to NULL when no thread could start
+ * (or for --nic=rail, whose builder reads the caller's metadata): the
+ * caller then uses ev_goal_add.  While a pipe runs, g is the builder
+ * thread's: read its error or anything else only after ev_goal_pipe_sync
+ * or ev_goal_pipe_end. */
+typedef struct ev_goal_pipe ev_goal_pipe;
+int ev_goal_pipe_start(ev_goal *g, ev_goal_pipe **p);
+/* As ev_goal_add; a failure of the builder is returned once seen (it may
+ * come from a record handed over earlier: ev_goal_error tells which). */
+int ev_goal_pipe_add(ev_goal_pipe *p, const struct ev_rec *rec, uint64_t recno);
+/* Wait until the builder added every record handed over: EV_OK or its
+ * failure. */
+int ev_goal_pipe_sync(ev_goal_pipe *p);
+/* ev_goal_pipe_sync, then stop the thread and free p (NULL: EV_OK). */
+int ev_goal_pipe_end(ev_goal_pipe *p);
+/* Stop the thread without adding what is left, and free p (NULL-safe). */
+void ev_goal_pipe_free(ev_goal_pipe *p);
 /* After the last record: complete every rank, check that no message is left
  * unmatched, fix num_ranks. */
 int ev_goal_finish(ev_goal *g);

@@ -31,13 +31,6 @@
 #define BATCH_BYTES ((size_t)256 << 10)
 #define NBATCH 8 /* 2 MiB: one huge page */
 
-struct item {
-	uint64_t recno;     /* record number of the op (or of the DEP alone) */
-	struct goal_op op;  /* a DEP alone: type EV_DEP, rank, id, aux = its
-	                     * target, op = 1 for an irequires */
-	uint32_t ndeps;     /* struct dep entries right after the item */
-	uint32_t pad;
-};
 
 struct batch {
 	_Alignas(64) unsigned char *buf; /* BATCH_BYTES; a cache line each */
@@ -90,17 +83,17 @@ static void stream_copy(unsigned char *dst, const unsigned char *src, size_t n)
 static void fill(struct ring *q, struct batch *b)
 {
 	_Alignas(64) unsigned char stage[STAGE];
-	struct item *cur = NULL; /* the staged item, while DEPs can follow it */
+	struct goal_item *cur = NULL; /* the staged item, while DEPs can follow it */
 	struct ev_rec rec;
 	unsigned char *buf = b->buf;
 	size_t len = 0, slen = 0;
 	uint64_t recno = q->recno, ignored = 0;
 	int rc = 0;
-	while (BATCH_BYTES - len - slen >= sizeof(struct item)) {
+	while (BATCH_BYTES - len - slen >= sizeof(struct goal_item)) {
 		if ((rc = ev_read(q->r, &rec)) <= 0)
 			break;
 		recno++;
-		struct item *it = (struct item *)(void *)stage;
+		struct goal_item *it = (struct goal_item *)(void *)stage;
 		switch (rec.type) {
 		case EV_SEND:
 		case EV_RECV:
@@ -241,13 +234,11 @@ static void wait_for_batch(struct ring *q, uint64_t i)
 		q->spin_ns = elapsed_ns(&t0) < SPIN_MAX_NS ? SPIN_MAX_NS : q->spin_ns / 2;
 }
 
-/* Add the items of b; on failure *recno is the failing record. */
-static int add_batch(ev_goal *g, const struct batch *b, uint64_t *recno)
+int goal_add_items(ev_goal *g, const unsigned char *buf, size_t len, uint64_t *recno)
 {
-	const unsigned char *buf = b->buf;
-	size_t off = 0, len = b->len;
+	size_t off = 0;
 	while (off < len) {
-		const struct item *it = (const struct item *)(const void *)(buf + off);
+		const struct goal_item *it = (const struct goal_item *)(const void *)(buf + off);
 		const struct dep *d = (const struct dep *)(const void *)(it + 1);
 		int rc = it->op.type == EV_DEP
 		                 ? goal_add_dep(g, it->op.rank, it->op.id, it->op.aux, it->op.op, it->recno)
@@ -258,6 +249,15 @@ static int add_batch(ev_goal *g, const struct batch *b, uint64_t *recno)
 		}
 		off += sizeof *it + it->ndeps * sizeof *d;
 	}
+	return EV_OK;
+}
+
+/* Add the items of b; on failure *recno is the failing record. */
+static int add_batch(ev_goal *g, const struct batch *b, uint64_t *recno)
+{
+	int rc = goal_add_items(g, b->buf, b->len, recno);
+	if (rc)
+		return rc;
 	g->ignored += b->ignored;
 	*recno = b->last;
 	return EV_OK;

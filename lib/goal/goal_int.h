@@ -212,6 +212,21 @@ static inline void goal_op_of(struct goal_op *o, const struct ev_rec *r)
 	o->op = r->op;
 }
 
+/* An op with the DEP records that follow it, as handed between threads
+ * (feed.c, pipe.c): the item, then ndeps struct dep.  Two thirds of a
+ * schedule's records are DEPs of 8 bytes' worth: items move 3.2 times
+ * fewer bytes than decoded records, and the builder makes one call per op. */
+struct goal_item {
+	uint64_t recno;     /* record number of the op (or of the DEP alone) */
+	struct goal_op op;  /* a DEP alone: type EV_DEP, rank, id, aux = its
+	                     * target, op = 1 for an irequires */
+	uint32_t ndeps;     /* struct dep entries right after the item */
+	uint32_t pad;
+};
+/* feed.c: add the items of buf[0, len); on failure *recno is the failing
+ * record (the builder's status is returned, g->err set). */
+int goal_add_items(ev_goal *g, const unsigned char *buf, size_t len, uint64_t *recno);
+
 struct rankst {
 	uint32_t rank;
 	int emit;
