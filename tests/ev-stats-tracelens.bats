@@ -428,17 +428,18 @@ json.dump(t, open(sys.argv[2], "w"))'
 	# ac2g flow, and this ROCm trace has no 's' end for its 81 memsets;
 	# kineto2ev --flow-links flags them noflow and the report leaves them
 	# without an op as TraceLens does, so every sheet TraceLens wrote is
-	# equal, the subtree times included (but ops_unique_args, which
-	# TraceLens splits by thread).
+	# equal, the subtree times and ops_unique_args (split by thread, as
+	# TraceLens does) included.
 	kineto2ev --flow-links -q -o "$T/x.ev" "$TL/mi300/resnet_act_checkpoint.json.gz"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/resnet" "$T/x.ev"
 	[[ "$stderr" == *"81 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op"* ]]
-	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" gpu_timeline ops_summary ops_summary_by_category kernel_summary GEMM
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" gpu_timeline ops_summary ops_summary_by_category kernel_summary GEMM ops_unique_args
 	assert_output --partial "gpu_timeline: 8 rows (0 in another order among ties), 24 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "ops_summary: 21 rows (0 in another order among ties), 189 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "ops_summary_by_category: 9 rows (0 in another order among ties), 45 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "118 rows"
 	assert_output --partial "GEMM: 3 rows (0 in another order among ties), 123 cells equal, 0 empty in evkit, 0 differ"
+	assert_output --partial "ops_unique_args: 126 rows (0 in another order among ties), 3402 cells equal, 0 empty in evkit, 0 differ"
 	# The short-kernel study (made with --short_kernel_study): the NCCL
 	# broadcasts' short kernels under record_param_comms, ties in TraceLens's
 	# order of first appearance.
