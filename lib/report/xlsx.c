@@ -3,55 +3,26 @@
  * xlsx.c - tables into an Excel workbook (SpreadsheetML in a zip), row by
  * row.  See include/ev/xlsx.h.
  *
- * Each sheet's XML is deflated into the output as its rows come (zip.c), so
- * memory does not grow with rows and nothing goes through a temporary file
- * but the output's own.  Strings are inline (no shared-string table, which
+ * Each sheet's XML is deflated into the output as its rows come (zip.c,
+ * through xlsx_xml.c's buffer), so memory does not grow with rows and
+ * nothing goes through a temporary file but the output's own.  Strings are inline (no shared-string table, which
  * would have to be held whole until the end); the parts that name every
- * sheet (workbook, content types, relationships) are written last, which
- * the format allows: readers find parts through the zip's directory.
+ * sheet (workbook, content types, relationships: xlsx_parts.c) are written
+ * last, which the format allows: readers find parts through the zip's
+ * directory.
  */
 #include "ev/xlsx.h"
 #include "ev/stream.h"
 #include "ev/table.h"
-#include "zip.h"
+#include "xlsx_int.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-
-/* Cell styles (cellXfs in styles.xml), by column kind. */
-enum { XF_GENERAL, XF_HEADER, XF_TIME, XF_PCT, XF_RATIO };
-/* Conditional formats (dxfs): Excel's Good and Bad. */
-enum { DXF_BETTER, DXF_WORSE };
-
-#define XB_CAP 65536u
-
-struct sheet {
-	char *name;
-	size_t ncols;
-	uint32_t nrows;
-};
-
-struct ev_xlsx {
-	ev_output *out;
-	ev_zip *zip;
-	long long created;
-	struct sheet *sh;       /* every sheet so far, the current one last */
-	size_t nsh, shcap;
-	enum ev_xlsx_kind *kind; /* per column of the current sheet */
-	size_t kcap;
-	char *xb;               /* XML waiting for the zip */
-	size_t xlen;
-	unsigned long truncated;
-	char *cut;              /* buffer for a cell cut to EV_XLSX_MAX_CELL */
-	int st;                 /* first error of an xb_* write */
-	char err[256];
-};
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -169,112 +140,6 @@ int ev_xlsx_long_integer(const char *s)
 }
 
 
-/* --- XML into the current zip member, through a buffer ----------------- */
-
-static void xb_flush(ev_xlsx *x)
-{
-	if (x->xlen && x->st == EV_OK)
-		x->st = ev_zip_write(x->zip, x->xb, x->xlen);
-	x->xlen = 0;
-}
-
-static void xb_put(ev_xlsx *x, const char *s, size_t n)
-{
-	if (x->xlen + n > XB_CAP) {
-		xb_flush(x);
-		if (n > XB_CAP) {
-			if (x->st == EV_OK)
-				x->st = ev_zip_write(x->zip, s, n);
-			return;
-		}
-	}
-	memcpy(x->xb + x->xlen, s, n);
-	x->xlen += n;
-}
-
-static void xb_str(ev_xlsx *x, const char *s)
-{
-	xb_put(x, s, strlen(s));
-}
-
-static void xb_fmt(ev_xlsx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void xb_fmt(ev_xlsx *x, const char *fmt, ...)
-{
-	char b[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(b, sizeof b, fmt, ap);
-	va_end(ap);
-	if (n >= (int)sizeof b)
-		x->st = EV_ERR_LIMIT;
-	else if (n > 0)
-		xb_put(x, b, (size_t)n);
-}
-
-/* Text as XML character data; attr: inside an attribute value.  Control
- * characters XML cannot hold are written as Excel's _xHHHH_ escapes. */
-static void xb_text(ev_xlsx *x, const char *s, int attr)
-{
-	const char *run = s;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		const char *rep;
-		char esc[8];
-		if (c == '&')
-			rep = "&amp;";
-		else if (c == '<')
-			rep = "&lt;";
-		else if (c == '>')
-			rep = "&gt;";
-		else if (c == '"' && attr)
-			rep = "&quot;";
-		else if (c < 0x20 && c != '\t' && c != '\n') {
-			snprintf(esc, sizeof esc, "_x%04X_", c);
-			rep = esc;
-		} else
-			continue;
-		xb_put(x, run, (size_t)(s - run));
-		xb_str(x, rep);
-		run = s + 1;
-	}
-	xb_put(x, run, (size_t)(s - run));
-}
-
-static int member(ev_xlsx *x, const char *name)
-{
-	xb_flush(x);
-	if (x->st == EV_OK)
-		x->st = ev_zip_begin(x->zip, name);
-	return x->st;
-}
-
-/* --- cell references and numbers ---------------------------------------- */
-
-/* "A1"-style reference of (row, col), both from 0; "$A$1" with abs. */
-static void ref_of(char *b, size_t col, uint32_t row, int abs)
-{
-	char letters[4];
-	int n = 0;
-	col++;
-	while (col) {
-		letters[n++] = (char)('A' + (col - 1) % 26);
-		col = (col - 1) / 26;
-	}
-	char *p = b;
-	if (abs)
-		*p++ = '$';
-	while (n)
-		*p++ = letters[--n];
-	if (abs)
-		*p++ = '$';
-	sprintf(p, "%u", row + 1);
-}
-
-static void cell_ref(char *b, size_t col, uint32_t row)
-{
-	ref_of(b, col, row, 0);
-}
-
 /* A decimal of at most 15 significant digits (most cells) reads back as
  * its own double, so it is already its shortest text once leading zeros,
  * trailing fraction zeros and a bare point are dropped, as "%.15G" would:
@@ -386,26 +251,26 @@ static int finish_sheet(ev_xlsx *x)
 	if (x->nsh == 0)
 		return EV_OK;
 	struct sheet *s = &x->sh[x->nsh - 1];
-	xb_str(x, "</sheetData>");
+	xlsx_str(x, "</sheetData>");
 	if (s->nrows > 0) {
 		int prio = 1;
-		cell_ref(a, 0, 0);
-		cell_ref(z, s->ncols - 1, s->nrows);
-		xb_fmt(x, "<autoFilter ref=\"%s:%s\"/>", a, z);
+		xlsx_cell_ref(a, 0, 0);
+		xlsx_cell_ref(z, s->ncols - 1, s->nrows);
+		xlsx_fmt(x, "<autoFilter ref=\"%s:%s\"/>", a, z);
 		for (size_t c = 0; c < s->ncols; c++) {
-			cell_ref(a, c, 1);
-			cell_ref(z, c, s->nrows);
+			xlsx_cell_ref(a, c, 1);
+			xlsx_cell_ref(z, c, s->nrows);
 			if (x->kind[c] == EV_XLSX_STATUS) {
 				static const char *const word[] = { "Better", "Worse" };
-				xb_fmt(x, "<conditionalFormatting sqref=\"%s:%s\">", a, z);
+				xlsx_fmt(x, "<conditionalFormatting sqref=\"%s:%s\">", a, z);
 				for (int w = 0; w < 2; w++)
-					xb_fmt(x, "<cfRule type=\"beginsWith\" dxfId=\"%d\" priority=\"%d\" operator=\"beginsWith\" "
+					xlsx_fmt(x, "<cfRule type=\"beginsWith\" dxfId=\"%d\" priority=\"%d\" operator=\"beginsWith\" "
 					          "text=\"%s\"><formula>LEFT(%s,%zu)=\"%s\"</formula></cfRule>",
 					       w ? DXF_WORSE : DXF_BETTER, prio++, word[w], a, strlen(word[w]), word[w]);
-				xb_str(x, "</conditionalFormatting>");
+				xlsx_str(x, "</conditionalFormatting>");
 			} else if (x->kind[c] == EV_XLSX_IMPROVEMENT) {
 				/* aorta's scale: red at the minimum, white at 0, green at the maximum. */
-				xb_fmt(x, "<conditionalFormatting sqref=\"%s:%s\"><cfRule type=\"colorScale\" priority=\"%d\">"
+				xlsx_fmt(x, "<conditionalFormatting sqref=\"%s:%s\"><cfRule type=\"colorScale\" priority=\"%d\">"
 				          "<colorScale><cfvo type=\"min\" val=\"0\"/><cfvo type=\"num\" val=\"0\"/>"
 				          "<cfvo type=\"max\" val=\"0\"/><color rgb=\"FFF8696B\"/><color rgb=\"FFFFFFFF\"/>"
 				          "<color rgb=\"FF63BE7B\"/></colorScale></cfRule></conditionalFormatting>",
@@ -413,7 +278,7 @@ static int finish_sheet(ev_xlsx *x)
 			}
 		}
 	}
-	xb_str(x, "<pageMargins left=\"0.7\" right=\"0.7\" top=\"0.75\" bottom=\"0.75\" header=\"0.3\" footer=\"0.3\"/>"
+	xlsx_str(x, "<pageMargins left=\"0.7\" right=\"0.7\" top=\"0.75\" bottom=\"0.75\" header=\"0.3\" footer=\"0.3\"/>"
 	          "</worksheet>");
 	return x->st;
 }
@@ -453,16 +318,16 @@ int ev_xlsx_sheet(ev_xlsx *x, const char *name, const char *const *cols, size_t 
 	s->nrows = 0;
 	x->nsh++;
 	snprintf(part, sizeof part, "xl/worksheets/sheet%zu.xml", x->nsh);
-	if ((st = member(x, part)) != EV_OK)
+	if ((st = xlsx_member(x, part)) != EV_OK)
 		return st;
-	xb_str(x, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+	xlsx_str(x, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
 	          "<worksheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" "
 	          "xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\">");
 	/* The header row frozen; the first sheet the one shown. */
-	xb_fmt(x, "<sheetViews><sheetView %sworkbookViewId=\"0\"><pane ySplit=\"1\" topLeftCell=\"A2\" "
+	xlsx_fmt(x, "<sheetViews><sheetView %sworkbookViewId=\"0\"><pane ySplit=\"1\" topLeftCell=\"A2\" "
 	          "activePane=\"bottomLeft\" state=\"frozen\"/><selection pane=\"bottomLeft\"/></sheetView></sheetViews>",
 	       x->nsh == 1 ? "tabSelected=\"1\" " : "");
-	xb_str(x, "<sheetFormatPr defaultRowHeight=\"15\"/><cols>");
+	xlsx_str(x, "<sheetFormatPr defaultRowHeight=\"15\"/><cols>");
 	for (size_t c = 0; c < ncols; c++) {
 		size_t w = strlen(cols[c]) + 3;
 		x->kind[c] = ev_xlsx_col_kind(cols[c]);
@@ -471,20 +336,20 @@ int ev_xlsx_sheet(ev_xlsx *x, const char *name, const char *const *cols, size_t 
 		w = w < 8 ? 8 : w > 60 ? 60 : w;
 		/* Excel's width of w characters of 7 pixels with 5 of padding. */
 		double width = floor(((double)w * 7 + 5) / 7 * 256) / 256;
-		xb_fmt(x, "<col min=\"%zu\" max=\"%zu\" width=\"%.10g\" customWidth=\"1\"", c + 1, c + 1, width);
+		xlsx_fmt(x, "<col min=\"%zu\" max=\"%zu\" width=\"%.10g\" customWidth=\"1\"", c + 1, c + 1, width);
 		if (xf_of(x->kind[c]) != XF_GENERAL)
-			xb_fmt(x, " style=\"%d\"", xf_of(x->kind[c]));
-		xb_str(x, "/>");
+			xlsx_fmt(x, " style=\"%d\"", xf_of(x->kind[c]));
+		xlsx_str(x, "/>");
 	}
-	xb_str(x, "</cols><sheetData><row r=\"1\">");
+	xlsx_str(x, "</cols><sheetData><row r=\"1\">");
 	for (size_t c = 0; c < ncols; c++) {
-		cell_ref(ref, c, 0);
-		xb_fmt(x, "<c r=\"%s\" s=\"%d\" t=\"inlineStr\"><is><t%s>", ref, XF_HEADER,
+		xlsx_cell_ref(ref, c, 0);
+		xlsx_fmt(x, "<c r=\"%s\" s=\"%d\" t=\"inlineStr\"><is><t%s>", ref, XF_HEADER,
 		       cols[c][0] == ' ' || (cols[c][0] && cols[c][strlen(cols[c]) - 1] == ' ') ? " xml:space=\"preserve\"" : "");
-		xb_text(x, fit_cell(x, cols[c]), 0);
-		xb_str(x, "</t></is></c>");
+		xlsx_text(x, fit_cell(x, cols[c]), 0);
+		xlsx_str(x, "</t></is></c>");
 	}
-	xb_str(x, "</row>");
+	xlsx_str(x, "</row>");
 	return x->st;
 }
 
@@ -499,18 +364,18 @@ int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
 		return EV_ERR_LIMIT;
 	}
 	uint32_t row = ++s->nrows;
-	xb_fmt(x, "<row r=\"%u\">", row + 1);
+	xlsx_fmt(x, "<row r=\"%u\">", row + 1);
 	for (size_t c = 0; c < n; c++) {
 		const char *f = fields[c];
 		double v;
 		if (!f[0])
 			continue;
 		int xf = xf_of(x->kind[c]);
-		cell_ref(ref, c, row);
-		xb_str(x, "<c r=\"");
-		xb_str(x, ref);
+		xlsx_cell_ref(ref, c, row);
+		xlsx_str(x, "<c r=\"");
+		xlsx_str(x, ref);
 		if (xf != XF_GENERAL)
-			xb_fmt(x, "\" s=\"%d", xf);
+			xlsx_fmt(x, "\" s=\"%d", xf);
 		/* A number: a plain decimal's text is taken as it is, others'
 		 * through their double. */
 		size_t nlen = 0;
@@ -518,18 +383,18 @@ int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
 		    ev_xlsx_parse_number(f, &v))
 			nlen = ev_xlsx_number_text(f, v, num, sizeof num);
 		if (nlen) {
-			xb_str(x, "\"><v>");
-			xb_put(x, num, nlen);
-			xb_str(x, "</v></c>");
+			xlsx_str(x, "\"><v>");
+			xlsx_put(x, num, nlen);
+			xlsx_str(x, "</v></c>");
 		} else {
 			f = fit_cell(x, f);
-			xb_str(x, (f[0] == ' ' || f[strlen(f) - 1] == ' ') ? "\" t=\"inlineStr\"><is><t xml:space=\"preserve\">"
+			xlsx_str(x, (f[0] == ' ' || f[strlen(f) - 1] == ' ') ? "\" t=\"inlineStr\"><is><t xml:space=\"preserve\">"
 			                                                   : "\" t=\"inlineStr\"><is><t>");
-			xb_text(x, f, 0);
-			xb_str(x, "</t></is></c>");
+			xlsx_text(x, f, 0);
+			xlsx_str(x, "</t></is></c>");
 		}
 	}
-	xb_str(x, "</row>");
+	xlsx_str(x, "</row>");
 	return x->st;
 }
 
@@ -590,120 +455,6 @@ int ev_xlsx_open(ev_xlsx **xp, const char *path, long long created)
 	return ev_zip_open(&x->zip, x->out, dt, dd);
 }
 
-static const char styles_xml[] =
-	"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
-	"<styleSheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\">"
-	"<numFmts count=\"2\"><numFmt numFmtId=\"164\" formatCode=\"0.000\"/>"
-	"<numFmt numFmtId=\"165\" formatCode=\"0.0000\"/></numFmts>"
-	"<fonts count=\"2\"><font><sz val=\"11\"/><color theme=\"1\"/><name val=\"Calibri\"/><family val=\"2\"/></font>"
-	"<font><b/><sz val=\"11\"/><color theme=\"1\"/><name val=\"Calibri\"/><family val=\"2\"/></font></fonts>"
-	"<fills count=\"3\"><fill><patternFill patternType=\"none\"/></fill><fill><patternFill patternType=\"gray125\"/></fill>"
-	"<fill><patternFill patternType=\"solid\"><fgColor rgb=\"FFD9E1F2\"/><bgColor indexed=\"64\"/></patternFill></fill></fills>"
-	"<borders count=\"1\"><border><left/><right/><top/><bottom/><diagonal/></border></borders>"
-	"<cellStyleXfs count=\"1\"><xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\"/></cellStyleXfs>"
-	"<cellXfs count=\"5\"><xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\"/>"
-	"<xf numFmtId=\"0\" fontId=\"1\" fillId=\"2\" borderId=\"0\" xfId=\"0\" applyFont=\"1\" applyFill=\"1\"/>"
-	"<xf numFmtId=\"164\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\" applyNumberFormat=\"1\"/>"
-	"<xf numFmtId=\"2\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\" applyNumberFormat=\"1\"/>"
-	"<xf numFmtId=\"165\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\" applyNumberFormat=\"1\"/></cellXfs>"
-	"<cellStyles count=\"1\"><cellStyle name=\"Normal\" xfId=\"0\" builtinId=\"0\"/></cellStyles>"
-	"<dxfs count=\"2\"><dxf><font><color rgb=\"FF006100\"/></font><fill><patternFill><bgColor rgb=\"FFC6EFCE\"/>"
-	"</patternFill></fill></dxf><dxf><font><color rgb=\"FF9C0006\"/></font><fill><patternFill>"
-	"<bgColor rgb=\"FFFFC7CE\"/></patternFill></fill></dxf></dxfs>"
-	"<tableStyles count=\"0\" defaultTableStyle=\"TableStyleMedium9\" defaultPivotStyle=\"PivotStyleLight16\"/>"
-	"</styleSheet>";
-
-#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
-#define REL_NS "http://schemas.openxmlformats.org/package/2006/relationships"
-#define DOC_REL "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-#define CT_OOX "application/vnd.openxmlformats-officedocument."
-
-/* The parts that name every sheet, and the fixed ones. */
-static int write_parts(ev_xlsx *x)
-{
-	char when[32], a[20], z[20];
-	struct tm tm;
-	time_t t = (time_t)x->created;
-	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(when, sizeof when, "1980-01-01T00:00:00Z");
-
-	member(x, "xl/workbook.xml");
-	xb_str(x, XML_HEAD "<workbook xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" "
-	          "xmlns:r=\"" DOC_REL "\"><workbookPr/><bookViews><workbookView/></bookViews><sheets>");
-	for (size_t i = 0; i < x->nsh; i++) {
-		xb_str(x, "<sheet name=\"");
-		xb_text(x, x->sh[i].name, 1);
-		xb_fmt(x, "\" sheetId=\"%zu\" r:id=\"rId%zu\"/>", i + 1, i + 1);
-	}
-	xb_str(x, "</sheets>");
-	/* Excel keeps a sheet's filter range as a hidden name. */
-	int names = 0;
-	for (size_t i = 0; i < x->nsh; i++) {
-		if (x->sh[i].nrows == 0)
-			continue;
-		if (!names++)
-			xb_str(x, "<definedNames>");
-		ref_of(a, 0, 0, 1);
-		ref_of(z, x->sh[i].ncols - 1, x->sh[i].nrows, 1);
-		xb_fmt(x, "<definedName name=\"_xlnm._FilterDatabase\" localSheetId=\"%zu\" hidden=\"1\">'", i);
-		/* In a formula an apostrophe of the name is doubled. */
-		for (const char *p = x->sh[i].name; *p; p++) {
-			const char one[2] = { *p, 0 };
-			xb_text(x, *p == '\'' ? "''" : one, 0);
-		}
-		xb_fmt(x, "'!%s:%s</definedName>", a, z);
-	}
-	if (names)
-		xb_str(x, "</definedNames>");
-	xb_str(x, "<calcPr calcId=\"124519\" fullCalcOnLoad=\"1\"/></workbook>");
-
-	member(x, "xl/_rels/workbook.xml.rels");
-	xb_str(x, XML_HEAD "<Relationships xmlns=\"" REL_NS "\">");
-	for (size_t i = 0; i < x->nsh; i++)
-		xb_fmt(x, "<Relationship Id=\"rId%zu\" Type=\"" DOC_REL "/worksheet\" Target=\"worksheets/sheet%zu.xml\"/>",
-		       i + 1, i + 1);
-	xb_fmt(x, "<Relationship Id=\"rId%zu\" Type=\"" DOC_REL "/styles\" Target=\"styles.xml\"/></Relationships>",
-	       x->nsh + 1);
-
-	member(x, "xl/styles.xml");
-	xb_str(x, styles_xml);
-
-	member(x, "docProps/app.xml");
-	xb_str(x, XML_HEAD "<Properties xmlns=\"http://schemas.openxmlformats.org/officeDocument/2006/extended-properties\">"
-	          "<Application>evkit</Application></Properties>");
-
-	member(x, "docProps/core.xml");
-	xb_fmt(x, XML_HEAD "<cp:coreProperties xmlns:cp=\"http://schemas.openxmlformats.org/package/2006/metadata/"
-	          "core-properties\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\" xmlns:dcterms=\"http://purl.org/dc/"
-	          "terms/\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\">");
-	xb_fmt(x, "<dcterms:created xsi:type=\"dcterms:W3CDTF\">%s</dcterms:created>"
-	          "<dcterms:modified xsi:type=\"dcterms:W3CDTF\">%s</dcterms:modified></cp:coreProperties>",
-	       when, when);
-
-	member(x, "_rels/.rels");
-	xb_str(x, XML_HEAD "<Relationships xmlns=\"" REL_NS "\">"
-	          "<Relationship Id=\"rId1\" Type=\"" DOC_REL "/officeDocument\" Target=\"xl/workbook.xml\"/>"
-	          "<Relationship Id=\"rId2\" Type=\"" REL_NS "/metadata/core-properties\" Target=\"docProps/core.xml\"/>"
-	          "<Relationship Id=\"rId3\" Type=\"" DOC_REL "/extended-properties\" Target=\"docProps/app.xml\"/>"
-	          "</Relationships>");
-
-	member(x, "[Content_Types].xml");
-	xb_str(x, XML_HEAD "<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">"
-	          "<Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>"
-	          "<Default Extension=\"xml\" ContentType=\"application/xml\"/>"
-	          "<Override PartName=\"/docProps/app.xml\" ContentType=\"" CT_OOX "extended-properties+xml\"/>"
-	          "<Override PartName=\"/docProps/core.xml\" ContentType=\"application/vnd.openxmlformats-package."
-	          "core-properties+xml\"/>"
-	          "<Override PartName=\"/xl/styles.xml\" ContentType=\"" CT_OOX "spreadsheetml.styles+xml\"/>"
-	          "<Override PartName=\"/xl/workbook.xml\" ContentType=\"" CT_OOX "spreadsheetml.sheet.main+xml\"/>");
-	for (size_t i = 0; i < x->nsh; i++)
-		xb_fmt(x, "<Override PartName=\"/xl/worksheets/sheet%zu.xml\" ContentType=\"" CT_OOX
-		          "spreadsheetml.worksheet+xml\"/>", i + 1);
-	xb_str(x, "</Types>");
-	xb_flush(x);
-	return x->st;
-}
-
 static void release(ev_xlsx *x)
 {
 	for (size_t i = 0; i < x->nsh; i++)
@@ -725,7 +476,7 @@ static int close_workbook(ev_xlsx *x)
 		snprintf(x->err, sizeof x->err, "no sheet");
 		return EV_ERR_ARG;
 	}
-	if ((st = finish_sheet(x)) == EV_OK && (st = write_parts(x)) == EV_OK)
+	if ((st = finish_sheet(x)) == EV_OK && (st = xlsx_write_parts(x)) == EV_OK)
 		st = ev_zip_finish(x->zip);
 	if (st == EV_ERR_LIMIT && !x->err[0])
 		snprintf(x->err, sizeof x->err, "the workbook is larger than 4 GiB (the zip format's limit without zip64)");
