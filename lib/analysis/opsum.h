@@ -9,6 +9,8 @@
 
 #include "analysis/stats_impl.h"
 
+#include <stddef.h>
+
 /* A kernel position of a group's op instances (TraceLens's kernel_details:
  * the instances' i-th GPU event, by start): its name, stream, durations. */
 struct perf_kpos { uint64_t name; uint32_t stream; struct ev_dist d; };
@@ -151,5 +153,22 @@ static inline uint64_t opsum_op_key(uint32_t rank, uint16_t src, uint32_t id)
 	uint64_t k[2] = { ((uint64_t)rank << 16) | src, id };
 	return ev_hash64(k, sizeof k) | 1;
 }
+
+/* A window of cpu_ops (or launchers) kept for the GPU events that come
+ * after them, looked up by opsum_op_key: the items an array holds, with
+ * where each keeps its rank, source, id and end (offsetof). */
+struct opsum_window {
+	size_t size, rank, src, id, end;
+};
+/* Ops are kept while they ended less than a minute before `now` (an op's
+ * kernels run soon after it), at most OPSUM_WINDOW_MAX: past that the
+ * oldest half goes, added to *evicted.  An op's parents end after it, so
+ * they stay as long as it does. */
+#define OPSUM_WINDOW_NS 60000000000LL
+#define OPSUM_WINDOW_MAX 262144
+/* Drop what left the window from items[0 .. *n) and index the rest in idx
+ * (key -> index + 1). */
+int opsum_window_prune(const struct opsum_window *w, void *items, size_t *n, int64_t now, uint64_t *evicted,
+                       struct ev_map *idx);
 
 #endif /* EV_OPSUM_H */

@@ -271,33 +271,46 @@ static const char *category(ev_stats *s, const struct ev_rec *r)
 	return opsum_category(name, str_of(s, r->name));
 }
 
-/* cpu_ops are kept while they ended less than a minute before the
- * stream's position (an op's kernels run soon after it), at most NODE_MAX:
- * past that the oldest half goes, counted.  An op's parents end after it,
- * so they stay as long as it does. */
-#define NODE_WINDOW_NS 60000000000LL
-#define NODE_MAX 262144
+int opsum_window_prune(const struct opsum_window *w, void *items, size_t *n, int64_t now, uint64_t *evicted,
+                       struct ev_map *idx)
+{
+	unsigned char *a = items;
+	size_t kept = 0;
+	int64_t cut = now > INT64_MIN + OPSUM_WINDOW_NS ? now - OPSUM_WINDOW_NS : INT64_MIN;
+	for (size_t i = 0; i < *n; i++) {
+		const unsigned char *it = a + i * w->size;
+		int64_t end;
+		memcpy(&end, it + w->end, sizeof end);
+		int old = end < cut;
+		if (!old && *n >= OPSUM_WINDOW_MAX && i < *n / 2) {
+			(*evicted)++;
+			old = 1;
+		}
+		if (!old && kept != i)
+			memcpy(a + kept * w->size, it, w->size);
+		kept += !old;
+	}
+	*n = kept;
+	ev_map_free(idx);
+	ev_map_init(idx);
+	int rc = EV_OK;
+	for (size_t i = 0; !rc && i < kept; i++) {
+		const unsigned char *it = a + i * w->size;
+		uint32_t rank, id;
+		uint16_t src;
+		memcpy(&rank, it + w->rank, sizeof rank);
+		memcpy(&src, it + w->src, sizeof src);
+		memcpy(&id, it + w->id, sizeof id);
+		rc = ev_map_put(idx, opsum_op_key(rank, src, id), i + 1);
+	}
+	return rc;
+}
 
 static int node_prune(struct opsum *o)
 {
-	size_t w = 0;
-	int64_t cut = o->now > INT64_MIN + NODE_WINDOW_NS ? o->now - NODE_WINDOW_NS : INT64_MIN;
-	for (size_t i = 0; i < o->nnode; i++) {
-		int old = o->node[i].end < cut;
-		if (!old && o->nnode >= NODE_MAX && i < o->nnode / 2) {
-			o->evicted++;
-			old = 1;
-		}
-		if (!old)
-			o->node[w++] = o->node[i];
-	}
-	o->nnode = w;
-	ev_map_free(&o->nodeidx);
-	ev_map_init(&o->nodeidx);
-	int rc = EV_OK;
-	for (size_t i = 0; !rc && i < o->nnode; i++)
-		rc = ev_map_put(&o->nodeidx, opsum_op_key(o->node[i].rank, o->node[i].src, o->node[i].id), i + 1);
-	return rc;
+	static const struct opsum_window w = { sizeof(struct opnode), offsetof(struct opnode, rank),
+		offsetof(struct opnode, src), offsetof(struct opnode, id), offsetof(struct opnode, end) };
+	return opsum_window_prune(&w, o->node, &o->nnode, o->now, &o->evicted, &o->nodeidx);
 }
 
 static const struct opnode *node_of(const struct opsum *o, uint32_t rank, uint16_t src, uint32_t id)

@@ -349,32 +349,14 @@ static int kind_of(ev_stats *s, uint64_t sig, unsigned *kd)
 	return ev_map_put(&p->sigcat, sig | 1, *kd);
 }
 
-/* Launchers are kept while their op ended less than a minute before the
- * stream's position (an op's kernels run soon after it), at most
- * LAUNCH_MAX: past that the oldest half goes, counted. */
-#define LAUNCH_WINDOW_NS 60000000000LL
-#define LAUNCH_MAX 262144
+/* Launchers are kept as cpu_ops are (opsum_window_prune). */
+#define LAUNCH_WINDOW_NS OPSUM_WINDOW_NS
 
 static int la_prune(struct perf *p)
 {
-	size_t w = 0;
-	int64_t cut = p->now > INT64_MIN + LAUNCH_WINDOW_NS ? p->now - LAUNCH_WINDOW_NS : INT64_MIN;
-	for (size_t i = 0; i < p->nla; i++) {
-		int old = p->la[i].end < cut;
-		if (!old && p->nla >= LAUNCH_MAX && i < p->nla / 2) {
-			p->evicted++;
-			old = 1;
-		}
-		if (!old)
-			p->la[w++] = p->la[i];
-	}
-	p->nla = w;
-	ev_map_free(&p->laidx);
-	ev_map_init(&p->laidx);
-	int rc = EV_OK;
-	for (size_t i = 0; !rc && i < p->nla; i++)
-		rc = ev_map_put(&p->laidx, opsum_op_key(p->la[i].rank, p->la[i].src, p->la[i].id), i + 1);
-	return rc;
+	static const struct opsum_window w = { sizeof(struct launcher), offsetof(struct launcher, rank),
+		offsetof(struct launcher, src), offsetof(struct launcher, id), offsetof(struct launcher, end) };
+	return opsum_window_prune(&w, p->la, &p->nla, p->now, &p->evicted, &p->laidx);
 }
 
 static int la_add(struct perf *p, const struct ev_rec *r, uint32_t id, int64_t end, const struct tstack *t);

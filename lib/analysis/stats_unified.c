@@ -156,32 +156,15 @@ static int has_model(ev_stats *s, uint64_t sig, uint8_t *pm)
 
 /* ---- the cpu_op tree and the runtime calls outside it ---- */
 
-/* As ops-summary's window: cpu_ops kept a minute after they end, at most
- * NODE_MAX (then the oldest half goes, counted); calls the last CALL_MAX. */
-#define NODE_WINDOW_NS 60000000000LL
-#define NODE_MAX 262144
+/* cpu_ops are kept as ops-summary keeps them (opsum_window_prune); the
+ * runtime calls outside any op, the last CALL_MAX. */
 #define CALL_MAX 262144
 
 static int node_prune(struct unified *u)
 {
-	size_t w = 0;
-	int64_t cut = u->now > INT64_MIN + NODE_WINDOW_NS ? u->now - NODE_WINDOW_NS : INT64_MIN;
-	for (size_t i = 0; i < u->nnode; i++) {
-		int old = u->node[i].end < cut;
-		if (!old && u->nnode >= NODE_MAX && i < u->nnode / 2) {
-			u->evicted++;
-			old = 1;
-		}
-		if (!old)
-			u->node[w++] = u->node[i];
-	}
-	u->nnode = w;
-	ev_map_free(&u->nodeidx);
-	ev_map_init(&u->nodeidx);
-	int rc = EV_OK;
-	for (size_t i = 0; !rc && i < u->nnode; i++)
-		rc = ev_map_put(&u->nodeidx, opsum_op_key(u->node[i].rank, u->node[i].src, u->node[i].id), i + 1);
-	return rc;
+	static const struct opsum_window w = { sizeof(struct unode), offsetof(struct unode, rank),
+		offsetof(struct unode, src), offsetof(struct unode, id), offsetof(struct unode, end) };
+	return opsum_window_prune(&w, u->node, &u->nnode, u->now, &u->evicted, &u->nodeidx);
 }
 
 static const struct unode *node_of(const struct unified *u, uint32_t rank, uint16_t src, uint32_t id)

@@ -3,7 +3,8 @@
  * test_analysis.c - unit tests of the analysis helpers in the library:
  * coverage sweep, the computation/communication overlap sweep,
  * distributions and quantile sketch, tables (to an output and to a sink),
- * kernel classification and the JSON tokenizer's strictness.
+ * kernel classification, the JSON tokenizer's strictness and the window
+ * of cpu_ops the op tables keep.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analysis/opsum.h"
 #include "ev.h"
 #include "json/json_bytes.h"
 #include "unit.h"
@@ -656,6 +658,45 @@ static void test_gemm_layout(void)
 	CHECK(ev_gemm_layout("Cij_Alik") == 0 && ev_gemm_layout("") == 0 && ev_gemm_layout(NULL) == 0);
 }
 
+/* The op window: ops that ended a minute before now leave, the others
+ * stay in order and are found by key; past OPSUM_WINDOW_MAX the oldest
+ * half leaves too, counted. */
+struct wop { uint32_t id; int64_t end; uint16_t src; uint32_t rank; };
+
+static void test_op_window(void)
+{
+	static const struct opsum_window w = { sizeof(struct wop), offsetof(struct wop, rank), offsetof(struct wop, src),
+		offsetof(struct wop, id), offsetof(struct wop, end) };
+	struct ev_map idx;
+	uint64_t evicted = 0;
+	size_t n = 5;
+	struct wop *a = calloc(OPSUM_WINDOW_MAX, sizeof *a);
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	ev_map_init(&idx);
+	int64_t now = 100 * OPSUM_WINDOW_NS;
+	for (size_t i = 0; i < n; i++) /* ends 2, 1, 0, 1, 2 minutes before now */
+		a[i] = (struct wop){ (uint32_t)i + 1, now - (int64_t)(i < 3 ? 2 - i : i - 2) * OPSUM_WINDOW_NS - 1, 3, 7 };
+	a[2].end = now; /* id 3: still open */
+	CHECK(opsum_window_prune(&w, a, &n, now, &evicted, &idx) == EV_OK);
+	CHECK(n == 1 && a[0].id == 3 && evicted == 0);
+	uint64_t *at = ev_map_get(&idx, opsum_op_key(7, 3, 3));
+	CHECK(at && *at == 1);
+	CHECK(ev_map_get(&idx, opsum_op_key(7, 3, 1)) == NULL);
+	/* Full: the older half goes whatever its end, counted. */
+	n = OPSUM_WINDOW_MAX;
+	for (size_t i = 0; i < n; i++)
+		a[i] = (struct wop){ (uint32_t)i + 1, now, 0, 0 };
+	CHECK(opsum_window_prune(&w, a, &n, now, &evicted, &idx) == EV_OK);
+	CHECK(n == OPSUM_WINDOW_MAX / 2 && evicted == OPSUM_WINDOW_MAX / 2);
+	CHECK(a[0].id == OPSUM_WINDOW_MAX / 2 + 1);
+	at = ev_map_get(&idx, opsum_op_key(0, 0, OPSUM_WINDOW_MAX));
+	CHECK(at && *at == OPSUM_WINDOW_MAX / 2);
+	ev_map_free(&idx);
+	free(a);
+}
+
 int main(void)
 {
 	RUN(test_gemm_layout);
@@ -675,5 +716,6 @@ int main(void)
 	RUN(test_json_runs);
 	RUN(test_json_strip_ws);
 	RUN(test_json_digits_value);
+	RUN(test_op_window);
 	return unit_report("test_analysis");
 }
