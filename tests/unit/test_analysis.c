@@ -222,6 +222,15 @@ static void test_dist_merge(void)
 	CHECK(pool.used == 0);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNIT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNIT_ASAN 1
+#endif
+#endif
+
+#ifndef UNIT_ASAN
 /* A /proc/self/status figure in kB ("VmRSS:"), -1 when not there. */
 static long status_kb(const char *key)
 {
@@ -269,13 +278,6 @@ static long dist_fill_kb(unsigned groups, uint64_t budget, uint64_t adds)
 		waitpid(p, NULL, 0);
 	return kb;
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNIT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNIT_ASAN 1
-#endif
 #endif
 
 /* Memory grows with groups, never with samples: once the exact budget has
