@@ -3,8 +3,8 @@
  * pipe.c - records handed to an ev_goal built on a thread of its own.
  *
  * A caller that makes the records (coll-expand expanding collectives)
- * spends about half as long as the builder takes to add them: with a
- * second core the two overlap.  The caller packs each op with the DEPs
+ * and the builder that adds them each take a large share of the time:
+ * with a second core the two overlap.  The caller packs each op with the DEPs
  * that follow it into items (feed.c's format) in the batches of a fixed
  * ring; the builder thread adds each batch once it is handed over.  The
  * builder thread alone touches the ev_goal from ev_goal_pipe_start until
