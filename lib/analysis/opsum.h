@@ -170,5 +170,12 @@ struct opsum_window {
  * (key -> index + 1). */
 int opsum_window_prune(const struct opsum_window *w, void *items, size_t *n, int64_t now, uint64_t *evicted,
                        struct ev_map *idx);
+/* r's thread among th[0 .. *nth) (added when new), its ops that ended
+ * before r popped: the cpu_ops still open around r. */
+int opsum_thread(struct othread **th, size_t *nth, size_t *capth, const struct ev_rec *r, struct othread **out);
+/* The end by which half of n open instances (items of size bytes, an
+ * int64_t end at offset end) have ended, in *cut: a full window closes
+ * those first. */
+int opsum_half_end(const void *items, size_t n, size_t size, size_t end, int64_t *cut);
 
 #endif /* EV_OPSUM_H */

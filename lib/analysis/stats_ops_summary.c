@@ -188,21 +188,28 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+int opsum_half_end(const void *items, size_t n, size_t size, size_t end, int64_t *cut)
+{
+	const unsigned char *a = items;
+	int64_t *ends = malloc((n ? n : 1) * sizeof *ends);
+	if (!ends)
+		return EV_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		memcpy(&ends[i], a + i * size + end, sizeof ends[i]);
+	qsort(ends, n, sizeof *ends, cmp_i64);
+	*cut = n ? ends[n / 2] : INT64_MIN;
+	free(ends);
+	return EV_OK;
+}
+
 static int sweep(ev_stats *s, int all)
 {
 	struct opsum *o = s->state;
 	int64_t cut = INT64_MIN;
 	int rc = EV_OK;
-	if (!all && o->n >= INST_MAX) {
-		int64_t *ends = malloc(o->n * sizeof *ends);
-		if (!ends)
-			return EV_ERR_NOMEM;
-		for (size_t i = 0; i < o->n; i++)
-			ends[i] = o->inst[i].end;
-		qsort(ends, o->n, sizeof *ends, cmp_i64);
-		cut = ends[o->n / 2];
-		free(ends);
-	}
+	if (!all && o->n >= INST_MAX &&
+	    (rc = opsum_half_end(o->inst, o->n, sizeof *o->inst, offsetof(struct oinst, end), &cut)) != EV_OK)
+		return rc;
 	size_t w = 0;
 	for (size_t i = 0; i < o->n; i++) {
 		struct oinst *in = &o->inst[i];
@@ -322,24 +329,22 @@ static const struct opnode *node_of(const struct opsum *o, uint32_t rank, uint16
 
 /* A cpu_op range: its parent is the innermost op still open on its
  * thread (the ranges of a thread nest). */
-static int range_rec(ev_stats *s, const struct ev_rec *r)
+int opsum_thread(struct othread **th, size_t *nth, size_t *capth, const struct ev_rec *r, struct othread **out)
 {
-	struct opsum *o = s->state;
 	struct othread *t = NULL;
-	int rc;
-	for (size_t i = 0; i < o->nth && !t; i++)
-		if (o->th[i].rank == r->rank && o->th[i].thread == r->stream && o->th[i].src == r->src)
-			t = &o->th[i];
+	for (size_t i = 0; i < *nth && !t; i++)
+		if ((*th)[i].rank == r->rank && (*th)[i].thread == r->stream && (*th)[i].src == r->src)
+			t = &(*th)[i];
 	if (!t) {
-		if (o->nth == o->capth) {
-			size_t cap = o->capth ? 2 * o->capth : 8;
-			struct othread *nt = realloc(o->th, cap * sizeof *nt);
+		if (*nth == *capth) {
+			size_t cap = *capth ? 2 * *capth : 8;
+			struct othread *nt = realloc(*th, cap * sizeof *nt);
 			if (!nt)
 				return EV_ERR_NOMEM;
-			o->th = nt;
-			o->capth = cap;
+			*th = nt;
+			*capth = cap;
 		}
-		t = &o->th[o->nth++];
+		t = &(*th)[(*nth)++];
 		memset(t, 0, sizeof *t);
 		t->rank = r->rank;
 		t->thread = r->stream;
@@ -347,6 +352,17 @@ static int range_rec(ev_stats *s, const struct ev_rec *r)
 	}
 	while (t->n && t->end[t->n - 1] <= r->ts)
 		t->n--;
+	*out = t;
+	return EV_OK;
+}
+
+static int range_rec(ev_stats *s, const struct ev_rec *r)
+{
+	struct opsum *o = s->state;
+	struct othread *t;
+	int rc = opsum_thread(&o->th, &o->nth, &o->capth, r, &t);
+	if (rc)
+		return rc;
 	int64_t end = ev_rec_end(r);
 	uint32_t parent = t->n ? t->id[t->n - 1] : 0;
 	if (t->n < OPSUM_DEPTH) {

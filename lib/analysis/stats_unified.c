@@ -48,8 +48,6 @@ static const struct perf_category *const categories[] = {
 
 /* A cpu_op seen: its parent, for the tree; what a row of it needs. */
 struct unode { uint32_t rank, id, parent, thread; uint16_t src; uint8_t pm; uint64_t sig; int64_t ts, end, uid; };
-/* A thread's open cpu_ops. */
-struct uthread { uint32_t rank, thread; uint16_t src; uint32_t n; uint32_t id[UNI_DEPTH]; int64_t end[UNI_DEPTH]; };
 /* A runtime call made outside any op: its duration and thread. */
 struct ucall { uint64_t key; int64_t dur; uint32_t thread; };
 
@@ -97,7 +95,7 @@ struct ugroup {
 struct unified {
 	struct tl_clock clock;
 	int64_t now;
-	struct uthread *th;
+	struct othread *th;     /* open cpu_ops per thread (opsum_thread) */
 	size_t nth, capth;
 	struct unode *node;
 	size_t nnode, capnode;
@@ -174,40 +172,12 @@ static const struct unode *node_of(const struct unified *u, uint32_t rank, uint1
 	return n && n->rank == rank && n->src == src && n->id == id ? n : NULL;
 }
 
-/* The open cpu_ops of r's thread, those ended before r popped. */
-static int thread_of(struct unified *u, const struct ev_rec *r, struct uthread **out)
-{
-	struct uthread *t = NULL;
-	for (size_t i = 0; i < u->nth && !t; i++)
-		if (u->th[i].rank == r->rank && u->th[i].thread == r->stream && u->th[i].src == r->src)
-			t = &u->th[i];
-	if (!t) {
-		if (u->nth == u->capth) {
-			size_t cap = u->capth ? 2 * u->capth : 8;
-			struct uthread *nt = realloc(u->th, cap * sizeof *nt);
-			if (!nt)
-				return EV_ERR_NOMEM;
-			u->th = nt;
-			u->capth = cap;
-		}
-		t = &u->th[u->nth++];
-		memset(t, 0, sizeof *t);
-		t->rank = r->rank;
-		t->thread = r->stream;
-		t->src = r->src;
-	}
-	while (t->n && t->end[t->n - 1] <= r->ts)
-		t->n--;
-	*out = t;
-	return EV_OK;
-}
-
 static int range_rec(ev_stats *s, const struct ev_rec *r)
 {
 	struct unified *u = s->state;
-	struct uthread *t;
+	struct othread *t;
 	uint8_t pm = 0;
-	int rc = thread_of(u, r, &t);
+	int rc = opsum_thread(&u->th, &u->nth, &u->capth, r, &t);
 	if (!rc && r->sig)
 		rc = has_model(s, r->sig, &pm);
 	if (rc)
@@ -247,8 +217,8 @@ static uint64_t call_key(uint32_t rank, uint16_t src, uint32_t id)
 static int api_rec(ev_stats *s, const struct ev_rec *r)
 {
 	struct unified *u = s->state;
-	struct uthread *t;
-	int rc = thread_of(u, r, &t);
+	struct othread *t;
+	int rc = opsum_thread(&u->th, &u->nth, &u->capth, r, &t);
 	if (rc || t->n || !r->id)
 		return rc;
 	if (!u->call && !(u->call = malloc(CALL_MAX * sizeof *u->call)))
@@ -482,12 +452,6 @@ static int resolve(ev_stats *s, size_t i)
 #define INST_WINDOW_NS 1000000000LL
 #define INST_MAX 65536
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int sweep(ev_stats *s, int all)
 {
 	struct unified *u = s->state;
@@ -496,17 +460,10 @@ static int sweep(ev_stats *s, int all)
 	unsigned char *closing = calloc(u->n + 1, 1);
 	if (!closing)
 		return EV_ERR_NOMEM;
-	if (!all && u->n >= INST_MAX) {
-		int64_t *ends = malloc(u->n * sizeof *ends);
-		if (!ends) {
-			free(closing);
-			return EV_ERR_NOMEM;
-		}
-		for (size_t i = 0; i < u->n; i++)
-			ends[i] = u->inst[i].end;
-		qsort(ends, u->n, sizeof *ends, cmp_i64);
-		cut = ends[u->n / 2];
-		free(ends);
+	if (!all && u->n >= INST_MAX &&
+	    opsum_half_end(u->inst, u->n, sizeof *u->inst, offsetof(struct uinst, end), &cut) != EV_OK) {
+		free(closing);
+		return EV_ERR_NOMEM;
 	}
 	for (size_t i = 0; i < u->n; i++) {
 		struct gkey k = u->inst[i].key;

@@ -699,6 +699,33 @@ static void test_op_window(void)
 	free(a);
 }
 
+/* The end by which half the open instances have ended (a full window
+ * closes those first), and a thread's open ops: a new thread is added,
+ * ops that ended by the record's start are popped. */
+static void test_op_half_and_thread(void)
+{
+	struct wop items[5] = { { 1, 50, 0, 0 }, { 2, 10, 0, 0 }, { 3, 40, 0, 0 }, { 4, 20, 0, 0 }, { 5, 30, 0, 0 } };
+	int64_t cut = 0;
+	CHECK(opsum_half_end(items, 5, sizeof items[0], offsetof(struct wop, end), &cut) == EV_OK && cut == 30);
+	CHECK(opsum_half_end(items, 0, sizeof items[0], offsetof(struct wop, end), &cut) == EV_OK && cut == INT64_MIN);
+	struct othread *th = NULL, *t = NULL;
+	size_t nth = 0, cap = 0;
+	struct ev_rec r;
+	ev_rec_init(&r);
+	r.rank = 1;
+	r.stream = 7;
+	r.ts = 100;
+	CHECK(opsum_thread(&th, &nth, &cap, &r, &t) == EV_OK && nth == 1 && t && t->n == 0 && t->thread == 7);
+	t->id[0] = 11, t->end[0] = 500;
+	t->id[1] = 12, t->end[1] = 200;
+	t->n = 2;
+	r.ts = 200; /* op 12 ended at 200: popped, op 11 still open */
+	CHECK(opsum_thread(&th, &nth, &cap, &r, &t) == EV_OK && nth == 1 && t->n == 1 && t->id[0] == 11);
+	r.stream = 8;
+	CHECK(opsum_thread(&th, &nth, &cap, &r, &t) == EV_OK && nth == 2 && t->n == 0 && t->thread == 8);
+	free(th);
+}
+
 int main(void)
 {
 	RUN(test_gemm_layout);
@@ -719,5 +746,6 @@ int main(void)
 	RUN(test_json_strip_ws);
 	RUN(test_json_digits_value);
 	RUN(test_op_window);
+	RUN(test_op_half_and_thread);
 	return unit_report("test_analysis");
 }
