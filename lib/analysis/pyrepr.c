@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/pyrepr.h"
+#include "ev/numtext.h"
 
 void pyt_put(struct pytext *t, const char *s, size_t n)
 {
@@ -110,7 +111,7 @@ const char *py_value(struct pytext *t, const char *p, int tuples)
 
 void py_float(struct pytext *t, double v)
 {
-	char b[48], out[64];
+	char out[64];
 	if (isnan(v)) {
 		pyt_puts(t, "nan");
 		return;
@@ -120,21 +121,13 @@ void py_float(struct pytext *t, double v)
 		return;
 	}
 	/* The fewest significant digits that read back to v. */
-	int prec = 0;
-	for (; prec < 17; prec++) {
-		snprintf(b, sizeof b, "%.*e", prec, v);
-		if (strtod(b, NULL) == v)
-			break;
-	}
-	char *e = strchr(b, 'e');
-	int exp10 = atoi(e + 1);
 	char digits[24];
-	size_t nd = 0;
-	for (const char *q = b; q < e; q++)
-		if (*q >= '0' && *q <= '9')
-			digits[nd++] = *q;
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
+	int exp10 = 0;
+	size_t nd = 1;
+	if (v == 0)
+		strcpy(digits, "0");
+	else
+		nd = (size_t)ev_num_shortest(v, digits, &exp10);
 	size_t w = 0;
 	if (v < 0 || (v == 0 && signbit(v)))
 		out[w++] = '-';

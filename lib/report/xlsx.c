@@ -11,6 +11,7 @@
  * last, which the format allows: readers find parts through the zip's
  * directory.
  */
+#include "ev/numtext.h"
 #include "ev/xlsx.h"
 #include "ev/stream.h"
 #include "ev/table.h"
@@ -198,13 +199,7 @@ static size_t plain_decimal(const char *s, char *b)
 size_t ev_xlsx_number_text(const char *s, double v, char *b, size_t bsz)
 {
 	size_t n = plain_decimal(s, b);
-	if (n)
-		return n;
-	for (int prec = 15;; prec++) {
-		n = (size_t)snprintf(b, bsz, "%.*G", prec, v);
-		if (prec == 17 || strtod(b, NULL) == v)
-			return n;
-	}
+	return n ? n : ev_num_text(v, b, bsz, 1);
 }
 
 /* --- sheets ------------------------------------------------------------- */

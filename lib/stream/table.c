@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ev/numtext.h"
 #include "ev/table.h"
 
 struct ev_table {
@@ -246,50 +247,6 @@ int ev_table_null(ev_table *t)
 	return after(t);
 }
 
-/* Most numbers in tables are times with a few decimals (a duration in us
- * from integer ns).  When v is the double nearest to a decimal m / 10^k
- * (k <= 6, at most 15 significant digits, 1e-4 <= |v| < 1e15), that
- * decimal is exactly what "%.15g" prints and it reads back to v, so it can
- * be written directly.  Distinct decimals of 15 digits are distinct
- * doubles, so the first k that fits gives the one answer.  0 if not. */
-static size_t short_decimal(double v, char *b)
-{
-	static const double p10[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
-	double a = fabs(v);
-	if (!(a >= 1e-4 && a < 1e15))
-		return 0;
-	for (int k = 0; k <= 6; k++) {
-		double x = a * p10[k];
-		if (x >= 1e15)
-			return 0;
-		uint64_t m = (uint64_t)(x + 0.5);
-		if ((double)m / p10[k] != a)
-			continue;
-		char d[24];
-		int n = 0;
-		do {
-			d[n++] = (char)('0' + m % 10);
-			m /= 10;
-		} while (m || n <= k);
-		size_t w = 0;
-		if (v < 0)
-			b[w++] = '-';
-		for (int i = n - 1; i >= k; i--)
-			b[w++] = d[i];
-		int z = 0; /* trailing zeros of the fraction */
-		while (z < k && d[z] == '0')
-			z++;
-		if (z < k) {
-			b[w++] = '.';
-			for (int i = k - 1; i >= z; i--)
-				b[w++] = d[i];
-		}
-		b[w] = '\0';
-		return w;
-	}
-	return 0;
-}
-
 int ev_table_f64(ev_table *t, double v)
 {
 	char b[40];
@@ -297,16 +254,7 @@ int ev_table_f64(ev_table *t, double v)
 		return ev_table_null(t);
 	if (v == 0)
 		v = 0; /* no "-0" */
-	if (short_decimal(v, b)) {
-		before(t);
-		puts_(t, b);
-		return after(t);
-	}
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(b, sizeof b, "%.*g", prec, v);
-		if (strtod(b, NULL) == v)
-			break;
-	}
+	ev_num_text(v, b, sizeof b, 0);
 	before(t);
 	puts_(t, b);
 	return after(t);
