@@ -96,33 +96,36 @@ size_t ev_num_decimal(double v, char *b)
 	return w;
 }
 
-/* For 1e-4 <= |v| < 1e15: of p = 15, 16, 17 significant digits, the first
+/* For 1e-4 <= |v| < 2^53: of p = 15, 16, 17 significant digits, the first
  * whose correct rounding of v reads back to v, as printf's "%.*e" and
- * strtod would find it, in exact integer arithmetic.  With v = M 2^E
- * (2^52 <= M < 2^53) and k = p - 1 - X decimals (X = v's power of ten),
- * v 10^k = N / 2^s for N = M 10^k, s = -E; the rounding q of that reads
- * back iff q 2^s lies within half an ulp (10^k in these units) of N, ties
- * going to an even M.  (Below a power of two the next double is nearer,
- * but in this range a power of two is a decimal of at most 15 digits,
- * which reads back exactly.)  The bounds keep N and q 2^s under 2^125.  Its digits, trimmed, and X into *exp10; 0 when
- * v is out of range. */
-static int shortest_exact(double v, char *d, int *exp10)
+ * strtod would find it, in exact integer arithmetic.  With v = M 2^-s
+ * (2^52 <= M < 2^53, 0 <= s <= 66) and k = p - 1 - X decimals (X = v's
+ * power of ten, -4..15, so -1 <= k <= 20), v 10^k = N / D for N = M 10^k
+ * and D = 2^s (k < 0: N = M, D = 2^s 10^-k).  The rounding q of N / D
+ * reads back iff |q D - N| is under half an ulp, which is 10^k (k < 0: 1)
+ * in these units, ties going to an even M.  (Below a power of two the next
+ * double is nearer, but here a power of two is an exact decimal of at
+ * most 16 digits and its 15-digit rounding is many ulps away.)  N and q D
+ * stay under 2^125.  Its digits, trimmed, into d, X into *exp10 and p
+ * into *prec; 0 when v is out of range. */
+static int shortest_exact(double v, char *d, int *exp10, int *prec)
 {
 	double a = fabs(v);
-	if (!(a >= 1e-4 && a < 1e15))
+	if (!(a >= 1e-4 && a < 9007199254740992.0))
 		return 0;
 	int e2;
 	double fr = frexp(a, &e2);
 	uint64_t M = (uint64_t)ldexp(fr, 53);
-	int s = 53 - e2; /* 3 <= s <= 66 */
+	int s = 53 - e2;
 	int X = (int)floor(log10(a));
 	for (int p = 15; p <= 17; p++) {
-		u128 N, q, r, half;
+		u128 N, D, q, r;
 		int k;
 		for (;;) {
 			k = p - 1 - X;
-			N = (u128)M * p10q(k);
-			q = N >> s;
+			N = (u128)M * p10q(k > 0 ? k : 0);
+			D = ((u128)1 << s) * p10q(k < 0 ? -k : 0);
+			q = k < 0 ? N / D : N >> s;
 			if (q >= p10u[p])
 				X++;
 			else if (q < p10u[p - 1])
@@ -130,11 +133,10 @@ static int shortest_exact(double v, char *d, int *exp10)
 			else
 				break;
 		}
-		r = N - (q << s);
-		half = (u128)1 << (s - 1);
-		if (r > half || (r == half && (q & 1)))
+		r = N - q * D;
+		if (2 * r > D || (2 * r == D && (q & 1)))
 			q++;
-		u128 qs = q << s, dist = qs > N ? qs - N : N - qs, ulp = p10q(k);
+		u128 qd = q * D, dist = qd > N ? qd - N : N - qd, ulp = p10q(k > 0 ? k : 0);
 		if (2 * dist < ulp || (2 * dist == ulp && !(M & 1)) || p == 17) {
 			int x = X, n;
 			if (q == p10u[p]) { /* rounded up to the next power of ten */
@@ -145,6 +147,7 @@ static int shortest_exact(double v, char *d, int *exp10)
 			while (n > 1 && d[n - 1] == '0')
 				d[--n] = '\0';
 			*exp10 = x;
+			*prec = p;
 			return n;
 		}
 	}
@@ -188,7 +191,7 @@ int ev_num_shortest(double v, char *d, int *exp10)
 			d[--n] = '\0';
 		return n;
 	}
-	if ((n = shortest_exact(v, d, exp10)) > 0)
+	if ((n = shortest_exact(v, d, exp10, &k)) > 0)
 		return n;
 	return shortest_libc(v, d, exp10);
 }
@@ -196,14 +199,14 @@ int ev_num_shortest(double v, char *d, int *exp10)
 size_t ev_num_text(double v, char *b, size_t bsz, int upper)
 {
 	char d[24];
-	int x, n;
+	int x, n, p;
 	size_t w = 0;
 	if (bsz < 32)
 		return 0;
 	if ((w = ev_num_decimal(v, b)) > 0)
 		return w;
-	/* In range, p >= 15 > X: "%.*g" prints the digits without exponent. */
-	if ((n = shortest_exact(v, d, &x)) > 0 && x < 15) {
+	/* "%.*g" prints without exponent from 1e-4 to below 10^p. */
+	if ((n = shortest_exact(v, d, &x, &p)) > 0 && x < p) {
 		if (v < 0)
 			b[w++] = '-';
 		if (x < 0) {

@@ -72,7 +72,7 @@ static void check_one(double v)
 }
 
 /* Random doubles of every shape in and around the integer path's range
- * (1e-4 to 1e15): bit patterns, quotients, decimals, powers of two and
+ * (1e-4 to 2^53): bit patterns, quotients, decimals, powers of two and
  * their neighbours, values halfway between decimals. */
 static void test_against_libc(void)
 {
@@ -80,7 +80,7 @@ static void test_against_libc(void)
 	for (int i = 0; i < 300000; i++) {
 		uint64_t x = next();
 		double v;
-		switch (i % 6) {
+		switch (i % 7) {
 		case 0: { /* exponent between 2^-16 and 2^52 */
 			uint64_t bits = (x & 0x000FFFFFFFFFFFFFULL) | ((uint64_t)(1023 - 16 + (int)((x >> 52) % 70)) << 52);
 			memcpy(&v, &bits, sizeof v);
@@ -90,14 +90,15 @@ static void test_against_libc(void)
 		case 2: v = (double)(x % 1000000000000000ULL) / pow(10, (double)((x >> 50) % 20)); break;
 		case 3: v = ldexp(1.0, (int)(x % 70) - 16); break;
 		case 4: v = nextafter(ldexp(1.0, (int)(x % 70) - 16), (x >> 40) & 1 ? 0 : INFINITY); break;
-		default: v = ((double)(x % 100000000000000ULL) + 0.5) / 1e6; break;
+		case 5: v = ((double)(x % 100000000000000ULL) + 0.5) / 1e6; break;
+		default: v = 1.7e15 + (double)(x % 100000000000ULL) / 1e3; break; /* epoch us */
 		}
 		if (x >> 63)
 			v = -v;
 		check_one(v);
 	}
 	static const double fixed[] = { 1e-4, 9.9999999999999991e-05, 1e15, 999999999999999.9, 999999999999999.4,
-		                        0.1, 0.3, 2.0 / 3, 1e-3, 123456789012345.6, 5e-324, 1e300, 4194304 };
+		                        0.1, 0.3, 2.0 / 3, 9007199254740991.0, 9007199254740992.0, 4503599627370496.0, 2e15, 1e-3, 123456789012345.6, 5e-324, 1e300, 4194304 };
 	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
 		check_one(fixed[i]);
 	CHECK(bad == 0);
