@@ -41,34 +41,73 @@ const char *pyt_str(const struct pytext *t)
 	return t->p && t->n ? t->p : "";
 }
 
+/* Python's escape of the character c inside quotes q, or NULL. */
+static const char *py_escape(char c, char q)
+{
+	switch (c) {
+	case '\\': return "\\\\";
+	case '\n': return "\\n";
+	case '\t': return "\\t";
+	case '\r': return "\\r";
+	case '\'': return q == '\'' ? "\\'" : NULL;
+	case '"': return q == '"' ? "\\\"" : NULL;
+	default: return NULL;
+	}
+}
+
 /* Single quotes, or double ones when the text holds a single quote and no
- * double one, as Python chooses. */
+ * double one, as Python chooses.  Runs of plain characters go in one put. */
 const char *py_string(struct pytext *t, const char *p)
 {
-	struct pytext raw = { 0 };
-	for (; *p && *p != '"'; p++) {
-		char c = *p;
-		if (c == '\\' && p[1]) {
-			p++;
-			c = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p;
+	int sq = 0, dq = 0;
+	const char *e = p;
+	for (; *e && *e != '"'; e++) {
+		if (*e == '\\' && e[1]) {
+			e++;
+			dq |= *e == '"';
 		}
-		pyt_put(&raw, &c, 1);
+		sq |= *e == '\'';
 	}
-	const char *s = pyt_str(&raw);
-	char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
+	char q = sq && !dq ? '"' : '\'';
 	pyt_put(t, &q, 1);
-	for (; *s; s++) {
-		const char *e = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : *s == '\r' ? "\\r"
-		              : *s == q  ? (q == '\'' ? "\\'" : "\\\"") : NULL;
-		if (e)
-			pyt_puts(t, e);
+	while (p < e) {
+		size_t span = strcspn(p, "\\\n\t\r'\"");
+		if (span > (size_t)(e - p))
+			span = (size_t)(e - p);
+		pyt_put(t, p, span);
+		if ((p += span) >= e)
+			break;
+		char c = *p++;
+		if (c == '\\' && p < e) {
+			c = *p++;
+			c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
+		}
+		const char *x = py_escape(c, q);
+		if (x)
+			pyt_puts(t, x);
 		else
-			pyt_put(t, s, 1);
+			pyt_put(t, &c, 1);
 	}
 	pyt_put(t, &q, 1);
-	t->oom |= raw.oom;
-	free(raw.p);
-	return *p ? p + 1 : p;
+	return *e ? e + 1 : e;
+}
+
+void py_text(struct pytext *t, const char *s, size_t n)
+{
+	const char *end = s + n;
+	char q = memchr(s, '\'', n) && !memchr(s, '"', n) ? '"' : '\'';
+	pyt_put(t, &q, 1);
+	while (s < end) {
+		const char *p = s;
+		while (p < end && !py_escape(*p, q))
+			p++;
+		pyt_put(t, s, (size_t)(p - s));
+		if (p == end)
+			break;
+		pyt_puts(t, py_escape(*p, q));
+		s = p + 1;
+	}
+	pyt_put(t, &q, 1);
 }
 
 static const char *value(struct pytext *t, const char *p, int tuples, int depth)

@@ -25,6 +25,8 @@ const char *py_value(struct pytext *t, const char *p, int tuples);
 /* The JSON string after its opening quote at p as Python's repr() of it;
  * returns the end. */
 const char *py_string(struct pytext *t, const char *p);
+/* Python's repr() of the n bytes of text at s. */
+void py_text(struct pytext *t, const char *s, size_t n);
 /* Python's repr() of a float: the shortest digits that read back to v,
  * fixed from 1e-4 to 1e16 (with ".0" when whole), else d.ddde+XX; "nan",
  * "inf". */

@@ -846,28 +846,18 @@ int perf_kernel_details(ev_stats *s, struct perf_kpos *pos, uint32_t nk, uint64_
 		pyt_puts(trunc, sep);
 		pyt_puts(full, "{'name': ");
 		pyt_puts(trunc, "{'name': ");
-		/* The name as a Python string: through the JSON-string reader. */
-		struct pytext q = { 0 }, q64 = { 0 };
+		/* TraceLens's truncated name: 64 bytes and "...". */
 		const char *nm = k[i].name;
-		for (const char *c = nm; *c; c++) {
-			if (*c == '"' || *c == '\\')
-				pyt_put(&q, "\\", 1);
-			pyt_put(&q, c, 1);
-			if (c - nm < 64) {
-				if (*c == '"' || *c == '\\')
-					pyt_put(&q64, "\\", 1);
-				pyt_put(&q64, c, 1);
-			}
+		size_t len = strlen(nm);
+		char cut[64 + 4];
+		py_text(full, nm, len);
+		if (len > 64) {
+			memcpy(cut, nm, 64);
+			memcpy(cut + 64, "...", 4);
+			py_text(trunc, cut, 67);
+		} else {
+			py_text(trunc, nm, len);
 		}
-		pyt_puts(&q, "\"");
-		if (strlen(nm) > 64)
-			pyt_puts(&q64, "...");
-		pyt_puts(&q64, "\"");
-		py_string(full, pyt_str(&q));
-		py_string(trunc, pyt_str(&q64));
-		rc = q.oom || q64.oom ? EV_ERR_NOMEM : rc;
-		free(q.p);
-		free(q64.p);
 		snprintf(b, sizeof b, ", 'stream': %u", k[i].stream);
 		pyt_puts(full, b);
 		pyt_puts(trunc, b);

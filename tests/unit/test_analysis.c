@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis/opsum.h"
+#include "analysis/pyrepr.h"
 #include "ev.h"
 #include "json/json_bytes.h"
 #include "unit.h"
@@ -726,10 +727,50 @@ static void test_op_half_and_thread(void)
 	free(th);
 }
 
+/* Python's repr() of strings (raw, and JSON-escaped as the stream holds
+ * them) and floats; the expected texts are Python 3.11's. */
+static void test_pyrepr(void)
+{
+	static const char *const raw[][2] = {
+		{ "plain", "'plain'" },
+		{ "it's", "\"it's\"" },
+		{ "say \"hi\"", "'say \"hi\"'" },
+		{ "both ' and \"", "'both \\' and \"'" },
+		{ "tab\tnew\nline\\back\rcr", "'tab\\tnew\\nline\\\\back\\rcr'" },
+	};
+	/* The same texts as JSON strings after their opening quote. */
+	static const char *const json[] = { "plain\"", "it's\"", "say \\\"hi\\\"\"", "both ' and \\\"\"",
+		                            "tab\\tnew\\nline\\\\back\\rcr\", 1" };
+	for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
+		struct pytext a = { 0 }, b = { 0 };
+		py_text(&a, raw[i][0], strlen(raw[i][0]));
+		const char *end = py_string(&b, json[i]);
+		CHECK(strcmp(pyt_str(&a), raw[i][1]) == 0);
+		CHECK(strcmp(pyt_str(&b), raw[i][1]) == 0);
+		CHECK(end[-1] == '"');
+		free(a.p);
+		free(b.p);
+	}
+	static const struct { double v; const char *want; } fl[] = {
+		{ 0.0, "0.0" }, { -0.0, "-0.0" }, { 12.345, "12.345" }, { 1e-05, "1e-05" }, { 0.0001, "0.0001" },
+		{ 1e16, "1e+16" }, { 1234567890123456.8, "1234567890123456.8" }, { 31.025999999999996, "31.025999999999996" },
+		{ 5e-324, "5e-324" }, { 2.0, "2.0" }, { -3.5e300, "-3.5e+300" }, { 1.7e15 + 0.25, "1700000000000000.2" },
+	};
+	for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) {
+		struct pytext t = { 0 };
+		py_float(&t, fl[i].v);
+		if (strcmp(pyt_str(&t), fl[i].want) != 0)
+			fprintf(stderr, "repr of %.17g: %s, want %s\n", fl[i].v, pyt_str(&t), fl[i].want);
+		CHECK(strcmp(pyt_str(&t), fl[i].want) == 0);
+		free(t.p);
+	}
+}
+
 int main(void)
 {
 	RUN(test_gemm_layout);
 	RUN(test_table_f64_exact);
+	RUN(test_pyrepr);
 	RUN(test_cover);
 	RUN(test_overlap);
 	RUN(test_dist_exact);
