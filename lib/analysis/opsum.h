@@ -69,9 +69,15 @@ struct oinst { /* an open op instance */
 	uint64_t thread;        /* its op's thread + 1, 0 unknown */
 	int64_t uid, op_ts;     /* its op's UID (tl_uid, -1 unknown) and start (ops-args) */
 	uint32_t nk, more;      /* direct events kept, and past OPSUM_MAXK */
+	uint32_t kl;            /* their list in opsum.kl + 1, 0 none yet */
+};
+/* The direct events of an instance that launches some: a list apart, as
+ * most instances (the ops around a launcher) have none. */
+struct oklist {
 	uint64_t kname[OPSUM_MAXK];
 	uint32_t kstream[OPSUM_MAXK];
 	double kdur[OPSUM_MAXK]; /* us */
+	uint32_t next;           /* free: the next free list + 1 */
 };
 
 /* A cpu_op seen on a thread: its parent (the cpu_op open around it), so
@@ -91,6 +97,9 @@ struct opsum {
 	struct ev_map idx;      /* hash of an instance's key -> index + 1 */
 	struct oinst *inst;
 	size_t n, cap;
+	struct oklist *kl;      /* instances' direct events, reused when closed */
+	size_t nkl, capkl;
+	uint32_t klfree;        /* first free list + 1 */
 	int64_t now;
 	struct tl_clock clock;
 	/* ops-args: groups split by process and thread names, and the

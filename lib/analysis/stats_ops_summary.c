@@ -105,6 +105,33 @@ double opsum_busy_us(const ev_stats *s, const struct busy *b)
 	return s->o.float_us ? b->fbusy + (b->fz - b->fa) : (double)(b->busy + ev_span(b->start, b->end)) / 1e3;
 }
 
+/* A free list of direct events for an instance: its index + 1, 0 no memory. */
+static uint32_t klist_get(struct opsum *o)
+{
+	uint32_t i = o->klfree;
+	if (i) {
+		o->klfree = o->kl[i - 1].next;
+		return i;
+	}
+	if (o->nkl == o->capkl) {
+		size_t cap = o->capkl ? 2 * o->capkl : 64;
+		struct oklist *nl = cap <= UINT32_MAX ? realloc(o->kl, cap * sizeof *nl) : NULL;
+		if (!nl)
+			return 0;
+		o->kl = nl;
+		o->capkl = cap;
+	}
+	return (uint32_t)++o->nkl;
+}
+
+static void klist_put(struct opsum *o, uint32_t i)
+{
+	if (i) {
+		o->kl[i - 1].next = o->klfree;
+		o->klfree = i;
+	}
+}
+
 /* An instance is done: its direct and subtree time into its (signature,
  * category); an op that launched nothing itself is no launcher. */
 static int inst_close(ev_stats *s, const struct oinst *in)
@@ -112,6 +139,7 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 	struct opsum *o = s->state;
 	if (!in->direct.on)
 		return EV_OK;
+	const struct oklist *kl = in->nk ? &o->kl[in->kl - 1] : NULL;
 	struct gkey k;
 	memset(&k, 0, sizeof k);
 	k.sg = in->key.sg;
@@ -140,8 +168,8 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 			return EV_ERR_NOMEM;
 		g->nk = in->nk;
 		for (uint32_t i = 0; i < in->nk; i++) {
-			g->k[i].name = in->kname[i];
-			g->k[i].stream = in->kstream[i];
+			g->k[i].name = kl->kname[i];
+			g->k[i].stream = kl->kstream[i];
 		}
 	}
 	if (g->count == 0)
@@ -172,7 +200,7 @@ static int inst_close(ev_stats *s, const struct oinst *in)
 		return rc;
 	}
 	for (uint32_t i = 0; !rc && i < in->nk; i++)
-		rc = ev_dist_add(&g->k[i].d, &s->pool, in->kdur[i], in->first);
+		rc = ev_dist_add(&g->k[i].d, &s->pool, kl->kdur[i], in->first);
 	return rc;
 }
 
@@ -217,6 +245,7 @@ static int sweep(ev_stats *s, int all)
 		if (all || expired || in->end <= cut) {
 			s->n.ops_window += !all && !expired;
 			rc = rc ? rc : inst_close(s, in);
+			klist_put(o, in->kl);
 			continue;
 		}
 		o->inst[w++] = *in;
@@ -492,9 +521,12 @@ int opsum_rec(ev_stats *s, const struct ev_rec *r)
 			in->cat = category(s, r);
 		opsum_busy_add(s, &in->direct, r, a, z);
 		if (in->nk < OPSUM_MAXK) {
-			in->kname[in->nk] = r->name;
-			in->kstream[in->nk] = r->stream;
-			in->kdur[in->nk++] = (double)r->dur / 1000.0;
+			if (!in->kl && !(in->kl = klist_get(o)))
+				return EV_ERR_NOMEM;
+			struct oklist *kl = &o->kl[in->kl - 1];
+			kl->kname[in->nk] = r->name;
+			kl->kstream[in->nk] = r->stream;
+			kl->kdur[in->nk++] = (double)r->dur / 1000.0;
 		} else {
 			in->more++;
 		}
@@ -546,6 +578,7 @@ void opsum_free(ev_stats *s)
 		free(g->k);
 	}
 	free(o->inst);
+	free(o->kl);
 	free(o->th);
 	free(o->node);
 	ev_map_free(&o->idx);
