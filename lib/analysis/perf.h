@@ -49,7 +49,14 @@ struct perf_category {
 	 * that backward op's subtree; `model` gives TraceLens's flops_bwd and
 	 * bytes_bwd. */
 	int bwd;
+	/* What TraceLens does when `model` returns PERF_NOARGS (the op lacks
+	 * the args its model reads), said with their count; NULL none. */
+	const char *noargs;
 };
+
+/* A model's answer beside EV_OK and EV_ERR_FORMAT: the op has not the
+ * args the model reads (TraceLens then looks elsewhere, cat->noargs). */
+#define PERF_NOARGS 1
 
 #define PERF_CATEGORIES(X) \
 	X(gemm, GEMM) \
@@ -61,6 +68,12 @@ struct perf_category {
 	X(norm, Normalization) \
 	X(reduce, Reduce_fwd) \
 	X(reduce_bwd, Reduce_bwd)
+/* Models TraceLens picks by a pattern of the op's name (its perf-model
+ * matchers, for generated kernel names) rather than by the name: `ops`
+ * are name prefixes, and TraceLens writes no sheet of them, only their
+ * numbers in unified_perf_summary (stats_unified.c). */
+#define PERF_MATCHERS(X) \
+	X(triton)
 /* A category's --table number (the report picks its sheets by it). */
 #define PERF_ENUM(n, sheet) PERF_##n,
 enum perf_table { PERF_CATEGORIES(PERF_ENUM) PERF_NCATEGORIES };
@@ -68,6 +81,13 @@ enum perf_table { PERF_CATEGORIES(PERF_ENUM) PERF_NCATEGORIES };
 #define PERF_DECLARE(n, sheet) extern const struct perf_category perf_category_##n;
 PERF_CATEGORIES(PERF_DECLARE)
 #undef PERF_DECLARE
+#define PERF_DECLARE(n) extern const struct perf_category perf_category_##n;
+PERF_MATCHERS(PERF_DECLARE)
+#undef PERF_DECLARE
+
+/* Whether the n bytes at s are an op name of TraceLens's registry that
+ * its Triton model segments kernel names against (perf_triton_ops.c). */
+int perf_triton_known_op(const char *s, size_t n);
 
 /* Model helpers (perf_gemm.c), for the categories to share. */
 /* The i-th item of the list field ("dims", "types", "strides") of a

@@ -45,6 +45,12 @@ static const struct perf_category *const categories[] = {
 	PERF_CATEGORIES(PERF_ROW)
 #undef PERF_ROW
 };
+/* Those TraceLens picks by a prefix of the op's name. */
+static const struct perf_category *const matchers[] = {
+#define PERF_ROW(n) &perf_category_##n,
+	PERF_MATCHERS(PERF_ROW)
+#undef PERF_ROW
+};
 
 /* A cpu_op seen: its parent, for the tree; what a row of it needs. */
 struct unode { uint32_t rank, id, parent, thread; uint16_t src; uint8_t pm; uint64_t sig; int64_t ts, end, uid; };
@@ -108,8 +114,9 @@ struct unified {
 	struct ev_map idx;
 	struct ev_map sigpm;    /* sig id -> 1 + has a perf model */
 	int metrics;            /* a row has a model's numbers */
-	uint64_t evicted, deep, more, dmore, nocall, window, nomodel, failed, sketched;
-	char nomodel_op[128], failed_op[128];
+	uint64_t evicted, deep, more, dmore, nocall, window, nomodel, failed, noargs, sketched;
+	char nomodel_op[128], failed_op[128], noargs_op[128];
+	const char *noargs_why; /* the first such op's category's noargs */
 };
 
 static int unified_init(ev_stats *s)
@@ -277,6 +284,10 @@ static int model_of(ev_stats *s, const struct uinst *in, struct perf_model *m, i
 		for (const char *const *o = categories[c]->ops; *o && !cat; o++)
 			if (strlen(*o) == nl && !strncmp(sig, *o, nl))
 				cat = categories[c];
+	for (size_t c = 0; c < sizeof matchers / sizeof matchers[0] && !cat; c++)
+		for (const char *const *o = matchers[c]->ops; *o && !cat; o++)
+			if (strlen(*o) <= nl && !strncmp(sig, *o, strlen(*o)))
+				cat = matchers[c];
 	if (!cat) {
 		if (!u->nomodel++)
 			op_name(sig, u->nomodel_op, sizeof u->nomodel_op);
@@ -288,6 +299,14 @@ static int model_of(ev_stats *s, const struct uinst *in, struct perf_model *m, i
 	struct perf_inst pi = { sig, names, in->nk };
 	memset(m, 0, sizeof *m);
 	int rc = cat->model(&pi, m);
+	if (rc == PERF_NOARGS) {
+		/* One category says so today; a second would be counted with it. */
+		if (!u->noargs++) {
+			op_name(sig, u->noargs_op, sizeof u->noargs_op);
+			u->noargs_why = cat->noargs;
+		}
+		return EV_OK;
+	}
 	if (rc == EV_ERR_FORMAT || rc == EV_ERR_ARG) {
 		if (!u->failed++)
 			op_name(sig, u->failed_op, sizeof u->failed_op);
@@ -837,6 +856,10 @@ static int unified_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 		snprintf(buf, n, "%llu op instance(s) TraceLens has a perf model for that evkit has not (first: %s): "
 		         "GFLOPS, data moved, TB/s, TFLOPS/s and perf_params left empty", (unsigned long long)u->nomodel,
 		         u->nomodel_op);
+	else if (u->noargs && i == k++)
+		snprintf(buf, n, "%llu op instance(s) without the args their perf model reads (first: %s): GFLOPS, "
+		         "data moved, TB/s, TFLOPS/s and perf_params left empty%s%s", (unsigned long long)u->noargs,
+		         u->noargs_op, u->noargs_why ? "; " : "", u->noargs_why ? u->noargs_why : "");
 	else if (u->failed && i == k++)
 		snprintf(buf, n, "%llu op instance(s) whose arguments their perf model cannot read (first: %s): its "
 		         "numbers left empty", (unsigned long long)u->failed, u->failed_op);
