@@ -328,6 +328,12 @@ int64_t ev_stats_order_last(const ev_stats *s);
 int ev_stats_finish(ev_stats *s) EV_RESULT_USED;
 /* The result table (after finish).  rs is initialised by the call. */
 int ev_stats_rows(ev_stats *s, struct ev_rowset *rs) EV_RESULT_USED;
+/* Whether analyses a and b keep the same state from the same records (one
+ * gathers what the other tables), so that one ev_stats serves both. */
+int ev_stats_same_state(const struct ev_stats_analysis *a, const struct ev_stats_analysis *b);
+/* The table of analysis a over s, whose analysis keeps a's state
+ * (ev_stats_same_state), after finish; EV_ERR_ARG if it does not. */
+int ev_stats_rows_of(ev_stats *s, const struct ev_stats_analysis *a, struct ev_rowset *rs) EV_RESULT_USED;
 /* The file behind the last I/O error of ev_stats_new or finish (an
  * analysis's own output, such as annotate, or its temporary files); NULL:
  * the table's output. */

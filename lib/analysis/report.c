@@ -188,7 +188,9 @@ struct ev_report {
 	struct {
 		const struct ev_stats_analysis *a;
 		unsigned table;
-		ev_stats *s;
+		ev_stats *s;      /* its own, or an earlier table's (shared) */
+		int shared;       /* s is table owner's, which keeps the same state */
+		size_t owner;
 		ev_output *file;  /* a streamed table's file */
 		ev_table *stream; /* and its sink */
 		const struct tlcol *cols;
@@ -287,7 +289,18 @@ int ev_report_new(ev_report **rp, const struct ev_stats_opts *base, const struct
 		r->t[r->n].omit_empty = list[i].omit_empty;
 		r->t[r->n].a = o.analysis;
 		r->t[r->n].table = o.table;
-		rc = rc ? rc : ev_stats_new(&r->t[r->n].s, &o, st, meta);
+		/* ops_summary and ops_summary_by_category are two tables of one
+		 * state: it is gathered once. */
+		for (size_t j = 0; !cols && j < r->n && !r->t[r->n].shared; j++)
+			if (!r->t[j].shared && !r->t[j].stream && ev_stats_same_state(r->t[j].a, o.analysis) &&
+			    r->t[j].table == o.table && !memcmp(ev_stats_options(r->t[j].s)->by, o.by, sizeof o.by) &&
+			    ev_stats_options(r->t[j].s)->float_us == o.float_us) {
+				r->t[r->n].shared = 1;
+				r->t[r->n].owner = j;
+				r->t[r->n].s = r->t[j].s;
+			}
+		if (!r->t[r->n].shared)
+			rc = rc ? rc : ev_stats_new(&r->t[r->n].s, &o, st, meta);
 		r->n++;
 		if (rc)
 			return rc;
@@ -330,6 +343,8 @@ int ev_report_add(ev_report *r, const struct ev_rec *rec)
 		r->noflow++;
 	}
 	for (size_t k = 0; k < r->n; k++) {
+		if (r->t[k].shared)
+			continue;
 		int rc = ev_stats_add(r->t[k].s, rec);
 		if (rc == EV_ERR_ORDER)
 			r->order_last = ev_stats_order_last(r->t[k].s);
@@ -473,7 +488,7 @@ static int close_table(ev_report *r, size_t k)
 	memset(&rs, 0, sizeof rs);
 	/* A perf-model sheet without rows is left out, as TraceLens leaves it
 	 * (the trace has none of its ops): not a surprise worth a warning. */
-	if ((rc = ev_stats_rows(s, &rs)) == EV_OK && rs.rows.len == 0 && !r->t[k].omit_empty)
+	if ((rc = ev_stats_rows_of(s, r->t[k].a, &rs)) == EV_OK && rs.rows.len == 0 && !r->t[k].omit_empty)
 		ev_stats_say_empty(s, sheet, &say);
 	if (!rc && rs.rows.len == 0 && r->t[k].omit_empty) {
 		ev_rowset_free(&rs);
@@ -508,7 +523,7 @@ int ev_report_close(ev_report *r)
 		       "kineto2ev --flow-links); TraceLens joins them only through ac2g flows: convert with "
 		       "kineto2ev --flow-links for TraceLens's numbers");
 	for (size_t k = 0; !rc && k < r->n; k++)
-		rc = ev_stats_finish(r->t[k].s);
+		rc = r->t[k].shared ? EV_OK : ev_stats_finish(r->t[k].s);
 	for (size_t k = 0; !rc && k < r->n; k++)
 		rc = close_table(r, k);
 	return rc;
@@ -529,7 +544,8 @@ void ev_report_free(ev_report *r)
 			(void)ignored;
 		}
 		ev_output_abort(r->t[k].file);
-		ev_stats_free(r->t[k].s);
+		if (!r->t[k].shared)
+			ev_stats_free(r->t[k].s);
 	}
 	free(r);
 }

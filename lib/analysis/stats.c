@@ -436,6 +436,18 @@ int ev_stats_rows(ev_stats *s, struct ev_rowset *rs)
 	return s->a->rows(s, rs);
 }
 
+int ev_stats_same_state(const struct ev_stats_analysis *a, const struct ev_stats_analysis *b)
+{
+	return a == b || (a->rec == b->rec && a->init == b->init && a->finish == b->finish &&
+	                  a->state_size == b->state_size && a->group_size == b->group_size && a->free == b->free);
+}
+
+int ev_stats_rows_of(ev_stats *s, const struct ev_stats_analysis *a, struct ev_rowset *rs)
+{
+	memset(rs, 0, sizeof *rs);
+	return ev_stats_same_state(s->a, a) ? a->rows(s, rs) : EV_ERR_ARG;
+}
+
 const char *ev_stats_errpath(const ev_stats *s)
 {
 	return s ? s->errpath : NULL;

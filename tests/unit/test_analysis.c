@@ -766,11 +766,34 @@ static void test_pyrepr(void)
 	}
 }
 
+/* ops_summary and ops_summary_by_category gather one state (the report
+ * feeds it once); ops-args splits its groups by names, kernels is another
+ * analysis: neither shares. */
+static void test_same_state(void)
+{
+	const struct ev_stats_analysis *sum = ev_stats_find("ops-summary"), *cat = ev_stats_find("ops-category"),
+	                               *args = ev_stats_find("ops-args"), *kern = ev_stats_find("kernels");
+	CHECK(sum && cat && args && kern);
+	CHECK(ev_stats_same_state(sum, cat) && ev_stats_same_state(cat, sum));
+	CHECK(!ev_stats_same_state(sum, args) && !ev_stats_same_state(sum, kern));
+	struct ev_stats_opts o;
+	memset(&o, 0, sizeof o);
+	o.analysis = sum;
+	ev_stats *s = NULL;
+	struct ev_rowset rs;
+	CHECK(ev_stats_new(&s, &o, NULL, NULL) == EV_OK && ev_stats_finish(s) == EV_OK);
+	CHECK(ev_stats_rows_of(s, cat, &rs) == EV_OK);
+	ev_rowset_free(&rs);
+	CHECK(ev_stats_rows_of(s, kern, &rs) == EV_ERR_ARG);
+	ev_stats_free(s);
+}
+
 int main(void)
 {
 	RUN(test_gemm_layout);
 	RUN(test_table_f64_exact);
 	RUN(test_pyrepr);
+	RUN(test_same_state);
 	RUN(test_cover);
 	RUN(test_overlap);
 	RUN(test_dist_exact);
