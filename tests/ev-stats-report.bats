@@ -136,6 +136,36 @@ LIST
 	assert_output "gpu_timeline kernel_summary kernel_summary_by_category ops_unique_args ops_summary ops_summary_by_category coll_analysis short_kernels_summary short_kernel_histogram"
 }
 
+@test "report --threads: the same tables and messages on two threads as on one; a failure names its record" {
+	two_ranks
+	local t
+	for t in 1 2; do
+		ev-stats report --threads=$t -q --csv -o "$T/r$t" "$T/m.ev"
+		ev-stats report --threads=$t --tracelens --csv -o "$T/tl$t" "$T/m.ev" 2>"$T/tl$t.err"
+	done
+	diff -r "$T/r1" "$T/r2"
+	diff -r "$T/tl1" "$T/tl2"
+	diff "$T/tl1.err" "$T/tl2.err"
+	# Records are fed in batches of 4096 on two threads: a record out of
+	# order past the first batch, and one in the last, partial batch, are
+	# named as one thread names them.
+	awk 'BEGIN { print "type\trank\tts\tdur\tname"; for (i = 1; i <= 9000; i++) printf "kernel\t0\t%d\t1\tk\n", i * 10 }' >"$T/o.tsv"
+	awk -F'\t' -v OFS='\t' 'NR == 5001 { $3 = 5 } { print }' "$T/o.tsv" >"$T/o1.tsv"
+	awk -F'\t' -v OFS='\t' 'NR == 8998 { $3 = 5 } { print }' "$T/o.tsv" >"$T/o2.tsv"
+	pack "$T/o1.tsv" "$T/o1.ev"
+	pack "$T/o2.tsv" "$T/o2.ev"
+	for t in 1 2; do
+		run -1 ev-stats report --threads=$t -o "$T/x$t" "$T/o1.ev"
+		assert_output "ev-stats: $T/o1.ev: record 5000: out of order (ts 5 after 49990); sort with ev-merge --sort"
+		run -1 ev-stats report --threads=$t --tracelens --xlsx -o "$T/x$t.xlsx" "$T/o2.ev"
+		assert_output "ev-stats: $T/o2.ev: record 8997: out of order (ts 5 after 89960); sort with ev-merge --sort"
+	done
+	run -2 ev-stats report --threads=3 -o "$T/x" "$T/m.ev"
+	assert_output --partial "--threads: expected 1 or 2, got '3'"
+	run -2 ev-stats kernels --threads=2 "$T/m.ev"
+	assert_output --partial "kernels: --threads does not apply (it is for: report)"
+}
+
 @test "report: an analysis's notes once, named by its table; usage errors" {
 	two_ranks
 	# Rank 1 alone: its collectives were not seen on rank 0.

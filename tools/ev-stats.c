@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ev.h"
 
@@ -41,6 +42,7 @@ struct opts {
 	int rank_mean;               /* compare: --rank-mean */
 	int xlsx;                    /* --xlsx: a workbook, the table as one sheet */
 	int report;                  /* the report subcommand */
+	int threads;                 /* report: --threads, 0 the default */
 	uint64_t given;              /* bit per option code (subcommand checks) */
 	char **inputs;
 	int ninputs;
@@ -145,6 +147,7 @@ static void usage(FILE *f)
 "                         Better/Worse\n"
 "      --tracelens        report: TraceLens's sheets, column names, order, units\n"
 "                         rows and links (those evkit has; docs/ev-stats.md)\n"
+"      --threads=N        report: its tables fed on N threads, 1 or 2 [2 if 2 CPUs]\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout];\n"
 "                         report: a directory, a file per table named by\n"
 "                         its sheet (with --xlsx a workbook)\n"
@@ -188,21 +191,36 @@ static int stats_error(const struct opts *o, const ev_stats *s, int rc)
 /* One record into the analysis (or every table of the report).  Order is
  * checked per group by the analysis (a stream may interleave ranks and
  * sources). */
+static int rec_failed(struct loop *lp, ev_reader *r, int64_t ts, int rc)
+{
+	/* The report may hold records: the one that failed is `back` before. */
+	uint64_t back = lp->rep ? ev_report_failed_at(lp->rep, &ts) : 0, n = ev_reader_recno(r) - back;
+	if (rc == EV_OK || rc == EV_ERR_PIPE)
+		return rc;
+	if (rc == EV_ERR_ORDER)
+		ev_cli_order_error(&lp->o->cli, ev_reader_name(r), n, ts,
+		                   lp->rep ? ev_report_order_last(lp->rep) : ev_stats_order_last(lp->s));
+	else if (rc == EV_ERR_NOMEM) /* the groups grow with the input's names */
+		ev_cli_error(&lp->o->cli, "%s: record %llu: out of memory holding the table's groups (--max-names bounds a "
+		             "kernels table)", ev_reader_name(r), (unsigned long long)n);
+	else /* the streamed table's output failed */
+		ev_cli_file_error(&lp->o->cli, lp->o->cli.output, rc);
+	return EV_FILTER_REPORTED;
+}
+
 static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 {
 	struct loop *lp = ctx;
 	int rc = lp->rep ? ev_report_add(lp->rep, rec) : ev_stats_add(lp->s, rec);
-	if (rc == EV_OK || rc == EV_ERR_PIPE)
-		return rc;
-	if (rc == EV_ERR_ORDER)
-		ev_cli_order_error(&lp->o->cli, ev_reader_name(r), ev_reader_recno(r), rec->ts,
-		                   lp->rep ? ev_report_order_last(lp->rep) : ev_stats_order_last(lp->s));
-	else if (rc == EV_ERR_NOMEM) /* the groups grow with the input's names */
-		ev_cli_error(&lp->o->cli, "%s: record %llu: out of memory holding the table's groups (--max-names bounds a "
-		             "kernels table)", ev_reader_name(r), (unsigned long long)ev_reader_recno(r));
-	else /* the streamed table's output failed */
-		ev_cli_file_error(&lp->o->cli, lp->o->cli.output, rc);
-	return EV_FILTER_REPORTED;
+	return rc == EV_OK ? rc : rec_failed(lp, r, rec->ts, rc);
+}
+
+/* The end of an input: the report's records held go to its tables. */
+static int on_end(void *ctx, ev_reader *r, size_t i)
+{
+	int rc = ev_report_flush(((struct loop *)ctx)->rep);
+	(void)i;
+	return rc == EV_OK ? rc : rec_failed(ctx, r, 0, rc);
 }
 
 /* The report: one pass, every table into the workbook x or the
@@ -214,7 +232,9 @@ static int run_report(struct opts *o, ev_strtab *st, ev_meta *meta, ev_xlsx *x)
 	ev_report *rep = NULL;
 	int status = 0, rc = ev_report_new(&rep, &o->so, &ro, st, meta);
 	struct loop lp = { o, NULL, rep };
-	struct ev_filter f = { EV_FILTER_SKIP_TEXT, NULL, NULL, on_rec, NULL, NULL };
+	struct ev_filter f = { EV_FILTER_SKIP_TEXT, NULL, NULL, on_rec, on_end, NULL };
+	if (!rc)
+		rc = ev_report_threads(rep, o->threads ? o->threads : sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1);
 	if (rc)
 		status = ev_cli_file_error(&o->cli, rep ? ev_report_path(rep) : o->cli.output, rc);
 	else if ((status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &lp)) == 0 &&
@@ -350,6 +370,7 @@ enum optcode {
 	O_BY = 1, O_RULES, O_UNLINKED, O_NO_HTA, O_CLASS, O_KEY, O_TOP, O_TABLE, O_WHAT, O_THRESHOLD, O_RANK_MEAN, O_EXACT, O_CSV,
 	O_JSON, O_MD, O_TSV, O_FLOAT, O_MAX_OPEN, O_SHORT_US, O_BINS, O_MAX_NAMES, O_DELAY, O_RUNTIME, O_LDELAY, O_NO_MEM,
 	O_TL, O_ANNOT, O_INSTANCE, O_RATIO, O_OPERATOR, O_MINLEN, O_SORT, O_ANNOTATE, O_XLSX, /* O_XLSX last: check_options goes up to it */
+	O_THREADS,
 };
 
 #define MAX_WORDS 32
@@ -383,6 +404,7 @@ static const struct option longopts[] = {
 	{ "no-memory-events", no_argument, NULL, O_NO_MEM },
 	{ "tracelens", no_argument, NULL, O_TL },
 	{ "xlsx", no_argument, NULL, O_XLSX },
+	{ "threads", required_argument, NULL, O_THREADS },
 	{ "annotation", required_argument, NULL, O_ANNOT },
 	{ "instance", required_argument, NULL, O_INSTANCE },
 	{ "duration-ratio", required_argument, NULL, O_RATIO },
@@ -499,6 +521,11 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		so->hta_set |= EV_HTA_SET_RATIO;
 		break;
 	case O_XLSX: o->xlsx = 1; break;
+	case O_THREADS:
+		if (strcmp(arg, "1") && strcmp(arg, "2"))
+			return ev_cli_usage_error(&o->cli, "--threads: expected 1 or 2, got '%s'", arg);
+		o->threads = *arg - '0';
+		break;
 	case O_OPERATOR: so->kp_operator = arg; break;
 	case O_ANNOTATE: so->annotate = arg; break;
 	case O_MINLEN: {
@@ -627,8 +654,8 @@ static int settle_options(struct opts *o)
 	}
 	if (o->sub)
 		o->what = o->sub;
-	if (o->so.tracelens)
-		return ev_cli_not_for(&o->cli, sub_name(o), "--tracelens", report_name);
+	if (o->so.tracelens || o->threads)
+		return ev_cli_not_for(&o->cli, sub_name(o), o->threads ? "--threads" : "--tracelens", report_name);
 	if ((rc = check_options(o)) != 0)
 		return rc;
 	if (!o->by_given) {

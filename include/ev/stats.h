@@ -422,8 +422,20 @@ struct ev_report_out {
  * names the file): free it. */
 int ev_report_new(ev_report **r, const struct ev_stats_opts *base, const struct ev_report_out *out,
                   ev_strtab *st, ev_meta *meta) EV_RESULT_USED;
-/* One record into every table; EV_ERR_ORDER as ev_stats_add. */
+/* With n >= 2, the tables are fed on two threads (the caller's and a
+ * worker's), a batch of records at a time; before the first record.  No
+ * thread to be had: one, as with n = 1. */
+int ev_report_threads(ev_report *r, int n) EV_RESULT_USED;
+/* One record into every table; EV_ERR_ORDER as ev_stats_add.  With two
+ * threads the record may only be held, and a failure is of an earlier
+ * one: ev_report_failed_at. */
 int ev_report_add(ev_report *r, const struct ev_rec *rec) EV_RESULT_USED;
+/* The records held fed to the tables (at the end of each input), with
+ * ev_report_add's failures. */
+int ev_report_flush(ev_report *r) EV_RESULT_USED;
+/* After a failure: how many records were read after the one that failed,
+ * and its time in *ts. */
+uint64_t ev_report_failed_at(const ev_report *r, int64_t *ts);
 int64_t ev_report_order_last(const ev_report *r);
 /* End of input: every table finished, said, written and closed. */
 int ev_report_close(ev_report *r) EV_RESULT_USED;

@@ -14,6 +14,7 @@
 
 #include "analysis/perf.h"
 #include "analysis/stats_impl.h"
+#include "analysis/twopart.h"
 #include "ev/xlsx.h"
 
 /* A TraceLens column: its name and the analysis's column it shows (NULL:
@@ -35,18 +36,19 @@ struct report_table {
 	int by_rank;
 	const struct tlcol *cols;
 	int omit_empty;   /* no sheet when it has no rows */
+	int part;         /* with two threads, the worker's (1) or the caller's */
 };
 static const struct report_table tables[] = {
-	{ "timeline", 0, 1, NULL, 0 },
-	{ "kernels", 0, 1, NULL, 0 },
-	{ "categories", 0, 1, NULL, 0 },
-	{ "ops", 0, 1, NULL, 0 },
-	{ "ops-summary", 0, 1, NULL, 0 },
-	{ "ops-category", 0, 1, NULL, 0 },
-	{ "coll", EV_COLL_SUMMARY, 0, NULL, 0 },
-	{ "coll", EV_COLL_EACH, 0, NULL, 0 },
-	{ "short", EV_SHORT_SUMMARY, 1, NULL, 0 },
-	{ "short", EV_SHORT_HISTOGRAM, 0, NULL, 0 },
+	{ "timeline", 0, 1, NULL, 0, 1 },
+	{ "kernels", 0, 1, NULL, 0, 0 },
+	{ "categories", 0, 1, NULL, 0, 0 },
+	{ "ops", 0, 1, NULL, 0, 1 },
+	{ "ops-summary", 0, 1, NULL, 0, 0 },
+	{ "ops-category", 0, 1, NULL, 0, 0 },
+	{ "coll", EV_COLL_SUMMARY, 0, NULL, 0, 0 },
+	{ "coll", EV_COLL_EACH, 0, NULL, 0, 0 },
+	{ "short", EV_SHORT_SUMMARY, 1, NULL, 0, 0 },
+	{ "short", EV_SHORT_HISTOGRAM, 0, NULL, 0, 0 },
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 
@@ -160,24 +162,24 @@ static const struct tlcol tl_short_hist[] = { { "bin_start", "bin_start" }, { "b
  * in the order of its op-to-model map: GEMM, SDPA, CONV, ..., the
  * elementwise ones, Normalization, Reduce. */
 static const struct report_table tl_tables[] = {
-	{ "timeline", 0, 1, tl_timeline, 0 },
-	{ "ops-category", 0, 1, tl_opcat, 0 },
-	{ "ops-summary", 0, 1, tl_opsum, 0 },
-	{ "ops-args", 0, 1, tl_args, 0 },
-	{ "unified", 0, 1, tl_unified, 1 },
-	{ "perf", PERF_gemm, 1, tl_perf, 1 },
-	{ "perf", PERF_sdpa_fwd, 1, tl_perf, 1 },
-	{ "perf", PERF_conv_fwd, 1, tl_perf, 1 },
-	{ "perf", PERF_conv_bwd, 1, tl_perf, 1 },
-	{ "perf", PERF_binary, 1, tl_perf, 1 },
-	{ "perf", PERF_unary, 1, tl_perf, 1 },
-	{ "perf", PERF_norm, 1, tl_perf, 1 },
-	{ "perf", PERF_reduce, 1, tl_perf, 1 },
-	{ "perf", PERF_reduce_bwd, 1, tl_perf, 1 },
-	{ "kernel-ops", 0, 1, tl_kernels, 0 },
-	{ "short", EV_SHORT_HISTOGRAM, 0, tl_short_hist, 0 },
-	{ "short", EV_SHORT_SUMMARY, 1, tl_short_sum, 0 },
-	{ "coll", EV_COLL_SUMMARY, 1, tl_coll, 1 },
+	{ "timeline", 0, 1, tl_timeline, 0, 0 },
+	{ "ops-category", 0, 1, tl_opcat, 0, 0 },
+	{ "ops-summary", 0, 1, tl_opsum, 0, 0 },
+	{ "ops-args", 0, 1, tl_args, 0, 1 },
+	{ "unified", 0, 1, tl_unified, 1, 1 },
+	{ "perf", PERF_gemm, 1, tl_perf, 1, 0 },
+	{ "perf", PERF_sdpa_fwd, 1, tl_perf, 1, 0 },
+	{ "perf", PERF_conv_fwd, 1, tl_perf, 1, 0 },
+	{ "perf", PERF_conv_bwd, 1, tl_perf, 1, 0 },
+	{ "perf", PERF_binary, 1, tl_perf, 1, 0 },
+	{ "perf", PERF_unary, 1, tl_perf, 1, 0 },
+	{ "perf", PERF_norm, 1, tl_perf, 1, 0 },
+	{ "perf", PERF_reduce, 1, tl_perf, 1, 0 },
+	{ "perf", PERF_reduce_bwd, 1, tl_perf, 1, 0 },
+	{ "kernel-ops", 0, 1, tl_kernels, 0, 0 },
+	{ "short", EV_SHORT_HISTOGRAM, 0, tl_short_hist, 0, 0 },
+	{ "short", EV_SHORT_SUMMARY, 1, tl_short_sum, 0, 0 },
+	{ "coll", EV_COLL_SUMMARY, 1, tl_coll, 1, 0 },
 };
 #define NTL (sizeof tl_tables / sizeof tl_tables[0])
 #define MAXT (NTABLES > NTL ? NTABLES : NTL)
@@ -195,7 +197,16 @@ struct ev_report {
 		ev_table *stream; /* and its sink */
 		const struct tlcol *cols;
 		int omit_empty;
+		int part;
 	} t[MAXT];
+	/* Two threads (ev_report_threads): records are held in a batch, then
+	 * the caller's tables and the worker's each take it. */
+	struct twopart *tp;
+	struct ev_rec *batch;
+	size_t nbatch;
+	struct { size_t at, k; int rc; } fail[2]; /* each part's first failure */
+	uint64_t back;        /* records read after the one that failed */
+	int64_t fail_ts;      /* its time */
 	int64_t order_last;
 	int tracelens;        /* TraceLens's links: GPU events flagged noflow have no call */
 	uint64_t noflow;      /* how many were so left unlinked */
@@ -287,6 +298,7 @@ int ev_report_new(ev_report **rp, const struct ev_stats_opts *base, const struct
 			o.by[o.nby++] = EV_BY_RANK;
 		r->t[r->n].cols = list[i].cols;
 		r->t[r->n].omit_empty = list[i].omit_empty;
+		r->t[r->n].part = list[i].part;
 		r->t[r->n].a = o.analysis;
 		r->t[r->n].table = o.table;
 		/* ops_summary and ops_summary_by_category are two tables of one
@@ -326,6 +338,68 @@ static void check_flows(ev_report *r, const struct ev_rec *rec)
 	}
 }
 
+/* A batch of records, then the tables of a part take it. */
+#define REPORT_BATCH 4096
+
+static void run_part(void *ctx, int part)
+{
+	ev_report *r = ctx;
+	r->fail[part].rc = EV_OK;
+	for (size_t i = 0; i < r->nbatch; i++)
+		for (size_t k = 0; k < r->n; k++) {
+			if (r->t[k].shared || r->t[k].part != part)
+				continue;
+			int rc = ev_stats_add(r->t[k].s, &r->batch[i]);
+			if (rc) {
+				r->fail[part].at = i;
+				r->fail[part].k = k;
+				r->fail[part].rc = rc;
+				return;
+			}
+		}
+}
+
+int ev_report_threads(ev_report *r, int n)
+{
+	if (n < 2 || r->tp)
+		return EV_OK;
+	if (!(r->batch = malloc(REPORT_BATCH * sizeof *r->batch)))
+		return EV_ERR_NOMEM;
+	int rc = twopart_new(&r->tp, run_part, r);
+	if (rc == EV_ERR_IO) { /* no thread: one, as before */
+		free(r->batch);
+		r->batch = NULL;
+		return EV_OK;
+	}
+	return rc;
+}
+
+/* The failure of record at (of n read) in table k: what the caller says. */
+static int failed(ev_report *r, size_t at, size_t n, size_t k, int64_t ts, int rc)
+{
+	r->back = n - 1 - at;
+	r->fail_ts = ts;
+	if (rc == EV_ERR_ORDER)
+		r->order_last = ev_stats_order_last(r->t[k].s);
+	return rc;
+}
+
+int ev_report_flush(ev_report *r)
+{
+	if (!r->tp || r->nbatch == 0)
+		return EV_OK;
+	twopart_run(r->tp);
+	size_t n = r->nbatch;
+	r->nbatch = 0;
+	/* The record that failed first, as one thread feeding the tables in
+	 * their order would have found it. */
+	int p = r->fail[1].rc && (!r->fail[0].rc || r->fail[1].at < r->fail[0].at ||
+	                          (r->fail[1].at == r->fail[0].at && r->fail[1].k < r->fail[0].k));
+	if (!r->fail[p].rc)
+		return EV_OK;
+	return failed(r, r->fail[p].at, n, r->fail[p].k, r->batch[r->fail[p].at].ts, r->fail[p].rc);
+}
+
 int ev_report_add(ev_report *r, const struct ev_rec *rec)
 {
 	struct ev_rec tl;
@@ -342,16 +416,24 @@ int ev_report_add(ev_report *r, const struct ev_rec *rec)
 		rec = &tl;
 		r->noflow++;
 	}
+	if (r->tp) {
+		r->batch[r->nbatch++] = *rec;
+		return r->nbatch == REPORT_BATCH ? ev_report_flush(r) : EV_OK;
+	}
 	for (size_t k = 0; k < r->n; k++) {
 		if (r->t[k].shared)
 			continue;
 		int rc = ev_stats_add(r->t[k].s, rec);
-		if (rc == EV_ERR_ORDER)
-			r->order_last = ev_stats_order_last(r->t[k].s);
 		if (rc)
-			return rc;
+			return failed(r, 0, 1, k, rec->ts, rc);
 	}
 	return EV_OK;
+}
+
+uint64_t ev_report_failed_at(const ev_report *r, int64_t *ts)
+{
+	*ts = r->fail_ts;
+	return r->back;
 }
 
 int64_t ev_report_order_last(const ev_report *r)
@@ -511,7 +593,9 @@ static int close_table(ev_report *r, size_t k)
 
 int ev_report_close(ev_report *r)
 {
-	int rc = EV_OK;
+	int rc = ev_report_flush(r);
+	twopart_free(r->tp);
+	r->tp = NULL;
 	if (r->noflow)
 		ev_say(r->out.say, EV_SAY_WARN,
 		       "%llu GPU events joined to their call by correlation id only (no ac2g flow) left without a call "
@@ -538,6 +622,8 @@ void ev_report_free(ev_report *r)
 {
 	if (!r)
 		return;
+	twopart_free(r->tp);
+	free(r->batch);
 	for (size_t k = 0; k < r->n; k++) {
 		if (r->t[k].stream) {
 			int ignored = ev_table_close(r->t[k].stream); /* already failing */
