@@ -146,16 +146,16 @@ LIST
 	diff -r "$T/r1" "$T/r2"
 	diff -r "$T/tl1" "$T/tl2"
 	diff "$T/tl1.err" "$T/tl2.err"
-	# Records are fed in batches of 4096 on two threads: a record out of
-	# order past the first batch, and one in the last, partial batch, are
-	# named as one thread names them.
+	# TraceLens's tables take records in batches of 4096 on two threads: a
+	# record out of order past the first batch, and one in the last,
+	# partial batch, are named as one thread names them.
 	awk 'BEGIN { print "type\trank\tts\tdur\tname"; for (i = 1; i <= 9000; i++) printf "kernel\t0\t%d\t1\tk\n", i * 10 }' >"$T/o.tsv"
 	awk -F'\t' -v OFS='\t' 'NR == 5001 { $3 = 5 } { print }' "$T/o.tsv" >"$T/o1.tsv"
 	awk -F'\t' -v OFS='\t' 'NR == 8998 { $3 = 5 } { print }' "$T/o.tsv" >"$T/o2.tsv"
 	pack "$T/o1.tsv" "$T/o1.ev"
 	pack "$T/o2.tsv" "$T/o2.ev"
 	for t in 1 2; do
-		run -1 ev-stats report --threads=$t -o "$T/x$t" "$T/o1.ev"
+		run -1 ev-stats report --threads=$t --tracelens -o "$T/x$t" "$T/o1.ev"
 		assert_output "ev-stats: $T/o1.ev: record 5000: out of order (ts 5 after 49990); sort with ev-merge --sort"
 		run -1 ev-stats report --threads=$t --tracelens --xlsx -o "$T/x$t.xlsx" "$T/o2.ev"
 		assert_output "ev-stats: $T/o2.ev: record 8997: out of order (ts 5 after 89960); sort with ev-merge --sort"
