@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The Python tools our users run today, timed against evkit in the same run
 # on the real Kineto traces of ../shared/data (HTA's test traces):
-#   TraceLens  generate_perf_report_pytorch(trace, output_csvs_dir=...)
+#   TraceLens  generate_perf_report_pytorch(trace, output_csvs_dir=...), its
+#              defaults; and (output_xlsx_path=..., kernel_summary=True,
+#              short_kernel_study=True), the workbook of the same sheets
+#              as evkit's --tracelens one, which that row is timed against
 #     evkit    kineto2ev --flow-links | ev-stats report --tracelens --xlsx:
 #              TraceLens's sheets in its layout (gpu_timeline, ops and
 #              kernel summaries, the perf-model sheets, short kernels,
@@ -10,7 +13,7 @@
 #              own report (the same analyses, fewer sheets: no perf models);
 #              and process-traces --xlsx, which adds the Perfetto timeline
 #              and the per-rank CSVs
-# TraceLens and the two evkit commands are measured in turn, 5 rounds
+# TraceLens's two runs and the evkit commands are measured in turn, 5 rounds
 # (imeasure): medians, with the min-max of the rounds.
 #   HTA        TraceAnalysis(trace_dir) with get_temporal_breakdown and
 #              get_comm_comp_overlap
@@ -68,11 +71,15 @@ for t in "${real[@]}"; do
 		imeasure tl "rm -rf '$d/tl' && PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
 from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
 generate_perf_report_pytorch(sys.argv[1], output_csvs_dir=sys.argv[2])' '$f' '$d/tl' 2>'$d/tracelens.log'" \
+			tw "PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
+from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
+generate_perf_report_pytorch(sys.argv[1], output_xlsx_path=sys.argv[2], kernel_summary=True, short_kernel_study=True)' '$f' '$d/tl.xlsx' 2>'$d/tracelens-xlsx.log'" \
 			rt "kineto2ev -q --flow-links '$f' | ev-stats report -q --tracelens --xlsx -o '$d/report-tl.xlsx'" \
 			rp "kineto2ev -q '$f' | ev-stats report -q --xlsx -o '$d/report.xlsx'" \
 			ev "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'"
 		echo "| TraceLens | perf report (CSVs), ${t#../} | $mb JSON | $tl_wall ($tl_range) | | $tl_rss |"
-		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | TraceLens's sheets and layout, one workbook | $mb JSON | $rt_wall ($rt_range) | $(faster "$tl_wall" "$rt_wall" TraceLens) | $rt_rss (larger stage) |"
+		echo "| TraceLens | the same workbook as evkit's --tracelens (xlsx, kernel_summary, short_kernel_study), ${t#../} | $mb JSON | $tw_wall ($tw_range) | | $tw_rss |"
+		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | TraceLens's sheets and layout, one workbook | $mb JSON | $rt_wall ($rt_range) | $(faster "$tw_wall" "$rt_wall" "TraceLens's same workbook") ($(faster "$tl_wall" "$rt_wall" "its CSVs")) | $rt_rss (larger stage) |"
 		echo "| kineto2ev \\| ev-stats report --xlsx | evkit's report, one workbook | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
 		echo "| process-traces | --xlsx, and the timeline and CSVs | $mb JSON | $ev_wall ($ev_range) | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
 	fi
@@ -87,4 +94,4 @@ a.get_comm_comp_overlap(visualize=False)' '$d/in/$name' 2>'$d/hta.log'"
 		echo "| kineto2ev \\| ev-stats timeline | same trace (hta_* rows) | $mb JSON | $es_wall | $(faster "$ht_wall" "$es_wall" HTA) | $es_rss (larger stage) |"
 	fi
 done
-rm -rf "$d/tl" "$d/ev"
+rm -rf "$d/tl" "$d/ev" "$d/tl.xlsx"
