@@ -18,7 +18,7 @@
  * by 2 gamma^i / (gamma + 1), at most e away from anything in it. */
 static double log_gamma(void)
 {
-	static double lg;
+	static _Thread_local double lg; /* per thread: the report feeds tables on two */
 	if (lg == 0)
 		lg = log((1 + EV_DIST_SKETCH_ERR) / (1 - EV_DIST_SKETCH_ERR));
 	return lg;
