@@ -24,6 +24,10 @@ struct ev_table_sink {
 	int (*header)(void *ctx, const char *name, const char *const *cols, size_t ncols);
 	int (*row)(void *ctx, const char *const *cells, size_t ncols);
 	void *ctx;
+	/* May be NULL, else called instead of row: num[c] is 1 when cell c
+	 * is ev_table_f64's text of a finite double (the shortest "%g" that
+	 * reads back), so the sink need not parse it again. */
+	int (*row_num)(void *ctx, const char *const *cells, const unsigned char *num, size_t ncols);
 };
 /* The table into a sink; name is the sink's (a sheet's name, ...). */
 int ev_table_open_sink(ev_table **t, const struct ev_table_sink *sink, const char *name, const char *const *cols,

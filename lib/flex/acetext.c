@@ -148,6 +148,7 @@ int ev_flex_acetext_sink(struct ev_flex_acetext *a, enum ev_flex_table t, ev_out
 	sink->header = header;
 	sink->row = row;
 	sink->ctx = a;
+	sink->row_num = NULL;
 	return EV_OK;
 }
 

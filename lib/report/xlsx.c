@@ -348,9 +348,12 @@ int ev_xlsx_sheet(ev_xlsx *x, const char *name, const char *const *cols, size_t 
 	return x->st;
 }
 
-int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
+/* A row; num[c] (num may be NULL): field c is the shortest "%g" text of a
+ * finite double (ev_table_f64's), already the cell's number text but for
+ * the case of its exponent's 'e'. */
+static int row_cells(ev_xlsx *x, const char *const *fields, const unsigned char *num, size_t n)
 {
-	char ref[16], num[40];
+	char ref[16], text[40];
 	if (!x || x->nsh == 0 || n != x->sh[x->nsh - 1].ncols)
 		return EV_ERR_ARG;
 	struct sheet *s = &x->sh[x->nsh - 1];
@@ -371,15 +374,23 @@ int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
 		xlsx_str(x, ref);
 		if (xf != XF_GENERAL)
 			xlsx_fmt(x, "\" s=\"%d", xf);
-		/* A number: a plain decimal's text is taken as it is, others'
-		 * through their double. */
+		/* A number: ev_table_f64's text is already the cell's (with 'E'),
+		 * a plain decimal's is taken as it is, others' through their
+		 * double; an integer past 15 digits is text (ev_xlsx_long_integer). */
 		size_t nlen = 0;
-		if (x->kind[c] != EV_XLSX_STATUS && !(nlen = plain_decimal(f, num)) && !ev_xlsx_long_integer(f) &&
-		    ev_xlsx_parse_number(f, &v))
-			nlen = ev_xlsx_number_text(f, v, num, sizeof num);
+		if (x->kind[c] != EV_XLSX_STATUS && !ev_xlsx_long_integer(f)) {
+			if (num && num[c] && (nlen = strlen(f)) < sizeof text) {
+				memcpy(text, f, nlen + 1);
+				char *e = strchr(text, 'e');
+				if (e)
+					*e = 'E';
+			} else if (!(nlen = plain_decimal(f, text)) && ev_xlsx_parse_number(f, &v)) {
+				nlen = ev_xlsx_number_text(f, v, text, sizeof text);
+			}
+		}
 		if (nlen) {
 			xlsx_str(x, "\"><v>");
-			xlsx_put(x, num, nlen);
+			xlsx_put(x, text, nlen);
 			xlsx_str(x, "</v></c>");
 		} else {
 			f = fit_cell(x, f);
@@ -391,6 +402,11 @@ int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
 	}
 	xlsx_str(x, "</row>");
 	return x->st;
+}
+
+int ev_xlsx_row(ev_xlsx *x, const char *const *fields, size_t n)
+{
+	return row_cells(x, fields, NULL, n);
 }
 
 unsigned long ev_xlsx_truncated(const ev_xlsx *x)
@@ -415,9 +431,14 @@ static int sink_row(void *x, const char *const *cells, size_t ncols)
 	return ev_xlsx_row(x, cells, ncols);
 }
 
+static int sink_row_num(void *x, const char *const *cells, const unsigned char *num, size_t ncols)
+{
+	return row_cells(x, cells, num, ncols);
+}
+
 int ev_table_open_xlsx(ev_table **t, ev_xlsx *x, const char *sheet, const char *const *cols, size_t ncols)
 {
-	const struct ev_table_sink sink = { sink_header, sink_row, x };
+	const struct ev_table_sink sink = { sink_header, sink_row, x, sink_row_num };
 	return ev_table_open_sink(t, &sink, sheet, cols, ncols);
 }
 

@@ -25,6 +25,7 @@ struct ev_table {
 	int err;
 	char **cell;             /* sink: the row's cells as text */
 	size_t *cell_len, *cell_cap;
+	unsigned char *num;      /* sink: the cell is ev_table_f64's number */
 };
 
 /* sink: append to the current cell. */
@@ -158,7 +159,8 @@ int ev_table_open_sink(ev_table **tp, const struct ev_table_sink *sink, const ch
 	t->cell = calloc(ncols ? ncols : 1, sizeof *t->cell);
 	t->cell_len = calloc(ncols ? ncols : 1, sizeof *t->cell_len);
 	t->cell_cap = calloc(ncols ? ncols : 1, sizeof *t->cell_cap);
-	if (!t->cell || !t->cell_len || !t->cell_cap)
+	t->num = calloc(ncols ? ncols : 1, 1);
+	if (!t->cell || !t->cell_len || !t->cell_cap || !t->num)
 		return t->err = EV_ERR_NOMEM;
 	return t->err = t->sink.header(t->sink.ctx, name, cols, ncols);
 }
@@ -168,6 +170,7 @@ static int before(ev_table *t)
 {
 	if (t->to_sink) {
 		t->cell_len[t->col] = 0;
+		t->num[t->col] = 0;
 		return cell_put(t, "", 0);
 	}
 	if (t->fmt == EV_TABLE_JSON) {
@@ -188,7 +191,8 @@ static int before(ev_table *t)
 static int after(ev_table *t)
 {
 	if (t->to_sink && t->col + 1 == t->ncols && !t->err)
-		t->err = t->sink.row(t->sink.ctx, (const char *const *)t->cell, t->ncols);
+		t->err = t->sink.row_num ? t->sink.row_num(t->sink.ctx, (const char *const *)t->cell, t->num, t->ncols)
+		                         : t->sink.row(t->sink.ctx, (const char *const *)t->cell, t->ncols);
 	if (++t->col == t->ncols) {
 		t->col = 0;
 		t->rows++;
@@ -257,6 +261,8 @@ int ev_table_f64(ev_table *t, double v)
 	ev_num_text(v, b, sizeof b, 0);
 	before(t);
 	puts_(t, b);
+	if (t->to_sink)
+		t->num[t->col] = 1;
 	return after(t);
 }
 
@@ -296,6 +302,7 @@ int ev_table_close(ev_table *t)
 	for (size_t i = 0; t->cell && i < t->ncols; i++)
 		free(t->cell[i]);
 	free(t->cell);
+	free(t->num);
 	free(t->cell_len);
 	free(t->cell_cap);
 	free(t);

@@ -398,11 +398,22 @@ static int sink_row(void *ctx, const char *const *cells, size_t n)
 	return EV_OK;
 }
 
+/* row_num: the row with '#' after each cell ev_table_f64 wrote. */
+static int sink_row_num(void *ctx, const char *const *cells, const unsigned char *num, size_t n)
+{
+	struct sink_log *l = ctx;
+	for (size_t i = 0; i < n; i++)
+		l->len += (size_t)snprintf(l->text + l->len, sizeof l->text - l->len, "%s%s%s", i ? "|" : "", cells[i],
+		                           num[i] ? "#" : "");
+	l->len += (size_t)snprintf(l->text + l->len, sizeof l->text - l->len, ";");
+	return EV_OK;
+}
+
 static void test_table_sink(void)
 {
 	static const char *const cols[] = { "name", "n", "x" };
 	struct sink_log l = { .fail_at = 0 };
-	const struct ev_table_sink sink = { sink_header, sink_row, &l };
+	const struct ev_table_sink sink = { sink_header, sink_row, &l, NULL };
 	ev_table *t = NULL;
 	CHECK(ev_table_open_sink(&t, &sink, "sheet", cols, 3) == EV_OK);
 	CHECK(ev_table_str(t, "a\tb") == EV_OK && ev_table_u64(t, 7) == EV_OK && ev_table_f64(t, 0.1) == EV_OK);
@@ -410,8 +421,18 @@ static void test_table_sink(void)
 	CHECK(ev_table_close(t) == EV_OK);
 	CHECK(strcmp(l.text, "sheet:name|n|x;a\tb|7|0.1;z|-2|;") == 0); /* the tab unescaped */
 
+	/* A sink with row_num learns which cells are ev_table_f64's numbers
+	 * (not a NaN's empty cell, not integers or text). */
+	struct sink_log ln = { .fail_at = 0 };
+	const struct ev_table_sink numsink = { sink_header, sink_row, &ln, sink_row_num };
+	CHECK(ev_table_open_sink(&t, &numsink, "s", cols, 3) == EV_OK);
+	CHECK(ev_table_str(t, "1.5") == EV_OK && ev_table_u64(t, 7) == EV_OK && ev_table_f64(t, 1e20) == EV_OK);
+	CHECK(ev_table_f64(t, NAN) == EV_OK && ev_table_f64(t, 0.30000000000000004) == EV_OK && ev_table_i64(t, -2) == EV_OK);
+	CHECK(ev_table_close(t) == EV_OK);
+	CHECK(strcmp(ln.text, "s:name|n|x;1.5|7|1e+20#;|0.30000000000000004#|-2;") == 0);
+
 	struct sink_log bad = { .fail_at = 1 };
-	const struct ev_table_sink failing = { sink_header, sink_row, &bad };
+	const struct ev_table_sink failing = { sink_header, sink_row, &bad, NULL };
 	CHECK(ev_table_open_sink(&t, &failing, "s", cols, 1) == EV_OK);
 	CHECK(ev_table_str(t, "x") == EV_ERR_LIMIT && ev_table_str(t, "y") == EV_ERR_LIMIT);
 	CHECK(ev_table_close(t) == EV_ERR_LIMIT);
