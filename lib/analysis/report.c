@@ -199,10 +199,13 @@ struct ev_report {
 		const struct tlcol *cols;
 		int omit_empty;
 		int part;
+		struct ev_rowset rs; /* with two threads: its rows, made ahead */
+		int rs_rc, have_rs;
 	} t[MAXT];
 	/* Two threads (ev_report_threads): records are held in a batch, then
 	 * the caller's tables and the worker's each take it. */
 	struct twopart *tp;
+	int closing;          /* the parts finish their tables and make rows */
 	struct ev_rec *batch;
 	size_t nbatch;
 	struct { size_t at, k; int rc; } fail[2]; /* each part's first failure */
@@ -342,10 +345,35 @@ static void check_flows(ev_report *r, const struct ev_rec *rec)
 /* A batch of records, then the tables of a part take it. */
 #define REPORT_BATCH 4096
 
+/* At the end, a part's tables finished and their rows made (a shared
+ * table's in its owner's part, after it), for close_table to write in the
+ * workbook's order; a part stops at its first failure. */
+static void close_part(ev_report *r, int part)
+{
+	for (size_t k = 0; k < r->n; k++) {
+		if (r->t[r->t[k].shared ? r->t[k].owner : k].part != part)
+			continue;
+		int rc = r->t[k].shared ? EV_OK : ev_stats_finish(r->t[k].s);
+		if (rc) {
+			r->fail[part].k = k;
+			r->fail[part].rc = rc;
+			return;
+		}
+		if (!r->t[k].stream) {
+			r->t[k].rs_rc = ev_stats_rows_of(r->t[k].s, r->t[k].a, &r->t[k].rs);
+			r->t[k].have_rs = 1;
+		}
+	}
+}
+
 static void run_part(void *ctx, int part)
 {
 	ev_report *r = ctx;
 	r->fail[part].rc = EV_OK;
+	if (r->closing) {
+		close_part(r, part);
+		return;
+	}
 	for (size_t i = 0; i < r->nbatch; i++)
 		for (size_t k = 0; k < r->n; k++) {
 			if (r->t[k].shared || r->t[k].part != part)
@@ -572,9 +600,16 @@ static int close_table(ev_report *r, size_t k)
 		return rc;
 	}
 	memset(&rs, 0, sizeof rs);
+	if (r->t[k].have_rs) {
+		rs = r->t[k].rs;
+		rc = r->t[k].rs_rc;
+		r->t[k].have_rs = 0;
+	} else {
+		rc = ev_stats_rows_of(s, r->t[k].a, &rs);
+	}
 	/* A perf-model sheet without rows is left out, as TraceLens leaves it
 	 * (the trace has none of its ops): not a surprise worth a warning. */
-	if ((rc = ev_stats_rows_of(s, r->t[k].a, &rs)) == EV_OK && rs.rows.len == 0 && !r->t[k].omit_empty)
+	if (rc == EV_OK && rs.rows.len == 0 && !r->t[k].omit_empty)
 		ev_stats_say_empty(s, sheet, &say);
 	if (!rc && rs.rows.len == 0 && r->t[k].omit_empty) {
 		ev_rowset_free(&rs);
@@ -598,8 +633,6 @@ static int close_table(ev_report *r, size_t k)
 int ev_report_close(ev_report *r)
 {
 	int rc = ev_report_flush(r);
-	twopart_free(r->tp);
-	r->tp = NULL;
 	if (r->noflow)
 		ev_say(r->out.say, EV_SAY_WARN,
 		       "%llu GPU events joined to their call by correlation id only (no ac2g flow) left without a call "
@@ -610,8 +643,19 @@ int ev_report_close(ev_report *r)
 		       "GPU events were joined to their call by correlation id (the stream was converted without "
 		       "kineto2ev --flow-links); TraceLens joins them only through ac2g flows: convert with "
 		       "kineto2ev --flow-links for TraceLens's numbers");
-	for (size_t k = 0; !rc && k < r->n; k++)
-		rc = r->t[k].shared ? EV_OK : ev_stats_finish(r->t[k].s);
+	if (!rc && r->tp) {
+		/* Both parts finish their tables and make their rows at once;
+		 * the failure of the first table, as one thread would meet it. */
+		r->closing = 1;
+		twopart_run(r->tp);
+		int p = r->fail[1].rc && (!r->fail[0].rc || r->fail[1].k < r->fail[0].k);
+		rc = r->fail[p].rc;
+		twopart_free(r->tp);
+		r->tp = NULL;
+	} else {
+		for (size_t k = 0; !rc && k < r->n; k++)
+			rc = r->t[k].shared ? EV_OK : ev_stats_finish(r->t[k].s);
+	}
 	for (size_t k = 0; !rc && k < r->n; k++)
 		rc = close_table(r, k);
 	return rc;
@@ -633,6 +677,8 @@ void ev_report_free(ev_report *r)
 			int ignored = ev_table_close(r->t[k].stream); /* already failing */
 			(void)ignored;
 		}
+		if (r->t[k].have_rs)
+			ev_rowset_free(&r->t[k].rs);
 		ev_output_abort(r->t[k].file);
 		if (!r->t[k].shared)
 			ev_stats_free(r->t[k].s);
