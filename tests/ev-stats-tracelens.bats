@@ -86,8 +86,9 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	[[ "$stderr" != *"ops_summary:"* ]]
 	[[ "$stderr" != *"ops_unique_args: ex_UID left empty"* ]]
 	[[ "$stderr" != *"UID_first left empty"* ]]
-	# A synthetic op's UID is TraceLens's count past the trace's last event.
-	[[ "$stderr" == *"unified_perf_summary: ex_UID left empty on 1 synthetic op row(s)"* ]]
+	# A synthetic op's UID is TraceLens's count past the trace's last event
+	# (kineto2ev's #src trace_events= and the GPU event's step_size).
+	[[ "$stderr" != *"ex_UID left empty"* ]]
 	[[ "$stderr" != *"process_name"* ]]
 	# The kernels without a launching op (the orphan, and copy_'s, whose
 	# flow ends on another stream) are in the histogram, not in the summary.
@@ -100,10 +101,8 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	run -0 ls "$T/tl"
 	assert_output "$(printf '%s.csv\n' BinaryElementwise GEMM UnaryElementwise gpu_timeline kernel_summary ops_summary ops_summary_by_category ops_unique_args $SHORT unified_perf_summary)"
 	# shellcheck disable=SC2086 # SHEETS is a word list
-	# (exit 1: the synthetic op's ex_UID, below, is the one cell left empty)
-	run -1 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT UnaryElementwise
-	[ "$(grep -c '^  ' <<<"$output")" = 1 ]
-	assert_line "  unified_perf_summary: row 3 'ex_UID': TraceLens '53' evkit empty"
+	run -0 python3 "$CMP" "$REF/fixture" "$T/tl" $SHEETS $SHORT UnaryElementwise
+	[ "$(grep -c '^  ' <<<"$output")" = 0 ]
 	# ex_UID and UID_first too: the index in traceEvents of the group's
 	# first op (or, for the memset launched outside any op, its call).
 	assert_output --partial "ops_unique_args: 6 rows (0 in another order among ties), 162 cells equal, 0 empty in evkit, 0 differ"
@@ -113,9 +112,9 @@ other,4,0.0155,22.142857142857142,99.99999999999999"
 	# model (aten::mm, aten::add: GFLOPS, TB/s, perf_params), else its
 	# launching op with its subtree (aten::index_put_ with the nonzero
 	# under it); the memset launched outside any op a synthetic op named
-	# after its runtime call (its ex_UID, TraceLens's number past the
-	# trace's last event, left empty); the allreduce_'s NCCL kernel in no row.
-	assert_output --partial "unified_perf_summary: 5 rows (0 in another order among ties), 214 cells equal, 1 empty in evkit, 0 differ"
+	# after its runtime call (its ex_UID 53, TraceLens's number past the
+	# trace's last event); the allreduce_'s NCCL kernel in no row.
+	assert_output --partial "unified_perf_summary: 5 rows (0 in another order among ties), 215 cells equal, 0 empty in evkit, 0 differ"
 	# aten::copy_, its only kernel unlinked, is a row without kernel time
 	# (TraceLens models every instance of its ops, launching or not).
 	assert_output --partial "UnaryElementwise: 1 rows (0 in another order among ties), 36 cells equal, 0 empty in evkit, 0 differ"
@@ -182,15 +181,115 @@ aten::mm=0"
 	# the linears' own kernels are synthetic ops (two instances, one row);
 	# the allreduce_'s copy kernel too, its NCCL kernel in no row; the
 	# layer_norm takes its native_layer_norm's kernel.
-	run -1 python3 "$CMP" "$REF/unified" "$T/tl" unified_perf_summary
-	[ "$(grep -c '^  ' <<<"$output")" = 2 ]
-	# The ops' ex_UID, not the synthetic ops' (TraceLens's numbers past the
-	# trace's last event).
-	assert_output --partial "unified_perf_summary: 4 rows (0 in another order among ties), 170 cells equal, 2 empty in evkit, 0 differ"
+	# The synthetic ops' ex_UID too, TraceLens's numbers past the trace's
+	# last event (35 events): the linears' row the first of its two.
+	run -0 python3 "$CMP" "$REF/unified" "$T/tl" unified_perf_summary
+	[ "$(grep -c '^  ' <<<"$output")" = 0 ]
+	assert_output --partial "unified_perf_summary: 4 rows (0 in another order among ties), 172 cells equal, 0 empty in evkit, 0 differ"
 	run -0 python3 -c 'import csv, sys; [print(r["name"], r["op category"], r["operation_count"], sep=",") for r in csv.DictReader(open(sys.argv[1], encoding="utf-8"))]' "$T/tl/unified_perf_summary.csv"
 	assert_line --index 1 "aten::linear->linear_bias_kernel (Synthetic Op),other,2"
 	assert_line --index 3 "c10d::allreduce_->copy_into_buffer_kernel (Synthetic Op),other,1"
 	run -1 grep -c nccl "$T/tl/unified_perf_summary.csv"
+}
+
+@test "report --tracelens: synthetic ops' ex_UID as TraceLens numbers them; without the numbers, said" {
+	# Launched outside any op: a hipGraphLaunch's two kernels, a kernel and
+	# a memset of their own calls; under ops no row takes: the linears'
+	# own kernels.  The trace lists its GPU events out of time order.
+	kineto2ev --flow-links -q -o "$T/x.ev" "$TESTS_DIR/fixtures/ev-stats/tracelens-synuid.json"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/tl" "$T/x.ev"
+	[[ "$stderr" != *"ex_UID left empty"* ]]
+	run -0 python3 "$CMP" "$REF/synuid" "$T/tl" unified_perf_summary
+	assert_output "unified_perf_summary: 6 rows (0 in another order among ties), 258 cells equal, 0 empty in evkit, 0 differ"
+	# From the trace's 31 events on: first the events of calls outside any
+	# op, each call's together (the graph's two, though the other call's
+	# kernel lies between them in the file), the calls in the order of
+	# their first event in the file; then those under an op, in file order
+	# (the linears' row is its later instance's, listed first).  Equal
+	# kernel times (graph_kernel_a, orphan_kernel_x) in ex_UID's order.
+	run -0 python3 -c 'import csv, sys
+print(" ".join(r["name"].split("->")[-1] + "=" + r["ex_UID"] for r in csv.DictReader(open(sys.argv[1], encoding="utf-8"))))' \
+		"$T/tl/unified_perf_summary.csv"
+	assert_output "aten::mm=1 linear_bias_kernel (Synthetic Op)=35 graph_kernel_b (Synthetic Op)=32 graph_kernel_a (Synthetic Op)=31 orphan_kernel_x (Synthetic Op)=33 Memset (Device) (Synthetic Op)=34"
+	# One GPU event without its index (another producer, an older
+	# kineto2ev): every synthetic op's number depends on it, so the five
+	# are left empty, said; the op's kept.
+	ev-view "$T/x.ev" | awk -F'\t' -v OFS='\t' '$1 == "memset" { $26 = 0 } 1' | ev-view --pack -o "$T/old.ev"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/old" "$T/old.ev"
+	[[ "$stderr" == *"unified_perf_summary: ex_UID left empty on 5 synthetic op row(s)"*"the stream has not that order or the trace's event count"* ]]
+	uids() {
+		python3 -c 'import csv, sys
+print(" ".join(r["name"].split("->")[-1].split(" ")[0] + "=" + r["ex_UID"] for r in csv.DictReader(open(sys.argv[1], encoding="utf-8"))))' "$1"
+	}
+	run -0 uids "$T/old/unified_perf_summary.csv"
+	# (equal kernel times then in evkit's order of collection)
+	assert_output "aten::mm=1 linear_bias_kernel= graph_kernel_b= orphan_kernel_x= graph_kernel_a= Memset="
+	# Without the trace's event count (#src trace_events=): the same.
+	ev-view "$T/x.ev" | sed '/^#src /s/ trace_events=[0-9]*//' | ev-view --pack -o "$T/nocount.ev"
+	run -1 grep -a trace_events "$T/nocount.ev"
+	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/nocount" "$T/nocount.ev"
+	[[ "$stderr" == *"unified_perf_summary: ex_UID left empty on 5 synthetic op row(s)"*"the stream has not that order or the trace's event count"* ]]
+	cmp "$T/old/unified_perf_summary.csv" "$T/nocount/unified_perf_summary.csv"
+}
+
+@test "report --tracelens: an op's GPU events past the first 32 leave the synthetic ops' ex_UID empty, said" {
+	# aten::linear over a modelled aten::mm launches 34 kernels itself:
+	# synthetic ops, of which evkit keeps an instance's first 32 events
+	# (the mm's kernel among them): TraceLens numbers all 34.
+	python3 - "$T/t.json" <<-'PY'
+		import json, sys
+		def op(name, ext, ts, dur):
+		    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+		            "args": {"External id": ext, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"],
+		                     "Input Strides": [[3, 1], [1, 1]], "Concrete Inputs": ["", ""]}}
+		ev = [op("aten::linear", 1, 100, 1000), op("aten::mm", 2, 110, 15)]
+		gpu = []
+		for i in range(35):
+		    c, t = 100 + i, 120 + 20 * i
+		    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t,
+		               "dur": 3, "args": {"External id": 2 if i == 0 else 1, "correlation": c}})
+		    ev.append({"ph": "s", "cat": "ac2g", "name": "ac2g", "id": c, "pid": 1, "tid": 1, "ts": t, "bp": "e"})
+		    gpu.append({"ph": "X", "cat": "kernel", "name": "gemm_kernel" if i == 0 else "bias_kernel", "pid": 0,
+		                "tid": 7, "ts": 2000 + 10 * i, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": c}})
+		    gpu.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": c, "pid": 0, "tid": 7, "ts": 2000 + 10 * i,
+		                "bp": "e"})
+		json.dump({"traceEvents": ev + gpu}, open(sys.argv[1], "w"))
+	PY
+	kineto2ev --flow-links -q -o "$T/t.ev" "$T/t.json"
+	run -0 --separate-stderr ev-stats unified --csv "$T/t.ev"
+	[[ "$stderr" == *"3 GPU event(s) past the first 32 of their op, which TraceLens makes synthetic ops of: left out"* ]]
+	[[ "$stderr" == *"ex_UID left empty on 1 synthetic op row(s)"*"GPU events past the first of their op that evkit keeps were left out"* ]]
+	python3 -c 'import csv, sys
+print(" ".join(r["name"] + "=" + r["ex_UID"] + "x" + r["operation_count"] for r in csv.DictReader(sys.stdin)))' <<<"$output" >"$T/rows"
+	[ "$(cat "$T/rows")" = "aten::linear->bias_kernel (Synthetic Op)=x31 aten::mm=1x1" ]
+}
+
+@test "unified: the places of 2^20 synthetic ops are kept; past them ex_UID is left empty, said" {
+	# Kernels launched outside any op (their calls not in the stream), one
+	# row; the first in the file is numbered N, the trace's event count.
+	# Kernels FROM to TO, as a segment of their own.
+	kernels() {
+		python3 -c 'import sys
+w = sys.stdout.write
+w("#src 0 trace_events=3000000\n")
+w("type\tts\tdur\tname\tsig\tid\tstep_size\n")
+for i in range(int(sys.argv[1]), int(sys.argv[2])):
+    w("kernel\t%d\t1000\tk\tcudaLaunchKernel\t%d\t%d\n" % (i * 2000000000, i + 1, 2 * i + 1))' "$1" "$2" |
+			ev-view --pack
+	}
+	row() {
+		python3 -c 'import csv, sys; print(*(r["ex_UID"] + "x" + r["operation_count"] for r in csv.DictReader(sys.stdin)))'
+	}
+	kernels 0 1048576 >"$T/at.ev"
+	run -0 --separate-stderr ev-stats unified --csv "$T/at.ev"
+	[[ "$stderr" != *"ex_UID left empty"* ]]
+	[ "$(row <<<"$output")" = 3000000x1048576 ]
+	# One more, in a second segment of the stream.
+	kernels 1048576 1048577 >"$T/one.ev"
+	cat "$T/at.ev" "$T/one.ev" >"$T/past.ev"
+	run -0 --separate-stderr ev-stats unified --csv "$T/past.ev"
+	[[ "$stderr" == *"ex_UID left empty on 1 synthetic op row(s)"*"evkit keeps the places of the first 1048576 only"* ]]
+	[ "$(row <<<"$output")" = x1048577 ]
 }
 
 @test "unified: Triton kernels' numbers from their op's args, and said where the args are not" {
@@ -453,6 +552,7 @@ json.dump(t, open(sys.argv[2], "w"))'
 	kineto2ev --flow-links -q -o "$T/x.ev" "$TL/mi300/resnet_act_checkpoint.json.gz"
 	run -0 --separate-stderr ev-stats report --tracelens --csv -o "$T/resnet" "$T/x.ev"
 	[[ "$stderr" == *"81 GPU events joined to their call by correlation id only (no ac2g flow) left without a call or op"* ]]
+	[[ "$stderr" != *"ex_UID left empty"* ]]
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" gpu_timeline ops_summary ops_summary_by_category kernel_summary GEMM ops_unique_args
 	assert_output --partial "gpu_timeline: 8 rows (0 in another order among ties), 24 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "ops_summary: 21 rows (0 in another order among ties), 189 cells equal, 0 empty in evkit, 0 differ"
@@ -482,15 +582,15 @@ json.dump(t, open(sys.argv[2], "w"))'
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" CONV_fwd CONV_bwd
 	assert_output --partial "CONV_fwd: 11 rows (0 in another order among ties), 495 cells equal, 0 empty in evkit, 0 differ"
 	assert_output --partial "CONV_bwd: 11 rows (0 in another order among ties), 495 cells equal, 0 empty in evkit, 0 differ"
-	# unified_perf_summary: every cell but one synthetic op's ex_UID, the
-	# synthetic ops of kernels whose op has a modelled op under it
-	# (aten::mse_loss's) in TraceLens's busy time of one kernel on the
-	# trace's time stamps.  The backward ops TraceLens models through their
-	# forward op all have a modelled op under them here, which takes their
-	# kernels.
-	run -1 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" unified_perf_summary
-	[ "$(grep -c '^  ' <<<"$output")" = 1 ]
-	assert_output --partial "unified_perf_summary: 125 rows (0 in another order among ties), 5374 cells equal, 1 empty in evkit, 0 differ"
+	# unified_perf_summary: every cell, the synthetic ops of kernels whose
+	# op has a modelled op under it (aten::mse_loss's) in TraceLens's busy
+	# time of one kernel on the trace's time stamps, and their ex_UID
+	# TraceLens's number past the trace's 56451 events.  The backward ops
+	# TraceLens models through their forward op all have a modelled op
+	# under them here, which takes their kernels.
+	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" unified_perf_summary
+	[ "$(grep -c '^  ' <<<"$output")" = 0 ]
+	assert_output --partial "unified_perf_summary: 125 rows (0 in another order among ties), 5375 cells equal, 0 empty in evkit, 0 differ"
 	run -0 python3 "$CMP" "$REF/resnet_act_checkpoint" "$T/resnet" Reduce_fwd
 	assert_output --partial "Reduce_fwd: 3 rows (0 in another order among ties), 108 cells equal, 0 empty in evkit, 0 differ"
 	# The backward of the forward aten::mean that its fwdbwd flow links to

@@ -480,7 +480,7 @@ OUT
 	[ "$(grep -c noflow <<<"$output")" = 2 ]
 	# The check is said on the source's #src line.
 	run -0 grep -a '^#src' "$T/f.ev"
-	assert_output --regexp '^#src 0 file=[^ ]*tracelens-ops.json rank=0 flow_links=ac2g,fwdbwd$'
+	assert_output --regexp '^#src 0 file=[^ ]*tracelens-ops.json rank=0 trace_events=53 flow_links=ac2g,fwdbwd$'
 	# The 's' end alone, or the 'f' end alone, is not enough.
 	python3 - "$F" "$T/g.json" <<-'PY'
 		import json, sys
@@ -549,7 +549,7 @@ OUT
 	assert_line --index 0 $'5001\t0'
 }
 
-@test "a cpu_op's and a runtime call's aux is its place in traceEvents + 1 (TraceLens's UID): gzip, spilled sort, flows" {
+@test "an op's, a call's and a GPU event's place in traceEvents + 1 (TraceLens's UID): gzip, spilled sort, flows" {
 	# Every element of traceEvents counts, whatever it is: metadata,
 	# flow ends, instants, a value that is no event.  The trace lists
 	# each op after the ops inside it and its calls, and then its GPU
@@ -569,23 +569,33 @@ OUT
 	               "ts": t, "dur": 5, "args": {"External id": i + 1}})
 	    if random.random() < 0.1:
 	        ev.append({"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": t, "s": "t"})
-	    gpu.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": t + 50, "dur": 10,
-	                "args": {"stream": 7, "correlation": c, "External id": i + 1}})
+	    cat = "kernel" if i % 50 else "gpu_memset" if i % 100 else "gpu_memcpy"
+	    gpu.append({"ph": "X", "cat": cat, "name": "k", "pid": 0, "tid": 7, "ts": t + 50, "dur": 10,
+	                "args": {"stream": 7, "correlation": c, "External id": i + 1, "bytes": 64}})
 	    gpu.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": c, "pid": 0, "tid": 7, "ts": t + 50, "bp": "e"})
 	json.dump({"traceEvents": ev + gpu}, open(sys.argv[1], "w"))
 	PY
-	# What TraceLens numbers them (its UID: the index in traceEvents).
+	# What TraceLens numbers them (its UID: the index in traceEvents); a
+	# GPU event's is in step_size, the trace's count on #src.
 	python3 -c 'import json, sys
-for i, e in enumerate(json.load(open(sys.argv[1]))["traceEvents"]):
-    if isinstance(e, dict) and e.get("cat") in ("cpu_op", "cuda_runtime"):
-        print(e["name"], e["tid"], e["ts"] * 1000, i)' "$T/u.json" | sort >"$T/want"
-	[ "$(wc -l <"$T/want")" = 6000 ]
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+for i, e in enumerate(ev):
+    if isinstance(e, dict) and e.get("cat") in ("cpu_op", "cuda_runtime", "kernel", "gpu_memset", "gpu_memcpy"):
+        print(e["name"], e["tid"], e["ts"] * 1000, i)
+print("trace_events=%d" % len(ev))' "$T/u.json" | sort >"$T/want"
+	[ "$(wc -l <"$T/want")" = 9001 ]
 	gzip -k "$T/u.json"
 	kineto2ev -q --flow-links -S 1M -o "$T/u.ev" "$T/u.json.gz"
-	ev-view -M -H -t range,api -c name,stream,ts,aux "$T/u.ev" | awk -F'\t' '{ print $1, $2, $3, $4 - 1 }' | sort >"$T/got"
+	uids() {
+		ev-view -M -H -t range,api -c name,stream,ts,aux "$1"
+		ev-view -M -H -t kernel,memset,memcpy -c name,stream,ts,step_size "$1"
+	}
+	{ uids "$T/u.ev" | awk -F'\t' '{ print $1, $2, $3, $4 - 1 }'; grep -ao 'trace_events=[0-9]*' "$T/u.ev"; } |
+		sort >"$T/got"
 	run -0 diff "$T/want" "$T/got"
 	# Without --flow-links the flow ends are not read, but still counted.
 	kineto2ev -q -o "$T/v.ev" "$T/u.json"
-	ev-view -M -H -t range,api -c name,stream,ts,aux "$T/v.ev" | awk -F'\t' '{ print $1, $2, $3, $4 - 1 }' | sort >"$T/got2"
+	{ uids "$T/v.ev" | awk -F'\t' '{ print $1, $2, $3, $4 - 1 }'; grep -ao 'trace_events=[0-9]*' "$T/v.ev"; } |
+		sort >"$T/got2"
 	run -0 diff "$T/want" "$T/got2"
 }

@@ -201,7 +201,8 @@ struct ev_rec {
 	uint16_t nthreads;   /* threads per block of the op's kernel, 0 unknown */
 	uint8_t chunk_steps; /* NCCL chunkSteps, 0 unknown */
 	uint8_t slice_steps; /* NCCL sliceSteps, 0 unknown */
-	uint32_t step_size;  /* NCCL stepSize in bytes, 0 unknown */
+	uint32_t step_size;  /* NCCL stepSize in bytes, 0 unknown; a GPU event's
+	                      * trace index + 1 (docs/FORMAT.md section 5) */
 };
 
 /* A record with every field zero except peer = -1. */

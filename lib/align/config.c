@@ -12,7 +12,7 @@
 
 static const char *const per_rank[] = {
 	"file", "input", "rank", "local_rank", "base_ns", "host", "hostname", "node", "pid", "tid", "device", "gpu",
-	"nsys", "schema", "nccl", "init_ns", "fini_ns",
+	"nsys", "schema", "nccl", "init_ns", "fini_ns", "trace_events",
 };
 
 int ev_align_per_rank_key(const char *key)

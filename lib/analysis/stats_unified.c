@@ -24,7 +24,8 @@
  * OPSUM_MAXK events); a tree is decided when the GPU events of its root
  * have ended a second before the stream's position, and its rows go into
  * the groups.  Memory grows with the open instances (bounded) and the
- * groups, not with the events.
+ * groups, not with the events; a synthetic op's place in TraceLens's
+ * numbering is kept for the first SYN_MAX of them (syn_number).
  */
 #include <math.h>
 #include <stdio.h>
@@ -75,6 +76,17 @@ struct uinst {
 	uint32_t kstream[UNI_MAXK];
 	double kdur[UNI_MAXK];  /* us */
 	double kbusy[UNI_MAXK]; /* its busy time alone: us, TraceLens's doubles when float_us */
+	uint32_t kuid[UNI_MAXK]; /* its trace event's index + 1 (gpu_uid1), 0 unknown */
+};
+
+/* A GPU event made a synthetic op: where TraceLens numbers it. */
+struct usyn {
+	uint64_t parent;        /* orphan: its call (rank << 32 | correlation); else 0 */
+	uint32_t uid1;          /* its trace event's index + 1 */
+	uint32_t first;         /* the uid1 its place is sorted by (syn_number) */
+	uint32_t grp;           /* its row's group */
+	uint16_t src;
+	uint8_t orphan;         /* launched by a call outside any op */
 };
 
 /* A row: instances of one name, category, names and arguments. */
@@ -88,6 +100,7 @@ struct ugroup {
 	int oclass;             /* TraceLens's collection order: 0 ops, 1 calls' events, 2 ops' events */
 	int64_t ots;
 	double uid;             /* the first instance's TraceLens UID, NAN unknown */
+	uint16_t usrc;          /* that instance's source */
 	int pm, metrics;
 	double gflop, mbytes, fpb;
 	const char *spec;
@@ -117,6 +130,11 @@ struct unified {
 	uint64_t evicted, deep, more, dmore, nocall, window, nomodel, failed, noargs, sketched;
 	char nomodel_op[128], failed_op[128], noargs_op[128];
 	const char *noargs_why; /* the first such op's category's noargs */
+	struct usyn *syn;       /* the synthetic ops' GPU events, at most SYN_MAX */
+	size_t nsyn, capsyn;
+	uint64_t synlost;       /* those past SYN_MAX */
+	unsigned synwhy;        /* SYN_NOUID, SYN_DMORE: why a source's are not numbered */
+	uint64_t synbad[65536 / 64]; /* by source: its synthetic ops not numbered */
 };
 
 static int unified_init(ev_stats *s)
@@ -132,11 +150,17 @@ static int unified_init(ev_stats *s)
 /* TraceLens's UID of a row's instance (ex_UID): an op's is its event's
  * index in the trace (kineto2ev's, tl_uid); a synthetic op's (j >= 0: the
  * instance's GPU event j) TraceLens numbers after the trace's last event,
- * orphans' first, each in the order of its GPU event in the file, which
- * would take every such event's place in the file: NAN, as unknown. */
+ * which is known only once every synthetic op is (syn_number): NAN here. */
 static double unified_uid(const struct uinst *in, int j)
 {
 	return j < 0 && in->uid >= 0 ? (double)in->uid : NAN;
+}
+
+/* A GPU event's own index in its trace's traceEvents + 1, 0 unknown:
+ * kineto2ev writes it in step_size (docs/FORMAT.md section 5). */
+static uint32_t gpu_uid1(const struct ev_rec *r)
+{
+	return is_gpu(r) ? r->step_size : 0;
 }
 
 /* An op's name out of its signature, in b. */
@@ -335,6 +359,119 @@ static void param_repr(struct pytext *t, const char *v)
 	pyt_puts(t, "'");
 }
 
+/* ---- TraceLens's numbers of the synthetic ops ---- */
+
+/* TraceLens numbers its synthetic ops from the trace's event count N on:
+ * first the GPU events launched outside any op, grouped by their runtime
+ * call, the calls in the order of their first such event in the file, each
+ * call's events in file order; then those under an op, in file order.  A
+ * row's ex_UID is its first member's, the smallest.  That needs every
+ * synthetic op's place in the file: the first SYN_MAX are kept; past them,
+ * or with a source's events not numbered (another producer, an older
+ * kineto2ev, an op's events past UNI_MAXK left out), the cells stay empty,
+ * said. */
+#define SYN_MAX (1u << 20)
+enum { SYN_NOUID = 1, SYN_DMORE = 2 };
+
+static void syn_bad(struct unified *u, uint16_t src, unsigned why)
+{
+	u->synbad[src / 64] |= (uint64_t)1 << (src % 64);
+	u->synwhy |= why;
+}
+
+static int syn_is_bad(const struct unified *u, uint16_t src)
+{
+	return (int)(u->synbad[src / 64] >> (src % 64) & 1);
+}
+
+static int syn_note(struct unified *u, const struct uinst *in, int j, size_t grp)
+{
+	uint16_t src = (uint16_t)in->key.k2;
+	if (!in->kuid[j]) {
+		syn_bad(u, src, SYN_NOUID);
+		return EV_OK;
+	}
+	if (u->nsyn == SYN_MAX || grp > UINT32_MAX) {
+		u->synlost++;
+		return EV_OK;
+	}
+	if (u->nsyn == u->capsyn) {
+		size_t cap = u->capsyn ? 2 * u->capsyn : 1024;
+		struct usyn *ns = realloc(u->syn, (cap < SYN_MAX ? cap : SYN_MAX) * sizeof *ns);
+		if (!ns)
+			return EV_ERR_NOMEM;
+		u->syn = ns;
+		u->capsyn = cap < SYN_MAX ? cap : SYN_MAX;
+	}
+	int orphan = in->key.k1 >= CALL_BIT;
+	uint64_t call = orphan ? (uint64_t)in->key.rank << 32 | (uint32_t)(in->key.k1 - CALL_BIT) : 0;
+	u->syn[u->nsyn++] = (struct usyn){ call, in->kuid[j], in->kuid[j], (uint32_t)grp, src, (uint8_t)orphan };
+	return EV_OK;
+}
+
+/* By source, orphans first, then by the key given (0: their call, 1: the
+ * place sorted by), then file order. */
+static int syn_cmp(const struct usyn *a, const struct usyn *b, int by_first)
+{
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	if (a->orphan != b->orphan)
+		return a->orphan > b->orphan ? -1 : 1;
+	uint64_t ka = by_first ? a->first : a->parent, kb = by_first ? b->first : b->parent;
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	return a->uid1 < b->uid1 ? -1 : a->uid1 > b->uid1;
+}
+
+static int syn_by_call(const void *a, const void *b)
+{
+	return syn_cmp(a, b, 0);
+}
+
+static int syn_by_place(const void *a, const void *b)
+{
+	return syn_cmp(a, b, 1);
+}
+
+/* The trace's event count of a source (#src trace_events=), 0 unknown. */
+static uint64_t trace_events(const ev_meta *m, uint16_t src)
+{
+	const struct ev_src_info *si = m ? ev_meta_src(m, src) : NULL;
+	const char *v = si ? ev_kv_get(si->kv, si->nkv, "trace_events") : NULL;
+	char *end;
+	unsigned long long n = v && *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+	return v && n && !*end && n <= UINT32_MAX ? (uint64_t)n : 0;
+}
+
+static void syn_number(ev_stats *s)
+{
+	struct unified *u = s->state;
+	if (!u->nsyn || u->synlost)
+		return;
+	/* An orphan's call's place: its first event's. */
+	qsort(u->syn, u->nsyn, sizeof *u->syn, syn_by_call);
+	for (size_t i = 1; i < u->nsyn; i++) {
+		const struct usyn *p = &u->syn[i - 1];
+		struct usyn *c = &u->syn[i];
+		if (c->orphan && p->orphan && c->src == p->src && c->parent == p->parent)
+			c->first = p->first;
+	}
+	qsort(u->syn, u->nsyn, sizeof *u->syn, syn_by_place);
+	uint64_t n = 0, pos = 0;
+	for (size_t i = 0; i < u->nsyn; i++) {
+		const struct usyn *y = &u->syn[i];
+		if (!i || y->src != u->syn[i - 1].src) {
+			pos = 0;
+			if (!(n = trace_events(s->meta, y->src)))
+				syn_bad(u, y->src, SYN_NOUID);
+		}
+		double uid = (double)(n + pos++);
+		struct ugroup *g = GROUP_VAL(&s->g, y->grp);
+		if (n && !syn_is_bad(u, y->src) && g->usrc == y->src && (isnan(g->uid) || uid < g->uid))
+			g->uid = uid;
+	}
+}
+
 /* Instance in as a row: taken whole (j < 0), or its own event j as a
  * synthetic op. */
 static int add_row(ev_stats *s, const struct uinst *in, int j)
@@ -353,7 +490,7 @@ static int add_row(ev_stats *s, const struct uinst *in, int j)
 		cat = in->pm && cat ? cat : opsum_category(b, kfirst);
 	}
 	const char *nm[3];
-	int named = tl_names(s->meta, in->key.rank, in->thread, nm);
+	int named = tl_names(s->meta, in->key.rank, in->thread, nm), rc0;
 	struct gkey k;
 	memset(&k, 0, sizeof k);
 	k.sg = in->key.sg;
@@ -362,9 +499,12 @@ static int add_row(ev_stats *s, const struct uinst *in, int j)
 	k.k2 = ev_hash64(cat, strlen(cat)) ^ (j >= 0 ? in->kname[j] * 0x9E3779B97F4A7C15ULL : 0);
 	for (int i = 0; named && i < 3; i++)
 		k.k2 = (k.k2 ^ ev_hash64(nm[i], strlen(nm[i]))) * 0x9E3779B97F4A7C15ULL;
-	struct ugroup *g = group_get(&s->g, &k, NULL);
+	size_t gi;
+	struct ugroup *g = group_get(&s->g, &k, &gi);
 	if (!g)
 		return EV_ERR_NOMEM;
+	if (j >= 0 && (rc0 = syn_note(u, in, j, gi)) != EV_OK)
+		return rc0;
 	double kt = j >= 0 ? in->kbusy[j] : opsum_busy_us(s, &in->sub);
 	struct perf_model m;
 	int got = 0, rc = EV_OK;
@@ -381,6 +521,7 @@ static int add_row(ev_stats *s, const struct uinst *in, int j)
 		g->oclass = oclass;
 		g->ots = in->ts;
 		g->uid = unified_uid(in, j);
+		g->usrc = (uint16_t)in->key.k2;
 		g->nk = j >= 0 ? 1 : in->nk;
 		g->k = calloc(g->nk ? g->nk : 1, sizeof *g->k);
 		if (!g->k)
@@ -393,6 +534,7 @@ static int add_row(ev_stats *s, const struct uinst *in, int j)
 		g->oclass = oclass;
 		g->ots = in->ts;
 		g->uid = unified_uid(in, j);
+		g->usrc = (uint16_t)in->key.k2;
 	}
 	g->count++;
 	u->more += j < 0 && in->more;
@@ -462,6 +604,8 @@ static int resolve(ev_stats *s, size_t i)
 		if ((in->dmask >> j & 1) && !(in->cmask >> j & 1))
 			rc = add_row(s, in, (int)j);
 	u->dmore += in->dmore;
+	if (in->dmore)
+		syn_bad(u, (uint16_t)in->key.k2, SYN_DMORE);
 	return rc;
 }
 
@@ -579,6 +723,7 @@ static void add_event(ev_stats *s, struct uinst *in, const struct ev_rec *r, dou
 	in->cmask |= (uint32_t)comm << in->nk;
 	in->kname[in->nk] = r->name;
 	in->kstream[in->nk] = r->stream;
+	in->kuid[in->nk] = gpu_uid1(r);
 	in->kbusy[in->nk] = s->o.float_us ? z - a : (double)ev_span(r->ts, end) / 1e3;
 	in->kdur[in->nk++] = (double)r->dur / 1000.0;
 }
@@ -656,7 +801,10 @@ static int unified_rec(ev_stats *s, const struct ev_rec *r)
 
 static int unified_finish(ev_stats *s)
 {
-	return sweep(s, 1);
+	int rc = sweep(s, 1);
+	if (!rc)
+		syn_number(s);
+	return rc;
 }
 
 static void unified_free(ev_stats *s)
@@ -677,6 +825,7 @@ static void unified_free(ev_stats *s)
 	free(u->node);
 	free(u->call);
 	free(u->inst);
+	free(u->syn);
 	ev_map_free(&u->nodeidx);
 	ev_map_free(&u->callidx);
 	ev_map_free(&u->idx);
@@ -850,8 +999,11 @@ static int unified_warning(ev_stats *s, unsigned i, char *buf, size_t n)
 		         "start)", (unsigned long long)nouid);
 	else if (synth && i == k++)
 		snprintf(buf, n, "ex_UID left empty on %llu synthetic op row(s): TraceLens numbers them after the "
-		         "trace's last event, in the file order of every such GPU event, which evkit does not keep",
-		         (unsigned long long)synth);
+		         "trace's last event, in the file order of every such GPU event; %s", (unsigned long long)synth,
+		         u->synlost ? "evkit keeps the places of the first 1048576 only"
+		         : u->synwhy & SYN_NOUID ? "the stream has not that order or the trace's event count (kineto2ev "
+		                                   "writes them: a GPU event's step_size, #src trace_events=)"
+		                                 : "GPU events past the first of their op that evkit keeps were left out");
 	else if (u->nomodel && i == k++)
 		snprintf(buf, n, "%llu op instance(s) TraceLens has a perf model for that evkit has not (first: %s): "
 		         "GFLOPS, data moved, TB/s, TFLOPS/s and perf_params left empty", (unsigned long long)u->nomodel,

@@ -480,11 +480,13 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 		 * reader knows an unflagged GPU event has its flow pair; fwdbwd:
 		 * backward ops carry their forward op (a cpu_op range's aux). */
 		const char *fl = k->o.flow_links ? " flow_links=ac2g,fwdbwd" : "";
+		/* trace_events=: how many elements traceEvents has (all read by
+		 * now), after which TraceLens numbers its synthetic ops. */
+		char base[64] = "";
 		if (fi->have_base)
-			rc = ev_write_textf(w, "#src %d file=%s rank=%lld base_ns=%lld%s", i, esc, (long long)fi->rank,
-			                    (long long)fi->base_ns, fl);
-		else
-			rc = ev_write_textf(w, "#src %d file=%s rank=%lld%s", i, esc, (long long)fi->rank, fl);
+			snprintf(base, sizeof base, " base_ns=%lld", (long long)fi->base_ns);
+		rc = ev_write_textf(w, "#src %d file=%s rank=%lld%s trace_events=%llu%s", i, esc, (long long)fi->rank,
+		                    base, (unsigned long long)fi->elements, fl);
 		if (!rc) {
 			char extra[256] = "";
 			size_t n = 0;

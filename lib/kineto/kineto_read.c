@@ -180,6 +180,7 @@ static int nccl_record(ev_kineto *k, int fidx, const struct ev_kevent *e, const 
 	r.flags = 0;
 	r.id = kr->id;
 	r.step = 0; /* the kernel's External id stays on the kernel record */
+	r.step_size = 0; /* (the kernel's place in the trace; NCCL's stepSize here) */
 	r.nthreads = kr->nthreads;
 	if (!e->f[EV_KA_COLL_NAME].type) {
 		/* No collective arguments (PyTorch <= 2.1): the writer completes
@@ -255,8 +256,8 @@ static uint32_t measured_ns(const struct ev_kspan *bw, uint64_t bytes)
 	return (uint32_t)ns;
 }
 
-static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct ev_rec *r, int cat, char *err,
-                     size_t errn, uint64_t offset)
+static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct ev_rec *r, int cat, uint32_t uid1,
+                     char *err, size_t errn, uint64_t offset)
 {
 	struct ev_kineto_file *fi = &k->files[fidx];
 	const struct kname_info *ni = kineto_name_info(k, r->name);
@@ -272,6 +273,9 @@ static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct e
 		r->type = EV_KERNEL;
 		r->op = ni->kclass;
 	}
+	/* Its own place in traceEvents + 1, as a cpu_op's aux: TraceLens
+	 * numbers the synthetic ops of GPU events in their file order. */
+	r->step_size = uid1;
 	if (e->f[EV_KA_STREAM].type && ev_kspan_i64(&e->f[EV_KA_STREAM], &x) == 0) {
 		if (x < 0 || x > UINT32_MAX)
 			fi->big_stream++;
@@ -617,7 +621,8 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	if (phc == 'X') {
 		if (cat == C_KERNEL || cat == C_MEMCPY || cat == C_MEMSET) {
 			r.comm = kineto_key2(pidv, tidv); /* for its flow; cleared by the writer */
-			return gpu_event(k, fidx, e, &r, cat == C_KERNEL ? 0 : cat == C_MEMCPY ? 1 : 2, err, errn, offset);
+			return gpu_event(k, fidx, e, &r, cat == C_KERNEL ? 0 : cat == C_MEMCPY ? 1 : 2, uid1, err, errn,
+			                 offset);
 		}
 		if (big)
 			fi->big_stream++;
