@@ -118,7 +118,8 @@ deps-full: deps
 #   check          unit programs, the contract battery, every tool's Bats
 #                  file and each pipeline end to end (tests/*.bats)
 #   check-slow     what is slow by nature (tests/full/*.bats): Chromium,
-#                  the Slurm cluster, the fuzz corpus through every tool
+#                  the Slurm cluster, the fuzz corpus through every tool,
+#                  limits reached only with big inputs
 #   sanitize       one ASan+UBSan build: the unit programs, the tools' Bats
 #                  files, the fuzz corpus through the tools and harnesses
 #   check-full     all three
