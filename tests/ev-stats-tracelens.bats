@@ -582,6 +582,29 @@ json.dump(t, open(sys.argv[2], "w"))'
 	assert_output --partial "UnaryElementwise: 24 rows (0 in another order among ties), 864 cells equal, 0 empty in evkit, 0 differ"
 }
 
+@test "report --tracelens --xlsx: the workbook, read with openpyxl, equals TraceLens's every sheet on the five real traces (shared data)" {
+	need_shared_data
+	need_openpyxl
+	local t ref sheets
+	# TraceLens's CSVs: shared data's for four traces, ResNet's made here
+	# (tests/expected/tracelens/README.md); every sheet TraceLens wrote.
+	for t in h100/Qwen_Qwen1.5-0.5B-Chat__1016005 mi300/Qwen_Qwen1.5-0.5B-Chat__1016005 \
+		mi300/gaunernst_bert-small-uncased__1016001 torch_compile_triton/trace mi300/resnet_act_checkpoint; do
+		ref="$TL/${t}_perf_report_csvs"
+		[ "$t" != mi300/resnet_act_checkpoint ] || ref="$REF/resnet_act_checkpoint"
+		sheets=$(cd "$ref" && ls -- *.csv | sed 's/\.csv$//')
+		kineto2ev --flow-links -q "$TL/$t.json.gz" | ev-stats report -q --tracelens --xlsx -o "$T/w.xlsx" -
+		# shellcheck disable=SC2086 # sheets is a word list
+		run -0 "$PY_XLSX" "$CMP" "$ref" "$T/w.xlsx" $sheets
+		# Every sheet, every cell: none empty, none different.
+		[ "$(grep -c ' 0 empty in evkit, 0 differ$' <<<"$output")" = "$(wc -w <<<"$sheets")" ]
+		# And no sheet TraceLens did not write (its perf sheets only
+		# when they have rows).
+		run -0 "$PY_XLSX" -c 'import openpyxl, sys; print(*sorted(openpyxl.load_workbook(sys.argv[1], read_only=True).sheetnames))' "$T/w.xlsx"
+		[ "$output" = "$(tr ' ' '\n' <<<"$sheets" | LC_ALL=C sort | paste -sd' ')" ]
+	done
+}
+
 @test "report --tracelens: GEMM's kernel_details, min and max make aorta's top-5 variance table (shared data)" {
 	need_shared_data
 	# aorta's analyze_gemm_reports.py over TraceLens's GEMM sheets of the

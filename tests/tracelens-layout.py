@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Compare `ev-stats report --tracelens --csv` with TraceLens's perf report CSVs.
 
-Usage: tracelens-layout.py [--side] TL_CSV_DIR EV_CSV_DIR SHEET...
+Usage: tracelens-layout.py [--side] TL_CSV_DIR EV_CSV_DIR|EV.xlsx SHEET...
 
 For each SHEET, TL_CSV_DIR/SHEET.csv (generate_perf_report_pytorch's
---output_csvs_dir) and EV_CSV_DIR/SHEET.csv are compared:
+--output_csvs_dir) and EV_CSV_DIR/SHEET.csv, or sheet SHEET of the
+workbook EV.xlsx as openpyxl reads it (`--tracelens --xlsx`), are compared:
 - columns: TraceLens's header must be the first columns of evkit's, in order
   (evkit's extra columns may follow);
 - rows: the same number, in the same order; rows whose sort value (the
@@ -54,6 +55,25 @@ SORT_COL = {
 def read(path):
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def cell_text(v):
+    """A workbook cell as the CSV holds it: numbers as Python's text of
+    them (compared as numbers), an empty cell as ''."""
+    if v is None:
+        return ""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+        return str(int(v))
+    return str(v)
+
+
+def read_sheet(path, sheet):
+    import openpyxl  # only for a workbook
+
+    wb = openpyxl.load_workbook(path, read_only=True)
+    rows = [[cell_text(v) for v in r] for r in wb[sheet].iter_rows(values_only=True)]
+    wb.close()
     return rows[0], rows[1:]
 
 
@@ -127,7 +147,7 @@ def pair_ties(th, trows, erows, sheet):
 
 def compare(tl_dir, ev_dir, sheet, side):
     th, trows = read(f"{tl_dir}/{sheet}.csv")
-    eh, erows = read(f"{ev_dir}/{sheet}.csv")
+    eh, erows = read_sheet(ev_dir, sheet) if ev_dir.endswith(".xlsx") else read(f"{ev_dir}/{sheet}.csv")
     erows, ties = pair_ties(th, trows, erows, sheet)
     bad = []
     if eh[: len(th)] != th:
