@@ -14,7 +14,7 @@
 
 #include "analysis/perf.h"
 #include "analysis/stats_impl.h"
-#include "analysis/twopart.h"
+#include "ev/worker.h"
 #include "ev/xlsx.h"
 
 /* A TraceLens column: its name and the analysis's column it shows (NULL:
@@ -204,7 +204,7 @@ struct ev_report {
 	} t[MAXT];
 	/* Two threads (ev_report_threads): records are held in a batch, then
 	 * the caller's tables and the worker's each take it. */
-	struct twopart *tp;
+	ev_worker *tp;
 	int closing;          /* the parts finish their tables and make rows */
 	struct ev_rec *batch;
 	size_t nbatch;
@@ -366,9 +366,23 @@ static void close_part(ev_report *r, int part)
 	}
 }
 
-static void run_part(void *ctx, int part)
+static void run_part(ev_report *r, int part);
+
+/* The worker's part, and both with the caller's. */
+static void worker_part(void *ctx)
 {
-	ev_report *r = ctx;
+	run_part(ctx, 1);
+}
+
+static void run_parts(ev_report *r)
+{
+	ev_worker_start(r->tp);
+	run_part(r, 0);
+	ev_worker_wait(r->tp);
+}
+
+static void run_part(ev_report *r, int part)
+{
 	r->fail[part].rc = EV_OK;
 	if (r->closing) {
 		close_part(r, part);
@@ -397,7 +411,7 @@ int ev_report_threads(ev_report *r, int n)
 		return EV_OK;
 	if (!(r->batch = malloc(REPORT_BATCH * sizeof *r->batch)))
 		return EV_ERR_NOMEM;
-	int rc = twopart_new(&r->tp, run_part, r);
+	int rc = ev_worker_new(&r->tp, worker_part, r);
 	if (rc == EV_ERR_IO) { /* no thread: one, as before */
 		free(r->batch);
 		r->batch = NULL;
@@ -420,7 +434,7 @@ int ev_report_flush(ev_report *r)
 {
 	if (!r->tp || r->nbatch == 0)
 		return EV_OK;
-	twopart_run(r->tp);
+	run_parts(r);
 	size_t n = r->nbatch;
 	r->nbatch = 0;
 	/* The record that failed first, as one thread feeding the tables in
@@ -647,10 +661,10 @@ int ev_report_close(ev_report *r)
 		/* Both parts finish their tables and make their rows at once;
 		 * the failure of the first table, as one thread would meet it. */
 		r->closing = 1;
-		twopart_run(r->tp);
+		run_parts(r);
 		int p = r->fail[1].rc && (!r->fail[0].rc || r->fail[1].k < r->fail[0].k);
 		rc = r->fail[p].rc;
-		twopart_free(r->tp);
+		ev_worker_free(r->tp);
 		r->tp = NULL;
 	} else {
 		for (size_t k = 0; !rc && k < r->n; k++)
@@ -670,7 +684,7 @@ void ev_report_free(ev_report *r)
 {
 	if (!r)
 		return;
-	twopart_free(r->tp);
+	ev_worker_free(r->tp);
 	free(r->batch);
 	for (size_t k = 0; k < r->n; k++) {
 		if (r->t[k].stream) {
