@@ -147,7 +147,7 @@ static void usage(FILE *f)
 "                         Better/Worse\n"
 "      --tracelens        report: TraceLens's sheets, column names, order, units\n"
 "                         rows and links (those evkit has; docs/ev-stats.md)\n"
-"      --threads=N        report: its tables fed on N threads, 1 or 2 [2 if 2 CPUs]\n"
+"      --threads=N        report --tracelens: its tables on 1 or 2 threads [2]\n"
 "  -o, --output=FILE      write to FILE (via a temporary name) [stdout];\n"
 "                         report: a directory, a file per table named by\n"
 "                         its sheet (with --xlsx a workbook)\n"
