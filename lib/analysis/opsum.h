@@ -20,7 +20,7 @@ struct pytext;
  * them; positions by sum, then name) of nk positions into full, and its
  * trunc_kernel_details (names cut at 64 characters, mean to 2 decimals)
  * into trunc; a position past the exact-sample budget counts in
- * *sketched.  stats_perf.c. */
+ * *sketched.  kernel_details.c. */
 int perf_kernel_details(ev_stats *s, struct perf_kpos *pos, uint32_t nk, uint64_t *sketched, struct pytext *full,
                         struct pytext *trunc);
 #define OPSUM_MAXK 32 /* GPU events of one instance kept for kernel_details */

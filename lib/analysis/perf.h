@@ -2,7 +2,7 @@
 /*
  * perf.h - TraceLens's perf-model sheets (GEMM, ...; its PerfModel): the
  * ops of a category, each op instance's parameters, FLOPs and bytes moved
- * from its signature and its kernels' names.  stats_perf.c groups the
+ * from its signature and its kernels' names.  stats_perf*.c group the
  * instances by op name and parameters into the sheet; a category is one
  * file (perf_NAME.c) defining `const struct perf_category
  * perf_category_NAME` and X(NAME, SHEET) in PERF_CATEGORIES (NAME the
