@@ -116,7 +116,7 @@ static const struct tlcol tl_perf[] = {
 	{ "Kernel Time (µs)_max", "Kernel Time (µs)_max" }, { "Kernel Time (µs)_sum", "Kernel Time (µs)_sum" },
 	{ "name_count", "name_count" }, { "UID_first", "UID_first" }, { 0, 0 },
 };
-/* unified_perf_summary (stats_unified.c): "?" marks a model's column,
+/* unified_perf_summary (unified_rows.c): "?" marks a model's column,
  * which TraceLens has only when a row has a model's numbers. */
 static const struct tlcol tl_unified[] = {
 	{ "name", "name" }, { "op category", "op category" }, { "process_name", "process_name" },

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Limits that take big inputs to reach: slow by nature, so in the full tier
 # (make check-slow).  The unified summary keeps the places of 2^20
-# synthetic ops for TraceLens's ex_UID (lib/analysis/stats_unified.c).
+# synthetic ops for TraceLens's ex_UID (lib/analysis/unified_synuid.c).
 bats_require_minimum_version 1.5.0
 load ../test_helper
 
