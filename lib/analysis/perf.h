@@ -71,7 +71,7 @@ struct perf_category {
 /* Models TraceLens picks by a pattern of the op's name (its perf-model
  * matchers, for generated kernel names) rather than by the name: `ops`
  * are name prefixes, and TraceLens writes no sheet of them, only their
- * numbers in unified_perf_summary (stats_unified.c). */
+ * numbers in unified_perf_summary (unified_groups.c). */
 #define PERF_MATCHERS(X) \
 	X(triton)
 /* A category's --table number (the report picks its sheets by it). */

@@ -63,12 +63,12 @@ static int perf_rec(ev_stats *s, const struct ev_rec *r)
 {
 	struct perf *p = s->state;
 	if (r->type == EV_RANGE && r->op == EV_RG_CPU_OP)
-		return range_rec(s, r);
+		return perf_range_rec(s, r);
 	if (!is_gpu(r) || !r->sig || (r->flags & EV_F_UNLINKED) || class_of(s, r) == EV_KC_COMM)
 		return EV_OK;
 	unsigned kd;
 	int rc;
-	if ((rc = kind_of(s, r->sig, &kd)) != EV_OK)
+	if ((rc = perf_kind_of(s, r->sig, &kd)) != EV_OK)
 		return rc;
 	if (kd == 3 && !p->unmodelled++) {
 		const char *sig = str_of(s, r->sig);
@@ -83,24 +83,24 @@ static int perf_rec(ev_stats *s, const struct ev_rec *r)
 	s->n.selected++;
 	p->now = r->ts;
 	if (!l)
-		return inst_add(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig, 0, -1);
+		return perf_inst_add(s, r, r->step ? r->step : ((uint64_t)1 << 40) + r->id, r->sig, 0, -1);
 	/* Copied: adding may prune the launchers. */
 	struct launcher lc = *l;
 	for (uint32_t i = 0; !rc && i < lc.n; i++)
-		rc = inst_add(s, r, lc.a[i].id, lc.a[i].sig, lc.a[i].thread, lc.a[i].uid);
+		rc = perf_inst_add(s, r, lc.a[i].id, lc.a[i].sig, lc.a[i].thread, lc.a[i].uid);
 	return rc;
 }
 
 static int perf_finish(ev_stats *s)
 {
 	struct perf *p = s->state;
-	int rc = sweep(s, 1);
+	int rc = perf_sweep(s, 1);
 	if (!rc)
-		rc = pend_prune(s, 1);
+		rc = perf_pend_prune(s, 1);
 	for (size_t i = 0; i < s->g.keys.len; i++) {
 		const struct pgroup *g = GROUP_VAL(&s->g, i);
 		p->any_uid |= g->uid >= 0;
-		p->no_uid += !uid_known(g);
+		p->no_uid += !perf_uid_known(g);
 	}
 	return rc;
 }

@@ -128,25 +128,25 @@ struct perf {
 
 /* stats_perf_groups.c */
 /* Whether op a comes before op b in the trace file (< 0), after (> 0). */
-int file_cmp(const ev_meta *m, const struct forder *a, const struct forder *b);
+int perf_file_cmp(const ev_meta *m, const struct forder *a, const struct forder *b);
 /* An instance is done: modelled, into its group. */
-int inst_close(ev_stats *s, const struct pinst *in);
+int perf_inst_close(ev_stats *s, const struct pinst *in);
 /* Whether group g has its UID_first. */
-int uid_known(const struct pgroup *g);
+int perf_uid_known(const struct pgroup *g);
 
 /* stats_perf_window.c */
 /* The kind of a signature, cached: 2 an op of the category, 3 one it has
  * no model for, 1 neither. */
-int kind_of(ev_stats *s, uint64_t sig, unsigned *kd);
+int perf_kind_of(ev_stats *s, uint64_t sig, unsigned *kd);
 /* Instances whose events ended a second ago (all: every one) closed. */
-int sweep(ev_stats *s, int all);
+int perf_sweep(ev_stats *s, int all);
 /* Pending ops past the window (all: every one) closed without kernel
  * time. */
-int pend_prune(ev_stats *s, int all);
+int perf_pend_prune(ev_stats *s, int all);
 /* A cpu_op range: the ops of the category its GPU events count for. */
-int range_rec(ev_stats *s, const struct ev_rec *r);
+int perf_range_rec(ev_stats *s, const struct ev_rec *r);
 /* GPU event r into the instance of op `id`. */
-int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, uint64_t thread, int64_t uid);
+int perf_inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, uint64_t thread, int64_t uid);
 
 /* stats_perf_rows.c */
 /* The sheet's rows, largest kernel time first. */

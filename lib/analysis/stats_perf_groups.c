@@ -20,7 +20,7 @@
  * else, as Kineto writes each thread's ops together, each thread's in
  * time order, the threads' order (their #thread lines') decides, then the
  * time (a thread without a #thread line: last). */
-int file_cmp(const ev_meta *m, const struct forder *a, const struct forder *b)
+int perf_file_cmp(const ev_meta *m, const struct forder *a, const struct forder *b)
 {
 	if (a->uid >= 0 && b->uid >= 0)
 		return a->uid < b->uid ? -1 : a->uid > b->uid;
@@ -40,7 +40,7 @@ static void add_col(ev_stats *s, const char *name, const struct forder *at, size
 	struct perf *p = s->state;
 	for (size_t i = 0; i < p->ncols; i++)
 		if (!strcmp(p->cols[i].name, name)) {
-			int c = file_cmp(s->meta, at, &p->cols[i].at);
+			int c = perf_file_cmp(s->meta, at, &p->cols[i].at);
 			if (c < 0 || (c == 0 && pos < p->cols[i].pos)) {
 				p->cols[i].at = *at;
 				p->cols[i].pos = pos;
@@ -52,7 +52,7 @@ static void add_col(ev_stats *s, const char *name, const struct forder *at, size
 }
 
 /* An instance is done: modelled, into its group. */
-int inst_close(ev_stats *s, const struct pinst *in)
+int perf_inst_close(ev_stats *s, const struct pinst *in)
 {
 	struct perf *p = s->state;
 	const char *names[PERF_MAXK];
@@ -112,7 +112,7 @@ int inst_close(ev_stats *s, const struct pinst *in)
 		g->first = in->at;
 		g->sig = in->key.k2;
 		g->uid = -1;
-	} else if (file_cmp(s->meta, &in->at, &g->first) < 0) {
+	} else if (perf_file_cmp(s->meta, &in->at, &g->first) < 0) {
 		g->first = in->at;
 		g->sig = in->key.k2;
 	}
@@ -155,7 +155,7 @@ int inst_close(ev_stats *s, const struct pinst *in)
 }
 
 /* Whether group g has its UID_first: every instance's op's UID known. */
-int uid_known(const struct pgroup *g)
+int perf_uid_known(const struct pgroup *g)
 {
 	return g->uid >= 0 && !g->no_uid;
 }

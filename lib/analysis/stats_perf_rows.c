@@ -18,7 +18,7 @@ static int cmp_pcol(const void *pa, const void *pb, void *ctx)
 {
 	const struct ev_stats *s = ctx;
 	const struct pcol *a = pa, *b = pb;
-	int c = file_cmp(s->meta, &a->at, &b->at);
+	int c = perf_file_cmp(s->meta, &a->at, &b->at);
 	if (c)
 		return c;
 	return a->pos < b->pos ? -1 : a->pos > b->pos;
@@ -37,9 +37,9 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	if (ga->us.sum != gb->us.sum)
 		return ga->us.sum > gb->us.sum ? -1 : 1;
 	/* TraceLens breaks ties by UID_first. */
-	if (uid_known(ga) && uid_known(gb))
+	if (perf_uid_known(ga) && perf_uid_known(gb))
 		return ga->uid < gb->uid ? -1 : ga->uid > gb->uid;
-	return file_cmp(s->meta, &ga->first, &gb->first);
+	return perf_file_cmp(s->meta, &ga->first, &gb->first);
 }
 
 static double stat_or_nan(struct ev_dist *d, int which)
@@ -105,9 +105,9 @@ int perf_rows(ev_stats *s, struct ev_rowset *rs)
 	for (size_t i = 0; !rc && i < m; i++) {
 		const struct gkey *gk = GROUP_KEY(&s->g, ord[i]);
 		struct pgroup *g = GROUP_VAL(&s->g, ord[i]);
-		/* The first instance in the trace file (file_cmp): the least
+		/* The first instance in the trace file (perf_file_cmp): the least
 		 * UID, when known. */
-		int uk = uid_known(g);
+		int uk = perf_uid_known(g);
 		const char *sig = str_of(s, g->sig);
 		struct ev_row *r;
 		size_t n;

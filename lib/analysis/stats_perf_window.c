@@ -31,7 +31,7 @@ static unsigned sig_kind(struct perf *p, const char *sig)
 #define INST_WINDOW_NS 1000000000LL
 #define INST_MAX 65536
 
-int sweep(ev_stats *s, int all)
+int perf_sweep(ev_stats *s, int all)
 {
 	struct perf *p = s->state;
 	size_t w = 0;
@@ -40,7 +40,7 @@ int sweep(ev_stats *s, int all)
 		struct pinst *in = &p->inst[i];
 		int expired = p->now > INT64_MIN + INST_WINDOW_NS && in->end < p->now - INST_WINDOW_NS;
 		if (all || expired || (p->n >= INST_MAX && i < p->n / 2)) {
-			rc = rc ? rc : inst_close(s, in);
+			rc = rc ? rc : perf_inst_close(s, in);
 			continue;
 		}
 		p->inst[w++] = *in;
@@ -54,7 +54,7 @@ int sweep(ev_stats *s, int all)
 }
 
 /* The kind of a signature (sig_kind), cached by string id. */
-int kind_of(ev_stats *s, uint64_t sig, unsigned *kd)
+int perf_kind_of(ev_stats *s, uint64_t sig, unsigned *kd)
 {
 	struct perf *p = s->state;
 	uint64_t *kind = ev_map_get(&p->sigcat, sig | 1);
@@ -151,7 +151,7 @@ static int op_key(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig
 /* Pending ops no event joined are instances without kernel time (they
  * launched nothing, or the trace left their events unlinked), all at the
  * end; those an event joined are dropped. */
-int pend_prune(ev_stats *s, int all)
+int perf_pend_prune(ev_stats *s, int all)
 {
 	struct perf *p = s->state;
 	int64_t cut = p->now > INT64_MIN + LAUNCH_WINDOW_NS ? p->now - LAUNCH_WINDOW_NS : INT64_MIN;
@@ -168,7 +168,7 @@ int pend_prune(ev_stats *s, int all)
 			in.key = e->key;
 			in.at = e->at;
 			p->early += forced;
-			rc = rc ? rc : inst_close(s, &in);
+			rc = rc ? rc : perf_inst_close(s, &in);
 			continue;
 		}
 		p->pd[w++] = *e;
@@ -191,7 +191,7 @@ static int pend_add(ev_stats *s, const struct ev_rec *r)
 	if (rc)
 		return rc;
 	if (p->npd == p->cappd) {
-		if (p->npd >= 4096 && (rc = pend_prune(s, 0)) != EV_OK)
+		if (p->npd >= 4096 && (rc = perf_pend_prune(s, 0)) != EV_OK)
 			return rc;
 		/* Grown when full, or (below PEND_MAX) when the prune left it
 		 * over 3/4 full, so that it is not pruned at every op. */
@@ -211,12 +211,12 @@ static int pend_add(ev_stats *s, const struct ev_rec *r)
 
 /* A cpu_op range: the ops of the category open on its thread (and itself,
  * if one) are those its GPU events count for. */
-int range_rec(ev_stats *s, const struct ev_rec *r)
+int perf_range_rec(ev_stats *s, const struct ev_rec *r)
 {
 	struct perf *p = s->state;
 	unsigned kd = 1;
 	int rc;
-	if (r->sig && (rc = kind_of(s, r->sig, &kd)) != EV_OK)
+	if (r->sig && (rc = perf_kind_of(s, r->sig, &kd)) != EV_OK)
 		return rc;
 	/* A backward sheet's op is the backward op linked to a forward op of
 	 * the category: it stands for that op, on the backward's thread. */
@@ -302,7 +302,7 @@ static int la_add(struct perf *p, const struct ev_rec *r, uint32_t id, int64_t e
 
 /* GPU event r into the instance of op `id` with signature sig, run on
  * thread - 1 (0 unknown), of UID uid (-1 unknown). */
-int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, uint64_t thread, int64_t uid)
+int perf_inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, uint64_t thread, int64_t uid)
 {
 	struct perf *p = s->state;
 	struct gkey key;
@@ -317,7 +317,7 @@ int inst_add(ev_stats *s, const struct ev_rec *r, uint64_t id, uint64_t sig, uin
 	struct pinst *in = slot ? &p->inst[*slot - 1] : NULL;
 	if (!in || memcmp(&in->key, &key, sizeof key)) {
 		if (p->n == p->cap) {
-			if (p->n > 4096 && (rc = sweep(s, 0)) != EV_OK)
+			if (p->n > 4096 && (rc = perf_sweep(s, 0)) != EV_OK)
 				return rc;
 			if (p->n == p->cap) {
 				size_t cap = p->cap ? 2 * p->cap : 64;
