@@ -188,12 +188,9 @@ static int stats_error(const struct opts *o, const ev_stats *s, int rc)
 	return rc == EV_ERR_NOMEM ? input_oom(o) : ev_cli_file_error(&o->cli, path ? path : o->cli.output, rc);
 }
 
-/* One record into the analysis (or every table of the report).  Order is
- * checked per group by the analysis (a stream may interleave ranks and
- * sources). */
+/* A record's failure: r's, or one the report held (read `back` before). */
 static int rec_failed(struct loop *lp, ev_reader *r, int64_t ts, int rc)
 {
-	/* The report may hold records: the one that failed is `back` before. */
 	uint64_t back = lp->rep ? ev_report_failed_at(lp->rep, &ts) : 0, n = ev_reader_recno(r) - back;
 	if (rc == EV_OK || rc == EV_ERR_PIPE)
 		return rc;
@@ -208,6 +205,9 @@ static int rec_failed(struct loop *lp, ev_reader *r, int64_t ts, int rc)
 	return EV_FILTER_REPORTED;
 }
 
+/* One record into the analysis (or every table of the report).  Order is
+ * checked per group by the analysis (a stream may interleave ranks and
+ * sources). */
 static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 {
 	struct loop *lp = ctx;
