@@ -143,26 +143,37 @@ static int hand_over(struct ev_goal_pipe *p, int empty_too)
 	return st;
 }
 
+/* The next item of the batch (the batch handed over first when full), its
+ * op for the caller to fill. */
+static int new_item(ev_goal_pipe *p, uint64_t recno, struct goal_item **out)
+{
+	if (PIPE_BATCH - p->len < sizeof **out) {
+		int st = hand_over(p, 0);
+		if (st)
+			return st;
+	}
+	struct goal_item *it = (struct goal_item *)(void *)(p->buf + p->len);
+	it->recno = recno;
+	it->ndeps = 0;
+	it->pad = 0;
+	p->len += sizeof *it;
+	*out = it;
+	return EV_OK;
+}
+
 int ev_goal_pipe_add(ev_goal_pipe *p, const struct ev_rec *rec, uint64_t recno)
 {
 	if (p->failed)
 		return p->failed;
 	struct goal_item *it;
+	int st;
 	switch (rec->type) {
 	case EV_SEND:
 	case EV_RECV:
 	case EV_CALC:
-		if (PIPE_BATCH - p->len < sizeof *it) {
-			int st = hand_over(p, 0);
-			if (st)
-				return st;
-		}
-		it = (struct goal_item *)(void *)(p->buf + p->len);
-		it->recno = recno;
+		if ((st = new_item(p, recno, &it)) != EV_OK)
+			return st;
 		goal_op_of(&it->op, rec);
-		it->ndeps = 0;
-		it->pad = 0;
-		p->len += sizeof *it;
 		p->cur = it;
 		return EV_OK;
 	case EV_DEP:
@@ -177,22 +188,14 @@ int ev_goal_pipe_add(ev_goal_pipe *p, const struct ev_rec *rec, uint64_t recno)
 		}
 		/* Not right after its op (or no room left): the builder checks
 		 * it alone. */
-		if (PIPE_BATCH - p->len < sizeof *it) {
-			int st = hand_over(p, 0);
-			if (st)
-				return st;
-		}
-		it = (struct goal_item *)(void *)(p->buf + p->len);
-		it->recno = recno;
+		if ((st = new_item(p, recno, &it)) != EV_OK)
+			return st;
 		memset(&it->op, 0, sizeof it->op);
 		it->op.type = EV_DEP;
 		it->op.rank = rec->rank;
 		it->op.id = rec->id;
 		it->op.aux = rec->aux;
 		it->op.op = (rec->flags & EV_F_IREQ) != 0;
-		it->ndeps = 0;
-		it->pad = 0;
-		p->len += sizeof *it;
 		p->cur = NULL;
 		return EV_OK;
 	default:
