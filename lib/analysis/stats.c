@@ -4,6 +4,7 @@
  * caches, key columns, the registry of analyses (one row each, defined in
  * stats_<name>.c) and the driver that runs a row over the records.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,20 @@ size_t *sorted_slots(struct ev_stats *s, int (*cmp)(const struct ev_stats *, siz
 	struct sort_ctx c = { s, cmp };
 	qsort_r(ord, s->g.keys.len, sizeof *ord, cmp_slots, &c);
 	return ord;
+}
+
+double pandas_stat(struct ev_dist *d, int which)
+{
+	if (d->n == 0)
+		return NAN;
+	switch (which) {
+	case 0: return d->mean;
+	case 1: return ev_dist_quantile(d, 0.5);
+	case 2: return d->n > 1 ? ev_dist_std(d) : NAN;
+	case 3: return d->min;
+	case 4: return d->max;
+	default: return d->sum;
+	}
 }
 
 const char *class_list(unsigned mask, char *buf, size_t n)

@@ -106,6 +106,10 @@ int group_row(struct ev_stats *s, struct ev_rowset *rs, const struct gkey *k, st
  * Nothing when *rc is already an error (NULL back), and *rc set when out
  * of memory, so that a rows function checks once. */
 size_t *sorted_slots(struct ev_stats *s, int (*cmp)(const struct ev_stats *, size_t, size_t), int *rc);
+/* pandas' statistic of a column's values in d: which 0 mean, 1 median,
+ * 2 std (NaN for one value, as pandas' sample std), 3 min, 4 max, 5 sum;
+ * NaN without values. */
+double pandas_stat(struct ev_dist *d, int which);
 
 /* A kstat rows function's loop step, for j = 0, 1, ...: a new row of rs
  * for slot ord[j] (--by keys filled, *n the next key column) and that

@@ -24,10 +24,8 @@ static int cmp_pcol(const void *pa, const void *pb, void *ctx)
 	return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-static int cmp_rows(const void *pa, const void *pb, void *ctx)
+static int cmp_rows(const struct ev_stats *s, size_t a, size_t b)
 {
-	const struct ev_stats *s = ctx;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
 	const struct gkey *ka = GROUP_KEY(&s->g, a), *kb = GROUP_KEY(&s->g, b);
 	const struct pgroup *ga = GROUP_VAL(&s->g, a), *gb = GROUP_VAL(&s->g, b);
 	if (ka->sg != kb->sg)
@@ -40,19 +38,6 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	if (perf_uid_known(ga) && perf_uid_known(gb))
 		return ga->uid < gb->uid ? -1 : ga->uid > gb->uid;
 	return perf_file_cmp(s->meta, &ga->first, &gb->first);
-}
-
-static double stat_or_nan(struct ev_dist *d, int which)
-{
-	if (d->n == 0)
-		return NAN;
-	switch (which) {
-	case 0: return d->mean;
-	case 1: return ev_dist_quantile(d, 0.5);
-	case 2: return d->n > 1 ? ev_dist_std(d) : NAN;
-	case 3: return d->min;
-	default: return d->max;
-	}
 }
 
 int perf_rows(ev_stats *s, struct ev_rowset *rs)
@@ -93,14 +78,7 @@ int perf_rows(ev_stats *s, struct ev_rowset *rs)
 	};
 	/* UID_first only when the stream carries TraceLens's UIDs. */
 	int rc = ev_rowset_init(rs, keys, nk, vals, sizeof vals / sizeof vals[0] - !p->any_uid);
-	size_t m = s->g.keys.len;
-	size_t *ord = rc ? NULL : malloc((m + 1) * sizeof *ord);
-	if (!rc && !ord)
-		rc = EV_ERR_NOMEM;
-	for (size_t i = 0; !rc && i < m; i++)
-		ord[i] = i;
-	if (!rc)
-		qsort_r(ord, m, sizeof *ord, cmp_rows, s);
+	size_t m = s->g.keys.len, *ord = sorted_slots(s, cmp_rows, &rc);
 	struct pytext t = { 0 }, t2 = { 0 };
 	for (size_t i = 0; !rc && i < m; i++) {
 		const struct gkey *gk = GROUP_KEY(&s->g, ord[i]);
@@ -153,9 +131,9 @@ int perf_rows(ev_stats *s, struct ev_rowset *rs)
 		v[1] = g->mbytes;
 		v[2] = g->fpb;
 		for (int j = 0; j < 5; j++) {
-			v[3 + j] = stat_or_nan(&g->tbs, j);
-			v[8 + j] = stat_or_nan(&g->tflops, j);
-			v[13 + j] = stat_or_nan(&g->us, j);
+			v[3 + j] = pandas_stat(&g->tbs, j);
+			v[8 + j] = pandas_stat(&g->tflops, j);
+			v[13 + j] = pandas_stat(&g->us, j);
 		}
 		v[18] = g->us.sum;
 		v[19] = (double)g->count;

@@ -10,10 +10,8 @@
 #include "analysis/pyrepr.h"
 #include "analysis/unified.h"
 
-static int cmp_rows(const void *pa, const void *pb, void *ctx)
+static int cmp_rows(const struct ev_stats *s, size_t a, size_t b)
 {
-	const struct ev_stats *s = ctx;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
 	const struct gkey *ka = GROUP_KEY(&s->g, a), *kb = GROUP_KEY(&s->g, b);
 	const struct ugroup *ga = GROUP_VAL(&s->g, a), *gb = GROUP_VAL(&s->g, b);
 	if (ka->sg != kb->sg)
@@ -30,23 +28,8 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	return ga->ots < gb->ots ? -1 : ga->ots > gb->ots;
 }
 
-/* pandas' statistics of a column: NaN without values, std NaN for one. */
-static double stat(struct ev_dist *d, int which)
-{
-	if (d->n == 0)
-		return NAN;
-	switch (which) {
-	case 0: return d->mean;
-	case 1: return ev_dist_quantile(d, 0.5);
-	case 2: return d->n > 1 ? ev_dist_std(d) : NAN;
-	case 3: return d->min;
-	case 4: return d->max;
-	default: return d->sum;
-	}
-}
-
 /* The value columns: name, and which statistic of which distribution
- * (dist: 0 duration, 1 kernel time, 2 TB/s, 3 TFLOPS/s; stat as stat(),
+ * (dist: 0 duration, 1 kernel time, 2 TB/s, 3 TFLOPS/s; stat as pandas_stat(),
  * 5 sum; or -1 for the others, filled by name), and whether it is a
  * model's (left out when no row has a model's numbers, as TraceLens's
  * columns are those its rows have). */
@@ -84,14 +67,7 @@ int unified_rows(ev_stats *s, struct ev_rowset *rs)
 			vals[nv++] = (struct ev_colspec){ vcols[i].name, 0, EV_DIR_NONE };
 	}
 	int rc = ev_rowset_init(rs, keys, nk, vals, nv);
-	size_t m = s->g.keys.len;
-	size_t *ord = rc ? NULL : malloc((m + 1) * sizeof *ord);
-	if (!rc && !ord)
-		rc = EV_ERR_NOMEM;
-	for (size_t i = 0; !rc && i < m; i++)
-		ord[i] = i;
-	if (!rc)
-		qsort_r(ord, m, sizeof *ord, cmp_rows, s);
+	size_t m = s->g.keys.len, *ord = sorted_slots(s, cmp_rows, &rc);
 	struct pytext t = { 0 }, t2 = { 0 };
 	static const char *const fields[] = { "dims", "types", "strides", "concrete" };
 	for (size_t i = 0; !rc && i < m;) {
@@ -137,7 +113,7 @@ int unified_rows(ev_stats *s, struct ev_rowset *rs)
 			for (size_t c = 0; c < NVCOLS; c++) {
 				if (!u->metrics && vcols[c].model)
 					continue;
-				double v = vcols[c].dist >= 0 ? stat(d[vcols[c].dist], vcols[c].which) : NAN;
+				double v = vcols[c].dist >= 0 ? pandas_stat(d[vcols[c].dist], vcols[c].which) : NAN;
 				if (c == 0)
 					v = g->uid;
 				else if (c == 1)
