@@ -142,10 +142,14 @@ LIST
 	for t in 1 2; do
 		ev-stats report --threads=$t -q --csv -o "$T/r$t" "$T/m.ev"
 		ev-stats report --threads=$t --tracelens --csv -o "$T/tl$t" "$T/m.ev" 2>"$T/tl$t.err"
+		# (two threads write their sheets apart, added in order)
+		ev-stats report --threads=$t --tracelens --xlsx -o "$T/tl$t.xlsx" "$T/m.ev" 2>"$T/tlx$t.err"
 	done
 	diff -r "$T/r1" "$T/r2"
 	diff -r "$T/tl1" "$T/tl2"
 	diff "$T/tl1.err" "$T/tl2.err"
+	cmp "$T/tl1.xlsx" "$T/tl2.xlsx"
+	diff "$T/tlx1.err" "$T/tlx2.err"
 	# TraceLens's tables take records in batches of 4096 on two threads: a
 	# record out of order past the first batch, and one in the last,
 	# partial batch, are named as one thread names them.

@@ -94,6 +94,22 @@ void ev_xlsx_abort(ev_xlsx *x);
 /* Detail of the last error ("" if none). */
 const char *ev_xlsx_error(const ev_xlsx *x);
 
+/* Sheets written apart from the workbook, then added to it in order: a
+ * writer with no output (ev_xlsx_sheet, rows and tables as usual) whose
+ * sheets are deflated into memory, so that several can be written at
+ * once, each on its own thread.  first: its first sheet will be the
+ * workbook's first (the one shown).  Free it with ev_xlsx_abort unless
+ * adopted. */
+int ev_xlsx_open_apart(ev_xlsx **x, int first) EV_RESULT_USED;
+/* End apart's last sheet (its last rows deflated), on its own thread;
+ * ev_xlsx_adopt does it otherwise. */
+int ev_xlsx_finish_apart(ev_xlsx *apart) EV_RESULT_USED;
+/* Add apart's sheets (ev_xlsx_open_apart) to x after its own, their
+ * deflated bytes copied as they are, and free apart (also on error).
+ * EV_ERR_ARG when a name is already x's, or apart's first flag does not
+ * match x's sheets so far (ev_xlsx_error says which). */
+int ev_xlsx_adopt(ev_xlsx *x, ev_xlsx *apart) EV_RESULT_USED;
+
 /* A table (ev/table.h) as a new sheet of the workbook: the workbook is the
  * table's sink, its cells get the text the TSV would hold, numbers stored
  * as numbers. */

@@ -243,8 +243,9 @@ static const char *bad_sheet_name(const ev_xlsx *x, const char *name)
 static int finish_sheet(ev_xlsx *x)
 {
 	char a[16], z[16];
-	if (x->nsh == 0)
+	if (!x->open)
 		return EV_OK;
+	x->open = 0;
 	struct sheet *s = &x->sh[x->nsh - 1];
 	xlsx_str(x, "</sheetData>");
 	if (s->nrows > 0) {
@@ -312,6 +313,7 @@ int ev_xlsx_sheet(ev_xlsx *x, const char *name, const char *const *cols, size_t 
 	s->ncols = ncols;
 	s->nrows = 0;
 	x->nsh++;
+	x->open = 1;
 	snprintf(part, sizeof part, "xl/worksheets/sheet%zu.xml", x->nsh);
 	if ((st = xlsx_member(x, part)) != EV_OK)
 		return st;
@@ -321,7 +323,7 @@ int ev_xlsx_sheet(ev_xlsx *x, const char *name, const char *const *cols, size_t 
 	/* The header row frozen; the first sheet the one shown. */
 	xlsx_fmt(x, "<sheetViews><sheetView %sworkbookViewId=\"0\"><pane ySplit=\"1\" topLeftCell=\"A2\" "
 	          "activePane=\"bottomLeft\" state=\"frozen\"/><selection pane=\"bottomLeft\"/></sheetView></sheetViews>",
-	       x->nsh == 1 ? "tabSelected=\"1\" " : "");
+	       x->nsh == 1 && (!x->apart || x->first) ? "tabSelected=\"1\" " : "");
 	xlsx_str(x, "<sheetFormatPr defaultRowHeight=\"15\"/><cols>");
 	for (size_t c = 0; c < ncols; c++) {
 		size_t w = strlen(cols[c]) + 3;
@@ -354,7 +356,7 @@ int ev_xlsx_sheet(ev_xlsx *x, const char *name, const char *const *cols, size_t 
 static int row_cells(ev_xlsx *x, const char *const *fields, const unsigned char *num, size_t n)
 {
 	char ref[16], text[40];
-	if (!x || x->nsh == 0 || n != x->sh[x->nsh - 1].ncols)
+	if (!x || !x->open || n != x->sh[x->nsh - 1].ncols)
 		return EV_ERR_ARG;
 	struct sheet *s = &x->sh[x->nsh - 1];
 	if (s->nrows + 1 >= EV_XLSX_MAX_ROWS) {
@@ -469,6 +471,89 @@ int ev_xlsx_open(ev_xlsx **xp, const char *path, long long created)
 	}
 	ev_zip_dos_time(x->created, &dt, &dd);
 	return ev_zip_open(&x->zip, x->out, dt, dd);
+}
+
+int ev_xlsx_open_apart(ev_xlsx **xp, int first)
+{
+	ev_xlsx *x = calloc(1, sizeof *x);
+	*xp = x;
+	if (!x)
+		return EV_ERR_NOMEM;
+	x->apart = 1;
+	x->first = first;
+	x->xb = malloc(XB_CAP);
+	x->cut = malloc(EV_XLSX_MAX_CELL + 1);
+	if (!x->xb || !x->cut)
+		return EV_ERR_NOMEM;
+	return ev_zip_open(&x->zip, NULL, 0, 0);
+}
+
+int ev_xlsx_finish_apart(ev_xlsx *x)
+{
+	int st;
+	if (!x || !x->apart)
+		return EV_ERR_ARG;
+	if (x->st != EV_OK || !x->open)
+		return x->st;
+	if ((st = finish_sheet(x)) == EV_OK) {
+		xlsx_flush(x);
+		st = x->st;
+	}
+	if (st == EV_OK)
+		st = ev_zip_finish(x->zip); /* ends its last member */
+	return x->st = st;
+}
+
+int ev_xlsx_adopt(ev_xlsx *x, ev_xlsx *apart)
+{
+	int st = EV_OK;
+	const char *why;
+	if (!x || x->apart || !x->zip || !apart || !apart->apart)
+		st = EV_ERR_ARG;
+	else if (apart->st != EV_OK)
+		st = apart->st;
+	else if (apart->nsh && apart->first != (x->nsh == 0)) {
+		snprintf(x->err, sizeof x->err, "sheet '%s' was written as %s the first", apart->sh[0].name,
+		         apart->first ? "" : "not");
+		st = EV_ERR_ARG;
+	}
+	if (st == EV_OK)
+		st = ev_xlsx_finish_apart(apart);
+	if (st == EV_OK && (st = finish_sheet(x)) == EV_OK) {
+		xlsx_flush(x);
+		st = x->st;
+	}
+	for (size_t i = 0; st == EV_OK && i < apart->nsh; i++) {
+		char part[48];
+		if ((why = bad_sheet_name(x, apart->sh[i].name))) {
+			snprintf(x->err, sizeof x->err, "sheet '%s': %s", apart->sh[i].name, why);
+			st = EV_ERR_ARG;
+			break;
+		}
+		if (x->nsh == x->shcap) {
+			size_t cap = x->shcap ? 2 * x->shcap : 16;
+			struct sheet *sh = realloc(x->sh, cap * sizeof *sh);
+			if (!sh) {
+				st = EV_ERR_NOMEM;
+				break;
+			}
+			x->sh = sh;
+			x->shcap = cap;
+		}
+		snprintf(part, sizeof part, "xl/worksheets/sheet%zu.xml", x->nsh + 1);
+		if ((st = ev_zip_take(x->zip, apart->zip, i, part)) != EV_OK)
+			break;
+		x->sh[x->nsh++] = apart->sh[i];
+		apart->sh[i].name = NULL; /* now x's */
+	}
+	if (st != EV_OK && apart && apart->err[0] && !x->err[0])
+		snprintf(x->err, sizeof x->err, "%s", apart->err);
+	if (st == EV_OK)
+		x->truncated += apart->truncated;
+	if (apart)
+		ev_xlsx_abort(apart);
+	x->st = x->st ? x->st : st;
+	return st;
 }
 
 static void release(ev_xlsx *x)

@@ -30,6 +30,9 @@ struct sheet {
 struct ev_xlsx {
 	ev_output *out;
 	ev_zip *zip;
+	int apart;              /* sheets kept for ev_xlsx_adopt (no output) */
+	int first;              /* apart: its first sheet is the workbook's first */
+	int open;               /* the last sheet's rows may still come */
 	long long created;
 	struct sheet *sh;       /* every sheet so far, the current one last */
 	size_t nsh, shcap;

@@ -27,7 +27,9 @@ struct zentry {
 };
 
 struct ev_zip {
-	ev_output *out;
+	ev_output *out;         /* NULL: members kept in mem, without headers */
+	unsigned char *mem;
+	size_t mcap;
 	uint64_t at;            /* bytes written to out */
 	uint16_t dtime, ddate;
 	struct isal_zstream s;
@@ -57,6 +59,21 @@ static int out_write(ev_zip *z, const void *p, size_t n)
 {
 	if (z->at + n > ZIP_MAX)
 		return EV_ERR_LIMIT;
+	if (!z->out) {
+		if (z->at + n > z->mcap) {
+			size_t cap = z->mcap ? z->mcap : ZIP_BUF;
+			while (cap < z->at + n)
+				cap *= 2;
+			unsigned char *m = realloc(z->mem, cap);
+			if (!m)
+				return EV_ERR_NOMEM;
+			z->mem = m;
+			z->mcap = cap;
+		}
+		memcpy(z->mem + z->at, p, n);
+		z->at += n;
+		return EV_OK;
+	}
 	z->at += n;
 	return ev_output_write(z->out, p, n);
 }
@@ -131,6 +148,8 @@ static int end_member(ev_zip *z)
 	e->crc = z->crc;
 	e->csize = (uint32_t)z->csize;
 	e->usize = (uint32_t)z->usize;
+	if (!z->out)
+		return EV_OK;
 	put32(d, 0x08074b50);
 	put32(d + 4, e->crc);
 	put32(d + 8, e->csize);
@@ -138,13 +157,13 @@ static int end_member(ev_zip *z)
 	return out_write(z, d, sizeof d);
 }
 
-int ev_zip_begin(ev_zip *z, const char *name)
+/* A new entry for name at the current offset, and (with an output) its
+ * local header; the entry's CRC and sizes come when it ends. */
+static int new_entry(ev_zip *z, const char *name)
 {
 	unsigned char h[30];
 	size_t len = strlen(name);
 	int rc;
-	if ((rc = end_member(z)) != EV_OK)
-		return rc;
 	if (len > 0xFFFF)
 		return EV_ERR_ARG;
 	if (z->ne == z->ecap) {
@@ -161,6 +180,8 @@ int ev_zip_begin(ev_zip *z, const char *name)
 		return EV_ERR_NOMEM;
 	e->offset = (uint32_t)z->at;
 	z->ne++;
+	if (!z->out)
+		return EV_OK;
 	put32(h, 0x04034b50);
 	put16(h + 4, 20);     /* version needed: 2.0, deflate */
 	put16(h + 6, 1 << 3); /* CRC and sizes in the data descriptor */
@@ -172,6 +193,14 @@ int ev_zip_begin(ev_zip *z, const char *name)
 	put16(h + 28, 0);
 	if ((rc = out_write(z, h, sizeof h)) != EV_OK || (rc = out_write(z, name, len)) != EV_OK)
 		return rc;
+	return EV_OK;
+}
+
+int ev_zip_begin(ev_zip *z, const char *name)
+{
+	int rc;
+	if ((rc = end_member(z)) != EV_OK || (rc = new_entry(z, name)) != EV_OK)
+		return rc;
 	isal_deflate_init(&z->s);
 	z->s.level = 1;
 	z->s.level_buf = z->level_buf;
@@ -182,6 +211,32 @@ int ev_zip_begin(ev_zip *z, const char *name)
 	z->nin = 0;
 	z->open = 1;
 	return EV_OK;
+}
+
+size_t ev_zip_members(const ev_zip *z)
+{
+	return z->ne;
+}
+
+int ev_zip_take(ev_zip *z, ev_zip *from, size_t i, const char *name)
+{
+	unsigned char d[16];
+	int rc;
+	if (!z->out || from->out || i >= from->ne || (i + 1 == from->ne && from->open))
+		return EV_ERR_ARG;
+	const struct zentry *f = &from->e[i];
+	if ((rc = end_member(z)) != EV_OK || (rc = new_entry(z, name)) != EV_OK ||
+	    (rc = out_write(z, from->mem + f->offset, f->csize)) != EV_OK)
+		return rc;
+	struct zentry *e = &z->e[z->ne - 1];
+	e->crc = f->crc;
+	e->csize = f->csize;
+	e->usize = f->usize;
+	put32(d, 0x08074b50);
+	put32(d + 4, e->crc);
+	put32(d + 8, e->csize);
+	put32(d + 12, e->usize);
+	return out_write(z, d, sizeof d);
 }
 
 int ev_zip_write(ev_zip *z, const void *p, size_t n)
@@ -213,6 +268,8 @@ int ev_zip_finish(ev_zip *z)
 	int rc;
 	if ((rc = end_member(z)) != EV_OK)
 		return rc;
+	if (!z->out)
+		return EV_OK; /* members apart: no directory */
 	start = z->at;
 	for (size_t i = 0; i < z->ne; i++) {
 		const struct zentry *e = &z->e[i];
@@ -257,5 +314,6 @@ void ev_zip_free(ev_zip *z)
 	free(z->level_buf);
 	free(z->in);
 	free(z->obuf);
+	free(z->mem);
 	free(z);
 }

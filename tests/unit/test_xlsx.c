@@ -173,6 +173,89 @@ static void test_workbook(void)
 	CHECK(rmdir(dir) == 0); /* empty: no temporary file left */
 }
 
+/* A sheet of n rows, long enough that its XML is deflated in several
+ * steps (the buffers are 64 KiB). */
+static int fill(ev_xlsx *x, const char *name, int n)
+{
+	const char *cols[] = { "name", "time_ms", "status" };
+	char nm[32], t[32];
+	const char *row[] = { nm, t, "Better" };
+	int rc = ev_xlsx_sheet(x, name, cols, 3);
+	for (int i = 0; !rc && i < n; i++) {
+		snprintf(nm, sizeof nm, "kernel_%d_%s", i * 7919 % 1000, name);
+		snprintf(t, sizeof t, "%d.%03d", i % 97, i % 1000);
+		rc = ev_xlsx_row(x, row, 3);
+	}
+	return rc;
+}
+
+static long file_bytes(const char *path, unsigned char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, cap, f);
+	fclose(f);
+	return n < cap ? (long)n : -1;
+}
+
+/* Sheets written apart and adopted make the very bytes of a workbook
+ * written in one go. */
+static void test_apart(void)
+{
+	char dir[] = "/tmp/ev-xlsx-unit.XXXXXX", one[64], two[64], err[256];
+	static unsigned char a[1 << 20], b[1 << 20];
+	ev_xlsx *x, *p, *q;
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(one, sizeof one, "%s/one.xlsx", dir);
+	snprintf(two, sizeof two, "%s/two.xlsx", dir);
+	CHECK(ev_xlsx_open(&x, one, 1700000000) == EV_OK);
+	CHECK(fill(x, "first", 10) == EV_OK);
+	CHECK(fill(x, "big", 6000) == EV_OK);
+	CHECK(fill(x, "small", 3) == EV_OK);
+	CHECK(fill(x, "last", 5) == EV_OK);
+	CHECK(ev_xlsx_close(x, err, sizeof err) == EV_OK);
+
+	CHECK(ev_xlsx_open(&x, two, 1700000000) == EV_OK);
+	CHECK(ev_xlsx_open_apart(&p, 1) == EV_OK);
+	CHECK(fill(p, "first", 10) == EV_OK);
+	CHECK(ev_xlsx_open_apart(&q, 0) == EV_OK);
+	CHECK(fill(q, "big", 6000) == EV_OK);
+	CHECK(fill(q, "small", 3) == EV_OK);
+	CHECK(ev_xlsx_finish_apart(q) == EV_OK);
+	CHECK(ev_xlsx_adopt(x, p) == EV_OK); /* finished by adopting */
+	CHECK(ev_xlsx_adopt(x, q) == EV_OK);
+	CHECK(fill(x, "last", 5) == EV_OK); /* and a sheet of its own after them */
+	CHECK(ev_xlsx_close(x, err, sizeof err) == EV_OK);
+	long na = file_bytes(one, a, sizeof a), nb = file_bytes(two, b, sizeof b);
+	CHECK(na > 0 && na == nb && memcmp(a, b, (size_t)na) == 0);
+
+	/* A name the workbook has, or a first sheet out of place, is refused. */
+	CHECK(ev_xlsx_open(&x, two, 1700000000) == EV_OK);
+	CHECK(ev_xlsx_open_apart(&p, 0) == EV_OK);
+	CHECK(fill(p, "a", 1) == EV_OK);
+	CHECK(ev_xlsx_adopt(x, p) == EV_ERR_ARG); /* not written as the first */
+	CHECK(strstr(ev_xlsx_error(x), "'a'") != NULL);
+	ev_xlsx_abort(x);
+	CHECK(ev_xlsx_open(&x, two, 1700000000) == EV_OK);
+	CHECK(fill(x, "a", 1) == EV_OK);
+	CHECK(ev_xlsx_open_apart(&p, 1) == EV_OK);
+	CHECK(fill(p, "b", 1) == EV_OK);
+	CHECK(ev_xlsx_adopt(x, p) == EV_ERR_ARG); /* written as the first */
+	ev_xlsx_abort(x);
+	CHECK(ev_xlsx_open(&x, two, 1700000000) == EV_OK);
+	CHECK(fill(x, "a", 1) == EV_OK);
+	CHECK(ev_xlsx_open_apart(&p, 0) == EV_OK);
+	CHECK(fill(p, "A", 1) == EV_OK);
+	CHECK(ev_xlsx_adopt(x, p) == EV_ERR_ARG);
+	CHECK(strstr(ev_xlsx_error(x), "already in use") != NULL);
+	ev_xlsx_abort(x);
+	CHECK(ev_xlsx_finish_apart(NULL) == EV_ERR_ARG);
+	unlink(one);
+	unlink(two);
+	CHECK(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	RUN(test_kinds);
@@ -180,5 +263,6 @@ int main(void)
 	RUN(test_number_text);
 	RUN(test_sheet_names);
 	RUN(test_workbook);
+	RUN(test_apart);
 	return unit_report("test_xlsx");
 }
