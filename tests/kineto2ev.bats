@@ -599,3 +599,67 @@ print("trace_events=%d" % len(ev))' "$T/u.json" | sort >"$T/want"
 		sort >"$T/got2"
 	run -0 diff "$T/want" "$T/got2"
 }
+
+# Two runs of kineto2ev on F (threads 1, then 2, more options after F's
+# name): the same stream, and the same messages but the second thread's
+# place, which the two-thread run must name (-v).
+same_in_halves() {
+	local f="$1" rc1 rc2
+	shift
+	run kineto2ev -v --threads=1 "$@" -o "$T/one.ev" "$f"
+	rc1=$status
+	printf '%s\n' "$output" >"$T/one.err"
+	run kineto2ev -v --threads=2 "$@" -o "$T/two.ev" "$f"
+	rc2=$status
+	printf '%s\n' "$output" | sed 's/; bytes [0-9]* to [0-9]* read on a second thread$//' >"$T/two.err"
+	[ "$rc1" = "$rc2" ]
+	diff "$T/one.err" "$T/two.err"
+	[ "$rc1" != 0 ] || cmp "$T/one.ev" "$T/two.ev"
+	HALF=$(printf '%s\n' "$output" | sed -n 's/.*; bytes \([0-9]*\) to \([0-9]*\) read on a second thread$/\1 \2/p')
+}
+
+@test "--threads=2: a big file's second half on its own thread gives the same stream and messages as one" {
+	python3 "$TESTS_DIR/gen/gen-kineto-seams.py" "$T/s.json"
+	local size
+	size=$(stat -c %s "$T/s.json")
+	# Ranges, names, threads, groups, flows and UIDs across the middle.
+	same_in_halves "$T/s.json" --flow-links
+	[ -n "$HALF" ]
+	read -r from to <<<"$HALF"
+	[ "$from" -gt $((size / 2)) ] && [ "$from" -lt $((size / 2 + 4096)) ]
+	[ "$to" -gt $((size - 300)) ] # to traceEvents' ']': the rest after it read by the first
+	run -0 grep -a -c '^#comm' "$T/two.ev"
+	assert_output 3
+	run -0 grep -a '^#thread' "$T/two.ev"
+	assert_line --index 0 '#thread 0 101 100 main-late'
+	# The second half past its memory (half of -S 1M; the sort spills):
+	# the first half goes on where it stopped, inside ranges the second
+	# half opened.
+	same_in_halves "$T/s.json" --flow-links -S 1M
+	read -r from to <<<"$HALF"
+	[ "$to" -lt $((size * 3 / 4)) ]
+	# Without flows.
+	same_in_halves "$T/s.json"
+	[ -n "$HALF" ]
+}
+
+@test "--threads=2: a middle that only looks like events, and a bad event in the second half, as one thread has them" {
+	# The middle falls in a 1 MiB name full of '}, {"ph": "X", ...':
+	# the second half's guess is never confirmed, and is dropped.
+	python3 "$TESTS_DIR/gen/gen-kineto-seams.py" --trap "$T/t.json"
+	same_in_halves "$T/t.json" --flow-links
+	[ -z "$HALF" ]
+	python3 "$TESTS_DIR/gen/gen-kineto-seams.py" --bad 5600 "$T/b.json"
+	same_in_halves "$T/b.json"
+	assert_output --regexp "^kineto2ev: $T/b.json: byte [0-9]+: event without a numeric ts$"
+	# Small, or gzip: one thread.
+	python3 "$TESTS_DIR/gen/gen-kineto-seams.py" --iters 300 "$T/small.json"
+	same_in_halves "$T/small.json"
+	[ -z "$HALF" ]
+	python3 "$TESTS_DIR/gen/gen-kineto-seams.py" "$T/s.json"
+	gzip -c "$T/s.json" >"$T/s.json.gz"
+	same_in_halves "$T/s.json.gz"
+	[ -z "$HALF" ]
+	run -2 kineto2ev --threads=3 "$T/small.json"
+	assert_output --partial "--threads: expected 1 or 2, got '3'"
+}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include "ev.h"
@@ -21,7 +22,7 @@
 struct opts {
 	struct ev_cli cli;
 	enum ev_rules rules;
-	int python, no_api, verbose, clip, flow_links;
+	int python, no_api, verbose, clip, flow_links, threads;
 	int64_t rank;          /* --rank, -1 none */
 	uint64_t sort_bytes;
 	uint64_t max_object;
@@ -77,10 +78,14 @@ static void usage(FILE *f)
 "      --max-tokens=N     most JSON keys and values in one event [1000000]\n"
 "      --link-window=N    runtime calls, ops and fwdbwd flows remembered while\n"
 "                         linking [65536]\n"
+"      --threads=N        1, or 2: a plain (not gzip) file of 4 MiB or more is\n"
+"                         read in two halves, the second on a thread of its\n"
+"                         own; the output is the same [2 on two cores or more]\n"
 "  -f, --force            write binary output to a terminal\n"
 "  -v, --verbose          print per-file counts on stderr: events, kernels,\n"
 "                         collectives (inferred), skipped, and how GPU events\n"
-"                         were linked (call stack, External id, none)\n"
+"                         were linked (call stack, External id, none), and\n"
+"                         where a second half was read on its own thread\n"
 "  -q, --quiet            no progress or warnings\n"
 EV_CLI_HELP_HV
 "\n"
@@ -295,7 +300,8 @@ static int run(struct opts *o)
 	memset(&s, 0, sizeof s);
 	s.o = o;
 	struct ev_kineto_opts ko = { o->rules, o->python, o->no_api, o->clip, o->sort_bytes, (size_t)o->max_object, NULL, o->link_window,
-	                             (uint32_t)o->max_tokens, o->flow_links };
+	                             (uint32_t)o->max_tokens, o->flow_links,
+	                             o->threads ? o->threads : sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1 };
 	s.toks = malloc((size_t)o->max_tokens * sizeof *s.toks);
 	if (!s.toks || ev_kineto_new(&s.k, &ko, o->ninputs) != EV_OK) {
 		status = ev_cli_error(&o->cli, "out of memory");
@@ -362,7 +368,10 @@ static int run(struct opts *o)
 	for (int i = 0; i < o->ninputs; i++) {
 		const struct ev_kineto_file *fi = ev_kineto_file(s.k, i);
 		file_warnings(o, fi);
-		char nf[192] = "";
+		char nf[192] = "", half[96] = "";
+		if (fi->half_to)
+			snprintf(half, sizeof half, "; bytes %llu to %llu read on a second thread",
+			         (unsigned long long)fi->half_from, (unsigned long long)fi->half_to);
 		if (o->flow_links)
 			snprintf(nf, sizeof nf, "; %llu joined to their call by correlation id only (no ac2g flow: flagged noflow); "
 			         "%llu backward ops linked to their forward op (fwdbwd)",
@@ -370,13 +379,14 @@ static int run(struct opts *o)
 		if (o->verbose && !o->cli.quiet)
 			ev_cli_note(&o->cli, "%s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
 			        "%llu collectives, %llu skipped; %llu inferred collectives; GPU events %llu: %llu linked through "
-			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op%s",
+			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op%s%s",
 			        shown(fi->path), (long long)fi->rank, (unsigned long long)fi->events, (unsigned long long)fi->kernels,
 			        (unsigned long long)fi->unlinked, (unsigned long long)(fi->colls + fi->inferred_colls),
 			        (unsigned long long)fi->skipped, (unsigned long long)fi->inferred_colls, (unsigned long long)fi->gpu_events,
 			        (unsigned long long)fi->linked_stack, (unsigned long long)fi->linked_ext,
 			        (unsigned long long)fi->linked_call_only,
-			        (unsigned long long)(fi->gpu_events - fi->linked_stack - fi->linked_ext - fi->linked_call_only), nf);
+			        (unsigned long long)(fi->gpu_events - fi->linked_stack - fi->linked_ext - fi->linked_call_only), nf,
+			        half);
 	}
 	if (ev_kineto_overruns(s.k) && o->clip)
 		ev_cli_warn(&o->cli, "%llu kernels overran the next kernel on their stream: clipped to its start",
@@ -393,7 +403,7 @@ done:
 
 enum {
 	OPT_RULES = 256, OPT_PYTHON, OPT_NO_API, OPT_RANK, OPT_MAX_OBJECT, OPT_MAX_TOKENS, OPT_CLIP, OPT_LINK_WINDOW,
-	OPT_FLOW_LINKS
+	OPT_FLOW_LINKS, OPT_THREADS
 };
 
 static const struct option longopts[] = {
@@ -409,6 +419,7 @@ static const struct option longopts[] = {
 	{ "clip", no_argument, NULL, OPT_CLIP },
 	{ "link-window", required_argument, NULL, OPT_LINK_WINDOW },
 	{ "flow-links", no_argument, NULL, OPT_FLOW_LINKS },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -437,6 +448,11 @@ static int on_opt(void *ctx, int code, const char *arg)
 		if (ev_parse_u64(arg, &v) || v < 1024 || v > (1u << 26))
 			return ev_cli_usage_error(&o->cli, "--link-window: expected 1024 to 67108864, got '%s'", arg);
 		o->link_window = (uint32_t)v;
+		break;
+	case OPT_THREADS:
+		if ((arg[0] != '1' && arg[0] != '2') || arg[1])
+			return ev_cli_usage_error(&o->cli, "--threads: expected 1 or 2, got '%s'", arg);
+		o->threads = arg[0] - '0';
 		break;
 	case OPT_MAX_TOKENS:
 		if (ev_parse_u64(arg, &v) || v < 16 || v > 100000000)

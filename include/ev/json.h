@@ -40,6 +40,14 @@ const char *ev_json_errdetail(const ev_json *j);
  * to the end of the buffered text is read with ev_json_next instead. */
 int ev_json_peek(ev_json *j, const char **text, size_t *len, uint64_t *offset);
 int ev_json_consume(ev_json *j, size_t n) EV_RESULT_USED;
+/* Between two elements of the big array (where ev_json_peek would look),
+ * go on at offset of the input (a plain file: ev_input_seek), where
+ * another reader stopped: at an element's first byte (elem 1), or at the
+ * array's ']' (elem 0; EV_ERR_FORMAT when something else is there).
+ * EV_ERR_ARG when not inside the array. */
+int ev_json_jump(ev_json *j, uint64_t offset, int elem) EV_RESULT_USED;
+/* 1 between two elements of the big array (its ']' not yet read). */
+int ev_json_in_array(const ev_json *j);
 /* Top-level members (other than the array) for which want() returns 0 are
  * scanned without being copied or size-limited: ev_json_next returns them
  * with text NULL and len their size.  Unset: every member is copied. */

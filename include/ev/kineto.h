@@ -86,6 +86,8 @@ struct ev_kineto_opts {
 	uint32_t max_tokens;   /* most keys and values in one event; 0 = no limit */
 	int flow_links;        /* read ac2g flows and flag GPU events no flow pair joins
 	                        * to their call (noflow), for TraceLens's links */
+	int threads;           /* 2: a plain file of 4 MiB or more is read in two
+	                        * halves, the second on a thread (same output) */
 };
 
 /* What is known about one input once it has been read, and what the
@@ -122,6 +124,9 @@ struct ev_kineto_file {
 	 * (ids 0..15; spaces as '_', for a #rank value). */
 	int ngpus;
 	char gpu_name[16][48];
+	/* The byte where a second half read on a thread of its own began, and
+	 * where it ended (0, 0: read in one). */
+	uint64_t half_from, half_to;
 	const char *dialect;   /* non-NULL: a JSON trace that is not Kineto */
 	const char *processed; /* non-NULL: the tool whose processed view this is */
 };

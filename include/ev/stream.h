@@ -290,6 +290,9 @@ uint32_t ev_strtab_stamp(const ev_strtab *t, uint64_t id); /* 0 when unknown */
 /* Text of id, or NULL when unknown; id 0 gives "".  *len may be NULL. */
 const char *ev_strtab_get(const ev_strtab *t, uint64_t id, size_t *len);
 size_t ev_strtab_count(const ev_strtab *t);
+/* Every string of from into t, under the same ids (a table filled on
+ * another thread).  EV_OK, EV_ERR_COLLISION, EV_ERR_NOMEM. */
+int ev_strtab_absorb(ev_strtab *t, const ev_strtab *from) EV_RESULT_USED;
 
 /* ------------------------------------------------------------------ */
 /* Text escaping for text fields: \ -> \\, TAB -> \t, LF -> \n.        */
@@ -341,6 +344,16 @@ int ev_input_is_gzip(const ev_input *in);
  * when the gzip layer is not the cause. */
 const char *ev_input_gzip_error(const ev_input *in);
 uint64_t ev_input_offset(const ev_input *in); /* bytes consumed (decompressed) */
+/* A plain (not gzip) regular file's size; -1 for any other input (a pipe,
+ * a terminal, gzip), which can only be read front to back. */
+int64_t ev_input_file_size(const ev_input *in);
+/* Such a file's n bytes at offset into dst, on any thread, beside the
+ * reads (pread: where they go on is not moved).  Bytes read, 0 at the end,
+ * EV_ERR_IO; EV_ERR_ARG for any other input. */
+long ev_input_pread(const ev_input *in, void *dst, size_t n, uint64_t offset);
+/* Such a file's reads go on at offset (what was buffered is dropped).
+ * EV_ERR_IO, EV_ERR_ARG for any other input. */
+int ev_input_seek(ev_input *in, uint64_t offset) EV_RESULT_USED;
 uint64_t ev_input_lineno(const ev_input *in); /* lines returned so far */
 const char *ev_input_name(const ev_input *in); /* "standard input" for "-" */
 int ev_input_close(ev_input *in);

@@ -347,6 +347,31 @@ int ev_json_consume(ev_json *j, size_t n)
 	                                      c == -1 ? "truncated JSON inside the event array" : "expected ',' or ']' in the event array");
 }
 
+int ev_json_in_array(const ev_json *j)
+{
+	return j->st == ST_ARRAY;
+}
+
+int ev_json_jump(ev_json *j, uint64_t offset, int elem)
+{
+	int rc;
+	if (j->st != ST_ARRAY)
+		return EV_ERR_ARG;
+	if ((rc = ev_input_seek(j->in, offset)) != EV_OK)
+		return rc;
+	j->base = offset;
+	j->pos = j->end = 0;
+	j->eof = 0;
+	if (elem)
+		return EV_OK;
+	int c = skip_ws(j);
+	if (c != ']')
+		return c < -1 ? input_error(j, c) : fail(j, EV_ERR_FORMAT, "expected the ']' of the event array");
+	j->depth--;
+	j->st = ST_AFTER_ARRAY;
+	return EV_OK;
+}
+
 /* After the '[' of the event array (the top level or the member named
  * array_key): an empty array is over at once; otherwise the first
  * element's byte is put back for ev_json_peek/ev_json_next (the end of

@@ -47,6 +47,8 @@ int ev_kineto_new(ev_kineto **out, const struct ev_kineto_opts *o, int nfiles)
 	ev_vec_init(&k->meta_names, sizeof(struct kname_meta));
 	ev_map_init(&k->thread_of);
 	ev_vec_init(&k->threads, sizeof(struct kthread));
+	ev_vec_init(&k->recs, sizeof(struct ev_rec));
+	ev_vec_init(&k->defer, sizeof(struct kdefer));
 	uint32_t win = o->link_window ? o->link_window : 65536;
 	kwin_init(&k->calls, win);
 	kwin_init(&k->ops, win);
@@ -83,6 +85,8 @@ void ev_kineto_free(ev_kineto *k)
 	ev_vec_free(&k->meta_names);
 	ev_map_free(&k->meta_of);
 	ev_vec_free(&k->threads);
+	ev_vec_free(&k->recs);
+	ev_vec_free(&k->defer);
 	ev_map_free(&k->thread_of);
 	ev_vec_free(&k->stack_store);
 	ev_vec_free(&k->name_info);
@@ -127,6 +131,13 @@ int ev_kineto_add(ev_kineto *k, int i, struct ev_rec *r)
 	int64_t end = ev_rec_end(r);
 	if (end > k->files[i].last_end)
 		k->files[i].last_end = end; /* checked against the base at the end of the file */
+	if (k->collect) {
+		struct ev_rec *c = ev_vec_push(&k->recs);
+		if (!c)
+			return EV_ERR_NOMEM;
+		*c = *r;
+		return EV_OK;
+	}
 	return ev_sorter_add(k->sorter, r);
 }
 

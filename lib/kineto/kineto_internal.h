@@ -60,6 +60,11 @@ struct kname_meta { int32_t file; uint32_t pid, tid; uint8_t kind; char *text; }
  * the place of its first cpu_op in its file (UINT64_MAX none). */
 struct kthread { int32_t file; uint32_t tid, pid; uint64_t first_op; };
 
+/* An E event of a second half with no B there (kineto_halves.c): its key,
+ * and its record before pairing, to be paired on the first half's stacks
+ * where at records of that half have been added. */
+struct kdefer { size_t at; uint64_t key; struct ev_rec r; };
+
 struct ev_kineto {
 	struct ev_kineto_opts o;
 	ev_strtab *st;
@@ -99,16 +104,42 @@ struct ev_kineto {
 	struct ev_map thread_of;  /* (input, tid) -> index + 1 */
 	struct ev_vec threads;    /* struct kthread */
 	uint64_t last_thread;     /* key of the last thread noted */
+	/* A second half's conversion (kineto_halves.c): records kept in the
+	 * order they come, not sorted, and E events without their B kept. */
+	int collect;
+	struct ev_vec recs;       /* struct ev_rec */
+	struct ev_vec defer;      /* struct kdefer */
 };
 
 char *kineto_scratch(ev_kineto *k, size_t n);
+/* kineto_read.c: one scanned event of input fidx to records; a B's range
+ * opened, an E's closed (1: no B open, -1 out of memory). */
+int kineto_process(ev_kineto *k, int fidx, struct ev_kevent *e, uint64_t offset, char *err, size_t errn);
+int kineto_open_range(ev_kineto *k, int fidx, uint64_t key, const struct ev_rec *r);
+int kineto_close_range(ev_kineto *k, int fidx, uint64_t key, struct ev_rec *r);
 const struct kname_info *kineto_name_info(ev_kineto *k, uint64_t name);
 int kineto_comm_line(ev_kineto *k, const char *line);
+/* kineto_halves.c: a big plain file's second half read on a thread of
+ * its own, from *from (an event's first byte, a guess), or none (*h NULL:
+ * small, not a plain file, one thread, no seam found). */
+struct khalf;
+int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **h, uint64_t *from);
+/* The first half met an element of traceEvents at *from: the second
+ * half's conversion added to k, and where the first half goes on: *stop,
+ * an element's first byte (*elem 1; *from when the second half did
+ * nothing or failed) or the array's ']' (*elem 0). */
+int kineto_half_join(ev_kineto *k, int fidx, struct khalf *h, uint64_t *stop, int *elem);
+/* Stopped and dropped (the guess was wrong, or the reading ended); NULL:
+ * nothing. */
+void kineto_half_drop(struct khalf *h);
 /* kineto_meta.c: counters ("C" events) and distributedInfo. */
 int kineto_counters(ev_kineto *k, int fidx, const struct ev_kspan *args, const struct ev_rec *r);
 int kineto_distributed_info(ev_kineto *k, int fidx, const char *text, size_t len);
 /* A ph "M" event: process_name, process_labels, thread_name kept. */
 int kineto_metadata_event(ev_kineto *k, int fidx, const struct ev_kevent *e, uint32_t pid, uint32_t tid);
+/* A name of kind (as in struct kname_meta) read: the last one read of
+ * (input, pid, tid, kind) wins.  text is taken (freed on error). */
+int kineto_meta_put(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid, int kind, char *text);
 /* A CPU thread's records: the process it ran in, for its #thread line. */
 int kineto_note_thread(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid, int is_op);
 /* The #process and #thread lines. */

@@ -160,6 +160,11 @@ int kineto_metadata_event(ev_kineto *k, int fidx, const struct ev_kevent *e, uin
 	free(t);
 	if (!text)
 		return rc;
+	return kineto_meta_put(k, fidx, pid, tid, kind, text);
+}
+
+int kineto_meta_put(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid, int kind, char *text)
+{
 	uint64_t key2 = kineto_key2(((uint64_t)(uint32_t)fidx << 32) | pid, ((uint64_t)kind << 32) | (kind < 2 ? 0 : tid));
 	uint64_t *slot = ev_map_get(&k->meta_of, key2);
 	struct kname_meta *m = slot ? &((struct kname_meta *)k->meta_names.data)[*slot - 1] : NULL;

@@ -338,7 +338,7 @@ static int gpu_event(ev_kineto *k, int fidx, const struct ev_kevent *e, struct e
  * through `below`; closed slots go on a free list, so memory is bounded by
  * the open ranges at any moment; what is open at the end of an input is
  * counted and dropped. */
-static int open_range(ev_kineto *k, int fidx, uint64_t key, const struct ev_rec *r)
+int kineto_open_range(ev_kineto *k, int fidx, uint64_t key, const struct ev_rec *r)
 {
 	struct open_range *o;
 	uint64_t idx;
@@ -363,9 +363,17 @@ static int open_range(ev_kineto *k, int fidx, uint64_t key, const struct ev_rec 
 	return ev_map_put(&k->stacks, key, idx + 1);
 }
 
-static int close_range(ev_kineto *k, int fidx, uint64_t key, struct ev_rec *r)
+int kineto_close_range(ev_kineto *k, int fidx, uint64_t key, struct ev_rec *r)
 {
 	uint64_t *top = ev_map_get(&k->stacks, key);
+	if ((!top || *top == 0) && k->collect) {
+		/* A second half's E whose B may be in the first: for the merge. */
+		struct kdefer *d = ev_vec_push(&k->defer);
+		if (!d)
+			return -1;
+		*d = (struct kdefer){ k->recs.len, key, *r };
+		return 0;
+	}
 	if (!top || *top == 0)
 		return 1; /* an E without its B */
 	uint64_t idx = *top - 1;
@@ -507,8 +515,6 @@ static int scan_error(ev_kineto *k, int rc, uint64_t offset, char *err, size_t e
 	return EV_ERR_FORMAT;
 }
 
-static int process(ev_kineto *k, int fidx, struct ev_kevent *e, uint64_t offset, char *err, size_t errn);
-
 /* An ac2g flow end ('s' at the call, 'f' at its GPU event) to a record
  * the writer only reads (KINETO_T_FLOW), for TraceLens's way of joining
  * a GPU event to its call.  An 'f' goes 1 ns before its ts: Kineto gives
@@ -546,11 +552,11 @@ int ev_kineto_event(ev_kineto *k, int fidx, const char *text, size_t len, uint64
 	int rc = ev_kineto_scan_event(text, len, k->o.max_tokens, &e);
 	if (rc)
 		return scan_error(k, rc, offset, err, errn);
-	return process(k, fidx, &e, offset, err, errn);
+	return kineto_process(k, fidx, &e, offset, err, errn);
 }
 
 /* One scanned event to records. */
-static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset, char *err, size_t errn)
+int kineto_process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset, char *err, size_t errn)
 {
 	struct ev_kineto_file *fi = &k->files[fidx];
 	struct ev_kevent *e = ep;
@@ -677,8 +683,8 @@ static int process(ev_kineto *k, int fidx, struct ev_kevent *ep, uint64_t offset
 	if (phc == 'B' || phc == 'E') {
 		uint64_t key = kineto_key2(((uint64_t)fidx << 32) | pidv, tidv);
 		if (phc == 'B')
-			return open_range(k, fidx, key, &r);
-		rc = close_range(k, fidx, key, &r);
+			return kineto_open_range(k, fidx, key, &r);
+		rc = kineto_close_range(k, fidx, key, &r);
 		if (rc > 0) {
 			fi->unmatched_e++;
 			fi->skipped++;
@@ -839,22 +845,36 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 	}
 	ev_json_want(j, wanted_member, NULL);
 	struct ev_json_item it;
-	int rc;
-	for (;;) {
+	struct khalf *half = NULL;
+	uint64_t seam = 0;
+	int rc = kineto_half_start(k, fidx, in, &half, &seam);
+	for (; rc == EV_OK;) {
 		/* Most events are parsed where they lie in the input buffer, in one
 		 * pass; one that runs past the buffered text (or is invalid) goes
 		 * the general way, copied whole by ev_json_next, then scanned. */
 		const char *text;
 		size_t len, used;
-		uint64_t off;
+		uint64_t off, stop;
+		int elem;
 		if (ev_json_peek(j, &text, &len, &off)) {
+			if (half && off >= seam) {
+				/* The second half's first event, confirmed (once the
+				 * dialect is sure): on where it stopped. */
+				if (off == seam && !sn.on && (rc = kineto_half_join(k, fidx, half, &stop, &elem)) == EV_OK)
+					rc = ev_json_jump(j, stop, elem);
+				kineto_half_drop(half);
+				half = NULL;
+				if (rc != EV_OK)
+					break;
+				continue;
+			}
 			struct ev_kevent e;
 			if (ev_kineto_scan_prefix(text, len, k->o.max_tokens, &e, &used) == EV_OK && used < len) {
 				if (sniff_event(&sn, text, used)) {
 					rc = flex_error(&sn, err, errn);
 					break;
 				}
-				if ((rc = process(k, fidx, &e, off, err, errn)) != EV_OK)
+				if ((rc = kineto_process(k, fidx, &e, off, err, errn)) != EV_OK)
 					break;
 				if ((rc = ev_json_consume(j, used)) != EV_OK)
 					break;
@@ -876,6 +896,23 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 				break;
 			continue;
 		}
+		if (half && it.offset >= seam) {
+			/* As above, for an event read whole: the second half's
+			 * first one, unless it left that one to this half. */
+			int took = 0;
+			if (it.offset == seam && !sn.on && (rc = kineto_half_join(k, fidx, half, &stop, &elem)) == EV_OK &&
+			    stop != seam) {
+				took = 1;
+				if (ev_json_in_array(j)) /* (not when that event was the last) */
+					rc = ev_json_jump(j, stop, elem);
+			}
+			kineto_half_drop(half);
+			half = NULL;
+			if (rc != EV_OK)
+				break;
+			if (took)
+				continue;
+		}
 		if (sniff_event(&sn, it.text, it.len)) {
 			rc = flex_error(&sn, err, errn);
 			break;
@@ -883,6 +920,7 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 		if ((rc = ev_kineto_event(k, fidx, it.text, it.len, it.offset, err, errn)) != EV_OK)
 			break;
 	}
+	kineto_half_drop(half);
 	/* Fewer events than the sniffer wanted: its verdict on all of them. */
 	if (rc >= 0 && sn.on && ev_flex_sniff_verdict(&sn.s) == EV_DIALECT_FLEX)
 		rc = flex_error(&sn, err, errn);

@@ -355,6 +355,40 @@ void ev_input_set_line_limit(ev_input *in, size_t max) { in->line_limit = max; }
 size_t ev_input_line_limit(const ev_input *in) { return in->line_limit; }
 int ev_input_is_gzip(const ev_input *in) { return in->gzip; }
 uint64_t ev_input_offset(const ev_input *in) { return in->offset; }
+
+int64_t ev_input_file_size(const ev_input *in)
+{
+	struct stat st;
+	if (in->gzip || fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return -1;
+	return (int64_t)st.st_size;
+}
+
+long ev_input_pread(const ev_input *in, void *dst, size_t n, uint64_t offset)
+{
+	if (ev_input_file_size(in) < 0)
+		return EV_ERR_ARG;
+	for (;;) {
+		ssize_t got = pread(in->fd, dst, n, (off_t)offset);
+		if (got >= 0)
+			return (long)got;
+		if (errno != EINTR)
+			return EV_ERR_IO;
+	}
+}
+
+int ev_input_seek(ev_input *in, uint64_t offset)
+{
+	if (ev_input_file_size(in) < 0)
+		return EV_ERR_ARG;
+	if (lseek(in->fd, (off_t)offset, SEEK_SET) < 0)
+		return EV_ERR_IO;
+	in->start = in->end = in->scan = 0;
+	in->eof = 0;
+	in->err = 0;
+	in->offset = offset;
+	return EV_OK;
+}
 uint64_t ev_input_lineno(const ev_input *in) { return in->lineno; }
 const char *ev_input_name(const ev_input *in) { return in->name; }
 

@@ -266,6 +266,17 @@ const char *ev_strtab_get(const ev_strtab *t, uint64_t id, size_t *len)
 
 size_t ev_strtab_count(const ev_strtab *t) { return t->count; }
 
+int ev_strtab_absorb(ev_strtab *t, const ev_strtab *from)
+{
+	for (size_t i = 0; i < from->cap; i++) {
+		const struct entry *e = &from->tab[i];
+		int rc;
+		if (e->id && (rc = insert(t, e->id, e->text, head_of(e->text)->len, NULL, 0, NULL)) != EV_OK)
+			return rc;
+	}
+	return EV_OK;
+}
+
 size_t ev_text_escape(const char *src, size_t len, char *dst, size_t n)
 {
 	size_t o = 0;

@@ -394,6 +394,36 @@ static void test_strings(void)
 	ev_strtab_free(st5);
 }
 
+/* Strings interned in a table of their own (another thread's) join
+ * another table under the same ids; one it has already adds nothing. */
+static void test_strtab_absorb(void)
+{
+	ev_strtab *a = ev_strtab_new(), *b = ev_strtab_new();
+	uint64_t x, y, z;
+	size_t n;
+	CHECK(a && b);
+	CHECK(ev_strtab_intern(a, "shared", 6, &x) == EV_OK);
+	CHECK(ev_strtab_intern(b, "shared", 6, &x) == EV_OK);
+	for (int i = 0; i < 3000; i++) { /* past b's first table size */
+		char s[32];
+		int len = snprintf(s, sizeof s, "kernel_%d", i);
+		CHECK(ev_strtab_intern(b, s, (size_t)len, &y) == EV_OK);
+	}
+	CHECK(ev_strtab_intern(b, "last", 4, &z) == EV_OK);
+	CHECK(ev_strtab_absorb(a, b) == EV_OK);
+	CHECK(ev_strtab_count(a) == 3002);
+	const char *t = ev_strtab_get(a, z, &n);
+	CHECK(t && n == 4 && !memcmp(t, "last", 4));
+	CHECK(ev_strtab_get(a, y, NULL) && !strcmp(ev_strtab_get(a, y, NULL), "kernel_2999"));
+	ev_strtab_free(b);
+	b = ev_strtab_new();
+	CHECK(ev_strtab_define(b, x, "shared", 6) == EV_OK);
+	CHECK(ev_strtab_absorb(a, b) == EV_OK); /* the same text: nothing new */
+	CHECK(ev_strtab_count(a) == 3002);
+	ev_strtab_free(a);
+	ev_strtab_free(b);
+}
+
 static void test_segments_and_errors(void)
 {
 	char detail[512];
@@ -1405,6 +1435,7 @@ int main(void)
 	RUN(test_escape_every_position);
 	RUN(test_error_position);
 	RUN(test_strings);
+	RUN(test_strtab_absorb);
 	RUN(test_segments_and_errors);
 	RUN(test_str_defined_per_segment);
 	RUN(test_meta);

@@ -2,7 +2,8 @@
 /*
  * test_json.c - lib/json's nested reading (ev_json_nest): containers
  * entered, items returned with their array's key, members copied or
- * skipped, and the errors of a damaged document.
+ * skipped, and the errors of a damaged document; a jump inside the big
+ * array (ev_json_jump, over ev_input_seek and ev_input_pread).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,9 +92,63 @@ static void test_damaged(void)
 	CHECK(walk(deep, out, sizeof out) == EV_ERR_LIMIT);
 }
 
+/* The document's items after a jump from the first element to offset
+ * (elem as ev_json_jump), as in walk; the jump's status in *jrc. */
+static int jump_walk(const char *doc, uint64_t offset, int elem, int *jrc, char *out, size_t n)
+{
+	char path[] = "/tmp/ev_test_json_XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || write(fd, doc, strlen(doc)) != (ssize_t)strlen(doc))
+		return -100;
+	close(fd);
+	ev_input *in;
+	ev_json *j;
+	struct ev_json_item it;
+	const char *text;
+	size_t len, o = 0;
+	uint64_t off;
+	int rc = ev_input_open(&in, path);
+	if (rc || (rc = ev_json_open(&j, in, "traceEvents", 1 << 20)) != EV_OK)
+		return rc;
+	out[0] = '\0';
+	*jrc = ev_json_jump(j, offset, elem); /* not yet in the array */
+	if (*jrc == EV_ERR_ARG && (rc = ev_json_next(j, &it)) > 0) {
+		/* Past the first element, where ev_json_peek would look next. */
+		CHECK(ev_json_in_array(j) && ev_json_peek(j, &text, &len, &off) == 1);
+		*jrc = ev_json_jump(j, offset, elem);
+		while (*jrc == EV_OK && (rc = ev_json_next(j, &it)) > 0 && o < n)
+			o += (size_t)snprintf(out + o, n - o, "%.*s;", (int)it.len, it.text ? it.text : "-");
+	}
+	char head[5];
+	CHECK(ev_input_pread(in, head, 5, 1) == 5 && !memcmp(head, doc + 1, 5)); /* beside the reads */
+	CHECK(ev_input_file_size(in) == (int64_t)strlen(doc));
+	ev_json_close(j);
+	ev_input_close(in);
+	remove(path);
+	return rc;
+}
+
+static void test_jump(void)
+{
+	const char *doc = "{\"traceEvents\": [{\"a\": 1}, {\"b\": 2},\n {\"c\": 3}  ], \"x\": 5}";
+	uint64_t c = (uint64_t)(strstr(doc, "{\"c\"") - doc), end = (uint64_t)(strchr(doc, ']') - doc);
+	char out[256];
+	int jrc;
+	CHECK(jump_walk(doc, c, 1, &jrc, out, sizeof out) == 0 && jrc == EV_OK);
+	CHECK(!strcmp(out, "{\"c\": 3};5;"));
+	CHECK(jump_walk(doc, end, 0, &jrc, out, sizeof out) == 0 && jrc == EV_OK);
+	CHECK(!strcmp(out, "5;")); /* after the array, its members go on */
+	jump_walk(doc, c, 0, &jrc, out, sizeof out);
+	CHECK(jrc == EV_ERR_FORMAT); /* no ']' there */
+	/* An element's first byte that is a ']' after a comma: an error, as
+	 * reading on would have found. */
+	CHECK(jump_walk(doc, end, 1, &jrc, out, sizeof out) == EV_ERR_FORMAT && jrc == EV_OK);
+}
+
 int main(void)
 {
 	RUN(test_nested);
 	RUN(test_damaged);
+	RUN(test_jump);
 	return unit_report("test_json");
 }
