@@ -7,6 +7,7 @@
  * `ev-stats ANALYSIS` prints with the same options.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,7 @@ struct ev_report {
 	 * the caller's tables and the worker's each take it. */
 	ev_worker *tp;
 	int closing;          /* the parts finish their tables and make rows */
+	atomic_size_t next_close; /* the next table a part takes then */
 	struct ev_rec *batch;
 	size_t nbatch;
 	struct { size_t at, k; int rc; } fail[2]; /* each part's first failure */
@@ -351,24 +353,33 @@ static void check_flows(ev_report *r, const struct ev_rec *rec)
 
 static void write_apart(ev_report *r, size_t k);
 
-/* At the end, a part's tables finished and their rows made (a shared
- * table's in its owner's part, after it), for close_table to write in the
- * workbook's order; a part stops at its first failure. */
+/* At the end, the tables finished and their rows made (and their sheets
+ * written apart) for close_table to write in the workbook's order: each
+ * thread takes the next table not yet taken, in the tables' order (the
+ * large ones come early, so the two threads end together), a table with
+ * the tables that share its state; a thread stops at its first failure. */
 static void close_part(ev_report *r, int part)
 {
-	for (size_t k = 0; k < r->n; k++) {
-		if (r->t[r->t[k].shared ? r->t[k].owner : k].part != part)
-			continue;
-		int rc = r->t[k].shared ? EV_OK : ev_stats_finish(r->t[k].s);
+	for (;;) {
+		size_t k = atomic_fetch_add(&r->next_close, 1);
+		while (k < r->n && r->t[k].shared)
+			k = atomic_fetch_add(&r->next_close, 1); /* (done with its owner) */
+		if (k >= r->n)
+			return;
+		int rc = ev_stats_finish(r->t[k].s);
+		for (size_t j = k; !rc && j < r->n; j++) {
+			if (j != k && (!r->t[j].shared || r->t[j].owner != k))
+				continue;
+			if (!r->t[j].stream) {
+				r->t[j].rs_rc = ev_stats_rows_of(r->t[j].s, r->t[j].a, &r->t[j].rs);
+				r->t[j].have_rs = 1;
+				write_apart(r, j);
+			}
+		}
 		if (rc) {
 			r->fail[part].k = k;
 			r->fail[part].rc = rc;
 			return;
-		}
-		if (!r->t[k].stream) {
-			r->t[k].rs_rc = ev_stats_rows_of(r->t[k].s, r->t[k].a, &r->t[k].rs);
-			r->t[k].have_rs = 1;
-			write_apart(r, k);
 		}
 	}
 }
@@ -753,6 +764,7 @@ int ev_report_close(ev_report *r)
 		/* Both parts finish their tables and make their rows at once;
 		 * the failure of the first table, as one thread would meet it. */
 		r->closing = 1;
+		atomic_store(&r->next_close, 0);
 		run_parts(r);
 		int p = r->fail[1].rc && (!r->fail[0].rc || r->fail[1].k < r->fail[0].k);
 		rc = r->fail[p].rc;

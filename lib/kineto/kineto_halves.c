@@ -42,9 +42,11 @@
 
 struct khalf {
 	ev_kineto *k2;       /* the second half's conversion */
+	const ev_kineto *k;  /* the first half's (its options, the path) */
 	const ev_input *in;
 	int fidx;
 	uint64_t from;       /* its first event's byte */
+	atomic_uint_fast64_t seam; /* from, once known (0 not yet, UINT64_MAX none) */
 	uint64_t size;
 	uint64_t stop;       /* where the first half goes on */
 	int elem;            /* stop is an element (1) or the array's ']' (0) */
@@ -84,15 +86,25 @@ static uint64_t find_seam(const ev_input *in, uint64_t from)
 static void half_run(void *ctx)
 {
 	struct khalf *h = ctx;
+	/* Its setup here too, off the first half's way. */
+	h->from = find_seam(h->in, h->size / 2);
+	h->stop = h->from;
+	h->elem = 1;
+	if (!h->from || ev_kineto_new(&h->k2, &h->k->o, h->k->nfiles) != EV_OK) {
+		h->failed = 1;
+		atomic_store_explicit(&h->seam, UINT64_MAX, memory_order_release);
+		return;
+	}
 	ev_kineto *k2 = h->k2;
+	k2->collect = 1;
+	k2->files[h->fidx].path = h->k->files[h->fidx].path;
+	atomic_store_explicit(&h->seam, h->from, memory_order_release);
 	size_t cap = HALF_BUF, most = k2->o.max_object + HALF_BUF;
 	char *buf = malloc(cap), err[512];
 	uint64_t at = h->from;  /* the file's byte of buf[0] */
 	size_t len = 0, p = 0;  /* buf[0, len) read; the next element at p */
 	int eof = 0;
 	struct ev_kevent e;
-	h->stop = h->from;
-	h->elem = 1;
 	if (!buf) {
 		h->failed = 1;
 		return;
@@ -166,40 +178,37 @@ void kineto_half_drop(struct khalf *h)
 	free(h);
 }
 
-int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **out, uint64_t *from)
+int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **out)
 {
 	*out = NULL;
 	int64_t size = k->o.threads >= 2 ? ev_input_file_size(in) : -1;
 	if (size < 0 || (uint64_t)size < HALVES_MIN)
 		return EV_OK;
-	uint64_t seam = find_seam(in, (uint64_t)size / 2);
-	if (!seam)
-		return EV_OK;
 	struct khalf *h = calloc(1, sizeof *h);
 	if (!h)
 		return EV_ERR_NOMEM;
+	h->k = k;
 	h->in = in;
 	h->fidx = fidx;
-	h->from = seam;
 	h->size = (uint64_t)size;
 	/* Half the sorter's budget (-S): memory stays within 1.5 times it. */
 	h->budget = k->o.sort_bytes / 2 > ((uint64_t)512 << 10) ? (size_t)(k->o.sort_bytes / 2) : (size_t)512 << 10;
 	atomic_init(&h->cancel, 0);
-	int rc = ev_kineto_new(&h->k2, &k->o, k->nfiles);
-	if (rc == EV_OK) {
-		h->k2->collect = 1;
-		h->k2->files[fidx].path = k->files[fidx].path;
-		rc = ev_worker_new(&h->w, half_run, h);
-	}
+	atomic_init(&h->seam, 0);
+	int rc = ev_worker_new(&h->w, half_run, h);
 	if (rc != EV_OK) {
-		ev_kineto_free(h->k2);
 		free(h);
 		return rc == EV_ERR_IO ? EV_OK : rc; /* no thread: one reads it all */
 	}
 	ev_worker_start(h->w);
 	*out = h;
-	*from = seam;
 	return EV_OK;
+}
+
+uint64_t kineto_half_seam(const struct khalf *h)
+{
+	uint64_t s = atomic_load_explicit(&((struct khalf *)h)->seam, memory_order_acquire);
+	return s ? s : UINT64_MAX;
 }
 
 /* A place in the file (an event's index + 1, 0 unknown) of the second

@@ -120,14 +120,16 @@ int kineto_close_range(ev_kineto *k, int fidx, uint64_t key, struct ev_rec *r);
 const struct kname_info *kineto_name_info(ev_kineto *k, uint64_t name);
 int kineto_comm_line(ev_kineto *k, const char *line);
 /* kineto_halves.c: a big plain file's second half read on a thread of
- * its own, from *from (an event's first byte, a guess), or none (*h NULL:
- * small, not a plain file, one thread, no seam found). */
+ * its own, or none (*h NULL: small, not a plain file, one thread). */
 struct khalf;
-int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **h, uint64_t *from);
-/* The first half met an element of traceEvents at *from: the second
+int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **h);
+/* Where the second half starts (an event's first byte, a guess found on
+ * its thread): UINT64_MAX until known, or when there is none. */
+uint64_t kineto_half_seam(const struct khalf *h);
+/* The first half met an element of traceEvents there: the second
  * half's conversion added to k, and where the first half goes on: *stop,
- * an element's first byte (*elem 1; *from when the second half did
- * nothing or failed) or the array's ']' (*elem 0). */
+ * an element's first byte (*elem 1; the seam itself when the second half
+ * did nothing or failed) or the array's ']' (*elem 0). */
 int kineto_half_join(ev_kineto *k, int fidx, struct khalf *h, uint64_t *stop, int *elem);
 /* Stopped and dropped (the guess was wrong, or the reading ended); NULL:
  * nothing. */
