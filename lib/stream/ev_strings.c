@@ -110,9 +110,11 @@ static struct entry *slot(const ev_strtab *t, uint64_t id)
 static int grow(ev_strtab *t)
 {
 	size_t ncap = t->cap * 2;
-	struct entry *old = t->tab, *nt = calloc(ncap, sizeof *nt);
+	/* Zeroed by writing (see ev_map_put): not calloc's fresh pages. */
+	struct entry *old = t->tab, *nt = malloc(ncap * sizeof *nt);
 	if (!nt)
 		return EV_ERR_NOMEM;
+	memset(nt, 0, ncap * sizeof *nt);
 	size_t ocap = t->cap;
 	t->tab = nt;
 	t->cap = ncap;

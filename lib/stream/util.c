@@ -290,12 +290,19 @@ int ev_map_put(struct ev_map *m, uint64_t key, uint64_t val)
 		return EV_ERR_ARG;
 	if ((m->len + 1) * 4 > m->cap * 3) {
 		size_t ncap = m->cap ? m->cap * 2 : 64;
-		uint64_t *nk = calloc(ncap, sizeof *nk), *nv = calloc(ncap, sizeof *nv);
+		/* Keys zeroed by writing, not calloc: a large calloc is fresh
+		 * zero pages that the probes below would map read-only, and each
+		 * first store then faults again and (with two threads) interrupts
+		 * the other core to flush its TLB.  A value is read only under a
+		 * key, so it needs no zeros. */
+		uint64_t *nk = ncap <= SIZE_MAX / sizeof *nk ? malloc(ncap * sizeof *nk) : NULL;
+		uint64_t *nv = nk ? malloc(ncap * sizeof *nv) : NULL;
 		if (!nk || !nv) {
 			free(nk);
 			free(nv);
 			return EV_ERR_NOMEM;
 		}
+		memset(nk, 0, ncap * sizeof *nk);
 		struct ev_map old = *m;
 		m->keys = nk;
 		m->vals = nv;
