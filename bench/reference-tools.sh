@@ -5,11 +5,13 @@
 #              defaults; and (output_xlsx_path=..., kernel_summary=True,
 #              short_kernel_study=True), the workbook of the same sheets
 #              as evkit's --tracelens one, which that row is timed against
-#     evkit    kineto2ev --flow-links | ev-stats report --tracelens --xlsx:
-#              TraceLens's sheets in its layout (gpu_timeline, ops and
-#              kernel summaries, the perf-model sheets, short kernels,
+#     evkit    ev-stats report --tracelens --xlsx TRACE.json: TraceLens's
+#              sheets in its layout (gpu_timeline, ops and kernel
+#              summaries, the perf-model sheets, short kernels,
 #              collectives) in one workbook, from one pass, linked as
-#              TraceLens links; kineto2ev | ev-stats report --xlsx, evkit's
+#              TraceLens links, the JSON converted in the same process;
+#              the same through kineto2ev --flow-links | ev-stats report
+#              --tracelens --xlsx; kineto2ev | ev-stats report --xlsx, evkit's
 #              own report (the same analyses, fewer sheets: no perf models);
 #              and process-traces --xlsx, which adds the Perfetto timeline
 #              and the per-rank CSVs
@@ -74,12 +76,14 @@ generate_perf_report_pytorch(sys.argv[1], output_csvs_dir=sys.argv[2])' '$f' '$d
 			tw "PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
 from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
 generate_perf_report_pytorch(sys.argv[1], output_xlsx_path=sys.argv[2], kernel_summary=True, short_kernel_study=True)' '$f' '$d/tl.xlsx' 2>'$d/tracelens-xlsx.log'" \
+			rj "ev-stats report -q --tracelens --xlsx -o '$d/report-tlj.xlsx' '$f'" \
 			rt "kineto2ev -q --flow-links '$f' | ev-stats report -q --tracelens --xlsx -o '$d/report-tl.xlsx'" \
 			rp "kineto2ev -q '$f' | ev-stats report -q --xlsx -o '$d/report.xlsx'" \
 			ev "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'"
 		echo "| TraceLens | perf report (CSVs), ${t#../} | $mb JSON | $tl_wall ($tl_range) | | $tl_rss |"
 		echo "| TraceLens | the same workbook as evkit's --tracelens (xlsx, kernel_summary, short_kernel_study), ${t#../} | $mb JSON | $tw_wall ($tw_range) | | $tw_rss |"
-		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | TraceLens's sheets and layout, one workbook | $mb JSON | $rt_wall ($rt_range) | $(faster "$tw_wall" "$rt_wall" "TraceLens's same workbook") ($(faster "$tl_wall" "$rt_wall" "its CSVs")) | $rt_rss (larger stage) |"
+		echo "| ev-stats report --tracelens --xlsx TRACE.json | TraceLens's sheets and layout, one workbook, from the JSON in one process | $mb JSON | $rj_wall ($rj_range) | $(faster "$tw_wall" "$rj_wall" "TraceLens's same workbook") ($(faster "$tl_wall" "$rj_wall" "its CSVs")) | $rj_rss |"
+		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | the same through a pipe | $mb JSON | $rt_wall ($rt_range) | $(faster "$tw_wall" "$rt_wall" "TraceLens's same workbook") ($(faster "$tl_wall" "$rt_wall" "its CSVs")) | $rt_rss (larger stage) |"
 		echo "| kineto2ev \\| ev-stats report --xlsx | evkit's report, one workbook | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
 		echo "| process-traces | --xlsx, and the timeline and CSVs | $mb JSON | $ev_wall ($ev_range) | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
 	fi

@@ -28,7 +28,10 @@ static const char compare_help[] = "the first source is the baseline; each other
 /* report: the tables of TraceLens's perf report in one pass (lib/analysis/report.c). */
 static const char report_name[] = "report";
 static const char report_help[] = "every table of TraceLens's perf report in one pass:\n"
-                                  "a workbook (--xlsx -o FILE) or a file per table (-o DIR)";
+                                  "a workbook (--xlsx -o FILE) or a file per table (-o DIR);\n"
+                                  "FILEs may be PyTorch profiler (Kineto) JSON, converted\n"
+                                  "here as kineto2ev converts them (--flow-links with\n"
+                                  "--tracelens)";
 
 struct opts {
 	struct ev_cli cli;
@@ -42,6 +45,7 @@ struct opts {
 	int rank_mean;               /* compare: --rank-mean */
 	int xlsx;                    /* --xlsx: a workbook, the table as one sheet */
 	int report;                  /* the report subcommand */
+	int json;                    /* report: its inputs are Kineto JSON */
 	int threads;                 /* report: --threads, 0 the default */
 	uint64_t given;              /* bit per option code (subcommand checks) */
 	char **inputs;
@@ -188,18 +192,18 @@ static int stats_error(const struct opts *o, const ev_stats *s, int rc)
 	return rc == EV_ERR_NOMEM ? input_oom(o) : ev_cli_file_error(&o->cli, path ? path : o->cli.output, rc);
 }
 
-/* A record's failure: r's, or one the report held (read `back` before). */
-static int rec_failed(struct loop *lp, ev_reader *r, int64_t ts, int rc)
+/* A record's failure (record n of name), or one the report held (read
+ * `back` before). */
+static int rec_failed(struct loop *lp, const char *name, uint64_t n, int64_t ts, int rc)
 {
-	uint64_t back = lp->rep ? ev_report_failed_at(lp->rep, &ts) : 0, n = ev_reader_recno(r) - back;
+	n -= lp->rep ? ev_report_failed_at(lp->rep, &ts) : 0;
 	if (rc == EV_OK || rc == EV_ERR_PIPE)
 		return rc;
 	if (rc == EV_ERR_ORDER)
-		ev_cli_order_error(&lp->o->cli, ev_reader_name(r), n, ts,
-		                   lp->rep ? ev_report_order_last(lp->rep) : ev_stats_order_last(lp->s));
+		ev_cli_order_error(&lp->o->cli, name, n, ts, lp->rep ? ev_report_order_last(lp->rep) : ev_stats_order_last(lp->s));
 	else if (rc == EV_ERR_NOMEM) /* the groups grow with the input's names */
 		ev_cli_error(&lp->o->cli, "%s: record %llu: out of memory holding the table's groups (--max-names bounds a "
-		             "kernels table)", ev_reader_name(r), (unsigned long long)n);
+		             "kernels table)", name, (unsigned long long)n);
 	else /* the streamed table's output failed */
 		ev_cli_file_error(&lp->o->cli, lp->o->cli.output, rc);
 	return EV_FILTER_REPORTED;
@@ -212,7 +216,7 @@ static int on_rec(void *ctx, ev_reader *r, struct ev_rec *rec)
 {
 	struct loop *lp = ctx;
 	int rc = lp->rep ? ev_report_add(lp->rep, rec) : ev_stats_add(lp->s, rec);
-	return rc == EV_OK ? rc : rec_failed(lp, r, rec->ts, rc);
+	return rc == EV_OK ? rc : rec_failed(lp, ev_reader_name(r), ev_reader_recno(r), rec->ts, rc);
 }
 
 /* The end of an input: the report's records held go to its tables. */
@@ -220,7 +224,30 @@ static int on_end(void *ctx, ev_reader *r, size_t i)
 {
 	int rc = ev_report_flush(((struct loop *)ctx)->rep);
 	(void)i;
-	return rc == EV_OK ? rc : rec_failed(ctx, r, 0, rc);
+	return rc == EV_OK ? rc : rec_failed(ctx, ev_reader_name(r), ev_reader_recno(r), 0, rc);
+}
+
+/* Kineto JSON inputs, converted in this process as kineto2ev converts
+ * them (--flow-links for TraceLens's layout): the stream's metadata lines
+ * to meta, its records to the report, with nothing written between. */
+struct feed { ev_meta *meta; ev_report *rep; uint64_t n; int64_t ts; };
+static int feed_text(void *ctx, const char *line, size_t len) { return ev_meta_add_line(((struct feed *)ctx)->meta, line, len); }
+static int feed_rec(void *ctx, const struct ev_rec *r)
+{
+	struct feed *f = ctx;
+	f->n++;
+	f->ts = r->ts;
+	return ev_report_add(f->rep, r);
+}
+static int report_kineto(struct opts *o, struct loop *lp, ev_kineto *k, ev_meta *meta)
+{
+	struct feed fd = { meta, lp->rep, 0, 0 };
+	const struct ev_kineto_sink sink = { &fd, feed_text, feed_rec };
+	int rc = ev_kineto_feed(k, &sink);
+	rc = rc ? rc : ev_report_flush(lp->rep);
+	if (rc == EV_ERR_NOMEM || rc == EV_ERR_ORDER)
+		return rec_failed(lp, o->inputs[0], fd.n, fd.ts, rc) ? 1 : 0;
+	return rc ? ev_cli_file_error(&o->cli, rc == EV_ERR_IO ? ev_kineto_errpath(k) : o->inputs[0], rc) : 0;
 }
 
 /* The report: one pass, every table into the workbook x or the
@@ -230,17 +257,33 @@ static int run_report(struct opts *o, ev_strtab *st, ev_meta *meta, ev_xlsx *x)
 	struct ev_say say = { ev_cli_say, &o->cli };
 	struct ev_report_out ro = { o->cli.output, x, o->cli.output, o->fmt, &say };
 	ev_report *rep = NULL;
-	int status = 0, rc = ev_report_new(&rep, &o->so, &ro, st, meta);
+	ev_kineto *k = NULL;
+	int threads = o->threads ? o->threads : sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+	struct ev_kineto_opts ko = { o->so.rules, 0, 0, 0, 16u << 20, 16u << 20, NULL, 0, 1000000, o->so.tracelens, threads };
+	int status = 0, rc = EV_OK;
+	if (o->json && ev_kineto_new(&k, &ko, o->ninputs) != EV_OK)
+		return ev_cli_error(&o->cli, "out of memory");
+	for (int i = 0; k && i < o->ninputs && !status; i++) {
+		ev_kineto_file(k, i)->path = o->inputs[i];
+		status = ev_cli_kineto_read(&o->cli, k, i);
+		status = status ? status : ev_cli_kineto_rank(&o->cli, k, i, o->ninputs, -1);
+	}
+	status = status || !k ? status : ev_cli_kineto_unique(&o->cli, k, o->ninputs);
+	if (!status && (rc = ev_report_new(&rep, &o->so, &ro, k ? ev_kineto_strtab(k) : st, meta)) == EV_OK)
+		rc = ev_report_threads(rep, threads);
 	struct loop lp = { o, NULL, rep };
 	struct ev_filter f = { EV_FILTER_SKIP_TEXT, NULL, NULL, on_rec, on_end, NULL };
-	if (!rc)
-		rc = ev_report_threads(rep, o->threads ? o->threads : sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1);
-	if (rc)
-		status = ev_cli_file_error(&o->cli, rep ? ev_report_path(rep) : o->cli.output, rc);
-	else if ((status = ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &lp)) == 0 &&
-	         (rc = ev_report_close(rep)) != EV_OK)
-		status = ev_cli_file_error(&o->cli, ev_report_path(rep), rc);
+	if (status || rc)
+		status = status ? status : ev_cli_file_error(&o->cli, rep ? ev_report_path(rep) : o->cli.output, rc);
+	else if ((status = k ? report_kineto(o, &lp, k, meta)
+	                     : ev_filter_run(&o->cli, o->inputs, (size_t)o->ninputs, st, meta, &f, &lp)) == 0) {
+		if (k)
+			ev_cli_kineto_say(&o->cli, k, o->ninputs, &ko, 0);
+		if ((rc = ev_report_close(rep)) != EV_OK)
+			status = ev_cli_file_error(&o->cli, ev_report_path(rep), rc);
+	}
 	ev_report_free(rep);
+	ev_kineto_free(k);
 	return status;
 }
 
@@ -265,7 +308,8 @@ static int run(struct opts *o)
 			status = 1;
 			goto done;
 		}
-		if ((rc = ev_xlsx_open(&x, o->cli.output, 0)) != EV_OK) {
+		long long created = ev_cli_created(ev_cli_newest(o->inputs, (size_t)o->ninputs));
+		if ((rc = ev_xlsx_open(&x, o->cli.output, created)) != EV_OK) {
 			status = ev_cli_error(&o->cli, "%s: %s", o->cli.output, x ? ev_xlsx_error(x) : ev_strerror(rc));
 			goto done;
 		}
@@ -680,6 +724,20 @@ static int settle_options(struct opts *o)
 	return 0;
 }
 
+/* report's inputs: ev streams, or Kineto JSON files (converted here);
+ * not some of each. */
+static int json_inputs(struct opts *o)
+{
+	int n = 0;
+	for (int i = 0; i < o->ninputs; i++)
+		n += ev_cli_is_json(o->inputs[i]);
+	if (n && n < o->ninputs)
+		return ev_cli_usage_error(&o->cli, "report: Kineto JSON and ev streams mixed: convert the JSON with "
+		                          "kineto2ev first");
+	o->json = n > 0;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -694,7 +752,8 @@ int main(int argc, char **argv)
 	if (status == EV_CLI_RUN && (status = settle_options(&o)) == 0) {
 		o.inputs = argv + first + more;
 		o.ninputs = argc - first - more;
-		status = run(&o);
+		status = o.report ? json_inputs(&o) : 0;
+		status = status ? status : run(&o);
 	}
 	return ev_cli_finish(&o.cli, status);
 }

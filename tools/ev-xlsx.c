@@ -348,7 +348,6 @@ static int run(struct ev_cli *cli, char **tables, int n)
 	/* The inputs are noted first, so that the output refuses any of them
 	 * (same file, symlinks followed); the creation time is the newest. */
 	long long created = 0;
-	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	for (int i = 0; i < n; i++) {
 		const char *file;
 		char name[4 * EV_XLSX_SHEET_NAME_MAX + 1], given[4096];
@@ -365,10 +364,7 @@ static int run(struct ev_cli *cli, char **tables, int n)
 				created = (long long)sb.st_mtime;
 		}
 	}
-	if (sde && *sde)
-		created = strtoll(sde, NULL, 10);
-	else if (created < 0)
-		created = (long long)time(NULL);
+	created = ev_cli_created(created);
 	if (ev_cli_check_binary_out(cli))
 		return 1;
 	ev_xlsx *x;

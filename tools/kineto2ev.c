@@ -234,64 +234,6 @@ static int read_flow_jsonl(struct state *s, int i)
 	return status;
 }
 
-static int read_file(struct state *s, int i)
-{
-	struct opts *o = s->o;
-	struct ev_kineto_file *fi = ev_kineto_file(s->k, i);
-	ev_input *in;
-	char err[512];
-	int rc = ev_input_open(&in, fi->path);
-	if (rc)
-		return ev_cli_input_error(&o->cli, fi->path, rc);
-	rc = ev_kineto_read(s->k, i, in, err, sizeof err);
-	ev_input_close(in);
-	if (rc == EV_ERR_IO && *ev_kineto_errpath(s->k))
-		return ev_cli_error(&o->cli, "%s: cannot write a sort run: I/O error", ev_kineto_errpath(s->k));
-	if (rc == EV_ERR_NOMEM)
-		return ev_cli_error(&o->cli, "out of memory");
-	if (rc)
-		return ev_cli_error(&o->cli, "%s: %s", shown(fi->path), *err ? err : ev_strerror(rc));
-	if (fi->events == 0 && fi->skipped == 0)
-		return ev_cli_error(&o->cli, "%s: no trace events", shown(fi->path));
-	return 0;
-}
-
-/* Counted warnings: what the conversion clamped, dropped or could not link. */
-static void file_warnings(struct opts *o, const struct ev_kineto_file *fi)
-{
-	if (fi->neg_dur)
-		ev_cli_warn(&o->cli, "%s: %llu events with a negative duration: made 0", shown(fi->path), (unsigned long long)fi->neg_dur);
-	if (fi->big_stream)
-		ev_cli_warn(&o->cli, "%s: %llu events with a stream, pid or tid outside 0..2^32-1: made 0", shown(fi->path),
-		            (unsigned long long)fi->big_stream);
-	if (fi->unmatched_b)
-		ev_cli_warn(&o->cli, "%s: %llu B events without their E: dropped", shown(fi->path), (unsigned long long)fi->unmatched_b);
-	if (fi->unmatched_e)
-		ev_cli_warn(&o->cli, "%s: %llu E events without their B: skipped", shown(fi->path), (unsigned long long)fi->unmatched_e);
-	if (fi->inferred_colls)
-		ev_cli_warn(&o->cli, "%s: %llu collectives without collective arguments (PyTorch <= 2.1): inferred from kernel names "
-		            "in the default group, ordered per rank", shown(fi->path), (unsigned long long)fi->inferred_colls);
-	if (fi->inferred_no_size)
-		ev_cli_warn(&o->cli, "%s: %llu inferred collectives have no nccl:* annotation around their launch: bytes 0",
-		            shown(fi->path), (unsigned long long)fi->inferred_no_size);
-	/* Some GPU events without a launching call are normal at the edges of
-	 * a capture (-v counts them); none linked at all means op-level
-	 * analyses of this file will find nothing. */
-	/* A backward op without its forward op: ev-stats' backward sheets
-	 * miss it. */
-	if (fi->fwdbwd_lost)
-		ev_cli_warn(&o->cli, "%s: %llu fwdbwd flows whose forward op was not among the last %u flows' "
-		            "(--link-window) or had no 's' end: their backward ops carry no forward op",
-		            shown(fi->path), (unsigned long long)fi->fwdbwd_lost, o->link_window ? o->link_window : 65536u);
-	if (fi->fwdbwd_unbound)
-		ev_cli_warn(&o->cli, "%s: %llu fwdbwd flow ends at no cpu_op starting at their time and thread: not linked",
-		            shown(fi->path), (unsigned long long)fi->fwdbwd_unbound);
-	if (fi->gpu_events && fi->linked_stack + fi->linked_ext + fi->linked_call_only == 0)
-		ev_cli_warn(&o->cli, "%s: none of %llu GPU events has a launching call or an op (no runtime events or "
-		            "cpu_ops in the trace?): op-level analyses will find nothing", shown(fi->path),
-		            (unsigned long long)fi->gpu_events);
-}
-
 static int run(struct opts *o)
 {
 	struct state s;
@@ -308,41 +250,13 @@ static int run(struct opts *o)
 		goto done;
 	}
 	for (int i = 0; i < o->ninputs && !status; i++) {
-		struct ev_kineto_file *fi = ev_kineto_file(s.k, i);
-		fi->path = o->inputs[i];
-		status = is_flow_jsonl(fi->path) ? read_flow_jsonl(&s, i) : read_file(&s, i);
-		if (status)
-			break;
-		if (fi->rank < 0) {
-			int64_t r;
-			int how = ev_kineto_rank_from_path(fi->path, &r);
-			if (how != 1 && (r < 0 || r > UINT32_MAX)) {
-				status = ev_cli_error(&o->cli, "%s: rank %lld from the path is out of range; set --rank", shown(fi->path), (long long)r);
-				break;
-			}
-			if (how == 2)
-				ev_cli_warn(&o->cli, "%s: the path names several ranks: using %lld (set --rank or distributedInfo)", shown(fi->path),
-				            (long long)r);
-			if (how != 1) {
-				fi->rank = r;
-			} else if (o->rank >= 0 && o->ninputs == 1) {
-				fi->rank = o->rank;
-			} else {
-				fi->rank = i;
-				ev_cli_warn(&o->cli, "%s: no rank in distributedInfo or the path; using %d (set --rank)", shown(fi->path), i);
-			}
-		}
+		ev_kineto_file(s.k, i)->path = o->inputs[i];
+		status = is_flow_jsonl(o->inputs[i]) ? read_flow_jsonl(&s, i) : ev_cli_kineto_read(&o->cli, s.k, i);
+		status = status ? status : ev_cli_kineto_rank(&o->cli, s.k, i, o->ninputs, o->rank);
 	}
+	status = status ? status : ev_cli_kineto_unique(&o->cli, s.k, o->ninputs);
 	if (status)
 		goto done;
-	for (int i = 0; i < o->ninputs; i++)
-		for (int j = 0; j < i; j++)
-			if (ev_kineto_file(s.k, i)->rank == ev_kineto_file(s.k, j)->rank) {
-				status = ev_cli_error(&o->cli, "%s and %s are both rank %lld; convert them separately or give ranks in the paths",
-				                      shown(ev_kineto_file(s.k, j)->path), shown(ev_kineto_file(s.k, i)->path),
-				                      (long long)ev_kineto_file(s.k, i)->rank);
-				goto done;
-			}
 	if (ev_cli_check_binary_out(&o->cli)) {
 		status = 1;
 		goto done;
@@ -365,35 +279,7 @@ static int run(struct opts *o)
 		status = ev_cli_file_error(&o->cli, o->cli.output, rc);
 		goto done;
 	}
-	for (int i = 0; i < o->ninputs; i++) {
-		const struct ev_kineto_file *fi = ev_kineto_file(s.k, i);
-		file_warnings(o, fi);
-		char nf[192] = "", half[96] = "";
-		if (fi->half_to)
-			snprintf(half, sizeof half, "; bytes %llu to %llu read on a second thread",
-			         (unsigned long long)fi->half_from, (unsigned long long)fi->half_to);
-		if (o->flow_links)
-			snprintf(nf, sizeof nf, "; %llu joined to their call by correlation id only (no ac2g flow: flagged noflow); "
-			         "%llu backward ops linked to their forward op (fwdbwd)",
-			         (unsigned long long)fi->noflow, (unsigned long long)fi->fwdbwd_linked);
-		if (o->verbose && !o->cli.quiet)
-			ev_cli_note(&o->cli, "%s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
-			        "%llu collectives, %llu skipped; %llu inferred collectives; GPU events %llu: %llu linked through "
-			        "the call stack, %llu by External id, %llu to a call outside any op, %llu to no op%s%s",
-			        shown(fi->path), (long long)fi->rank, (unsigned long long)fi->events, (unsigned long long)fi->kernels,
-			        (unsigned long long)fi->unlinked, (unsigned long long)(fi->colls + fi->inferred_colls),
-			        (unsigned long long)fi->skipped, (unsigned long long)fi->inferred_colls, (unsigned long long)fi->gpu_events,
-			        (unsigned long long)fi->linked_stack, (unsigned long long)fi->linked_ext,
-			        (unsigned long long)fi->linked_call_only,
-			        (unsigned long long)(fi->gpu_events - fi->linked_stack - fi->linked_ext - fi->linked_call_only), nf,
-			        half);
-	}
-	if (ev_kineto_overruns(s.k) && o->clip)
-		ev_cli_warn(&o->cli, "%llu kernels overran the next kernel on their stream: clipped to its start",
-		            (unsigned long long)ev_kineto_clipped(s.k));
-	else if (ev_kineto_overruns(s.k))
-		ev_cli_warn(&o->cli, "%llu kernels start before the previous kernel on their stream ends (overruns; --clip cuts them)",
-		            (unsigned long long)ev_kineto_overruns(s.k));
+	ev_cli_kineto_say(&o->cli, s.k, o->ninputs, &ko, o->verbose);
 done:
 	ev_writer_abort(w);
 	ev_kineto_free(s.k);

@@ -155,6 +155,17 @@ int ev_kineto_add(ev_kineto *k, int i, struct ev_rec *r) EV_RESULT_USED;
 /* Write the headers, #src/#rank/#comm lines and every record in time
  * order, linking GPU events to their ops on the way. */
 int ev_kineto_write(ev_kineto *k, ev_writer *w) EV_RESULT_USED;
+/* The same metadata lines (#src, #rank, #comm, #meta, #process, #thread,
+ * without the #ev header and #str lines: the records' strings are
+ * ev_kineto_strtab's) and records, in the same order, handed to a caller
+ * in the same process instead of written: a reader of the stream gets
+ * nothing more.  Not with clip (EV_ERR_ARG). */
+struct ev_kineto_sink {
+	void *ctx;
+	int (*text)(void *ctx, const char *line, size_t len);
+	int (*rec)(void *ctx, const struct ev_rec *r);
+};
+int ev_kineto_feed(ev_kineto *k, const struct ev_kineto_sink *sink) EV_RESULT_USED;
 const char *ev_kineto_errpath(const ev_kineto *k);
 uint64_t ev_kineto_overruns(const ev_kineto *k);
 uint64_t ev_kineto_clipped(const ev_kineto *k);

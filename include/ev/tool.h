@@ -11,6 +11,7 @@
 
 #include "ev/analysis.h"
 #include "ev/goal.h"
+#include "ev/kineto.h"
 #include "ev/stream.h"
 
 /* ------------------------------------------------------------------ */
@@ -185,6 +186,31 @@ int ev_cli_converter_inputs(const struct ev_cli *cli, int ninputs, int64_t rank)
 /* --rules: a kernel class rule set (ev_rules_parse), in every tool that
  * classifies; 0, or the usage error said and 2. */
 int ev_cli_rules(const struct ev_cli *cli, const char *arg, enum ev_rules *r);
+
+/* Kineto JSON inputs read as kineto2ev reads them (lib/tool/kineto_in.c),
+ * by kineto2ev and by ev-stats report, which converts them in its own
+ * process.  Each returns 0, or says the error and returns 1. */
+/* 1 when path's first byte (after gzip's inflating and whitespace) is '{'
+ * or '[': a JSON document, not an ev stream ("-" is never looked at). */
+int ev_cli_is_json(const char *path);
+/* Input i (its path in ev_kineto_file(k, i)): read, or the error said. */
+int ev_cli_kineto_read(const struct ev_cli *cli, ev_kineto *k, int i);
+/* Its rank, when distributedInfo gave none: from the path, else rank
+ * (--rank, one input of n), else i, said. */
+int ev_cli_kineto_rank(const struct ev_cli *cli, ev_kineto *k, int i, int n, int64_t rank);
+/* Two inputs of one rank: refused. */
+int ev_cli_kineto_unique(const struct ev_cli *cli, ev_kineto *k, int n);
+/* After the conversion: per input what it clamped, dropped or could not
+ * link (warnings), with verbose its counts (a note); the overruns. */
+void ev_cli_kineto_say(const struct ev_cli *cli, const ev_kineto *k, int n, const struct ev_kineto_opts *ko,
+                       int verbose);
+/* A workbook's creation time (ev_xlsx_open): $SOURCE_DATE_EPOCH, else
+ * newest (> 0: the inputs' newest modification time, ev_cli_newest),
+ * else now, so that the same inputs give the same bytes. */
+long long ev_cli_created(long long newest);
+/* The newest modification time of files, -1 when one is standard input
+ * (or cannot be looked at). */
+long long ev_cli_newest(char *const *files, size_t n);
 /* Close the tool's writer (progress ended first); *w cleared.  0, or 1
  * with the error said as ev_cli_file_error does. */
 int ev_cli_close_writer(struct ev_cli *cli, ev_writer **w);

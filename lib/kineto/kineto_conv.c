@@ -12,6 +12,7 @@
  * call's op.  So memory is fixed by the window and the nesting depth, not
  * by the size of the trace.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,17 +470,43 @@ static int sink(void *ctx, struct ev_rec *r)
 		r->ts += fi->base_ns;
 	if (r->type == EV_API && k->o.no_api)
 		return EV_OK;
+	if (k->sink)
+		return k->sink->rec(k->sink->ctx, r);
 	return k->clipper ? ev_clipper_add(k->clipper, r) : ev_write(k->w, r);
 }
 
-int ev_kineto_write(ev_kineto *k, ev_writer *w)
+int kineto_text(ev_kineto *k, const char *line, size_t len)
 {
-	int absolute = k->absolute_ts, rc;
-	for (int i = 0; i < k->nfiles; i++)
-		absolute |= k->files[i].have_base;
-	rc = ev_writer_header(w, "origin", absolute ? "unix" : "trace");
-	if (!rc)
-		rc = ev_writer_header(w, "producer", "kineto2ev");
+	return k->sink ? k->sink->text(k->sink->ctx, line, len) : ev_write_text(k->w, line, len);
+}
+
+int kineto_textf(ev_kineto *k, const char *fmt, ...)
+{
+	char small[1024], *line = small;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return EV_ERR_ARG;
+	if ((size_t)n >= sizeof small) { /* a long name: formatted again, whole */
+		if (!(line = malloc((size_t)n + 1)))
+			return EV_ERR_NOMEM;
+		va_start(ap, fmt);
+		vsnprintf(line, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	int rc = kineto_text(k, line, (size_t)n);
+	if (line != small)
+		free(line);
+	return rc;
+}
+
+/* The metadata lines, then every record in time order, linked, to k->w or
+ * k->sink (ev_kineto_write, ev_kineto_feed). */
+static int emit(ev_kineto *k)
+{
+	int rc = EV_OK;
 	for (int i = 0; i < k->nfiles && !rc; i++) {
 		struct ev_kineto_file *fi = &k->files[i];
 		char esc[8192];
@@ -496,7 +523,7 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 		char base[64] = "";
 		if (fi->have_base)
 			snprintf(base, sizeof base, " base_ns=%lld", (long long)fi->base_ns);
-		rc = ev_write_textf(w, "#src %d file=%s rank=%lld%s trace_events=%llu%s", i, esc, (long long)fi->rank,
+		rc = kineto_textf(k, "#src %d file=%s rank=%lld%s trace_events=%llu%s", i, esc, (long long)fi->rank,
 		                    base, (unsigned long long)fi->elements, fl);
 		if (!rc) {
 			char extra[256] = "";
@@ -515,7 +542,7 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 				n += (size_t)snprintf(extra + n, sizeof extra - n, " gpu=%s", gpu);
 			if (fi->ngpus > 0 && n < sizeof extra)
 				snprintf(extra + n, sizeof extra - n, " local_gpus=%d", fi->ngpus);
-			rc = ev_write_textf(w, "#rank %lld%s", (long long)fi->rank, extra);
+			rc = kineto_textf(k, "#rank %lld%s", (long long)fi->rank, extra);
 		}
 	}
 	uint64_t inferred = 0;
@@ -531,23 +558,46 @@ int ev_kineto_write(ev_kineto *k, ev_writer *w)
 		 * of world_size ranks, said to be inferred. */
 		k->default_comm = ev_hash64("default_pg", 10);
 		if (!rc)
-			rc = ev_write_textf(w, "#comm %llu nranks=%lld name=default_pg inferred=kernel_names",
+			rc = kineto_textf(k, "#comm %llu nranks=%lld name=default_pg inferred=kernel_names",
 			                    (unsigned long long)k->default_comm, (long long)k->default_nranks);
 	}
 	for (size_t i = 0; i < k->comm_lines.len && !rc; i++) {
 		const char *line = ((char **)k->comm_lines.data)[i];
-		rc = ev_write_text(w, line, strlen(line));
+		rc = kineto_text(k, line, strlen(line));
 	}
 	if (!rc)
-		rc = kineto_write_names(k, w);
+		rc = kineto_write_names(k);
 	if (rc)
 		return rc;
-	k->w = w;
-	if (k->o.clip && (rc = ev_clipper_open(&k->clipper, w)) != EV_OK)
+	if (k->o.clip && (rc = ev_clipper_open(&k->clipper, k->w)) != EV_OK)
 		return rc;
 	/* (an empty sorter is not asked to sort: qsort on no items) */
 	rc = ev_sorter_count(k->sorter) ? ev_sorter_finish(k->sorter, NULL, sink, k) : EV_OK;
 	if (!rc && k->clipper)
 		rc = ev_clipper_finish(k->clipper);
 	return rc;
+}
+
+int ev_kineto_write(ev_kineto *k, ev_writer *w)
+{
+	int absolute = k->absolute_ts, rc;
+	for (int i = 0; i < k->nfiles; i++)
+		absolute |= k->files[i].have_base;
+	rc = ev_writer_header(w, "origin", absolute ? "unix" : "trace");
+	if (!rc)
+		rc = ev_writer_header(w, "producer", "kineto2ev");
+	if (rc)
+		return rc;
+	k->w = w;
+	k->sink = NULL;
+	return emit(k);
+}
+
+int ev_kineto_feed(ev_kineto *k, const struct ev_kineto_sink *sink)
+{
+	if (k->o.clip)
+		return EV_ERR_ARG; /* (the clipper writes to a writer) */
+	k->w = NULL;
+	k->sink = sink;
+	return emit(k);
 }

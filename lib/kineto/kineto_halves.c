@@ -46,7 +46,6 @@ struct khalf {
 	const ev_input *in;
 	int fidx;
 	uint64_t from;       /* its first event's byte */
-	atomic_uint_fast64_t seam; /* from, once known (0 not yet, UINT64_MAX none) */
 	uint64_t size;
 	uint64_t stop;       /* where the first half goes on */
 	int elem;            /* stop is an element (1) or the array's ']' (0) */
@@ -86,19 +85,16 @@ static uint64_t find_seam(const ev_input *in, uint64_t from)
 static void half_run(void *ctx)
 {
 	struct khalf *h = ctx;
-	/* Its setup here too, off the first half's way. */
-	h->from = find_seam(h->in, h->size / 2);
+	/* Its conversion made here, off the first half's way. */
 	h->stop = h->from;
 	h->elem = 1;
-	if (!h->from || ev_kineto_new(&h->k2, &h->k->o, h->k->nfiles) != EV_OK) {
+	if (ev_kineto_new(&h->k2, &h->k->o, h->k->nfiles) != EV_OK) {
 		h->failed = 1;
-		atomic_store_explicit(&h->seam, UINT64_MAX, memory_order_release);
 		return;
 	}
 	ev_kineto *k2 = h->k2;
 	k2->collect = 1;
 	k2->files[h->fidx].path = h->k->files[h->fidx].path;
-	atomic_store_explicit(&h->seam, h->from, memory_order_release);
 	size_t cap = HALF_BUF, most = k2->o.max_object + HALF_BUF;
 	char *buf = malloc(cap), err[512];
 	uint64_t at = h->from;  /* the file's byte of buf[0] */
@@ -178,15 +174,21 @@ void kineto_half_drop(struct khalf *h)
 	free(h);
 }
 
-int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **out)
+int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **out, uint64_t *from)
 {
 	*out = NULL;
 	int64_t size = k->o.threads >= 2 ? ev_input_file_size(in) : -1;
 	if (size < 0 || (uint64_t)size < HALVES_MIN)
 		return EV_OK;
+	/* The seam is found here, so that the first half knows it however
+	 * late the second thread starts. */
+	uint64_t seam = find_seam(in, (uint64_t)size / 2);
+	if (!seam)
+		return EV_OK;
 	struct khalf *h = calloc(1, sizeof *h);
 	if (!h)
 		return EV_ERR_NOMEM;
+	h->from = seam;
 	h->k = k;
 	h->in = in;
 	h->fidx = fidx;
@@ -194,7 +196,6 @@ int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf *
 	/* Half the sorter's budget (-S): memory stays within 1.5 times it. */
 	h->budget = k->o.sort_bytes / 2 > ((uint64_t)512 << 10) ? (size_t)(k->o.sort_bytes / 2) : (size_t)512 << 10;
 	atomic_init(&h->cancel, 0);
-	atomic_init(&h->seam, 0);
 	int rc = ev_worker_new(&h->w, half_run, h);
 	if (rc != EV_OK) {
 		free(h);
@@ -202,13 +203,8 @@ int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf *
 	}
 	ev_worker_start(h->w);
 	*out = h;
+	*from = seam;
 	return EV_OK;
-}
-
-uint64_t kineto_half_seam(const struct khalf *h)
-{
-	uint64_t s = atomic_load_explicit(&((struct khalf *)h)->seam, memory_order_acquire);
-	return s ? s : UINT64_MAX;
 }
 
 /* A place in the file (an event's index + 1, 0 unknown) of the second

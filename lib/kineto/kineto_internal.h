@@ -71,6 +71,7 @@ struct ev_kineto {
 	ev_sorter *sorter;
 	ev_clipper *clipper;
 	ev_writer *w;
+	const struct ev_kineto_sink *sink; /* ev_kineto_feed's, instead of w */
 	struct ev_kineto_file *files;
 	int nfiles;
 	int absolute_ts;
@@ -120,13 +121,11 @@ int kineto_close_range(ev_kineto *k, int fidx, uint64_t key, struct ev_rec *r);
 const struct kname_info *kineto_name_info(ev_kineto *k, uint64_t name);
 int kineto_comm_line(ev_kineto *k, const char *line);
 /* kineto_halves.c: a big plain file's second half read on a thread of
- * its own, or none (*h NULL: small, not a plain file, one thread). */
+ * its own, from *from (an event's first byte, a guess), or none (*h NULL:
+ * small, not a plain file, one thread, no seam found). */
 struct khalf;
-int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **h);
-/* Where the second half starts (an event's first byte, a guess found on
- * its thread): UINT64_MAX until known, or when there is none. */
-uint64_t kineto_half_seam(const struct khalf *h);
-/* The first half met an element of traceEvents there: the second
+int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf **h, uint64_t *from);
+/* The first half met an element of traceEvents at *from: the second
  * half's conversion added to k, and where the first half goes on: *stop,
  * an element's first byte (*elem 1; the seam itself when the second half
  * did nothing or failed) or the array's ']' (*elem 0). */
@@ -144,8 +143,11 @@ int kineto_metadata_event(ev_kineto *k, int fidx, const struct ev_kevent *e, uin
 int kineto_meta_put(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid, int kind, char *text);
 /* A CPU thread's records: the process it ran in, for its #thread line. */
 int kineto_note_thread(ev_kineto *k, int fidx, uint32_t pid, uint32_t tid, int is_op);
+/* A metadata line of the output, to the writer or the sink. */
+int kineto_text(ev_kineto *k, const char *line, size_t len);
+int kineto_textf(ev_kineto *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The #process and #thread lines. */
-int kineto_write_names(ev_kineto *k, ev_writer *w);
+int kineto_write_names(ev_kineto *k);
 /* deviceProperties: how many GPUs the process saw, and their names. */
 int kineto_device_properties(ev_kineto *k, int fidx, const char *text, size_t len);
 

@@ -224,19 +224,19 @@ static const char *name_of(const ev_kineto *k, int file, uint32_t pid, uint32_t 
 	return NULL;
 }
 
-static int write_named(ev_writer *w, const char *head, const char *text)
+static int write_named(ev_kineto *k, const char *head, const char *text)
 {
 	size_t n = strlen(text);
 	char *esc = malloc(2 * n + 1);
 	if (!esc)
 		return EV_ERR_NOMEM;
 	ev_text_escape(text, n, esc, 2 * n + 1);
-	int rc = ev_write_textf(w, "%s %s", head, esc);
+	int rc = kineto_textf(k, "%s %s", head, esc);
 	free(esc);
 	return rc;
 }
 
-int kineto_write_names(ev_kineto *k, ev_writer *w)
+int kineto_write_names(ev_kineto *k)
 {
 	int rc = EV_OK;
 	const struct kname_meta *m = k->meta_names.data;
@@ -246,7 +246,7 @@ int kineto_write_names(ev_kineto *k, ev_writer *w)
 		char head[96];
 		snprintf(head, sizeof head, "#process %lld %u %s", (long long)k->files[m[i].file].rank, m[i].pid,
 		         m[i].kind ? "labels" : "name");
-		rc = write_named(w, head, m[i].text);
+		rc = write_named(k, head, m[i].text);
 	}
 	/* In the order the trace lists the threads' ops: Kineto writes each
 	 * thread's ops together, and TraceLens's "first" of a group of ops
@@ -258,7 +258,7 @@ int kineto_write_names(ev_kineto *k, ev_writer *w)
 		char head[96];
 		snprintf(head, sizeof head, "#thread %lld %u %u", (long long)k->files[t[i].file].rank, t[i].tid, t[i].pid);
 		const char *name = name_of(k, t[i].file, t[i].pid, t[i].tid, 2);
-		rc = name ? write_named(w, head, name) : ev_write_textf(w, "%s", head);
+		rc = name ? write_named(k, head, name) : kineto_text(k, head, strlen(head));
 	}
 	return rc;
 }

@@ -846,8 +846,8 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 	ev_json_want(j, wanted_member, NULL);
 	struct ev_json_item it;
 	struct khalf *half = NULL;
-	uint64_t seam = UINT64_MAX;
-	int rc = kineto_half_start(k, fidx, in, &half);
+	uint64_t seam = 0;
+	int rc = kineto_half_start(k, fidx, in, &half, &seam);
 	for (; rc == EV_OK;) {
 		/* Most events are parsed where they lie in the input buffer, in one
 		 * pass; one that runs past the buffered text (or is invalid) goes
@@ -856,8 +856,6 @@ int ev_kineto_read(ev_kineto *k, int fidx, ev_input *in, char *err, size_t errn)
 		size_t len, used;
 		uint64_t off, stop;
 		int elem;
-		if (half && seam == UINT64_MAX)
-			seam = kineto_half_seam(half);
 		if (ev_json_peek(j, &text, &len, &off)) {
 			if (half && off >= seam) {
 				/* The second half's first event, confirmed (once the

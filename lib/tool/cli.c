@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ev/tool.h"
@@ -329,4 +330,25 @@ int ev_cli_finish(const struct ev_cli *cli, int status)
 		return 1;
 	}
 	return status;
+}
+
+long long ev_cli_created(long long newest)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	if (sde && *sde)
+		return strtoll(sde, NULL, 10);
+	return newest > 0 ? newest : (long long)time(NULL);
+}
+
+long long ev_cli_newest(char *const *files, size_t n)
+{
+	long long newest = 0;
+	struct stat sb;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(files[i], "-") == 0 || stat(files[i], &sb) != 0)
+			return -1; /* standard input has no time: now */
+		if ((long long)sb.st_mtime > newest)
+			newest = (long long)sb.st_mtime;
+	}
+	return newest;
 }
