@@ -208,12 +208,17 @@ struct ev_report {
 		char apart_empty[512]; /* and TraceLens's columns left empty */
 	} t[MAXT];
 	/* Two threads (ev_report_threads): records are held in a batch, then
-	 * the caller's tables and the worker's each take it. */
+	 * the caller's tables and the worker's each take it; the caller goes
+	 * on filling the other batch while the worker ends its part. */
 	ev_worker *tp;
 	int closing;          /* the parts finish their tables and make rows */
 	atomic_size_t next_close; /* the next table a part takes then */
-	struct ev_rec *batch;
-	size_t nbatch;
+	struct ev_rec *batch; /* two of REPORT_BATCH records */
+	size_t nbatch;        /* in the one being filled, cur */
+	int cur;
+	const struct ev_rec *wbatch; /* the one the parts take, of nwork */
+	size_t nwork;
+	int working;          /* the worker's part of it not yet waited for */
 	struct { size_t at, k; int rc; } fail[2]; /* each part's first failure */
 	uint64_t back;        /* records read after the one that failed */
 	int64_t fail_ts;      /* its time */
@@ -406,11 +411,11 @@ static void run_part(ev_report *r, int part)
 		close_part(r, part);
 		return;
 	}
-	for (size_t i = 0; i < r->nbatch; i++)
+	for (size_t i = 0; i < r->nwork; i++)
 		for (size_t k = 0; k < r->n; k++) {
 			if (r->t[k].shared || r->t[k].part != part)
 				continue;
-			int rc = ev_stats_add(r->t[k].s, &r->batch[i]);
+			int rc = ev_stats_add(r->t[k].s, &r->wbatch[i]);
 			if (rc) {
 				r->fail[part].at = i;
 				r->fail[part].k = k;
@@ -427,7 +432,7 @@ int ev_report_threads(ev_report *r, int n)
 		k++;
 	if (n < 2 || r->tp || k == r->n) /* one thread, or nothing for a second */
 		return EV_OK;
-	if (!(r->batch = malloc(REPORT_BATCH * sizeof *r->batch)))
+	if (!(r->batch = malloc(2 * REPORT_BATCH * sizeof *r->batch)))
 		return EV_ERR_NOMEM;
 	int rc = ev_worker_new(&r->tp, worker_part, r);
 	if (rc == EV_ERR_IO) { /* no thread: one, as before */
@@ -448,20 +453,54 @@ static int failed(ev_report *r, size_t at, size_t n, size_t k, int64_t ts, int r
 	return rc;
 }
 
+/* The worker's part of the batch before done; its failure, with `extra`
+ * records read since that batch, is the one to say. */
+static int worker_done(ev_report *r, size_t extra)
+{
+	if (!r->working)
+		return EV_OK;
+	ev_worker_wait(r->tp);
+	r->working = 0;
+	if (!r->fail[1].rc)
+		return EV_OK;
+	return failed(r, r->fail[1].at, r->nwork + extra, r->fail[1].k, r->wbatch[r->fail[1].at].ts, r->fail[1].rc);
+}
+
+/* The batch being filled to both parts: the worker's part left running
+ * (waited for at the next batch), the caller's done here.  Failures are
+ * said as one thread feeding the tables in their order meets them: the
+ * worker's in an earlier batch first, then the first record (and table)
+ * of this one. */
+static int dispatch(ev_report *r)
+{
+	size_t n = r->nbatch;
+	const struct ev_rec *b = r->batch + (size_t)r->cur * REPORT_BATCH;
+	int rc = worker_done(r, n);
+	if (rc)
+		return rc;
+	r->wbatch = b;
+	r->nwork = n;
+	r->fail[0].rc = r->fail[1].rc = EV_OK;
+	ev_worker_start(r->tp);
+	r->working = 1;
+	run_part(r, 0);
+	r->cur ^= 1;
+	r->nbatch = 0;
+	if (!r->fail[0].rc)
+		return EV_OK;
+	ev_worker_wait(r->tp);
+	r->working = 0;
+	int p = r->fail[1].rc && (r->fail[1].at < r->fail[0].at ||
+	                          (r->fail[1].at == r->fail[0].at && r->fail[1].k < r->fail[0].k));
+	return failed(r, r->fail[p].at, n, r->fail[p].k, b[r->fail[p].at].ts, r->fail[p].rc);
+}
+
 int ev_report_flush(ev_report *r)
 {
-	if (!r->tp || r->nbatch == 0)
+	if (!r->tp)
 		return EV_OK;
-	run_parts(r);
-	size_t n = r->nbatch;
-	r->nbatch = 0;
-	/* The record that failed first, as one thread feeding the tables in
-	 * their order would have found it. */
-	int p = r->fail[1].rc && (!r->fail[0].rc || r->fail[1].at < r->fail[0].at ||
-	                          (r->fail[1].at == r->fail[0].at && r->fail[1].k < r->fail[0].k));
-	if (!r->fail[p].rc)
-		return EV_OK;
-	return failed(r, r->fail[p].at, n, r->fail[p].k, r->batch[r->fail[p].at].ts, r->fail[p].rc);
+	int rc = r->nbatch ? dispatch(r) : EV_OK;
+	return rc ? rc : worker_done(r, 0);
 }
 
 int ev_report_add(ev_report *r, const struct ev_rec *rec)
@@ -481,8 +520,8 @@ int ev_report_add(ev_report *r, const struct ev_rec *rec)
 		r->noflow++;
 	}
 	if (r->tp) {
-		r->batch[r->nbatch++] = *rec;
-		return r->nbatch == REPORT_BATCH ? ev_report_flush(r) : EV_OK;
+		r->batch[(size_t)r->cur * REPORT_BATCH + r->nbatch++] = *rec;
+		return r->nbatch == REPORT_BATCH ? dispatch(r) : EV_OK;
 	}
 	for (size_t k = 0; k < r->n; k++) {
 		if (r->t[k].shared)
