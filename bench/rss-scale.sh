@@ -72,6 +72,12 @@ in_label="$ranks ranks x $mb / $((mb * 10)) MiB Kineto JSON"
 if want kineto2ev || [ ! -s "$e1" ] || [ ! -s "$e10" ]; then
 	pair kineto2ev "gen-kineto, $ranks ranks, $kernels kernels/step" "$(kin "$mb") -o $e1" "$(kin $((mb * 10))) -o $e10" "kineto2ev -q {IN}"
 fi
+# ev-stats report straight from the same JSON (the conversion in its own
+# process); BENCH_RSS_TOOLS=ev-stats-json runs this row alone.
+if want ev-stats || want ev-stats-json; then
+	pair ev-stats "report --tracelens from the Kineto JSON (one process)" "$(kin "$mb")" "$(kin $((mb * 10)))" \
+		"rm -rf $d/repj && ev-stats report -q --tracelens -o $d/repj {IN}"
+fi
 [ -s "$e1" ] && [ -s "$e10" ] || exit 1
 in_label="kineto2ev output, $(mib "$(stat -c %s "$e1")") / $(mib "$(stat -c %s "$e10")") ev"
 ev1() { # ev1 TOOL CASE CMD: CMD on the kineto2ev streams
