@@ -76,7 +76,7 @@ fi
 # process); BENCH_RSS_TOOLS=ev-stats-json runs this row alone.
 if want ev-stats || want ev-stats-json; then
 	pair ev-stats "report --tracelens from the Kineto JSON (one process)" "$(kin "$mb")" "$(kin $((mb * 10)))" \
-		"rm -rf $d/repj && ev-stats report -q --tracelens -o $d/repj {IN}"
+		"rm -rf $d/repj && {T} ev-stats report -q --tracelens -o $d/repj {IN}"
 fi
 [ -s "$e1" ] && [ -s "$e10" ] || exit 1
 in_label="kineto2ev output, $(mib "$(stat -c %s "$e1")") / $(mib "$(stat -c %s "$e10")") ev"
