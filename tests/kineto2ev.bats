@@ -626,7 +626,7 @@ same_in_halves() {
 	same_in_halves "$T/s.json" --flow-links
 	[ -n "$HALF" ]
 	read -r from to <<<"$HALF"
-	[ "$from" -gt $((size / 2)) ] && [ "$from" -lt $((size / 2 + 4096)) ]
+	[ "$from" -gt $((size / 100 * 46)) ] && [ "$from" -lt $((size / 100 * 46 + 4096)) ]
 	[ "$to" -gt $((size - 300)) ] # to traceEvents' ']': the rest after it read by the first
 	run -0 grep -a -c '^#comm' "$T/two.ev"
 	assert_output 3
