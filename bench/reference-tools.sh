@@ -16,7 +16,12 @@
 #              and process-traces --xlsx, which adds the Perfetto timeline
 #              and the per-rank CSVs
 # TraceLens's two runs and the evkit commands are measured in turn, 5 rounds
-# (imeasure): medians, with the min-max of the rounds.
+# (imeasure): medians, with the min-max of the rounds.  evkit's commands
+# take tens of milliseconds: in each round one runs BENCH_REF_REPS (10)
+# times in a row under one bash and time(1), and its times are divided by
+# that, as bench/kineto2ev.sh does, so that the measuring's own few
+# milliseconds per run (bash, time(1), date) are not counted as the
+# tool's; TraceLens's and HTA's runs, seconds long, run once.
 #   HTA        TraceAnalysis(trace_dir) with get_temporal_breakdown and
 #              get_comm_comp_overlap
 #     evkit    kineto2ev | ev-stats timeline, whose hta_* rows are those
@@ -59,6 +64,17 @@ real=(nccl_parser_config/nccl_data ns_resolution_trace/rank-0.Apr_03_18_51_38.11
 # BENCH_REF_TRACES="a b": only these (paths as above), e.g. the ResNet one.
 [ -z "${BENCH_REF_TRACES:-}" ] || read -r -a real <<<"$BENCH_REF_TRACES"
 faster() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1fx faster than %s", a / b, n }'; }
+evreps="${BENCH_REF_REPS:-10}"
+reps() { echo "for _ in \$(seq $evreps); do $1; done"; }
+# per_run VAR...: VAR_wall and VAR_range (when set) per run of the reps.
+per_run() {
+	local v w r
+	for v in "$@"; do
+		w="${v}_wall" r="${v}_range"
+		printf -v "$w" '%s' "$(awk -v a="${!w}" -v n="$evreps" 'BEGIN { printf "%.4f", a / n }')"
+		[ -z "${!r:-}" ] || printf -v "$r" '%s' "$(awk -v s="${!r}" -v n="$evreps" 'BEGIN { split(s, x, "-"); printf "%.4f-%.4f", x[1] / n, x[2] / n }')"
+	done
+}
 tl="${TRACELENS_DIR:-}" hta="${HTA_DIR:-}"
 use_tl=0 use_hta=0
 if usable TraceLens "$tl" TraceLens "pandas, openpyxl, tqdm" TRACELENS_DIR; then use_tl=1; fi
@@ -76,16 +92,17 @@ generate_perf_report_pytorch(sys.argv[1], output_csvs_dir=sys.argv[2])' '$f' '$d
 			tw "PYTHONPATH='$tl' '$BENCH_PYTHON' -c 'import sys
 from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
 generate_perf_report_pytorch(sys.argv[1], output_xlsx_path=sys.argv[2], kernel_summary=True, short_kernel_study=True)' '$f' '$d/tl.xlsx' 2>'$d/tracelens-xlsx.log'" \
-			rj "ev-stats report -q --tracelens --xlsx -o '$d/report-tlj.xlsx' '$f'" \
-			rt "kineto2ev -q --flow-links '$f' | ev-stats report -q --tracelens --xlsx -o '$d/report-tl.xlsx'" \
-			rp "kineto2ev -q '$f' | ev-stats report -q --xlsx -o '$d/report.xlsx'" \
-			ev "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'"
+			rj "$(reps "ev-stats report -q --tracelens --xlsx -o '$d/report-tlj.xlsx' '$f'")" \
+			rt "$(reps "kineto2ev -q --flow-links '$f' | ev-stats report -q --tracelens --xlsx -o '$d/report-tl.xlsx'")" \
+			rp "$(reps "kineto2ev -q '$f' | ev-stats report -q --xlsx -o '$d/report.xlsx'")" \
+			ev "$(reps "rm -rf '$d/ev' && process-traces -q --xlsx -o '$d/ev' '$f' 2>'$d/process-traces.log'")"
+		per_run rj rt rp ev
 		echo "| TraceLens | perf report (CSVs), ${t#../} | $mb JSON | $tl_wall ($tl_range) | | $tl_rss |"
 		echo "| TraceLens | the same workbook as evkit's --tracelens (xlsx, kernel_summary, short_kernel_study), ${t#../} | $mb JSON | $tw_wall ($tw_range) | | $tw_rss |"
-		echo "| ev-stats report --tracelens --xlsx TRACE.json | TraceLens's sheets and layout, one workbook, from the JSON in one process | $mb JSON | $rj_wall ($rj_range) | $(faster "$tw_wall" "$rj_wall" "TraceLens's same workbook") ($(faster "$tl_wall" "$rj_wall" "its CSVs")) | $rj_rss |"
-		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | the same through a pipe | $mb JSON | $rt_wall ($rt_range) | $(faster "$tw_wall" "$rt_wall" "TraceLens's same workbook") ($(faster "$tl_wall" "$rt_wall" "its CSVs")) | $rt_rss (larger stage) |"
-		echo "| kineto2ev \\| ev-stats report --xlsx | evkit's report, one workbook | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
-		echo "| process-traces | --xlsx, and the timeline and CSVs | $mb JSON | $ev_wall ($ev_range) | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
+		echo "| ev-stats report --tracelens --xlsx TRACE.json | TraceLens's sheets and layout, one workbook, from the JSON in one process; per run, $evreps in a row | $mb JSON | $rj_wall ($rj_range) | $(faster "$tw_wall" "$rj_wall" "TraceLens's same workbook") ($(faster "$tl_wall" "$rj_wall" "its CSVs")) | $rj_rss |"
+		echo "| kineto2ev --flow-links \\| ev-stats report --tracelens --xlsx | the same through a pipe; per run, $evreps in a row | $mb JSON | $rt_wall ($rt_range) | $(faster "$tw_wall" "$rt_wall" "TraceLens's same workbook") ($(faster "$tl_wall" "$rt_wall" "its CSVs")) | $rt_rss (larger stage) |"
+		echo "| kineto2ev \\| ev-stats report --xlsx | evkit's report, one workbook; per run, $evreps in a row | $mb JSON | $rp_wall ($rp_range) | $(faster "$tl_wall" "$rp_wall" TraceLens) | $rp_rss (larger stage) |"
+		echo "| process-traces | --xlsx, and the timeline and CSVs; per run, $evreps in a row | $mb JSON | $ev_wall ($ev_range) | $(faster "$tl_wall" "$ev_wall" TraceLens) | $ev_rss (largest stage) |"
 	fi
 	if [ "$use_hta" = 1 ]; then
 		measure ht "PYTHONPATH='$hta' '$BENCH_PYTHON' -c 'import sys
@@ -93,9 +110,10 @@ from hta.trace_analysis import TraceAnalysis
 a = TraceAnalysis(trace_dir=sys.argv[1])
 a.get_temporal_breakdown(visualize=False)
 a.get_comm_comp_overlap(visualize=False)' '$d/in/$name' 2>'$d/hta.log'"
-		measure es "kineto2ev -q '$f' | ev-stats -q timeline"
+		measure es "$(reps "kineto2ev -q '$f' | ev-stats -q timeline")"
+		per_run es
 		echo "| HTA | temporal breakdown + comm/comp overlap, ${t#../} | $mb JSON | $ht_wall | | $ht_rss |"
-		echo "| kineto2ev \\| ev-stats timeline | same trace (hta_* rows) | $mb JSON | $es_wall | $(faster "$ht_wall" "$es_wall" HTA) | $es_rss (larger stage) |"
+		echo "| kineto2ev \\| ev-stats timeline | same trace (hta_* rows); per run, $evreps in a row | $mb JSON | $es_wall | $(faster "$ht_wall" "$es_wall" HTA) | $es_rss (larger stage) |"
 	fi
 done
 rm -rf "$d/tl" "$d/ev" "$d/tl.xlsx"
