@@ -182,6 +182,14 @@ LIST
 	ev-stats report --tracelens --xlsx -o "$T/j.xlsx" "$r0" "$r1" 2>"$T/j.err"
 	cmp "$T/p.xlsx" "$T/j.xlsx"
 	diff <(sed 's/^kineto2ev:/ev-stats:/' "$T/k.err" "$T/p.err") "$T/j.err"
+	# Without $SOURCE_DATE_EPOCH the workbook's time is the inputs' newest
+	# modification: the same inputs, the same bytes.
+	touch -d @1600000000 "$r0" "$r1"
+	SOURCE_DATE_EPOCH= ev-stats report -q --tracelens --xlsx -o "$T/m1.xlsx" "$r0" "$r1"
+	SOURCE_DATE_EPOCH= ev-stats report -q --tracelens --xlsx -o "$T/m2.xlsx" "$r0" "$r1"
+	cmp "$T/m1.xlsx" "$T/m2.xlsx"
+	run -0 python3 -c 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("docProps/core.xml").decode())' "$T/m1.xlsx"
+	assert_output --partial '<dcterms:created xsi:type="dcterms:W3CDTF">2020-09-13T12:26:40Z</dcterms:created>'
 	# Without --tracelens: kineto2ev's default links, evkit's tables.
 	kineto2ev -q "$r0" "$r1" | ev-stats report -q -o "$T/pd" -
 	ev-stats report -q -o "$T/jd" "$r0" "$r1"

@@ -239,7 +239,7 @@ static enum fmt fmt_of_header(struct ev_cli *cli, const char *disp, enum fmt fmt
 static int add_table(struct ev_cli *cli, ev_xlsx *x, const char *sheet, const char *file)
 {
 	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
-	const char *disp = strcmp(file, "-") == 0 ? "standard input" : file;
+	const char *disp = ev_cli_input_name(file);
 	char *rec = NULL, *line = NULL;
 	size_t cap = 0, lcap = 0, ncols = 0, n;
 	ssize_t len;

@@ -125,12 +125,6 @@ static int tok_text(const char *text, const struct ev_json_tok *t, int v, char *
 	return 0;
 }
 
-/* An input as messages name it: "-" is standard input, as in every tool. */
-static const char *shown(const char *path)
-{
-	return strcmp(path, "-") == 0 ? "standard input" : path;
-}
-
 static int is_flow_jsonl(const char *path)
 {
 	const char *b = strrchr(path, '/');
@@ -155,7 +149,7 @@ static int read_flow_jsonl(struct state *s, int i)
 	while ((rc = ev_input_line(in, &line, &len)) == EV_REC || rc == EV_ERR_TRUNCATED) {
 		uint64_t lineno = ev_input_lineno(in);
 		if (rc == EV_ERR_TRUNCATED) {
-			status = ev_cli_error(&o->cli, "%s: line %llu: truncated (no newline at the end)", shown(fi->path),
+			status = ev_cli_error(&o->cli, "%s: line %llu: truncated (no newline at the end)", ev_cli_input_name(fi->path),
 			                      (unsigned long long)lineno);
 			break;
 		}
@@ -167,7 +161,7 @@ static int read_flow_jsonl(struct state *s, int i)
 		const char *text = line;
 		int n = ev_json_tokenize(text, len, s->toks, s->o->max_tokens);
 		if (n <= 0 || s->toks[0].type != EV_JT_OBJECT) {
-			status = ev_cli_error(&o->cli, "%s: line %llu: not a JSON object", shown(fi->path), (unsigned long long)lineno);
+			status = ev_cli_error(&o->cli, "%s: line %llu: not a JSON object", ev_cli_input_name(fi->path), (unsigned long long)lineno);
 			break;
 		}
 		if (ev_json_get(text, s->toks, 0, "nsteps") >= 0 && ev_json_get(text, s->toks, 0, "step") < 0) {
@@ -202,7 +196,7 @@ static int read_flow_jsonl(struct state *s, int i)
 		    step > UINT32_MAX) {
 			status = ev_cli_error(&o->cli,
 			                      "%s: line %llu: a flow step needs op SEND/RECV and non-negative opCount, rank, channel, step, peer, bytes",
-			                      shown(fi->path), (unsigned long long)lineno);
+			                      ev_cli_input_name(fi->path), (unsigned long long)lineno);
 			break;
 		}
 		if (fi->rank < 0)
@@ -221,15 +215,15 @@ static int read_flow_jsonl(struct state *s, int i)
 			r.flags = (uint16_t)ev_nccl_stage_word(buf);
 		fi->events++;
 		if ((rc = ev_kineto_add(s->k, i, &r)) != EV_OK) {
-			status = ev_cli_error(&o->cli, "%s: %s", shown(fi->path), ev_strerror(rc));
+			status = ev_cli_error(&o->cli, "%s: %s", ev_cli_input_name(fi->path), ev_strerror(rc));
 			break;
 		}
 	}
 	if (!status && rc < 0 && rc != EV_ERR_TRUNCATED)
-		status = ev_cli_file_error(&o->cli, shown(fi->path), rc);
+		status = ev_cli_file_error(&o->cli, ev_cli_input_name(fi->path), rc);
 	if (!status && fi->events == 0)
 		status = ev_cli_error(&o->cli, "%s: no flow steps (proxy_flow files hold proxy ops: give flow_steps_rank<r>.jsonl)",
-		                      shown(fi->path));
+		                      ev_cli_input_name(fi->path));
 	ev_input_close(in);
 	return status;
 }

@@ -300,6 +300,10 @@ int ev_strtab_absorb(ev_strtab *t, const ev_strtab *from) EV_RESULT_USED;
 /* Escape src into dst (capacity n, needs 2*len+1); returns bytes written,
  * NUL-terminated. */
 size_t ev_text_escape(const char *src, size_t len, char *dst, size_t n);
+/* 1 when text[0, n) starts, after a UTF-8 byte order mark and whitespace,
+ * with '{' or '[': JSON, not an ev stream (a reader's message, and
+ * ev-stats report, which converts Kineto JSON itself, decide by it). */
+int ev_looks_json(const char *text, size_t n);
 /* Unescape in place; returns new length, or (size_t)-1 on a bad escape. */
 size_t ev_text_unescape(char *s, size_t len);
 /* Write s as a quoted JSON string into dst (capacity >= 6*len+3): control

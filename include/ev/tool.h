@@ -132,6 +132,8 @@ int ev_cli_reader_error(const struct ev_cli *cli, const ev_reader *r, int status
 int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status);
 /* The same for a file read: "-" is "standard input". */
 int ev_cli_input_error(const struct ev_cli *cli, const char *file, int status);
+/* An input as messages name it: "-" (or NULL) is "standard input". */
+const char *ev_cli_input_name(const char *file);
 /* Close the tool's ev output (-o): the writer when there is one, else the
  * byte output (one of them non-NULL); both are cleared.  Returns 0, or 1
  * with the error said as ev_cli_file_error does. */
@@ -190,8 +192,8 @@ int ev_cli_rules(const struct ev_cli *cli, const char *arg, enum ev_rules *r);
 /* Kineto JSON inputs read as kineto2ev reads them (lib/tool/kineto_in.c),
  * by kineto2ev and by ev-stats report, which converts them in its own
  * process.  Each returns 0, or says the error and returns 1. */
-/* 1 when path's first byte (after gzip's inflating and whitespace) is '{'
- * or '[': a JSON document, not an ev stream ("-" is never looked at). */
+/* 1 when path's first bytes (inflated if gzip) look like JSON
+ * (ev_looks_json), not an ev stream ("-" is never looked at). */
 int ev_cli_is_json(const char *path);
 /* Input i (its path in ev_kineto_file(k, i)): read, or the error said. */
 int ev_cli_kineto_read(const struct ev_cli *cli, ev_kineto *k, int i);

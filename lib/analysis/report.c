@@ -632,12 +632,13 @@ static int tl_layout(const struct ev_rowset *rs, const struct tlcol *cols, struc
 	return EV_OK;
 }
 
-#define TL_EMPTY_WHY "not in evkit's stream (TraceLens's op tree, thread names, event ids)"
-
-static void tl_say_empty(const struct ev_rowset *rs, const struct tl_layout *l, const struct ev_say *say)
+/* TraceLens's columns left empty (a layout's empty), said when the table
+ * has rows. */
+static void tl_say_empty(const char *empty, size_t rows, const struct ev_say *say)
 {
-	if (l->empty[0] && rs->rows.len)
-		ev_say(say, EV_SAY_WARN, "%s left empty: %s", l->empty, TL_EMPTY_WHY);
+	if (empty[0] && rows)
+		ev_say(say, EV_SAY_WARN, "%s left empty: not in evkit's stream (TraceLens's op tree, thread names, event ids)",
+		       empty);
 }
 
 /* rs laid out by l, to out in fmt, or (x not NULL) to a new sheet. */
@@ -664,7 +665,7 @@ static int print_tl(const struct ev_rowset *rs, const struct tlcol *cols, ev_out
 	int rc = tl_layout(rs, cols, &l);
 	if (rc)
 		return rc;
-	tl_say_empty(rs, &l, say);
+	tl_say_empty(l.empty, rs->rows.len, say);
 	return tl_write(rs, &l, out, fmt, x, sheet);
 }
 
@@ -688,7 +689,8 @@ static int sheet_apart(const ev_report *r, size_t k, int *first)
 
 /* With two threads, each part writes its tables' sheets apart as their
  * rows are made, and close_table adds them to the workbook in order: the
- * sheets' XML and deflating, a fifth of a report's time, on both cores. */
+ * sheets' XML and deflating then run on both cores, not after the rows on
+ * one. */
 static void write_apart(ev_report *r, size_t k)
 {
 	int first;
@@ -748,8 +750,7 @@ static int close_table(ev_report *r, size_t k)
 		 * that failed is written here, to fail as one thread would). */
 		if (r->t[k].apart_rows == 0 && !r->t[k].omit_empty)
 			ev_stats_say_empty(s, sheet, &say);
-		if (r->t[k].apart_empty[0] && r->t[k].apart_rows)
-			ev_say(&say, EV_SAY_WARN, "%s left empty: %s", r->t[k].apart_empty, TL_EMPTY_WHY);
+		tl_say_empty(r->t[k].apart_empty, r->t[k].apart_rows, &say);
 		snprintf(r->path, sizeof r->path, "%s", r->out.x_path);
 		rc = ev_xlsx_adopt(r->out.x, r->t[k].apart);
 		r->t[k].apart = NULL; /* freed by adopting */

@@ -37,9 +37,7 @@
 #define HALF_BUF ((size_t)256 << 10)
 /* Where the seam is looked for: a little before the middle, as the first
  * half also reads the document's start and then adds the second half's
- * conversion to its own (on ResNet's trace the halves end together there,
- * within half a millisecond in the median, where at 50% the first came a
- * millisecond after the second). */
+ * conversion to its own, so that the two end together. */
 #define SEAM_PERCENT 46
 /* Bytes looked at past that point for an event's start, a step at a
  * time (most events are far shorter than a step). */
@@ -52,7 +50,6 @@ struct khalf {
 	const ev_input *in;
 	int fidx;
 	uint64_t from;       /* its first event's byte */
-	uint64_t size;
 	uint64_t stop;       /* where the first half goes on */
 	int elem;            /* stop is an element (1) or the array's ']' (0) */
 	int failed;          /* dropped: the first half reads it all */
@@ -198,7 +195,6 @@ int kineto_half_start(ev_kineto *k, int fidx, const ev_input *in, struct khalf *
 	h->k = k;
 	h->in = in;
 	h->fidx = fidx;
-	h->size = (uint64_t)size;
 	/* Half the sorter's budget (-S): memory stays within 1.5 times it. */
 	h->budget = k->o.sort_bytes / 2 > ((uint64_t)512 << 10) ? (size_t)(k->o.sort_bytes / 2) : (size_t)512 << 10;
 	atomic_init(&h->cancel, 0);

@@ -337,12 +337,7 @@ static int read_record(ev_reader *r, const char *line, size_t len, int plain, st
 static int not_ev(ev_reader *r, const char *line, size_t len)
 {
 	const char *gz = ev_input_is_gzip(r->in) ? "gzip-compressed " : "";
-	size_t i = 0;
-	if (len >= 3 && (unsigned char)line[0] == 0xEF && (unsigned char)line[1] == 0xBB && (unsigned char)line[2] == 0xBF)
-		i = 3; /* UTF-8 byte order mark */
-	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
-		i++;
-	if (i < len && (line[i] == '{' || line[i] == '['))
+	if (ev_looks_json(line, len))
 		return fail(r, EV_ERR_FORMAT, "not an ev stream (looks like %sJSON: convert a PyTorch profiler trace with kineto2ev)", gz);
 	if (len >= 15 && memcmp(line, "SQLite format 3", 15) == 0)
 		return fail(r, EV_ERR_FORMAT, "not an ev stream (%sSQLite database: convert an Nsight Systems export with nsys2ev)", gz);

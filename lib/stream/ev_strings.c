@@ -279,6 +279,15 @@ int ev_strtab_absorb(ev_strtab *t, const ev_strtab *from)
 	return EV_OK;
 }
 
+int ev_looks_json(const char *text, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t i = n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF ? 3 : 0;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+		i++;
+	return i < n && (p[i] == '{' || p[i] == '[');
+}
+
 size_t ev_text_escape(const char *src, size_t len, char *dst, size_t n)
 {
 	size_t o = 0;

@@ -211,9 +211,14 @@ int ev_cli_file_error(const struct ev_cli *cli, const char *file, int status)
 	return file_error(cli, !file || strcmp(file, "-") == 0 ? "standard output" : file, status);
 }
 
+const char *ev_cli_input_name(const char *file)
+{
+	return !file || strcmp(file, "-") == 0 ? "standard input" : file;
+}
+
 int ev_cli_input_error(const struct ev_cli *cli, const char *file, int status)
 {
-	return file_error(cli, !file || strcmp(file, "-") == 0 ? "standard input" : file, status);
+	return file_error(cli, ev_cli_input_name(file), status);
 }
 
 int ev_cli_close_ev_output(const struct ev_cli *cli, ev_writer **w, ev_output **out)

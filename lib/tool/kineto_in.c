@@ -12,24 +12,15 @@
 #include "ev/kineto.h"
 #include "ev/tool.h"
 
-/* An input as messages name it: "-" is standard input, as in every tool. */
-static const char *shown(const char *path)
-{
-	return strcmp(path, "-") == 0 ? "standard input" : path;
-}
-
 int ev_cli_is_json(const char *path)
 {
 	ev_input *in;
-	unsigned char b[256];
+	char b[256];
 	if (!path || strcmp(path, "-") == 0 || ev_input_open(&in, path) != EV_OK)
 		return 0; /* (standard input is read once: as a stream) */
 	long n = ev_input_read(in, b, sizeof b);
 	ev_input_close(in);
-	for (long i = 0; i < n; i++)
-		if (b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r')
-			return b[i] == '{' || b[i] == '[';
-	return 0;
+	return n > 0 && ev_looks_json(b, (size_t)n);
 }
 
 int ev_cli_kineto_read(const struct ev_cli *cli, ev_kineto *k, int i)
@@ -47,9 +38,9 @@ int ev_cli_kineto_read(const struct ev_cli *cli, ev_kineto *k, int i)
 	if (rc == EV_ERR_NOMEM)
 		return ev_cli_error(cli, "out of memory");
 	if (rc)
-		return ev_cli_error(cli, "%s: %s", shown(fi->path), *err ? err : ev_strerror(rc));
+		return ev_cli_error(cli, "%s: %s", ev_cli_input_name(fi->path), *err ? err : ev_strerror(rc));
 	if (fi->events == 0 && fi->skipped == 0)
-		return ev_cli_error(cli, "%s: no trace events", shown(fi->path));
+		return ev_cli_error(cli, "%s: no trace events", ev_cli_input_name(fi->path));
 	return 0;
 }
 
@@ -61,18 +52,18 @@ int ev_cli_kineto_rank(const struct ev_cli *cli, ev_kineto *k, int i, int n, int
 		return 0; /* distributedInfo's */
 	int how = ev_kineto_rank_from_path(fi->path, &r);
 	if (how != 1 && (r < 0 || r > UINT32_MAX))
-		return ev_cli_error(cli, "%s: rank %lld from the path is out of range; set --rank", shown(fi->path),
+		return ev_cli_error(cli, "%s: rank %lld from the path is out of range; set --rank", ev_cli_input_name(fi->path),
 		                    (long long)r);
 	if (how == 2)
 		ev_cli_warn(cli, "%s: the path names several ranks: using %lld (set --rank or distributedInfo)",
-		            shown(fi->path), (long long)r);
+		            ev_cli_input_name(fi->path), (long long)r);
 	if (how != 1) {
 		fi->rank = r;
 	} else if (rank >= 0 && n == 1) {
 		fi->rank = rank;
 	} else {
 		fi->rank = i;
-		ev_cli_warn(cli, "%s: no rank in distributedInfo or the path; using %d (set --rank)", shown(fi->path), i);
+		ev_cli_warn(cli, "%s: no rank in distributedInfo or the path; using %d (set --rank)", ev_cli_input_name(fi->path), i);
 	}
 	return 0;
 }
@@ -83,15 +74,15 @@ int ev_cli_kineto_unique(const struct ev_cli *cli, ev_kineto *k, int n)
 		for (int j = 0; j < i; j++)
 			if (ev_kineto_file(k, i)->rank == ev_kineto_file(k, j)->rank)
 				return ev_cli_error(cli, "%s and %s are both rank %lld; convert them separately or give ranks in "
-				                    "the paths", shown(ev_kineto_file(k, j)->path),
-				                    shown(ev_kineto_file(k, i)->path), (long long)ev_kineto_file(k, i)->rank);
+				                    "the paths", ev_cli_input_name(ev_kineto_file(k, j)->path),
+				                    ev_cli_input_name(ev_kineto_file(k, i)->path), (long long)ev_kineto_file(k, i)->rank);
 	return 0;
 }
 
 /* Counted warnings: what the conversion clamped, dropped or could not link. */
 static void file_warnings(const struct ev_cli *cli, const struct ev_kineto_file *fi, uint32_t link_window)
 {
-	const char *p = shown(fi->path);
+	const char *p = ev_cli_input_name(fi->path);
 	if (fi->neg_dur)
 		ev_cli_warn(cli, "%s: %llu events with a negative duration: made 0", p, (unsigned long long)fi->neg_dur);
 	if (fi->big_stream)
@@ -143,7 +134,7 @@ void ev_cli_kineto_say(const struct ev_cli *cli, const ev_kineto *kc, int n, con
 			ev_cli_note(cli, "%s: rank %lld: %llu events, %llu kernels (%llu without a launching call), "
 			            "%llu collectives, %llu skipped; %llu inferred collectives; GPU events %llu: %llu linked "
 			            "through the call stack, %llu by External id, %llu to a call outside any op, %llu to no "
-			            "op%s%s", shown(fi->path), (long long)fi->rank, (unsigned long long)fi->events,
+			            "op%s%s", ev_cli_input_name(fi->path), (long long)fi->rank, (unsigned long long)fi->events,
 			            (unsigned long long)fi->kernels, (unsigned long long)fi->unlinked,
 			            (unsigned long long)(fi->colls + fi->inferred_colls), (unsigned long long)fi->skipped,
 			            (unsigned long long)fi->inferred_colls, (unsigned long long)fi->gpu_events,
